@@ -1,0 +1,277 @@
+/**
+ * The whole error family, in one file so that it can be read in one sitting.
+ *
+ * ```
+ * PushError
+ * ├── ConfigurationError            bad or missing option, caught before any request
+ * ├── PushApiError                  the data API answered with an error status
+ * │   ├── BadRequestError           400
+ * │   ├── AuthenticationError       401
+ * │   ├── PermissionDeniedError     403
+ * │   ├── NotFoundError             404
+ * │   ├── UnprocessableEntityError  422
+ * │   ├── RateLimitError            429
+ * │   └── ServerError               5xx
+ * ├── TokenError                    the token endpoint refused or answered nonsense
+ * ├── UploadError                   a PUT to a signed address failed
+ * ├── ConnectionError               no HTTP answer at all
+ * │   └── TimeoutError              no answer within timeoutMs
+ * ├── AbortError                    the caller's AbortSignal fired
+ * └── RecordValidationError         records failed the finance schema (no HTTP involved)
+ * ```
+ *
+ * None of these ever holds a client secret, an access token or an Authorization header:
+ * error bodies come from the server, and request headers are never stored.
+ */
+
+export type HeadersRecord = Record<string, string>;
+
+/** Base class of every error this package throws. */
+export class PushError extends Error {
+  override name = 'PushError';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+
+  /** A plain object for logs and `JSON.stringify`, without the stack. */
+  toJSON(): Record<string, unknown> {
+    const out: Record<string, unknown> = { name: this.name, message: this.message };
+    for (const [key, value] of Object.entries(this)) {
+      if (key !== 'cause' && value !== undefined) out[key] = value;
+    }
+    return out;
+  }
+}
+
+/** An option is missing or invalid. Raised at construction, before any request is made. */
+export class ConfigurationError extends PushError {
+  override name = 'ConfigurationError';
+}
+
+/** Parsed body of an error response from the data API (`{code, message, success: false}` per the spec). */
+export interface ApiErrorBody {
+  code?: string;
+  message?: string;
+  success?: boolean;
+  [key: string]: unknown;
+}
+
+/** The data API answered with a non-2xx status. Subclasses exist for each status the spec lists. */
+export class PushApiError extends PushError {
+  override name = 'PushApiError';
+  /** HTTP status code. */
+  readonly status: number;
+  /** The `code` field of the error body, or the status as a string when the body has none. */
+  readonly code: string;
+  /** The parsed JSON error body, or the raw text when it was not JSON. */
+  readonly body: ApiErrorBody | string | undefined;
+  /** Response headers (lower-case names). */
+  readonly headers: HeadersRecord;
+  /** The server's request id (`x-request-id`), when it sent one. */
+  readonly requestId: string | undefined;
+
+  constructor(status: number, body: ApiErrorBody | string | undefined, headers: HeadersRecord, message?: string) {
+    const bodyMessage = typeof body === 'object' && typeof body?.message === 'string' ? body.message : undefined;
+    super(message ?? `${status} ${bodyMessage ?? 'HTTP error'}`);
+    this.status = status;
+    this.code = typeof body === 'object' && typeof body?.code === 'string' ? body.code : String(status);
+    this.body = body;
+    this.headers = headers;
+    this.requestId = headers['x-request-id'];
+  }
+
+  /** Builds the subclass that matches the status. */
+  static fromResponse(status: number, body: ApiErrorBody | string | undefined, headers: HeadersRecord): PushApiError {
+    switch (status) {
+      case 400:
+        return new BadRequestError(status, body, headers);
+      case 401:
+        return new AuthenticationError(status, body, headers);
+      case 403:
+        return new PermissionDeniedError(status, body, headers);
+      case 404:
+        return new NotFoundError(status, body, headers);
+      case 422:
+        return new UnprocessableEntityError(status, body, headers);
+      case 429:
+        return new RateLimitError(status, body, headers);
+      default:
+        return status >= 500 ? new ServerError(status, body, headers) : new PushApiError(status, body, headers);
+    }
+  }
+}
+
+/** 400: an invalid or unexpected query parameter or value. */
+export class BadRequestError extends PushApiError {
+  override name = 'BadRequestError';
+}
+
+/** 401: the access token is invalid or expired (after one automatic refresh). */
+export class AuthenticationError extends PushApiError {
+  override name = 'AuthenticationError';
+}
+
+/** 403: the access token lacks the required scope. */
+export class PermissionDeniedError extends PushApiError {
+  override name = 'PermissionDeniedError';
+}
+
+/** 404: the customer or application does not exist. */
+export class NotFoundError extends PushApiError {
+  override name = 'NotFoundError';
+}
+
+/** 422: the request payload is invalid. */
+export class UnprocessableEntityError extends PushApiError {
+  override name = 'UnprocessableEntityError';
+}
+
+/** 429: the rate limit was exceeded. */
+export class RateLimitError extends PushApiError {
+  override name = 'RateLimitError';
+  /** The server's `Retry-After`, in milliseconds, when it sent a valid one. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(status: number, body: ApiErrorBody | string | undefined, headers: HeadersRecord, message?: string) {
+    super(status, body, headers, message);
+    this.retryAfterMs = parseRetryAfterHeader(headers['retry-after']);
+  }
+}
+
+/** 5xx: the server failed. A 500, 502 or 504 on the finance POST leaves the outcome unknown. */
+export class ServerError extends PushApiError {
+  override name = 'ServerError';
+}
+
+/** The token endpoint refused the credentials, or answered with something that is not a usable token. */
+export class TokenError extends PushError {
+  override name = 'TokenError';
+  /** The OAuth 2.0 `error` code (RFC 6749 §5.2), such as `invalid_client`, or `invalid_token_response`. */
+  readonly error: string;
+  /** The OAuth `error_description`, when the server sent one. */
+  readonly errorDescription: string | undefined;
+  /** HTTP status of the token response, when there was one. */
+  readonly status: number | undefined;
+
+  constructor(error: string, message: string, options: { status?: number; errorDescription?: string; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.error = error;
+    this.errorDescription = options.errorDescription;
+    this.status = options.status;
+  }
+}
+
+/** A PUT to a signed upload address failed. */
+export class UploadError extends PushError {
+  override name = 'UploadError';
+  /** The file name the upload was for. */
+  readonly fileName: string;
+  /** HTTP status, when the storage host answered. */
+  readonly status: number | undefined;
+  /** `<Code>` from the storage host's XML error body, such as `SignatureDoesNotMatch`. */
+  readonly storageCode: string | undefined;
+  /** `<Message>` from the storage host's XML error body. */
+  readonly storageMessage: string | undefined;
+
+  constructor(
+    fileName: string,
+    message: string,
+    options: { status?: number; storageCode?: string; storageMessage?: string; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.fileName = fileName;
+    this.status = options.status;
+    this.storageCode = options.storageCode;
+    this.storageMessage = options.storageMessage;
+  }
+}
+
+/** No HTTP response was received: DNS, refused or reset connection, TLS failure. */
+export class ConnectionError extends PushError {
+  override name = 'ConnectionError';
+  /**
+   * Whether the request may have reached the server. `false` only when the failure surely came
+   * before the request was written (for example a refused connection), so a re-send cannot duplicate.
+   */
+  readonly requestMaybeSent: boolean;
+
+  constructor(message: string, options: { requestMaybeSent: boolean; cause?: unknown }) {
+    super(message, { cause: options.cause });
+    this.requestMaybeSent = options.requestMaybeSent;
+  }
+}
+
+/** No response within `timeoutMs`. The request may have been processed. */
+export class TimeoutError extends ConnectionError {
+  override name = 'TimeoutError';
+
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { requestMaybeSent: true, cause: options.cause });
+  }
+}
+
+/** The caller's AbortSignal fired. */
+export class AbortError extends PushError {
+  override name = 'AbortError';
+}
+
+/** One problem with one field of one record. */
+export interface RecordIssue {
+  /** Dotted path of the field, such as `amount`; empty for the record as a whole. */
+  path: string;
+  message: string;
+}
+
+/** One invalid input record: its index in the input and what is wrong with it. */
+export interface InvalidRecord {
+  /** Zero-based index of the record in the input. */
+  index: number;
+  issues: RecordIssue[];
+}
+
+/**
+ * Records failed the finance schema. Lists every bad record's index, field path and message.
+ * Kept outside the HTTP family: nothing was sent because of these records.
+ */
+export class RecordValidationError<TReport = unknown> extends PushError {
+  override name = 'RecordValidationError';
+  readonly invalid: InvalidRecord[];
+  /** For async iterables: the report of what was already sent before the bad record was met. */
+  readonly report: TReport | undefined;
+
+  constructor(invalid: InvalidRecord[], report?: TReport) {
+    super(RecordValidationError.describe(invalid));
+    this.invalid = invalid;
+    this.report = report;
+  }
+
+  private static describe(invalid: InvalidRecord[]): string {
+    const shown = invalid.slice(0, 5).map((record) => {
+      const issues = record.issues.map((issue) => `${issue.path || '(record)'}: ${issue.message}`).join('; ');
+      return `record ${record.index}: ${issues}`;
+    });
+    const more = invalid.length > shown.length ? ` (and ${invalid.length - shown.length} more)` : '';
+    return `${invalid.length} invalid record(s): ${shown.join(' | ')}${more}`;
+  }
+}
+
+/** Caps any server-requested wait: a misconfigured server must not park a pipeline for hours. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * Reads `Retry-After` as delta-seconds or as an HTTP date (RFC 9110 §10.2.3), capped at
+ * {@link MAX_RETRY_AFTER_MS}. Returns undefined for a missing or malformed value so that the
+ * caller falls back to its normal backoff.
+ */
+export function parseRetryAfterHeader(value: string | null | undefined, now: number = Date.now()): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const trimmed = value.trim();
+  if (trimmed === '') return undefined;
+  if (/^\d+$/.test(trimmed)) return Math.min(Number(trimmed) * 1000, MAX_RETRY_AFTER_MS);
+  // An HTTP date always names a weekday; this rejects bare numbers with signs or fractions that Date.parse accepts.
+  if (!/^[A-Za-z]{3},/.test(trimmed)) return undefined;
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.min(Math.max(at - now, 0), MAX_RETRY_AFTER_MS);
+}

@@ -1,0 +1,18 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  resolve: {
+    // Tests and examples import the package by its public name, served from source.
+    alias: [
+      { find: /^push-api-client\/testing$/, replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) },
+      { find: /^push-api-client$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+    ],
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/integration/**', 'test/consumers/**', 'node_modules/**'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});

@@ -1,0 +1,55 @@
+import type { PushError } from '../errors.js';
+
+/** A logger compatible with `console` and pino: any object with these four methods. */
+export interface Logger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/**
+ * How failures of one request are retried.
+ * - `idempotent`: token requests, GET upload-urls and PUTs; 408, 429, 5xx and network errors are retried.
+ * - `non-idempotent`: the finance POST; only failures that surely were not processed (429, 503, a
+ *   connection that failed before the request was written) are retried, and ambiguous ones only
+ *   when `retryAmbiguous` is on.
+ * - `never`: one attempt (the 401 refresh still applies).
+ */
+export type RetryPolicy = 'idempotent' | 'non-idempotent' | 'never';
+
+/** Information given to `onRetry` before each re-send. */
+export interface RetryInfo {
+  /** The attempt that failed, starting at 1. */
+  attempt: number;
+  error: PushError;
+  /** How long the client waits before the next attempt. */
+  delayMs: number;
+}
+
+/** One logical request; `HttpClient.send` turns it into one or more attempts. */
+export interface RequestSpec {
+  /** Short name for logs and errors: 'token' | 'upload-urls' | 'upload' | 'finance'. */
+  operation: string;
+  method: 'GET' | 'POST' | 'PUT';
+  url: URL;
+  headers?: Record<string, string>;
+  /** Called once per attempt, so that a stream body can be opened afresh for each re-send. */
+  body?: () => BodyInit | undefined;
+  /** `bearer` adds the access token and, on a 401, refreshes it and re-sends once without using a retry. */
+  auth: 'bearer' | 'none';
+  retryPolicy: RetryPolicy;
+  /** Overrides `maxRetries` for this request. */
+  maxRetries?: number;
+  /** Turns a non-2xx response into an error; defaults to `PushApiError.fromResponse`. */
+  mapError?: (response: Response, bodyText: string) => PushError;
+  /** Told before each re-send, so that callers can adapt (the publisher shrinks its window on 429). */
+  onRetry?: (info: RetryInfo) => void;
+  signal?: AbortSignal;
+}
+
+/** Sends requests with the client's transport, timeout, retry and auth rules. */
+export interface HttpClient {
+  /** Resolves with a 2xx response, or rejects with a `PushError`. */
+  send(spec: RequestSpec): Promise<Response>;
+}

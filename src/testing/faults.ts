@@ -1,0 +1,165 @@
+/**
+ * Fault injection: make chosen requests fail the way real infrastructure does (an error status,
+ * a slow answer, a dropped connection) before or after the service has processed them.
+ */
+import type { Operation } from './state.js';
+
+export interface FaultMatch {
+  /** Operation(s) the fault applies to. @default every operation */
+  operation?: Operation | Operation[];
+  /** HTTP method, case-insensitive. @default any */
+  method?: string;
+  /** Substring the request path must contain. @default any */
+  pathIncludes?: string;
+}
+
+export interface FaultRule {
+  match?: FaultMatch;
+  /**
+   * How many matching requests get the fault.
+   * @default 1, or unlimited when `probability` is given
+   */
+  times?: number;
+  /** Chance (0..1) that a matching request gets the fault. @default 1 */
+  probability?: number;
+  /** Source of randomness for `probability`; pass a seeded one for reproducible runs. @default Math.random */
+  random?: () => number;
+  /** Answer with this status instead of processing the request. */
+  status?: number;
+  /** `Retry-After` value sent with `status`: seconds, or an HTTP date. */
+  retryAfter?: number | string;
+  /** Body sent with `status` (objects as JSON). @default the error shape of the operation */
+  body?: string | Record<string, unknown>;
+  /** Wait this long (real time) before answering. */
+  delayMs?: number;
+  /** Drop the connection: `before` the request is processed, or `after` (its effects are kept). */
+  drop?: 'before' | 'after';
+}
+
+export interface FaultHandle {
+  readonly id: number;
+  /** Requests this rule has affected so far. */
+  readonly hits: number;
+  /** Requests it may still affect (Infinity when unlimited). */
+  readonly remaining: number;
+  remove(): void;
+}
+
+/** The fault chosen for one request. */
+export interface ActiveFault {
+  rule: FaultRule;
+}
+
+interface Entry {
+  id: number;
+  rule: FaultRule;
+  remaining: number;
+  hits: number;
+}
+
+function validate(rule: FaultRule): void {
+  if (rule.probability !== undefined && !(rule.probability >= 0 && rule.probability <= 1)) {
+    throw new RangeError('fault probability must be between 0 and 1');
+  }
+  if (rule.times !== undefined && !(Number.isInteger(rule.times) && rule.times > 0) && rule.times !== Infinity) {
+    throw new RangeError('fault times must be a positive integer or Infinity');
+  }
+  if (rule.status !== undefined && !(Number.isInteger(rule.status) && rule.status >= 200 && rule.status <= 599)) {
+    throw new RangeError('fault status must be an HTTP status between 200 and 599');
+  }
+  if (rule.drop !== undefined && rule.drop !== 'before' && rule.drop !== 'after') {
+    throw new TypeError("fault drop must be 'before' or 'after'");
+  }
+  if (rule.status !== undefined && rule.drop !== undefined) {
+    throw new TypeError('a fault either answers with a status or drops the connection, not both');
+  }
+  if (rule.status === undefined && rule.drop === undefined && rule.delayMs === undefined) {
+    throw new TypeError('a fault needs a status, a drop or a delayMs');
+  }
+  if (rule.delayMs !== undefined && !(Number.isFinite(rule.delayMs) && rule.delayMs >= 0)) {
+    throw new RangeError('fault delayMs must be a finite, non-negative number');
+  }
+}
+
+export class FaultInjector {
+  #entries: Entry[] = [];
+  #nextId = 1;
+  #injected = 0;
+
+  /** Adds a rule. Rules are tried in the order added; the first that fires decides. */
+  add(rule: FaultRule): FaultHandle {
+    validate(rule);
+    const entry: Entry = {
+      id: this.#nextId++,
+      rule: { ...rule, match: rule.match ? { ...rule.match } : undefined },
+      remaining: rule.times ?? (rule.probability === undefined ? 1 : Infinity),
+      hits: 0,
+    };
+    this.#entries.push(entry);
+    return {
+      id: entry.id,
+      get hits() {
+        return entry.hits;
+      },
+      get remaining() {
+        return entry.remaining;
+      },
+      remove: () => {
+        this.#entries = this.#entries.filter((candidate) => candidate !== entry);
+      },
+    };
+  }
+
+  clear(): void {
+    this.#entries = [];
+    this.#injected = 0;
+  }
+
+  /** Rules still active. */
+  list(): FaultRule[] {
+    return this.#entries.map((entry) => entry.rule);
+  }
+
+  /** Faults injected since the last `clear()`. */
+  get injected(): number {
+    return this.#injected;
+  }
+
+  /** Picks the fault for a request, if any, and uses up one of its `times`. */
+  pick(operation: Operation | undefined, method: string, path: string): ActiveFault | undefined {
+    for (const entry of this.#entries) {
+      if (!matches(entry.rule.match, operation, method, path)) continue;
+      const { probability } = entry.rule;
+      if (probability !== undefined && (entry.rule.random ?? Math.random)() >= probability) continue;
+      entry.remaining -= 1;
+      entry.hits += 1;
+      this.#injected += 1;
+      if (entry.remaining <= 0) this.#entries = this.#entries.filter((candidate) => candidate !== entry);
+      return { rule: entry.rule };
+    }
+    return undefined;
+  }
+}
+
+function matches(match: FaultMatch | undefined, operation: Operation | undefined, method: string, path: string) {
+  if (!match) return true;
+  if (match.operation !== undefined) {
+    const wanted = Array.isArray(match.operation) ? match.operation : [match.operation];
+    if (operation === undefined || !wanted.includes(operation)) return false;
+  }
+  if (match.method !== undefined && match.method.toUpperCase() !== method.toUpperCase()) return false;
+  if (match.pathIncludes !== undefined && !path.includes(match.pathIncludes)) return false;
+  return true;
+}
+
+/** A small seeded generator (mulberry32) for reproducible `probability` faults. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,255 @@
+/**
+ * The emulated push service as one fetch handler over in-memory state.
+ *
+ * Order of checks on a data operation (upload addresses, finance):
+ * 1. unknown path → 404; wrong method → 405;
+ * 2. injected faults (they model the infrastructure in front of the service);
+ * 3. bearer token missing, unknown, revoked or expired → 401;
+ * 4. token lacks `{scope_base}/connector.write` → 403;
+ * 5. rate limit → 429 with `Retry-After` (only authenticated requests count);
+ * 6. unknown app → 404 (after auth, so app ids cannot be probed without a token);
+ * 7. query parameters → 400; body size → 413; payload → 422.
+ */
+import { randomUUID } from 'node:crypto';
+import { authenticate, requireConnectorWrite } from './bearer-auth.js';
+import { Clock } from './clock.js';
+import type { EmulatorContext, IncomingRequest, WireInfo } from './context.js';
+import { type ActiveFault, FaultInjector } from './faults.js';
+import { handleFinance } from './finance.js';
+import { type CredentialInput, type EmulatorOptions, type RateLimit, resolveOptions } from './options.js';
+import { RateLimiter } from './rate-limit.js';
+import { logEntry } from './request-log.js';
+import { apiError, jsonResponse, reasonPhrase, xmlError } from './responses.js';
+import { type Route, Router } from './router.js';
+import { UrlSigner } from './signed-url.js';
+import { createStateView, EmulatorState, type EmulatorStateView, type Operation } from './state.js';
+import { handleTokenRequest } from './token-endpoint.js';
+import { handleUpload } from './upload-storage.js';
+import { handleUploadUrls } from './upload-urls.js';
+
+export interface HandleOptions {
+  /** Set by the HTTP adapter: what the socket saw, for the Content-Length rules of the PUT. */
+  wire?: WireInfo;
+  /**
+   * The address to route by, when it differs from `request.url`: the HTTP adapter routes by path,
+   * so that `localhost` works as well as the `127.0.0.1` it listens on.
+   */
+  url?: URL;
+}
+
+/** A `fetch`-compatible function served by the emulator; a dropped connection rejects like fetch does. */
+export type EmulatorFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export interface PushApiEmulator {
+  /** Answers one request. Never throws; a dropped connection is `Response.error()`. */
+  handle(request: Request, options?: HandleOptions): Promise<Response>;
+  /** Calls `handle` directly, without msw or a socket. */
+  fetch: EmulatorFetch;
+  readonly state: EmulatorStateView;
+  readonly faults: FaultInjector;
+  readonly authUrl: string;
+  readonly baseUrl: string;
+  readonly uploadUrl: string;
+  readonly scopeBase: string;
+  /** Client id of the first credential (the demo one by default). */
+  readonly clientId: string;
+  /** Client secret of the first credential. */
+  readonly clientSecret: string;
+  /** The first app (the demo one by default). */
+  readonly appId: string;
+  /** Emulator clock, in ms. */
+  now(): number;
+  /** Moves the emulator clock forward, so expiry can be tested without waiting. */
+  advanceTime(ms: number): void;
+  /** Revokes one token; returns whether it existed. */
+  revokeToken(token: string): boolean;
+  /** Revokes every token issued so far; returns how many were active. */
+  revokeAllTokens(): number;
+  /** Lifetime of tokens issued from now on. */
+  setTokenTtl(seconds: number): void;
+  /** Lifetime of upload addresses issued from now on. */
+  setSignedUrlTtl(seconds: number): void;
+  /** Sets or removes (undefined) the data API rate limit; starts a fresh window. */
+  setRateLimit(limit: RateLimit | undefined): void;
+  addApp(appId: string): void;
+  removeApp(appId: string): void;
+  addCredential(credential: CredentialInput): void;
+  /** Makes every upload address issued so far answer 403 "Request has expired". */
+  expireSignedUrls(): void;
+  /** Back to the options given at creation: state, faults, clock offset, TTLs and rate limit. */
+  reset(): void;
+}
+
+function operationOf(route: Route): Operation | undefined {
+  return route.kind === 'not-found' ? undefined : route.kind;
+}
+
+function faultResponse(fault: ActiveFault, operation: Operation | undefined, status: number): Response {
+  const { rule } = fault;
+  const headers: Record<string, string> = {};
+  if (rule.retryAfter !== undefined) headers['retry-after'] = String(rule.retryAfter);
+  if (typeof rule.body === 'string')
+    return new Response(rule.body, { status, statusText: reasonPhrase(status), headers });
+  if (rule.body !== undefined) return jsonResponse(status, rule.body, headers);
+  if (operation === 'upload') return xmlError(status, 'InternalError', 'injected fault', headers);
+  if (operation === 'token') {
+    const error = status === 429 || status === 503 ? 'temporarily_unavailable' : 'server_error';
+    return jsonResponse(status, { error, error_description: `injected fault: ${reasonPhrase(status)}` }, headers);
+  }
+  return apiError(status, 'injected fault', headers);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmulator {
+  const config = resolveOptions(options);
+  const initial = { ...config, credentials: config.credentials, apps: [...config.apps] };
+  const state = new EmulatorState(config.maxRequestLog);
+  const clock = new Clock(config.now);
+  const signer = new UrlSigner();
+  const faults = new FaultInjector();
+  const rateLimiter = new RateLimiter(config.rateLimit);
+  const router = new Router(config);
+  const context: EmulatorContext = { config, state, clock, signer };
+  state.clear(config.credentials, config.apps);
+
+  async function dataOperation(
+    incoming: IncomingRequest,
+    route: { kind: 'upload-urls' | 'finance'; appId: string },
+  ): Promise<Response> {
+    const method = route.kind === 'upload-urls' ? 'GET' : 'POST';
+    if (incoming.request.method !== method) return apiError(405, `use ${method}`, { allow: method });
+    const token = authenticate(context, incoming.request);
+    if (token instanceof Response) return token;
+    const forbidden = requireConnectorWrite(context, token);
+    if (forbidden) return forbidden;
+    const retryAfter = rateLimiter.take(clock.now());
+    if (retryAfter !== undefined) {
+      return apiError(429, 'rate limit exceeded', { 'retry-after': String(retryAfter) });
+    }
+    if (!state.apps.has(route.appId)) return apiError(404, `unknown app ${JSON.stringify(route.appId)}`);
+    return route.kind === 'upload-urls'
+      ? handleUploadUrls(context, incoming, route.appId)
+      : handleFinance(context, incoming, route.appId);
+  }
+
+  function dispatch(incoming: IncomingRequest, route: Route): Promise<Response> | Response {
+    switch (route.kind) {
+      case 'token':
+        return handleTokenRequest(context, incoming);
+      case 'upload':
+        return handleUpload(context, incoming, route.pathBelowPrefix);
+      case 'upload-urls':
+      case 'finance':
+        return dataOperation(incoming, route);
+      case 'not-found':
+        return apiError(404, 'no such path');
+    }
+  }
+
+  async function handle(request: Request, handleOptions: HandleOptions = {}): Promise<Response> {
+    const requestId = randomUUID();
+    const at = clock.now();
+    let url: URL;
+    try {
+      url = handleOptions.url ?? new URL(request.url);
+    } catch {
+      return apiError(400, 'request URL is not valid', { 'x-request-id': requestId });
+    }
+    const route = router.route(url);
+    const operation = operationOf(route);
+    const incoming: IncomingRequest = { request, url, requestId, wire: handleOptions.wire };
+    const fault = faults.pick(operation, request.method, url.pathname);
+    let faultKind: 'status' | 'drop-before' | 'drop-after' | undefined;
+    let response: Response;
+    if (fault?.rule.delayMs) await sleep(fault.rule.delayMs);
+    if (fault?.rule.drop === 'before') {
+      faultKind = 'drop-before';
+      response = Response.error();
+    } else if (fault?.rule.status !== undefined) {
+      faultKind = 'status';
+      response = faultResponse(fault, operation, fault.rule.status);
+    } else {
+      try {
+        response = await dispatch(incoming, route);
+      } catch {
+        // A bug in the emulator must still answer in the spec's shape rather than crash the test.
+        response = apiError(500, 'emulator error');
+      }
+      if (fault?.rule.drop === 'after') {
+        faultKind = 'drop-after';
+        response = Response.error();
+      }
+    }
+    if (response.type !== 'error') response.headers.set('x-request-id', requestId);
+    state.log(
+      logEntry(request, url, requestId, at, operation, response.type === 'error' ? 0 : response.status, faultKind),
+    );
+    return response;
+  }
+
+  const emulator: PushApiEmulator = {
+    handle,
+    fetch: async (input, init) => {
+      const response = await handle(new Request(input, init));
+      if (response.type === 'error') {
+        throw new TypeError('fetch failed', { cause: new Error('connection dropped by an emulator fault') });
+      }
+      return response;
+    },
+    state: createStateView(state),
+    faults,
+    authUrl: config.authUrl,
+    baseUrl: config.baseUrl,
+    uploadUrl: config.uploadUrl,
+    scopeBase: config.scopeBase,
+    clientId: config.credentials[0]?.clientId ?? '',
+    clientSecret: config.credentials[0]?.clientSecret ?? '',
+    appId: config.apps[0] ?? '',
+    now: () => clock.now(),
+    advanceTime: (ms) => clock.advance(ms),
+    revokeToken(token) {
+      const record = state.tokens.get(token);
+      if (record) record.revoked = true;
+      return record !== undefined;
+    },
+    revokeAllTokens() {
+      let active = 0;
+      for (const record of state.tokens.values()) {
+        if (!record.revoked && record.expiresAt > clock.now()) active += 1;
+        record.revoked = true;
+      }
+      return active;
+    },
+    setTokenTtl(seconds) {
+      assertSeconds(seconds, 'token TTL');
+      config.tokenTtlSeconds = seconds;
+    },
+    setSignedUrlTtl(seconds) {
+      assertSeconds(seconds, 'signed URL TTL');
+      config.signedUrlTtlSeconds = seconds;
+    },
+    setRateLimit: (limit) => rateLimiter.set(limit),
+    addApp: (appId) => void state.apps.add(appId),
+    removeApp: (appId) => void state.apps.delete(appId),
+    addCredential: (credential) =>
+      void state.credentials.set(credential.clientId, { ...credential, scopes: [...credential.scopes] }),
+    expireSignedUrls: () => signer.expireAll(),
+    reset() {
+      state.clear(initial.credentials, initial.apps);
+      faults.clear();
+      clock.reset();
+      signer.expireAll();
+      config.tokenTtlSeconds = initial.tokenTtlSeconds;
+      config.signedUrlTtlSeconds = initial.signedUrlTtlSeconds;
+      rateLimiter.set(initial.rateLimit);
+    },
+  };
+  return emulator;
+}
+
+function assertSeconds(seconds: number, what: string): void {
+  if (!(Number.isFinite(seconds) && seconds >= 0)) throw new RangeError(`${what} must be a non-negative number`);
+}

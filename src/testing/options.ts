@@ -1,0 +1,143 @@
+/**
+ * Options of the emulated push service and every default, in one place.
+ */
+
+/** The scopes named in the spec's scope table, without the `{scope_base}/` prefix. */
+export const SCOPE_NAMES = [
+  'connector.write',
+  'report.read',
+  'apps.read',
+  'apps.write',
+  'elm.policy.read',
+  'elm.results.read',
+] as const;
+
+/** The scope the upload-address and finance operations require (spec, "Scopes"). */
+export const CONNECTOR_WRITE = 'connector.write';
+
+/** Client id of the demo credential that exists unless `credentials` is given. */
+export const DEMO_CLIENT_ID = 'demo-client';
+/** Client secret of the demo credential. Only for the emulator: never a real secret. */
+export const DEMO_CLIENT_SECRET = 'demo-secret-do-not-use-in-production';
+/** The application that exists unless `apps` is given. */
+export const DEMO_APP_ID = 'demo-app';
+/** Default `{scope_base}`. */
+export const DEMO_SCOPE_BASE = 'https://api.push.test';
+
+/** Every default value of {@link EmulatorOptions}. */
+export const EMULATOR_DEFAULTS = {
+  authUrl: 'https://auth.push.test',
+  baseUrl: 'https://api.push.test',
+  uploadUrl: 'https://uploads.push.test',
+  scopeBase: DEMO_SCOPE_BASE,
+  tokenTtlSeconds: 3600,
+  signedUrlTtlSeconds: 900,
+  maxBodyBytes: 10 * 1024 * 1024,
+  // S3's limit for a single PUT; files are held in memory, so tests should stay far below it.
+  maxUploadBytes: 5 * 1024 * 1024 * 1024,
+  maxRequestLog: 100_000,
+} as const;
+
+/** A client credential, as created in the product's organization settings. */
+export interface CredentialInput {
+  clientId: string;
+  clientSecret: string;
+  /** Full scope names, such as `https://api.push.test/connector.write`. */
+  scopes: string[];
+}
+
+/** Requests allowed per window on the data API. */
+export interface RateLimit {
+  requests: number;
+  windowMs: number;
+}
+
+export interface EmulatorOptions {
+  /** Address of the token service, `{auth_url}`. @default 'https://auth.push.test' */
+  authUrl?: string;
+  /** Address of the data API, `{base_url}`. @default 'https://api.push.test' */
+  baseUrl?: string;
+  /** Address of the storage host inside signed upload addresses. @default 'https://uploads.push.test' */
+  uploadUrl?: string;
+  /** Common prefix of every scope name, `{scope_base}`. @default 'https://api.push.test' */
+  scopeBase?: string;
+  /** Credentials that can obtain tokens. @default one demo credential holding every scope of the spec */
+  credentials?: CredentialInput[];
+  /** Applications that exist. @default [DEMO_APP_ID] */
+  apps?: string[];
+  /** Lifetime of issued access tokens, in seconds. @default 3600 */
+  tokenTtlSeconds?: number;
+  /** Lifetime of signed upload addresses, in seconds. @default 900 */
+  signedUrlTtlSeconds?: number;
+  /** Clock in milliseconds; `advanceTime()` moves it forward. @default Date.now */
+  now?: () => number;
+  /** Data API rate limit (upload addresses and finance). @default none */
+  rateLimit?: RateLimit;
+  /** Largest accepted body for the token and data operations; bigger answers 413. @default 10 MiB */
+  maxBodyBytes?: number;
+  /** Largest accepted PUT to a signed address; bigger answers 400 EntityTooLarge. @default 5 GiB */
+  maxUploadBytes?: number;
+  /**
+   * Keep each finance record. When false only counts are kept, which is what a benchmark pushing
+   * millions of records wants. @default true
+   */
+  keepRecords?: boolean;
+  /**
+   * Require `Content-Length` on PUTs even when the request did not come over a socket (msw,
+   * `mock.fetch`). The Request API hides the length that fetch would send on the wire, so this is
+   * off by default there; over real HTTP the rule always holds. @default false
+   */
+  requireContentLength?: boolean;
+  /** Oldest request-log entries are dropped beyond this many. @default 100000 */
+  maxRequestLog?: number;
+}
+
+export interface ResolvedOptions {
+  authUrl: string;
+  baseUrl: string;
+  uploadUrl: string;
+  scopeBase: string;
+  credentials: CredentialInput[];
+  apps: string[];
+  tokenTtlSeconds: number;
+  signedUrlTtlSeconds: number;
+  now: () => number;
+  rateLimit: RateLimit | undefined;
+  maxBodyBytes: number;
+  maxUploadBytes: number;
+  keepRecords: boolean;
+  requireContentLength: boolean;
+  maxRequestLog: number;
+}
+
+/** Removes trailing slashes so that `${base}/path` never doubles a slash. */
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
+  const scopeBase = trimSlash(options.scopeBase ?? EMULATOR_DEFAULTS.scopeBase);
+  return {
+    authUrl: trimSlash(options.authUrl ?? EMULATOR_DEFAULTS.authUrl),
+    baseUrl: trimSlash(options.baseUrl ?? EMULATOR_DEFAULTS.baseUrl),
+    uploadUrl: trimSlash(options.uploadUrl ?? EMULATOR_DEFAULTS.uploadUrl),
+    scopeBase,
+    credentials: options.credentials?.map((credential) => ({ ...credential, scopes: [...credential.scopes] })) ?? [
+      {
+        clientId: DEMO_CLIENT_ID,
+        clientSecret: DEMO_CLIENT_SECRET,
+        scopes: SCOPE_NAMES.map((name) => `${scopeBase}/${name}`),
+      },
+    ],
+    apps: [...(options.apps ?? [DEMO_APP_ID])],
+    tokenTtlSeconds: options.tokenTtlSeconds ?? EMULATOR_DEFAULTS.tokenTtlSeconds,
+    signedUrlTtlSeconds: options.signedUrlTtlSeconds ?? EMULATOR_DEFAULTS.signedUrlTtlSeconds,
+    now: options.now ?? Date.now,
+    rateLimit: options.rateLimit ? { ...options.rateLimit } : undefined,
+    maxBodyBytes: options.maxBodyBytes ?? EMULATOR_DEFAULTS.maxBodyBytes,
+    maxUploadBytes: options.maxUploadBytes ?? EMULATOR_DEFAULTS.maxUploadBytes,
+    keepRecords: options.keepRecords ?? true,
+    requireContentLength: options.requireContentLength ?? false,
+    maxRequestLog: options.maxRequestLog ?? EMULATOR_DEFAULTS.maxRequestLog,
+  };
+}

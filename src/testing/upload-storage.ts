@@ -1,0 +1,77 @@
+/**
+ * PUT to a signed address: the storage host. Answers like an object store (S3), in XML.
+ *
+ * Order of checks: method (405), chunked transfer encoding (501), missing Content-Length (411),
+ * signature (403 AccessDenied / SignatureDoesNotMatch), expiry (403 AccessDenied), app still
+ * exists (404 NoSuchBucket), size (400 EntityTooLarge), body length matches (400 IncompleteBody).
+ */
+import { createHash } from 'node:crypto';
+import { parseContentLength, readBodyWithLimit } from './body.js';
+import type { EmulatorContext, IncomingRequest } from './context.js';
+import { xmlError } from './responses.js';
+
+export async function handleUpload(
+  context: EmulatorContext,
+  incoming: IncomingRequest,
+  pathBelowPrefix: string,
+): Promise<Response> {
+  const { request, url, wire } = incoming;
+  const { config, state, clock, signer } = context;
+  if (request.method !== 'PUT') {
+    return xmlError(405, 'MethodNotAllowed', 'The specified method is not allowed against this resource', {
+      allow: 'PUT',
+    });
+  }
+  const transferEncoding = wire ? wire.transferEncoding : (request.headers.get('transfer-encoding') ?? undefined);
+  if (transferEncoding !== undefined && /chunked/i.test(transferEncoding)) {
+    return xmlError(501, 'NotImplemented', 'A header you provided implies functionality that is not implemented', {
+      header: 'Transfer-Encoding',
+    });
+  }
+  const lengthHeader = wire ? wire.contentLength : (request.headers.get('content-length') ?? undefined);
+  const declared = parseContentLength(lengthHeader);
+  if (declared === undefined && (wire || config.requireContentLength)) {
+    return xmlError(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.');
+  }
+  if (declared !== undefined && Number.isNaN(declared)) {
+    return xmlError(400, 'InvalidArgument', 'Content-Length is not a valid number');
+  }
+
+  const verified = signer.verify(url, pathBelowPrefix, clock.now() / 1000);
+  if (!verified.ok) return xmlError(403, verified.code, verified.message);
+  const { appId, fileName, type } = verified.claims;
+  if (!state.apps.has(appId)) return xmlError(404, 'NoSuchBucket', 'The specified bucket does not exist');
+  if (declared !== undefined && declared > config.maxUploadBytes) {
+    return xmlError(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
+  }
+
+  const body = await readBodyWithLimit(request, config.maxUploadBytes);
+  if (!body.ok) {
+    return body.reason === 'too-large'
+      ? xmlError(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size')
+      : xmlError(400, 'IncompleteBody', 'The request body ended early');
+  }
+  if (declared !== undefined && declared !== body.bytes.byteLength) {
+    return xmlError(400, 'IncompleteBody', 'You did not provide the number of bytes specified by the Content-Length');
+  }
+
+  const bytes = body.bytes;
+  const etag = `"${createHash('md5').update(bytes).digest('hex')}"`;
+  const files = state.filesOf(appId);
+  const previous = files.get(fileName);
+  files.set(fileName, {
+    appId,
+    name: fileName,
+    type,
+    bytes,
+    size: bytes.byteLength,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    etag,
+    contentType: request.headers.get('content-type') ?? undefined,
+    authorization: request.headers.get('authorization') ?? undefined,
+    uploadedAt: clock.now(),
+    requestId: incoming.requestId,
+    uploadCount: (previous?.uploadCount ?? 0) + 1,
+  });
+  return new Response(null, { status: 200, statusText: 'OK', headers: { etag, 'content-length': '0' } });
+}

@@ -1,0 +1,167 @@
+import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
+import { validRecord } from './helpers.js';
+
+let emulator: RunningEmulator;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ maxBodyBytes: 64 * 1024 });
+});
+
+afterAll(async () => {
+  await emulator.close();
+});
+
+beforeEach(() => emulator.mock.reset());
+
+async function token(): Promise<string> {
+  const response = await fetch(`${emulator.authUrl}/oauth2/token`, {
+    method: 'POST',
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: emulator.mock.clientId,
+      client_secret: emulator.mock.clientSecret,
+    }),
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+async function signedUrl(name: string): Promise<string> {
+  const response = await fetch(
+    `${emulator.baseUrl}/services/push/v1/customer/apps/${emulator.mock.appId}/upload?filenames=${encodeURIComponent(name)}`,
+    { headers: { authorization: `Bearer ${await token()}` } },
+  );
+  return ((await response.json()) as Record<string, string>)[name]!;
+}
+
+/** Sends raw bytes and returns the status line and the whole answer. */
+function rawHttp(text: string): Promise<string> {
+  const url = new URL(emulator.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => socket.end(text));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => {
+      answer += chunk;
+    });
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+describe('startEmulator over real HTTP', () => {
+  it('listens on loopback with the documented addresses', () => {
+    expect(emulator.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(emulator.authUrl).toBe(`${emulator.url}/auth`);
+    expect(emulator.baseUrl).toBe(emulator.url);
+    expect(emulator.uploadUrl).toBe(`${emulator.url}/storage`);
+  });
+
+  it('runs token, upload addresses, PUT and finance end to end', async () => {
+    const bearer = await token();
+    const urlsResponse = await fetch(
+      `${emulator.baseUrl}/services/push/v1/customer/apps/demo-app/upload?filenames=users.csv&type=users`,
+      { headers: { authorization: `Bearer ${bearer}` } },
+    );
+    const urls = (await urlsResponse.json()) as Record<string, string>;
+    expect(urls['users.csv']!.startsWith(`${emulator.uploadUrl}/`)).toBe(true);
+    const content = 'id\n1\n';
+    const put = await fetch(urls['users.csv']!, { method: 'PUT', body: content });
+    expect(put.status).toBe(200);
+    expect(put.headers.get('etag')).toBe(`"${createHash('md5').update(content).digest('hex')}"`);
+    const finance = await fetch(`${emulator.baseUrl}/services/push/v1/customer/apps/demo-app/finance`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ records: [validRecord()] }),
+    });
+    expect(finance.status).toBe(200);
+    expect(finance.headers.get('x-request-id')).toBeTruthy();
+    expect(await finance.json()).toEqual({ success: true });
+    expect(emulator.mock.state.records('demo-app')).toEqual([validRecord()]);
+    expect(emulator.mock.state.file('demo-app', 'users.csv')?.size).toBe(content.length);
+  });
+
+  it('answers 501 to a chunked PUT sent with node:http', async () => {
+    const url = new URL(await signedUrl('a.csv'));
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(url, { method: 'PUT' }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on('error', reject);
+      request.write('part one,');
+      request.end('part two');
+    });
+    expect(status).toBe(501);
+    expect(emulator.mock.state.files('demo-app')).toHaveLength(0);
+  });
+
+  it('answers 411 to a PUT on the wire with neither Content-Length nor chunked encoding', async () => {
+    const url = new URL(await signedUrl('a.csv'));
+    const answer = await rawHttp(
+      `PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 411 /);
+    expect(answer).toContain('<Code>MissingContentLength</Code>');
+  });
+
+  it('answers 413 to a finance body over maxBodyBytes and closes that connection', async () => {
+    const response = await fetch(`${emulator.baseUrl}/services/push/v1/customer/apps/demo-app/finance`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await token()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ records: Array.from({ length: 1000 }, () => validRecord()) }),
+    });
+    expect(response.status).toBe(413);
+    expect(response.headers.get('connection')).toBe('close');
+    expect(await response.json()).toMatchObject({ code: '413', success: false });
+  });
+
+  it('stores a multi-megabyte upload byte for byte', async () => {
+    const bytes = new Uint8Array(3 * 1024 * 1024).map((_, index) => index % 251);
+    const response = await fetch(await signedUrl('big.bin'), { method: 'PUT', body: bytes });
+    expect(response.status).toBe(200);
+    expect(emulator.mock.state.file('demo-app', 'big.bin')?.sha256).toBe(
+      createHash('sha256').update(bytes).digest('hex'),
+    );
+  });
+
+  it('resets the socket for a dropped-connection fault, after storing when drop is "after"', async () => {
+    const bearer = await token();
+    emulator.mock.faults.add({ match: { operation: 'finance' }, drop: 'after' });
+    const attempt = fetch(`${emulator.baseUrl}/services/push/v1/customer/apps/demo-app/finance`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ records: [validRecord({ identifier: 'after-drop' })] }),
+    });
+    await expect(attempt).rejects.toThrow(TypeError);
+    expect(emulator.mock.state.records('demo-app').map((record) => record.identifier)).toEqual(['after-drop']);
+  });
+
+  it('routes by path whatever Host header the client sends', async () => {
+    const url = new URL(`${emulator.url}/services/push/v1/customer/apps/demo-app/upload?filenames=a`);
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(url, { headers: { host: 'localhost:4010' } }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    expect(status).toBe(401);
+  });
+
+  it('close() ends the server even with idle keep-alive connections', async () => {
+    const own = await startEmulator();
+    const response = await fetch(`${own.baseUrl}/nowhere`, { headers: { connection: 'keep-alive' } });
+    expect(response.status).toBe(404);
+    await response.text();
+    const started = performance.now();
+    await own.close();
+    expect(performance.now() - started).toBeLessThan(1000);
+    await expect(fetch(`${own.baseUrl}/nowhere`)).rejects.toThrow();
+  });
+});

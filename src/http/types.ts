@@ -27,6 +27,12 @@ export interface RetryInfo {
   delayMs: number;
 }
 
+/** Handed to a body factory. A streaming body calls `touch()` as bytes move. */
+export interface BodyControl {
+  /** Restarts the attempt's timeout: a long upload that keeps moving never times out, a stalled one does. */
+  touch(): void;
+}
+
 /** One logical request; `HttpClient.send` turns it into one or more attempts. */
 export interface RequestSpec {
   /** Short name for logs and errors: 'token' | 'upload-urls' | 'upload' | 'finance'. */
@@ -35,7 +41,7 @@ export interface RequestSpec {
   url: URL;
   headers?: Record<string, string>;
   /** Called once per attempt, so that a stream body can be opened afresh for each re-send. */
-  body?: () => BodyInit | undefined;
+  body?: (control: BodyControl) => BodyInit | undefined;
   /** `bearer` adds the access token and, on a 401, refreshes it and re-sends once without using a retry. */
   auth: 'bearer' | 'none';
   retryPolicy: RetryPolicy;

@@ -1,0 +1,88 @@
+import { TokenError } from '../errors.js';
+import { scrubSecrets } from '../http/redact.js';
+import type { AccessToken } from './token-store.js';
+
+/**
+ * Reading the token endpoint's answers. Messages never quote the response body: a success body
+ * holds the token, and an error body may echo what was sent.
+ */
+
+function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Maps a non-2xx token response to a TokenError carrying the OAuth `error` code (RFC 6749 §5.2). */
+export function tokenErrorFromResponse(status: number, bodyText: string, secrets: readonly string[]): TokenError {
+  const body = parseJsonObject(bodyText);
+  const code = typeof body?.error === 'string' && /^[\x20-\x7e]{1,100}$/.test(body.error) ? body.error : undefined;
+  const rawDescription = typeof body?.error_description === 'string' ? body.error_description : undefined;
+  const description = rawDescription === undefined ? undefined : scrubSecrets(rawDescription, secrets).slice(0, 500);
+  if (code === undefined) {
+    return new TokenError('http_error', `Token request failed with HTTP ${status}`, { status });
+  }
+  const detail = description ? `: ${description}` : '';
+  return new TokenError(code, `Token request failed with HTTP ${status} (${code})${detail}`, {
+    status,
+    errorDescription: description,
+  });
+}
+
+function invalid(reason: string, status: number): TokenError {
+  return new TokenError('invalid_token_response', `Token endpoint returned an unusable token: ${reason}`, { status });
+}
+
+function readExpiresIn(value: unknown): number | undefined {
+  if (typeof value === 'number') return value;
+  // Some servers send the lifetime as a numeric string; accept it, reject anything else.
+  if (typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim())) return Number(value);
+  return undefined;
+}
+
+/**
+ * Validates a 2xx token response: a non-empty `access_token`, `token_type` Bearer in any case, a
+ * positive finite `expires_in`; and when the server lists the granted `scope`, every required
+ * scope must be in it, so that a missing scope fails here rather than as a 403 on each data call.
+ */
+export function parseTokenResponse(
+  status: number,
+  bodyText: string,
+  requiredScopes: readonly string[],
+  now: number,
+): { token: AccessToken; lifetimeMs: number } {
+  const body = parseJsonObject(bodyText);
+  if (!body) throw invalid('the body is not a JSON object', status);
+  const accessToken = body.access_token;
+  if (typeof accessToken !== 'string' || accessToken.trim() === '') throw invalid('access_token is missing', status);
+  const tokenType = body.token_type;
+  if (typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer') {
+    throw invalid('token_type is not Bearer', status);
+  }
+  const expiresIn = readExpiresIn(body.expires_in);
+  if (expiresIn === undefined || !Number.isFinite(expiresIn) || expiresIn <= 0) {
+    throw invalid('expires_in is not a positive number of seconds', status);
+  }
+  let scopes = [...requiredScopes];
+  if (typeof body.scope === 'string' && body.scope.trim() !== '') {
+    const granted = body.scope.trim().split(/\s+/);
+    const missing = requiredScopes.filter((scope) => !granted.includes(scope));
+    if (missing.length > 0) {
+      throw new TokenError(
+        'insufficient_scope',
+        `The token was granted without the required scope(s): ${missing.join(', ')}`,
+        {
+          status,
+        },
+      );
+    }
+    scopes = granted;
+  }
+  const lifetimeMs = expiresIn * 1000;
+  return { token: { accessToken, tokenType, expiresAt: new Date(now + lifetimeMs), scopes }, lifetimeMs };
+}

@@ -1,0 +1,242 @@
+import type { Dispatcher } from 'undici';
+import { type TokenAuthMethod, TokenManager } from './auth/token-manager.js';
+import type { TokenStore } from './auth/token-store.js';
+import type { ClientContext } from './context.js';
+import { DEFAULTS, ENV_VARS } from './defaults.js';
+import { ConfigurationError } from './errors.js';
+import { FinancePublisher } from './finance/publisher.js';
+import type { FetchLike } from './http/fetch.js';
+import { FetchHttpClient } from './http/http-client.js';
+import { safeLogger } from './http/logger.js';
+import type { Logger } from './http/types.js';
+import { assertSecureUrl, parseUrlOption } from './http/url-guard.js';
+import { Uploader } from './uploads/uploader.js';
+import { VERSION } from './version.js';
+
+export interface PushClientOptions {
+  /** Client ID of the API credential. @default process.env.PUSH_CLIENT_ID */
+  clientId?: string;
+  /** Client secret of the API credential; kept in a private field, never logged. @default process.env.PUSH_CLIENT_SECRET */
+  clientSecret?: string;
+  /** `{auth_url}`: the token service; tokens come from `{authUrl}/oauth2/token`. @default process.env.PUSH_AUTH_URL */
+  authUrl?: string | URL;
+  /** `{base_url}`: the data API. @default process.env.PUSH_BASE_URL */
+  baseUrl?: string | URL;
+  /** `{scope_base}`: prefix of scope names; needed only when `scopes` is not given. @default process.env.PUSH_SCOPE_BASE */
+  scopeBase?: string;
+  /** Scopes to request. @default [`${scopeBase}/connector.write`] */
+  scopes?: string[];
+  /** How the credentials travel to the token endpoint. @default 'client_secret_post' (form body, as the spec shows) */
+  tokenAuthMethod?: TokenAuthMethod;
+  /** Time allowed for one attempt, response body included, in milliseconds. @default 30000 */
+  timeoutMs?: number;
+  /** Re-sends after the first attempt of a request; a 401 refresh is not counted. @default 3 */
+  maxRetries?: number;
+  /** Also re-send finance batches whose outcome is unknown (500/502/504, reset or timeout after sending); may duplicate records. @default false */
+  retryAmbiguous?: boolean;
+  /** A fetch implementation to use instead of `globalThis.fetch`. @default globalThis.fetch, looked up per request */
+  fetch?: FetchLike;
+  /** An undici dispatcher (Agent, Pool, ProxyAgent, EnvHttpProxyAgent); requests then go through undici's own fetch. @default undefined */
+  dispatcher?: Dispatcher;
+  /** Receives one debug line per attempt (method, path, status, attempt, duration) and warnings on retries. console and pino fit. @default no logging */
+  logger?: Logger;
+  /** Prepended to the User-Agent, such as `my-app/1.2`. @default undefined (`push-api-client/<version> node/<version>`) */
+  userAgent?: string;
+  /** Where tokens are cached; share one between processes to share tokens. @default a new MemoryTokenStore */
+  tokenStore?: TokenStore;
+  /** Allow plain http to hosts other than 127.0.0.1, localhost and [::1]. Credentials would travel unencrypted. @default false */
+  allowInsecureHttp?: boolean;
+  /** Allow a client secret in a browser-like environment, where any user could read it. @default false */
+  dangerouslyAllowBrowser?: boolean;
+  /** Environment read for the defaults above; for tests. @default process.env */
+  env?: Record<string, string | undefined>;
+}
+
+interface ResolvedOptions {
+  clientId: string;
+  authUrl: URL;
+  baseUrl: URL;
+  scopes: string[];
+  timeoutMs: number;
+  maxRetries: number;
+  retryAmbiguous: boolean;
+  allowInsecureHttp: boolean;
+  userAgent: string;
+}
+
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+function fromEnv(
+  options: PushClientOptions,
+  env: Record<string, string | undefined>,
+  name: keyof typeof ENV_VARS,
+): string | undefined {
+  const given = options[name];
+  if (given !== undefined && given !== null && String(given) !== '') return String(given);
+  const value = env[ENV_VARS[name]];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function required(value: string | undefined, name: keyof typeof ENV_VARS): string {
+  if (value === undefined) {
+    throw new ConfigurationError(`PushClient: ${name} is required; pass the ${name} option or set ${ENV_VARS[name]}`);
+  }
+  return value;
+}
+
+function positiveNumber(
+  value: number | undefined,
+  name: string,
+  fallback: number,
+  integer: boolean,
+  min: number,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
+    throw new ConfigurationError(`PushClient: ${name} must be ${integer ? 'an integer' : 'a number'} ≥ ${min}`);
+  }
+  return value;
+}
+
+function isBrowserLike(): boolean {
+  return typeof globalThis.window !== 'undefined' && typeof globalThis.document !== 'undefined';
+}
+
+function nodeVersion(): string {
+  return typeof process !== 'undefined' && process.versions?.node ? process.versions.node : 'unknown';
+}
+
+function urlOption(value: string, name: 'authUrl' | 'baseUrl', allowInsecureHttp: boolean): URL {
+  const url = parseUrlOption(value, `PushClient: ${name} (${ENV_VARS[name]})`);
+  url.search = '';
+  url.hash = '';
+  return assertSecureUrl(url, `PushClient: ${name}`, allowInsecureHttp);
+}
+
+/** Resolves options and environment into validated settings; throws ConfigurationError naming the option. */
+function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientSecret: string } {
+  const env = options.env ?? (typeof process !== 'undefined' ? process.env : {});
+  const allowInsecureHttp = options.allowInsecureHttp ?? DEFAULTS.allowInsecureHttp;
+  const clientId = required(fromEnv(options, env, 'clientId'), 'clientId');
+  const clientSecret = required(fromEnv(options, env, 'clientSecret'), 'clientSecret');
+  if (isBrowserLike() && !(options.dangerouslyAllowBrowser ?? DEFAULTS.dangerouslyAllowBrowser)) {
+    throw new ConfigurationError(
+      'PushClient: a client secret must not be used in a browser, where any user can read it. ' +
+        'Call the API from a server, or set dangerouslyAllowBrowser: true if this environment is trusted.',
+    );
+  }
+  const authUrl = urlOption(required(fromEnv(options, env, 'authUrl'), 'authUrl'), 'authUrl', allowInsecureHttp);
+  const baseUrl = urlOption(required(fromEnv(options, env, 'baseUrl'), 'baseUrl'), 'baseUrl', allowInsecureHttp);
+  // Relative paths resolve under the base only when it ends with a slash.
+  if (!baseUrl.pathname.endsWith('/')) baseUrl.pathname += '/';
+  let scopes: string[];
+  if (options.scopes !== undefined) {
+    if (
+      !Array.isArray(options.scopes) ||
+      options.scopes.length === 0 ||
+      options.scopes.some((s) => typeof s !== 'string' || s.trim() === '')
+    ) {
+      throw new ConfigurationError('PushClient: scopes must be a non-empty array of scope names');
+    }
+    scopes = [...options.scopes];
+  } else {
+    const scopeBase = fromEnv(options, env, 'scopeBase');
+    if (scopeBase === undefined) {
+      throw new ConfigurationError(
+        `PushClient: scopeBase is required when scopes is not given; pass the scopeBase option, set ${ENV_VARS.scopeBase}, or pass scopes`,
+      );
+    }
+    scopes = [scopeBase.replace(/\/+$/, '') + DEFAULTS.scopeSuffix];
+  }
+  const method = options.tokenAuthMethod ?? DEFAULTS.tokenAuthMethod;
+  if (method !== 'client_secret_post' && method !== 'client_secret_basic') {
+    throw new ConfigurationError("PushClient: tokenAuthMethod must be 'client_secret_post' or 'client_secret_basic'");
+  }
+  const product = `push-api-client/${VERSION} node/${nodeVersion()}`;
+  return {
+    clientId,
+    clientSecret,
+    authUrl,
+    baseUrl,
+    scopes,
+    timeoutMs: positiveNumber(options.timeoutMs, 'timeoutMs', DEFAULTS.timeoutMs, false, 1),
+    maxRetries: positiveNumber(options.maxRetries, 'maxRetries', DEFAULTS.maxRetries, true, 0),
+    retryAmbiguous: options.retryAmbiguous ?? DEFAULTS.retryAmbiguous,
+    allowInsecureHttp,
+    userAgent: options.userAgent ? `${options.userAgent} ${product}` : product,
+  };
+}
+
+/**
+ * The Push API client: tokens, uploads and finance records over one transport.
+ *
+ * ```ts
+ * const client = new PushClient(); // reads PUSH_CLIENT_ID, PUSH_CLIENT_SECRET, PUSH_AUTH_URL, PUSH_BASE_URL, PUSH_SCOPE_BASE
+ * await client.finance.publish(appId, records);
+ * ```
+ */
+export class PushClient {
+  /** Access tokens: `getToken({ forceRefresh, signal })`, `invalidate()`. */
+  readonly tokens: TokenManager;
+  /** Signed upload addresses and file uploads. */
+  readonly uploads: Uploader;
+  /** Finance records: validation, batching and sending. */
+  readonly finance: FinancePublisher;
+  readonly #settings: ResolvedOptions;
+
+  constructor(options: PushClientOptions = {}) {
+    const { clientSecret, ...settings } = resolveOptions(options);
+    this.#settings = settings;
+    const logger = safeLogger(options.logger ?? silent);
+    const http = new FetchHttpClient({
+      fetch: options.fetch,
+      dispatcher: options.dispatcher,
+      timeoutMs: settings.timeoutMs,
+      maxRetries: settings.maxRetries,
+      retryAmbiguous: settings.retryAmbiguous,
+      allowInsecureHttp: settings.allowInsecureHttp,
+      userAgent: settings.userAgent,
+      logger,
+      tokens: () => this.tokens,
+    });
+    this.tokens = new TokenManager({
+      http,
+      authUrl: settings.authUrl,
+      clientId: settings.clientId,
+      clientSecret,
+      scopes: settings.scopes,
+      tokenAuthMethod: options.tokenAuthMethod,
+      tokenStore: options.tokenStore,
+      logger,
+    });
+    const context: ClientContext = {
+      http,
+      baseUrl: settings.baseUrl,
+      logger,
+      retryAmbiguous: settings.retryAmbiguous,
+      allowInsecureHttp: settings.allowInsecureHttp,
+    };
+    this.uploads = new Uploader(context);
+    this.finance = new FinancePublisher(context);
+  }
+
+  /** The settings in use, without the secret: for diagnostics. */
+  toJSON(): Record<string, unknown> {
+    const s = this.#settings;
+    return {
+      clientId: s.clientId,
+      authUrl: s.authUrl.href,
+      baseUrl: s.baseUrl.href,
+      scopes: [...s.scopes],
+      timeoutMs: s.timeoutMs,
+      maxRetries: s.maxRetries,
+      retryAmbiguous: s.retryAmbiguous,
+      allowInsecureHttp: s.allowInsecureHttp,
+      userAgent: s.userAgent,
+    };
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `PushClient ${JSON.stringify(this.toJSON())}`;
+  }
+}

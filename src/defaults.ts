@@ -1,0 +1,39 @@
+/**
+ * Every default value of the SDK core, in one place. The README's configuration table is built
+ * from this file; change both together.
+ */
+
+/** Environment variables read when the matching option is not given. */
+export const ENV_VARS = {
+  clientId: 'PUSH_CLIENT_ID',
+  clientSecret: 'PUSH_CLIENT_SECRET',
+  authUrl: 'PUSH_AUTH_URL',
+  baseUrl: 'PUSH_BASE_URL',
+  scopeBase: 'PUSH_SCOPE_BASE',
+} as const;
+
+export const DEFAULTS = {
+  /** Per attempt, including reading the response body. */
+  timeoutMs: 30_000,
+  /** Re-sends after the first attempt. A 401 refresh is not counted. */
+  maxRetries: 3,
+  /** First backoff delay; doubles per retry, with jitter, up to `retryMaxDelayMs`. */
+  retryInitialDelayMs: 500,
+  retryMaxDelayMs: 8_000,
+  /** Jitter: each backoff delay is scaled by a random factor in [1 - jitter, 1]. */
+  retryJitter: 0.25,
+  /** Redirects followed per attempt before giving up. */
+  maxRedirects: 5,
+  /** The spec puts client_id and client_secret in the form body. */
+  tokenAuthMethod: 'client_secret_post',
+  /** A token is refreshed min(60 s, 10% of its lifetime) before it expires. */
+  earlyRefreshMaxMs: 60_000,
+  earlyRefreshFraction: 0.1,
+  /** Scope requested when `scopes` is not given: `${scopeBase}/connector.write`. */
+  scopeSuffix: '/connector.write',
+  /** Path of the token operation under `authUrl` (SPEC.md, endpoint 1). */
+  tokenPath: '/oauth2/token',
+  retryAmbiguous: false,
+  allowInsecureHttp: false,
+  dangerouslyAllowBrowser: false,
+} as const;

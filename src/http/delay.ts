@@ -1,0 +1,45 @@
+import { AbortError } from '../errors.js';
+
+/** Waits `ms`, or rejects with AbortError as soon as the signal fires; removes its listener either way. */
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(abortErrorFrom(signal));
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortErrorFrom(signal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Settles with the promise, or rejects with AbortError when the signal fires first. The promise
+ * itself keeps running: it may be shared with other callers (the single-flight token refresh).
+ */
+export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(abortErrorFrom(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortErrorFrom(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+export function abortErrorFrom(signal: AbortSignal | undefined): AbortError {
+  return new AbortError('The operation was aborted by the caller', { cause: signal?.reason });
+}

@@ -1,0 +1,128 @@
+import pRetry from 'p-retry';
+import type { Dispatcher } from 'undici';
+import { DEFAULTS } from '../defaults.js';
+import { AbortError, PushError } from '../errors.js';
+import { failureInfo, sendAttempt } from './attempt.js';
+import { abortErrorFrom, delay } from './delay.js';
+import { createFetch, type FetchLike } from './fetch.js';
+import { type BackoffOptions, DEFAULT_BACKOFF, retryDelayMs, shouldRetry } from './retry.js';
+import type { HttpClient, Logger, RequestSpec } from './types.js';
+
+/** Where bearer requests get their token; implemented by TokenManager. */
+export interface BearerTokenSource {
+  getToken(options: { signal?: AbortSignal }): Promise<{ accessToken: string }>;
+  /** Drops the token if it is still the cached one, so that concurrent 401s cause one refresh. */
+  invalidate(accessToken?: string): void | Promise<void>;
+}
+
+export interface FetchHttpClientOptions {
+  fetch?: FetchLike;
+  dispatcher?: Dispatcher;
+  timeoutMs: number;
+  maxRetries: number;
+  retryAmbiguous: boolean;
+  allowInsecureHttp: boolean;
+  userAgent: string;
+  logger: Logger;
+  maxRedirects?: number;
+  backoff?: Partial<BackoffOptions>;
+  /** Looked up per request, which lets the token manager and this client be built in either order. */
+  tokens?: () => BearerTokenSource;
+}
+
+/** Errors raised while getting a token for a data request: the token request has retried already. */
+const tokenFailures = new WeakSet<object>();
+
+/**
+ * The transport: `send(spec)` turns one logical request into attempts with timeout, redirects,
+ * retry with backoff and Retry-After, and the one-time token refresh on 401.
+ */
+export class FetchHttpClient implements HttpClient {
+  readonly #fetch: FetchLike;
+  readonly #options: FetchHttpClientOptions;
+  readonly #backoff: BackoffOptions;
+
+  constructor(options: FetchHttpClientOptions) {
+    this.#fetch = createFetch({ fetch: options.fetch, dispatcher: options.dispatcher });
+    this.#options = options;
+    this.#backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+  }
+
+  async send(spec: RequestSpec): Promise<Response> {
+    if (spec.signal?.aborted) throw abortErrorFrom(spec.signal);
+    const retries = spec.retryPolicy === 'never' ? 0 : (spec.maxRetries ?? this.#options.maxRetries);
+    const state = { refreshed: false };
+    return pRetry((attempt) => this.#attempt(spec, attempt, state), {
+      retries,
+      // Delays are ours (Retry-After, jitter, abortable), taken inside shouldRetry; p-retry only counts.
+      minTimeout: 0,
+      shouldRetry: async ({ error, attemptNumber, retriesConsumed }) => {
+        if (error instanceof AbortError || tokenFailures.has(error)) return false;
+        if (!shouldRetry(error, spec.retryPolicy, this.#options.retryAmbiguous)) return false;
+        const pushError = error as PushError;
+        const delayMs = retryDelayMs(failureInfo.get(pushError)?.retryAfterMs, retriesConsumed + 1, this.#backoff);
+        this.#options.logger.warn('push-api-client retrying', {
+          operation: spec.operation,
+          method: spec.method,
+          path: spec.url.pathname,
+          attempt: attemptNumber,
+          status: failureInfo.get(pushError)?.status,
+          error: pushError.name,
+          delayMs,
+        });
+        spec.onRetry?.({ attempt: attemptNumber, error: pushError, delayMs });
+        await delay(delayMs, spec.signal);
+        return true;
+      },
+    });
+  }
+
+  async #attempt(spec: RequestSpec, attempt: number, state: { refreshed: boolean }): Promise<Response> {
+    if (spec.signal?.aborted) throw abortErrorFrom(spec.signal);
+    const base = {
+      fetch: this.#fetch,
+      timeoutMs: this.#options.timeoutMs,
+      userAgent: this.#options.userAgent,
+      allowInsecureHttp: this.#options.allowInsecureHttp,
+      maxRedirects: this.#options.maxRedirects ?? DEFAULTS.maxRedirects,
+      logger: this.#options.logger,
+      attempt,
+    };
+    if (spec.auth !== 'bearer') return sendAttempt(spec, base);
+    const tokens = this.#options.tokens?.();
+    if (!tokens) throw new PushError(`${spec.operation}: bearer auth requested but no token source is configured`);
+    const token = await this.#token(tokens, spec.signal);
+    try {
+      return await sendAttempt(spec, { ...base, authorization: `Bearer ${token}` });
+    } catch (error) {
+      if (state.refreshed || !(error instanceof PushError) || failureInfo.get(error)?.status !== 401) throw error;
+      // A 401 means the token was revoked or expired early: refresh once and re-send, outside the retry budget.
+      state.refreshed = true;
+      this.#options.logger.info('push-api-client access token rejected; refreshing and re-sending once', {
+        operation: spec.operation,
+        path: spec.url.pathname,
+        attempt,
+      });
+      await tokens.invalidate(token);
+      const fresh = await this.#token(tokens, spec.signal);
+      return sendAttempt(spec, { ...base, authorization: `Bearer ${fresh}` });
+    }
+  }
+
+  async #token(tokens: BearerTokenSource, signal: AbortSignal | undefined): Promise<string> {
+    try {
+      return (await tokens.getToken({ signal })).accessToken;
+    } catch (error) {
+      if (error !== null && typeof error === 'object') tokenFailures.add(error);
+      throw error;
+    }
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return 'FetchHttpClient {}';
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { timeoutMs: this.#options.timeoutMs, maxRetries: this.#options.maxRetries };
+  }
+}

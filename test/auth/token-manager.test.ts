@@ -1,0 +1,256 @@
+import { createPushApiMock } from 'push-api-client/testing';
+import { describe, expect, it } from 'vitest';
+import { TokenManager, type TokenManagerOptions } from '../../src/auth/token-manager.js';
+import { MemoryTokenStore } from '../../src/auth/token-store.js';
+import { AbortError, TokenError } from '../../src/errors.js';
+import type { FetchLike } from '../../src/http/fetch.js';
+import { FetchHttpClient } from '../../src/http/http-client.js';
+import { capturingFetch, recordingLogger } from '../http/support.js';
+
+type Mock = ReturnType<typeof createPushApiMock>;
+
+/** Token requests that reached the emulator, faulted ones included. */
+const tokenRequests = (mock: Mock) => mock.state.requests.filter((r) => r.operation === 'token').length;
+
+function setup(
+  mock: Mock = createPushApiMock(),
+  overrides: Partial<TokenManagerOptions> & { fetch?: FetchLike; maxRetries?: number } = {},
+) {
+  const { fetch = mock.fetch, maxRetries = 2, ...rest } = overrides;
+  const http = new FetchHttpClient({
+    fetch,
+    timeoutMs: 2_000,
+    maxRetries,
+    retryAmbiguous: false,
+    allowInsecureHttp: false,
+    userAgent: 'test',
+    logger: recordingLogger(),
+    backoff: { initialDelayMs: 1, maxDelayMs: 5 },
+  });
+  const tokens = new TokenManager({
+    http,
+    authUrl: new URL(mock.authUrl),
+    clientId: mock.clientId,
+    clientSecret: mock.clientSecret,
+    scopes: [`${mock.scopeBase}/connector.write`],
+    ...rest,
+  });
+  return { mock, tokens };
+}
+
+describe('TokenManager against the emulator', () => {
+  it('sends the client-credentials request exactly as the spec shows (client_secret_post)', async () => {
+    const mock = createPushApiMock();
+    const capture = capturingFetch(mock.fetch);
+    const { tokens } = setup(mock, { fetch: capture.fetch });
+    const token = await tokens.getToken();
+    expect(capture.seen).toHaveLength(1);
+    const [request] = capture.seen;
+    expect(request?.method).toBe('POST');
+    expect(request?.url).toBe(`${mock.authUrl}/oauth2/token`);
+    expect(request?.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(request?.headers.authorization).toBeUndefined();
+    expect(Object.fromEntries(new URLSearchParams(request?.body))).toEqual({
+      grant_type: 'client_credentials',
+      scope: `${mock.scopeBase}/connector.write`,
+      client_id: mock.clientId,
+      client_secret: mock.clientSecret,
+    });
+    expect(token.tokenType.toLowerCase()).toBe('bearer');
+    expect(token.scopes).toEqual([`${mock.scopeBase}/connector.write`]);
+    expect(mock.state.tokens.map((t) => t.token)).toEqual([token.accessToken]);
+  });
+
+  it('client_secret_basic form-urlencodes id and secret before base64 and keeps the secret out of the body', async () => {
+    const clientId = 'id with:colon';
+    const clientSecret = 'p@ss+wörd/=&x';
+    const mock = createPushApiMock({
+      credentials: [{ clientId, clientSecret, scopes: ['https://api.push.test/connector.write'] }],
+    });
+    const capture = capturingFetch(mock.fetch);
+    const { tokens } = setup(mock, {
+      fetch: capture.fetch,
+      clientId,
+      clientSecret,
+      tokenAuthMethod: 'client_secret_basic',
+    });
+    await tokens.getToken();
+    const [request] = capture.seen;
+    const encoded = `${new URLSearchParams({ a: clientId }).toString().slice(2)}:${new URLSearchParams({ a: clientSecret }).toString().slice(2)}`;
+    expect(request?.headers.authorization).toBe(`Basic ${Buffer.from(encoded).toString('base64')}`);
+    expect(request?.body).not.toContain('client_secret');
+    expect(mock.state.tokens).toHaveLength(1);
+  });
+
+  it('10,000 concurrent getToken calls make one token request', async () => {
+    const { mock, tokens } = setup();
+    const results = await Promise.all(Array.from({ length: 10_000 }, () => tokens.getToken()));
+    expect(mock.state.tokenRequestCount).toBe(1);
+    expect(new Set(results.map((t) => t.accessToken)).size).toBe(1);
+  });
+
+  it('a failed refresh is retried by the next call', async () => {
+    const mock = createPushApiMock();
+    mock.faults.add({ match: { operation: 'token' }, status: 500, times: 1 });
+    const { tokens } = setup(mock, { maxRetries: 0 });
+    const first = await Promise.allSettled([tokens.getToken(), tokens.getToken()]);
+    expect(first.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(tokenRequests(mock)).toBe(1);
+    await expect(tokens.getToken()).resolves.toMatchObject({ tokenType: 'Bearer' });
+    expect(tokenRequests(mock)).toBe(2);
+  });
+
+  it('serves the cached token until min(60 s, 10% of its lifetime) before expiry', async () => {
+    let now = 1_000_000;
+    const mock = createPushApiMock({ tokenTtlSeconds: 100 });
+    const { tokens } = setup(mock, { now: () => now });
+    const first = await tokens.getToken();
+    expect(first.expiresAt.getTime()).toBe(1_000_000 + 100_000);
+    now += 89_000;
+    expect((await tokens.getToken()).accessToken).toBe(first.accessToken);
+    now += 2_000; // 91 s in: inside the 10 s early-refresh window
+    expect((await tokens.getToken()).accessToken).not.toBe(first.accessToken);
+    expect(mock.state.tokenRequestCount).toBe(2);
+  });
+
+  it('refreshes a long-lived token 60 s before it expires', async () => {
+    let now = 0;
+    const mock = createPushApiMock({ tokenTtlSeconds: 3_600 });
+    const { tokens } = setup(mock, { now: () => now });
+    const first = await tokens.getToken();
+    now = 3_539_000;
+    expect((await tokens.getToken()).accessToken).toBe(first.accessToken);
+    now = 3_541_000;
+    expect((await tokens.getToken()).accessToken).not.toBe(first.accessToken);
+  });
+
+  it('forceRefresh fetches a new token; invalidate() makes the next call fetch one', async () => {
+    const { mock, tokens } = setup();
+    const a = await tokens.getToken();
+    const b = await tokens.getToken({ forceRefresh: true });
+    expect(b.accessToken).not.toBe(a.accessToken);
+    tokens.invalidate();
+    const c = await tokens.getToken();
+    expect(c.accessToken).not.toBe(b.accessToken);
+    expect(mock.state.tokenRequestCount).toBe(3);
+  });
+
+  it('invalidating an outdated token keeps the current one, so concurrent 401s cause one refresh', async () => {
+    const { mock, tokens } = setup();
+    const old = await tokens.getToken();
+    tokens.invalidate(old.accessToken);
+    const fresh = await tokens.getToken();
+    tokens.invalidate(old.accessToken);
+    expect((await tokens.getToken()).accessToken).toBe(fresh.accessToken);
+    expect(mock.state.tokenRequestCount).toBe(2);
+  });
+
+  it('caches per scope set, whatever the order of the scopes', async () => {
+    const { mock, tokens } = setup();
+    const write = `${mock.scopeBase}/connector.write`;
+    const read = `${mock.scopeBase}/report.read`;
+    const both = await tokens.getToken({ scopes: [write, read] });
+    expect((await tokens.getToken({ scopes: [read, write] })).accessToken).toBe(both.accessToken);
+    expect((await tokens.getToken()).accessToken).not.toBe(both.accessToken);
+    expect(mock.state.tokenRequestCount).toBe(2);
+  });
+
+  it.each(['invalid_client', 'invalid_scope'])(
+    '%s is a TokenError with that code and is never retried',
+    async (code) => {
+      const mock = createPushApiMock();
+      const overrides =
+        code === 'invalid_client' ? { clientSecret: 'wrong-secret' } : { scopes: [`${mock.scopeBase}/not.a.scope`] };
+      const { tokens } = setup(mock, overrides);
+      const error = (await tokens.getToken().catch((e: unknown) => e)) as TokenError;
+      expect(error).toBeInstanceOf(TokenError);
+      expect(error.error).toBe(code);
+      expect(mock.state.tokenRequestCount).toBe(1);
+    },
+  );
+
+  it('retries 503 and 429 from the token endpoint, honouring Retry-After', async () => {
+    const mock = createPushApiMock();
+    mock.faults.add({ match: { operation: 'token' }, status: 503, times: 1 });
+    mock.faults.add({ match: { operation: 'token' }, status: 429, retryAfter: 0, times: 1 });
+    const { tokens } = setup(mock);
+    await expect(tokens.getToken()).resolves.toMatchObject({ tokenType: 'Bearer' });
+    expect(tokenRequests(mock)).toBe(3);
+  });
+
+  it.each([
+    ['a wrong token_type', { access_token: 'abc', token_type: 'mac', expires_in: 60 }],
+    ['a missing access_token', { token_type: 'Bearer', expires_in: 60 }],
+    ['an empty access_token', { access_token: '', token_type: 'Bearer', expires_in: 60 }],
+    ['a negative expires_in', { access_token: 'abc', token_type: 'Bearer', expires_in: -5 }],
+    ['a missing expires_in', { access_token: 'abc', token_type: 'Bearer' }],
+    ['a non-finite expires_in', { access_token: 'abc', token_type: 'Bearer', expires_in: 'Infinity' }],
+  ])('a token response with %s is a TokenError that does not quote the body', async (_name, body) => {
+    const mock = createPushApiMock();
+    mock.faults.add({ match: { operation: 'token' }, status: 200, body });
+    const { tokens } = setup(mock);
+    const error = (await tokens.getToken().catch((e: unknown) => e)) as TokenError;
+    expect(error).toBeInstanceOf(TokenError);
+    expect(error.error).toBe('invalid_token_response');
+    expect(`${error.message}${JSON.stringify(error)}`).not.toContain('abc');
+  });
+
+  it('accepts token_type in any case', async () => {
+    const mock = createPushApiMock();
+    mock.faults.add({
+      match: { operation: 'token' },
+      status: 200,
+      body: { access_token: 'x1', token_type: 'bEaReR', expires_in: 60 },
+    });
+    await expect(setup(mock).tokens.getToken()).resolves.toMatchObject({ accessToken: 'x1' });
+  });
+
+  it('a response whose scope lacks a required scope fails before any data call', async () => {
+    const mock = createPushApiMock();
+    mock.faults.add({
+      match: { operation: 'token' },
+      status: 200,
+      body: { access_token: 'x2', token_type: 'Bearer', expires_in: 60, scope: `${mock.scopeBase}/report.read` },
+    });
+    const error = (await setup(mock)
+      .tokens.getToken()
+      .catch((e: unknown) => e)) as TokenError;
+    expect(error).toBeInstanceOf(TokenError);
+    expect(error.error).toBe('insufficient_scope');
+    expect(error.message).toContain('connector.write');
+  });
+
+  it('a shared tokenStore lets two managers use one token, under a key without the secret', async () => {
+    const mock = createPushApiMock();
+    const keys: string[] = [];
+    const inner = new MemoryTokenStore();
+    const store = {
+      get: (key: string) => inner.get(key),
+      set: (key: string, token: Parameters<MemoryTokenStore['set']>[1], expiresAt: Date) => {
+        keys.push(key);
+        inner.set(key, token);
+        expect(expiresAt.getTime()).toBe(token.expiresAt.getTime());
+      },
+    };
+    const a = setup(mock, { tokenStore: store }).tokens;
+    const b = setup(mock, { tokenStore: store }).tokens;
+    const first = await a.getToken();
+    expect((await b.getToken()).accessToken).toBe(first.accessToken);
+    expect(mock.state.tokenRequestCount).toBe(1);
+    expect(keys.join()).not.toContain(mock.clientSecret);
+    expect(keys.join()).not.toContain(mock.clientId);
+  });
+
+  it("a caller's abort stops its wait without cancelling the refresh shared with others", async () => {
+    const mock = createPushApiMock();
+    mock.faults.add({ match: { operation: 'token' }, delayMs: 100 });
+    const { tokens } = setup(mock);
+    const controller = new AbortController();
+    const aborted = tokens.getToken({ signal: controller.signal });
+    const other = tokens.getToken();
+    controller.abort();
+    await expect(aborted).rejects.toBeInstanceOf(AbortError);
+    await expect(other).resolves.toMatchObject({ tokenType: 'Bearer' });
+    expect(mock.state.tokenRequestCount).toBe(1);
+  });
+});

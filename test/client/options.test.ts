@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { ConfigurationError, PushClient, type PushClientOptions, VERSION } from 'push-api-client';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const env = {
+  PUSH_CLIENT_ID: 'env-id',
+  PUSH_CLIENT_SECRET: 'env-secret-value',
+  PUSH_AUTH_URL: 'https://auth.example.com',
+  PUSH_BASE_URL: 'https://api.example.com',
+  PUSH_SCOPE_BASE: 'https://api.example.com',
+};
+
+const make = (options: PushClientOptions = {}) => new PushClient({ env, ...options });
+
+describe('PushClient options', () => {
+  it.each([
+    ['clientId', 'PUSH_CLIENT_ID'],
+    ['clientSecret', 'PUSH_CLIENT_SECRET'],
+    ['authUrl', 'PUSH_AUTH_URL'],
+    ['baseUrl', 'PUSH_BASE_URL'],
+    ['scopeBase', 'PUSH_SCOPE_BASE'],
+  ])('a missing %s is a ConfigurationError naming the option and %s', (option, variable) => {
+    const partial = { ...env, [variable]: undefined };
+    const error = (() => {
+      try {
+        new PushClient({ env: partial });
+      } catch (e) {
+        return e;
+      }
+    })() as Error;
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error.message).toContain(option);
+    expect(error.message).toContain(variable);
+  });
+
+  it('reads every default from the environment', () => {
+    const json = make().toJSON();
+    expect(json).toMatchObject({
+      clientId: 'env-id',
+      authUrl: 'https://auth.example.com/',
+      baseUrl: 'https://api.example.com/',
+      scopes: ['https://api.example.com/connector.write'],
+      timeoutMs: 30_000,
+      maxRetries: 3,
+      retryAmbiguous: false,
+    });
+  });
+
+  it('options win over the environment; scopes make scopeBase unnecessary', () => {
+    const client = new PushClient({
+      env: { ...env, PUSH_SCOPE_BASE: undefined },
+      clientId: 'opt-id',
+      scopes: ['https://x.test/report.read'],
+      timeoutMs: 5,
+      maxRetries: 0,
+    });
+    expect(client.toJSON()).toMatchObject({
+      clientId: 'opt-id',
+      scopes: ['https://x.test/report.read'],
+      maxRetries: 0,
+    });
+    expect(client.tokens.scopes).toEqual(['https://x.test/report.read']);
+  });
+
+  it('the default scope is {scopeBase}/connector.write, without a doubled slash', () => {
+    expect(make({ scopeBase: 'https://s.test/' }).toJSON().scopes).toEqual(['https://s.test/connector.write']);
+  });
+
+  it.each([
+    ['authUrl', 'http://auth.example.com'],
+    ['baseUrl', 'http://api.example.com'],
+  ])('refuses plain http for %s to a non-loopback host', (option, url) => {
+    expect(() => make({ [option]: url })).toThrow(ConfigurationError);
+    expect(() => make({ [option]: url })).toThrow(option);
+  });
+
+  it('allows plain http to loopback hosts, and anywhere with allowInsecureHttp', () => {
+    expect(() => make({ baseUrl: 'http://127.0.0.1:9999', authUrl: 'http://localhost:9999' })).not.toThrow();
+    expect(() => make({ baseUrl: 'http://[::1]:9999' })).not.toThrow();
+    expect(() => make({ baseUrl: 'http://api.example.com', allowInsecureHttp: true })).not.toThrow();
+  });
+
+  it.each([
+    [{ timeoutMs: 0 }, 'timeoutMs'],
+    [{ timeoutMs: Number.NaN }, 'timeoutMs'],
+    [{ maxRetries: -1 }, 'maxRetries'],
+    [{ maxRetries: 1.5 }, 'maxRetries'],
+    [{ scopes: [] }, 'scopes'],
+    [{ baseUrl: 'not a url' }, 'baseUrl'],
+    [{ tokenAuthMethod: 'private_key_jwt' as never }, 'tokenAuthMethod'],
+  ])('an invalid option %o is a ConfigurationError naming %s', (options, name) => {
+    expect(() => make(options)).toThrow(ConfigurationError);
+    expect(() => make(options)).toThrow(name);
+  });
+
+  it('the User-Agent is push-api-client/<version> node/<version>, with the userAgent option in front', () => {
+    expect(make().toJSON().userAgent).toBe(`push-api-client/${VERSION} node/${process.versions.node}`);
+    expect(make({ userAgent: 'my-app/1.2' }).toJSON().userAgent).toBe(
+      `my-app/1.2 push-api-client/${VERSION} node/${process.versions.node}`,
+    );
+  });
+
+  it('VERSION matches package.json', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(VERSION).toBe(pkg.version);
+  });
+});
+
+describe('browser guard', () => {
+  const g = globalThis as Record<string, unknown>;
+  afterEach(() => {
+    delete g.window;
+    delete g.document;
+  });
+
+  it('refuses a client secret where window and document exist', () => {
+    g.window = {};
+    g.document = {};
+    expect(() => make()).toThrow(ConfigurationError);
+    expect(() => make()).toThrow(/dangerouslyAllowBrowser/);
+  });
+
+  it('allows it with dangerouslyAllowBrowser: true', () => {
+    g.window = {};
+    g.document = {};
+    expect(() => make({ dangerouslyAllowBrowser: true })).not.toThrow();
+  });
+});

@@ -1,0 +1,135 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigurationError, ConnectionError, PushApiError, PushError } from '../../src/errors.js';
+import { FetchHttpClient } from '../../src/http/http-client.js';
+import type { RequestSpec } from '../../src/http/types.js';
+
+const servers: Server[] = [];
+
+async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => handler(req, res));
+  });
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const http = new FetchHttpClient({
+  timeoutMs: 2_000,
+  maxRetries: 0,
+  retryAmbiguous: false,
+  allowInsecureHttp: false,
+  userAgent: 'test',
+  logger: silent,
+  tokens: () => ({ getToken: async () => ({ accessToken: 'tok-redirect' }), invalidate: () => undefined }),
+});
+
+function bearer(url: string, extra: Partial<RequestSpec> = {}): RequestSpec {
+  return { operation: 'test', method: 'GET', url: new URL(url), auth: 'bearer', retryPolicy: 'never', ...extra };
+}
+
+describe('redirects', () => {
+  it('a redirect to another origin never carries the Authorization header', async () => {
+    const seen: (string | undefined)[] = [];
+    const other = await serve((req, res) => {
+      seen.push(req.headers.authorization);
+      res.end('landed');
+    });
+    const origin = await serve((_req, res) => res.writeHead(302, { location: `${other}/elsewhere` }).end());
+    const response = await http.send(bearer(`${origin}/start`));
+    expect(await response.text()).toBe('landed');
+    expect(seen).toEqual([undefined]);
+  });
+
+  it('a redirect within the same origin keeps the Authorization header', async () => {
+    const seen: (string | undefined)[] = [];
+    const origin = await serve((req, res) => {
+      seen.push(req.headers.authorization);
+      if (req.url === '/start') res.writeHead(307, { location: '/next' }).end();
+      else res.end('ok');
+    });
+    await http.send(bearer(`${origin}/start`));
+    expect(seen).toEqual(['Bearer tok-redirect', 'Bearer tok-redirect']);
+  });
+
+  it('a caller-set Authorization header is dropped on a cross-origin redirect too', async () => {
+    const seen: (string | undefined)[] = [];
+    const other = await serve((req, res) => {
+      seen.push(req.headers.authorization);
+      res.end('ok');
+    });
+    const origin = await serve((_req, res) => res.writeHead(301, { location: other }).end());
+    await http.send({ ...bearer(`${origin}/`), auth: 'none', headers: { Authorization: 'Basic c2VjcmV0' } });
+    expect(seen).toEqual([undefined]);
+  });
+
+  it('a redirect to plain http on a non-loopback host is refused', async () => {
+    const origin = await serve((_req, res) => res.writeHead(302, { location: 'http://example.com/steal' }).end());
+    await expect(http.send(bearer(`${origin}/`))).rejects.toBeInstanceOf(ConfigurationError);
+  });
+
+  it('a 303 after a POST is followed with a GET and no body', async () => {
+    const seen: string[] = [];
+    const origin = await serve((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers['content-type'] ?? '-'}`);
+      if (req.url === '/post') res.writeHead(303, { location: '/result' }).end();
+      else res.end('ok');
+    });
+    await http.send(
+      bearer(`${origin}/post`, { method: 'POST', body: () => '{}', headers: { 'content-type': 'application/json' } }),
+    );
+    expect(seen).toEqual(['POST /post application/json', 'GET /result -']);
+  });
+
+  it('gives up after 5 redirects', async () => {
+    let hops = 0;
+    const origin = await serve((_req, res) => {
+      hops++;
+      res.writeHead(302, { location: `/loop${hops}` }).end();
+    });
+    const error = await http.send(bearer(`${origin}/`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PushApiError);
+    expect((error as Error).message).toMatch(/redirects/);
+    expect(hops).toBe(6);
+  });
+});
+
+describe('streamed bodies', () => {
+  it('a redirect answering a streamed PUT fails clearly and is not re-sent', async () => {
+    let hits = 0;
+    const origin = await serve((_req, res) => {
+      hits += 1;
+      res.writeHead(307, { location: '/elsewhere' }).end();
+    });
+    const body = () => new Blob([new Uint8Array(64)]).stream();
+    const error = await http
+      .send({
+        operation: 'upload',
+        method: 'PUT',
+        url: new URL(`${origin}/put`),
+        headers: { 'content-length': '64' },
+        body,
+        auth: 'none',
+        retryPolicy: 'idempotent',
+        maxRetries: 2,
+      })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(PushError);
+    expect(error).not.toBeInstanceOf(ConnectionError);
+    expect((error as Error).message).toMatch(/upload answered with a redirect/);
+    expect(hits).toBe(1);
+  });
+});

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AbortError,
+  BadRequestError,
+  ConfigurationError,
+  ConnectionError,
+  PushApiError,
+  TimeoutError,
+  TokenError,
+} from '../../src/errors.js';
+import { classifyFailure, shouldRetry } from '../../src/http/retry.js';
+
+const api = (status: number) => PushApiError.fromResponse(status, undefined, {});
+const refused = new ConnectionError('refused', { requestMaybeSent: false });
+const reset = new ConnectionError('reset', { requestMaybeSent: true });
+const timeout = new TimeoutError('slow');
+
+describe('retry classification (ARCHITECTURE.md retry table)', () => {
+  it.each([408, 429, 500, 502, 503, 504])('idempotent requests retry HTTP %i', (status) => {
+    expect(classifyFailure(api(status), 'idempotent')).toBe('retry');
+  });
+
+  it.each([400, 401, 403, 404, 409, 422])('idempotent requests do not retry HTTP %i', (status) => {
+    expect(classifyFailure(api(status), 'idempotent')).toBe('fatal');
+  });
+
+  it('idempotent requests retry every network failure and timeout', () => {
+    for (const error of [refused, reset, timeout]) expect(classifyFailure(error, 'idempotent')).toBe('retry');
+  });
+
+  it.each([429, 503])('the finance POST retries HTTP %i: the server surely did not process it', (status) => {
+    expect(classifyFailure(api(status), 'non-idempotent')).toBe('retry');
+  });
+
+  it.each([500, 502, 504])('the finance POST treats HTTP %i as ambiguous', (status) => {
+    expect(classifyFailure(api(status), 'non-idempotent')).toBe('ambiguous');
+  });
+
+  it('the finance POST retries a connection that failed before the request was written', () => {
+    expect(classifyFailure(refused, 'non-idempotent')).toBe('retry');
+  });
+
+  it('the finance POST treats a reset or timeout after sending as ambiguous', () => {
+    expect(classifyFailure(reset, 'non-idempotent')).toBe('ambiguous');
+    expect(classifyFailure(timeout, 'non-idempotent')).toBe('ambiguous');
+  });
+
+  it.each([400, 401, 403, 404, 408, 422])('the finance POST does not retry HTTP %i', (status) => {
+    expect(classifyFailure(api(status), 'non-idempotent')).toBe('fatal');
+  });
+
+  it('ambiguous failures are re-sent only with retryAmbiguous', () => {
+    expect(shouldRetry(api(502), 'non-idempotent', false)).toBe(false);
+    expect(shouldRetry(api(502), 'non-idempotent', true)).toBe(true);
+    expect(shouldRetry(reset, 'non-idempotent', true)).toBe(true);
+  });
+
+  it("the 'never' policy retries nothing", () => {
+    expect(shouldRetry(api(503), 'never', true)).toBe(false);
+    expect(shouldRetry(refused, 'never', true)).toBe(false);
+  });
+
+  it.each(['invalid_client', 'invalid_scope', 'unauthorized_client', 'invalid_grant'])(
+    'the OAuth error %s is never retried, whatever its status',
+    (code) => {
+      expect(classifyFailure(new TokenError(code, code, { status: 503 }), 'idempotent')).toBe('fatal');
+    },
+  );
+
+  it('token endpoint 5xx and 429 are retried', () => {
+    expect(classifyFailure(new TokenError('http_error', 'x', { status: 502 }), 'idempotent')).toBe('retry');
+    expect(classifyFailure(new TokenError('temporarily_unavailable', 'x', { status: 429 }), 'idempotent')).toBe(
+      'retry',
+    );
+  });
+
+  it('caller aborts, configuration errors and foreign errors are never retried', () => {
+    for (const error of [
+      new AbortError('x'),
+      new ConfigurationError('x'),
+      new Error('x'),
+      new BadRequestError(400, undefined, {}),
+    ]) {
+      expect(shouldRetry(error, 'idempotent', true)).toBe(false);
+    }
+  });
+});

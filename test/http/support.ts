@@ -1,0 +1,39 @@
+import type { FetchLike } from '../../src/http/fetch.js';
+import type { Logger } from '../../src/http/types.js';
+
+export interface LogLine {
+  level: string;
+  message: string;
+  fields?: Record<string, unknown>;
+}
+
+/** A logger that keeps every line, for assertions and secret scans. */
+export function recordingLogger(): Logger & { lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const at = (level: string) => (message: string, fields?: Record<string, unknown>) => {
+    lines.push({ level, message, fields });
+  };
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Wraps a fetch (the emulator's) and keeps a copy of each request, body included. */
+export function capturingFetch(inner: FetchLike): { fetch: FetchLike; seen: SeenRequest[] } {
+  const seen: SeenRequest[] = [];
+  const fetch: FetchLike = async (input, init) => {
+    const request = new Request(input, init);
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, key) => {
+      headers[key] = value;
+    });
+    seen.push({ method: request.method, url: request.url, headers, body: await request.clone().text() });
+    return inner(request);
+  };
+  return { fetch, seen };
+}

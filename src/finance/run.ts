@@ -1,0 +1,138 @@
+import type { ClientContext } from '../context.js';
+import { AbortError, PushError } from '../errors.js';
+import { abortErrorFrom } from '../http/delay.js';
+import type { AdaptiveLimit } from './adaptive-limit.js';
+import { buildBody } from './batcher.js';
+import {
+  asPushError,
+  classifyBatchError,
+  expectSuccess,
+  isBackPressure,
+  retryAfterOf,
+  stopsTheRun,
+} from './outcome.js';
+import type { PendingBatch, ReportBuilder } from './report.js';
+import type { BatchStatus, PublishOptions } from './types.js';
+
+type BatchSource = Iterator<PendingBatch, void, undefined> | AsyncIterator<PendingBatch, void, undefined>;
+
+interface Outcome {
+  status: BatchStatus;
+  error?: PushError;
+}
+
+/** Why reading stopped before the end of the input, other than an abort. */
+type StopReason = { kind: 'stopped-by'; error: PushError } | { kind: 'thrown'; error: unknown };
+
+/**
+ * One publish run: `concurrency` worker loops share one batch iterator, so at most that many
+ * batches are pulled from the input at once (plus the one being filled), with no queue. Each worker
+ * takes a slot from the adaptive limit, pulls a batch, sends it, and settles it in the report.
+ */
+export class PublishRun {
+  #stop: StopReason | undefined;
+
+  constructor(
+    private readonly ctx: ClientContext,
+    private readonly url: URL,
+    private readonly report: ReportBuilder,
+    private readonly limit: AdaptiveLimit,
+    private readonly options: Pick<PublishOptions, 'onProgress' | 'onBatchSettled' | 'signal'>,
+  ) {}
+
+  /** True once reading must stop: aborted, a run-stopping API error, or a callback or the input threw. */
+  readonly shouldStop = (): boolean => this.#stop !== undefined || this.options.signal?.aborted === true;
+
+  /** An error thrown by the input or a callback: `publish` rejects with it once in-flight batches settle. */
+  get thrown(): { error: unknown } | undefined {
+    return this.#stop?.kind === 'thrown' ? { error: this.#stop.error } : undefined;
+  }
+
+  async execute(source: BatchSource, workers: number): Promise<void> {
+    await Promise.all(Array.from({ length: workers }, () => this.#worker(source)));
+  }
+
+  /** Settles a batch that was read but will not be sent (the run stopped first). */
+  async settleUnsent(batch: PendingBatch, reason?: PushError): Promise<void> {
+    await this.#settle(batch, { status: 'failed', error: reason ?? this.#notSentError() });
+  }
+
+  async #worker(source: BatchSource): Promise<void> {
+    const { signal } = this.options;
+    while (!this.shouldStop()) {
+      try {
+        await this.limit.acquire(signal);
+      } catch {
+        return; // aborted while waiting: nothing was pulled, nothing to settle
+      }
+      let outcome: Outcome | undefined;
+      let batch: PendingBatch | undefined;
+      try {
+        if (this.shouldStop()) return;
+        const next = await source.next();
+        if (next.done) return;
+        batch = next.value;
+        outcome = this.shouldStop() ? { status: 'failed', error: this.#notSentError() } : await this.#send(batch);
+      } catch (error) {
+        this.#stop ??= { kind: 'thrown', error }; // the input itself threw
+        return;
+      } finally {
+        this.limit.release();
+      }
+      if (batch && outcome) await this.#settle(batch, outcome);
+    }
+  }
+
+  async #send(batch: PendingBatch): Promise<Outcome> {
+    const { signal } = this.options;
+    const body = buildBody(batch.items);
+    try {
+      const response = await this.ctx.http.send({
+        operation: 'finance',
+        method: 'POST',
+        url: this.url,
+        headers: { 'content-type': 'application/json' },
+        body: () => body,
+        auth: 'bearer',
+        retryPolicy: 'non-idempotent',
+        onRetry: (info) => {
+          if (isBackPressure(info.error)) this.limit.onRateLimited(info.delayMs, true);
+        },
+        signal,
+      });
+      await expectSuccess(response);
+      this.limit.onSuccess();
+      return { status: 'sent' };
+    } catch (thrown) {
+      const error = signal?.aborted && !(thrown instanceof AbortError) ? abortErrorFrom(signal) : asPushError(thrown);
+      if (isBackPressure(error)) this.limit.onRateLimited(retryAfterOf(error));
+      if (stopsTheRun(error) && this.#stop === undefined) {
+        this.#stop = { kind: 'stopped-by', error };
+        this.report.stop(error);
+      }
+      return { status: classifyBatchError(error, true), error };
+    }
+  }
+
+  async #settle(batch: PendingBatch, outcome: Outcome): Promise<void> {
+    const settled = this.report.settle(batch, outcome.status, outcome.error);
+    batch.items = []; // the report keeps no records once a batch has settled
+    const { onBatchSettled, onProgress } = this.options;
+    try {
+      if (onBatchSettled) await onBatchSettled(settled);
+      onProgress?.(this.report.progress());
+    } catch (error) {
+      this.#stop ??= { kind: 'thrown', error };
+    }
+  }
+
+  #notSentError(): PushError {
+    const { signal } = this.options;
+    if (signal?.aborted) return abortErrorFrom(signal);
+    const stop = this.#stop;
+    if (stop?.kind === 'stopped-by') {
+      return new PushError(`not sent: publishing stopped after ${stop.error.message}`, { cause: stop.error });
+    }
+    return new PushError('not sent: publishing stopped early', { cause: stop?.error });
+  }
+}

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import type { RecordIssue } from '../errors.js';
+
+/**
+ * The finance record of SPEC.md ("Resources and their fields → Finance record"). The property
+ * table is authoritative: it names `vendor`; the spec's request schematic also shows `merchant`,
+ * which is rejected with a message pointing to `vendor` so that data is never sent under a name
+ * the service ignores. Unknown properties are rejected so that a typo is not dropped silently.
+ */
+
+/** `created` numbers below this (1973-03-03) are almost always Unix seconds, not milliseconds. */
+const MIN_CREATED_MS = 100_000_000_000;
+/** The largest time a JavaScript Date can hold (ECMA-262 §21.4.1.1). */
+const MAX_CREATED_MS = 8_640_000_000_000_000;
+
+const isoDate = z.iso.date();
+/** A date-time must carry `Z` or an offset: a local time would be shifted by the sender's time zone. */
+const isoDateTime = z.iso.datetime({ offset: true });
+
+const CREATED_MESSAGE = 'expected Unix milliseconds (number), a Date or an ISO-8601 date or date-time string';
+
+function isCreatedInput(value: unknown): value is number | Date | string {
+  return typeof value === 'number' || typeof value === 'string' || value instanceof Date;
+}
+
+/** Turns any accepted form of `created` into Unix milliseconds, the wire form. */
+function toCreatedMs(value: number | Date | string, ctx: z.RefinementCtx): number {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value > MAX_CREATED_MS) {
+      ctx.addIssue({ code: 'custom', message: 'expected whole Unix milliseconds' });
+    } else if (value < MIN_CREATED_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected Unix milliseconds; ${value} is before 1973-03-03 and looks like seconds (multiply by 1000)`,
+      });
+    }
+    return value;
+  }
+  if (value instanceof Date) {
+    const ms = value.getTime();
+    if (Number.isNaN(ms)) ctx.addIssue({ code: 'custom', message: 'expected a valid Date, got Invalid Date' });
+    return ms;
+  }
+  if (!isoDate.safeParse(value).success && !isoDateTime.safeParse(value).success) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'expected an ISO-8601 date (2024-01-31) or date-time with Z or an offset (2024-01-31T09:30:00Z)',
+    });
+    return Number.NaN;
+  }
+  // Date.parse reads a date-only string as UTC midnight (ECMA-262 §21.4.3.2), which is what we want.
+  return Date.parse(value);
+}
+
+const requiredText = (what: string) =>
+  z
+    .string({ error: `expected ${what} (a non-empty string)` })
+    .min(1, { error: `expected ${what} (a non-empty string)` });
+const optionalText = z.string({ error: 'expected a string' }).optional();
+
+export const financeRecordShape = {
+  // A custom type check rather than z.union: a union costs more than the rest of the record together.
+  created: z
+    .custom<number | Date | string>(isCreatedInput, { error: CREATED_MESSAGE })
+    .transform((value, ctx) => toCreatedMs(value, ctx)),
+  amount: z.number({ error: 'expected a finite number' }),
+  /** Format only: the service is the authority on which codes it accepts, and a built-in list goes stale. */
+  currency: z.string({ error: 'expected an ISO 4217 code such as "USD"' }).regex(/^[A-Z]{3}$/, {
+    error: 'expected an ISO 4217 code of three upper-case letters, such as "USD"',
+  }),
+  identifier: requiredText('who or what executed the transaction'),
+  type: z.enum(['expense', 'invoice'], { error: 'expected "expense" or "invoice"' }),
+  vendor: requiredText('the vendor name'),
+  name: optionalText,
+  category: optionalText,
+  description: optionalText,
+  transactionNumber: optionalText,
+};
+
+/** Message for a property the table does not list; `merchant` gets a pointer to `vendor`. */
+export function unknownPropertyMessage(key: string): string {
+  return key === 'merchant'
+    ? 'unknown property: the spec names this field "vendor"; rename "merchant" to "vendor"'
+    : 'unknown property (not in the finance record table)';
+}
+
+/** Zod schema of one finance record: input as users write it, output as it is sent. */
+export const financeRecordSchema = z.strictObject(financeRecordShape, {
+  error: (issue) => {
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => `${key}: ${unknownPropertyMessage(key)}`).join('; ');
+    if (issue.code === 'invalid_type') return 'expected a finance record object';
+    return undefined;
+  },
+});
+
+/** A finance record as accepted by `publish`: `created` may be milliseconds, a Date or an ISO string. */
+export type FinanceRecordInput = z.input<typeof financeRecordSchema>;
+/** A finance record as sent on the wire: `created` is Unix milliseconds. */
+export type FinanceRecord = z.output<typeof financeRecordSchema>;
+
+export type ValidationResult = { ok: true; record: FinanceRecord } | { ok: false; issues: RecordIssue[] };
+
+/** Validates one record; issues name the field (`amount`) and say what was expected. */
+export function validateFinanceRecord(input: unknown): ValidationResult {
+  const result = financeRecordSchema.safeParse(input);
+  if (result.success) return { ok: true, record: result.data };
+  return { ok: false, issues: toRecordIssues(result.error.issues) };
+}
+
+/** Flattens zod issues into `{ path, message }`, one per unknown key so every issue names its field. */
+export function toRecordIssues(issues: readonly z.core.$ZodIssue[]): RecordIssue[] {
+  const out: RecordIssue[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) out.push({ path: key, message: unknownPropertyMessage(key) });
+      continue;
+    }
+    out.push({ path: issue.path.map(String).join('.'), message: issue.message });
+  }
+  return out;
+}

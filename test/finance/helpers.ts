@@ -1,0 +1,80 @@
+import { createPushApiMock, type PushApiEmulator, type RunningEmulator } from 'push-api-client/testing';
+import { PushClient } from '../../src/client.js';
+import type { FinanceRecordInput } from '../../src/finance/schema.js';
+import type { PublishReport } from '../../src/finance/types.js';
+
+/** A valid record whose fields vary with `i`, so that order can be checked on the server side. */
+export function makeRecord(i: number, overrides: Partial<Record<string, unknown>> = {}): FinanceRecordInput {
+  return {
+    created: 1_700_000_000_000 + i,
+    amount: i + 0.25,
+    currency: 'EUR',
+    identifier: `user${i}@example.com`,
+    type: i % 2 === 0 ? 'expense' : 'invoice',
+    vendor: `Vendor ${i}`,
+    transactionNumber: `tx-${i}`,
+    ...overrides,
+  } as FinanceRecordInput;
+}
+
+export function makeRecords(count: number, start = 0): FinanceRecordInput[] {
+  return Array.from({ length: count }, (_, i) => makeRecord(start + i));
+}
+
+export async function* toAsync<T>(items: Iterable<T>): AsyncGenerator<T> {
+  for (const item of items) yield item;
+}
+
+/** A PushClient wired to an emulator through its in-process fetch (no sockets). */
+export function clientFor(emulator: PushApiEmulator, options: { maxRetries?: number; retryAmbiguous?: boolean } = {}) {
+  return new PushClient({
+    clientId: emulator.clientId,
+    clientSecret: emulator.clientSecret,
+    authUrl: emulator.authUrl,
+    baseUrl: emulator.baseUrl,
+    scopeBase: emulator.scopeBase,
+    fetch: emulator.fetch,
+    env: {},
+    ...options,
+  });
+}
+
+/** A PushClient talking real HTTP to a running emulator on 127.0.0.1. */
+export function clientForServer(
+  server: RunningEmulator,
+  options: { maxRetries?: number; retryAmbiguous?: boolean } = {},
+) {
+  return new PushClient({
+    clientId: server.mock.clientId,
+    clientSecret: server.mock.clientSecret,
+    authUrl: server.authUrl,
+    baseUrl: server.baseUrl,
+    scopeBase: server.mock.scopeBase,
+    env: {},
+    ...options,
+  });
+}
+
+export function mockWithClient(options: Parameters<typeof createPushApiMock>[0] = {}) {
+  const mock = createPushApiMock(options);
+  return { mock, client: clientFor(mock) };
+}
+
+/** The invariant every report keeps: each record read is counted exactly once. */
+export function expectAccounted(report: PublishReport, expectedRead: number): void {
+  const total = report.recordsSent + report.recordsInvalid + report.recordsFailed + report.recordsUnknown;
+  if (total !== expectedRead || report.recordsRead !== expectedRead) {
+    throw new Error(`accounting broken: read ${report.recordsRead}, counted ${total}, expected ${expectedRead}`);
+  }
+  const inBatches = report.batches.reduce((sum, batch) => sum + batch.recordCount, 0);
+  if (inBatches + report.recordsInvalid !== expectedRead) {
+    throw new Error(
+      `batches hold ${inBatches} records and ${report.invalid.length} are invalid, expected ${expectedRead}`,
+    );
+  }
+}
+
+/** Finance requests the emulator answered, by status. */
+export function financeStatuses(emulator: PushApiEmulator): number[] {
+  return emulator.state.requests.filter((r) => r.operation === 'finance').map((r) => r.status);
+}

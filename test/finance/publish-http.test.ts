@@ -1,0 +1,133 @@
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ConfigurationError,
+  ConnectionError,
+  NotFoundError,
+  RecordValidationError,
+  ServerError,
+} from '../../src/errors.js';
+import { PublishAbortedError } from '../../src/finance/errors.js';
+import { financeUrl } from '../../src/finance/publisher.js';
+import { clientForServer, expectAccounted, financeStatuses, makeRecord, makeRecords, toAsync } from './helpers.js';
+
+let server: RunningEmulator;
+beforeEach(async () => {
+  server = await startEmulator();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+describe('finance publish over HTTP', () => {
+  it('an ambiguous 502 on finance is reported as unknown, not re-sent', async () => {
+    const client = clientForServer(server);
+    server.mock.faults.add({ match: { operation: 'finance' }, times: 1, status: 502 });
+    const report = await client.finance.publish(server.mock.appId, makeRecords(30), { batchSize: 10, concurrency: 1 });
+    expect(report.batches.map((b) => b.status)).toEqual(['unknown', 'sent', 'sent']);
+    expect(report.batches[0]?.error).toBeInstanceOf(ServerError);
+    expect(financeStatuses(server.mock)).toEqual([502, 200, 200]);
+    expectAccounted(report, 30);
+  });
+
+  it('a connection dropped after the service stored a batch leaves it unknown, stored once', async () => {
+    const client = clientForServer(server);
+    server.mock.faults.add({ match: { operation: 'finance' }, times: 1, drop: 'after' });
+    const report = await client.finance.publish(server.mock.appId, makeRecords(20), { batchSize: 10, concurrency: 1 });
+    expect(report.batches.map((b) => b.status)).toEqual(['unknown', 'sent']);
+    expect(report.batches[0]?.error).toBeInstanceOf(ConnectionError);
+    expect(server.mock.state.recordCount(server.mock.appId)).toBe(20);
+    expect(financeStatuses(server.mock)).toHaveLength(2);
+  });
+
+  it('re-sends an ambiguous batch only when retryAmbiguous is on', async () => {
+    const client = clientForServer(server, { retryAmbiguous: true });
+    server.mock.faults.add({ match: { operation: 'finance' }, times: 1, status: 502 });
+    const report = await client.finance.publish(server.mock.appId, makeRecords(10));
+    expect(report.batches.map((b) => b.status)).toEqual(['sent']);
+    expect(financeStatuses(server.mock)).toEqual([502, 200]);
+  });
+
+  it('retries a 429 after its Retry-After and counts the batch as sent once', async () => {
+    const client = clientForServer(server);
+    server.mock.faults.add({ match: { operation: 'finance' }, times: 2, status: 429, retryAfter: 0 });
+    const report = await client.finance.publish(server.mock.appId, makeRecords(10));
+    expect(report.batches.map((b) => b.status)).toEqual(['sent']);
+    expect(financeStatuses(server.mock)).toEqual([429, 429, 200]);
+    expect(server.mock.state.recordCount(server.mock.appId)).toBe(10);
+  });
+
+  it('marks a batch failed when 429s outlast the retries, and safe to send again', async () => {
+    const client = clientForServer(server, { maxRetries: 1 });
+    server.mock.faults.add({ match: { operation: 'finance' }, times: 2, status: 429, retryAfter: 0 });
+    const report = await client.finance.publish(server.mock.appId, makeRecords(10));
+    expect(report.batches.map((b) => b.status)).toEqual(['failed']);
+    expect(report.recordsFailed).toBe(10);
+  });
+
+  it('on abort rejects with the report: in-flight batches unknown, unsent ones failed', async () => {
+    const client = clientForServer(server);
+    await client.tokens.getToken();
+    server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, delayMs: 200 });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const error = await client.finance
+      .publish(server.mock.appId, toAsync(makeRecords(100)), {
+        batchSize: 10,
+        concurrency: 2,
+        signal: controller.signal,
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PublishAbortedError);
+    const report = (error as PublishAbortedError).report;
+    expect(report.recordsSent).toBe(20);
+    expect(report.recordsUnknown).toBe(20);
+    expectAccounted(report, report.recordsRead);
+    expect(report.recordsRead).toBeLessThan(100);
+  });
+
+  it.each(['../x', 'a/b?c', 'x#y', '%2e%2e'])('keeps appId %j inside one encoded path segment', async (appId) => {
+    const client = clientForServer(server);
+    await expect(client.finance.publishBatch(appId, [makeRecord(1)])).rejects.toBeInstanceOf(NotFoundError);
+    const [request] = server.mock.state.requests.filter((r) => r.operation === 'finance');
+    expect(request?.path).toBe(`/services/push/v1/customer/apps/${encodeURIComponent(appId)}/finance`);
+  });
+});
+
+describe('financeUrl', () => {
+  it('refuses an empty appId and dot segments', () => {
+    const base = new URL('https://api.example.test/');
+    for (const appId of ['', '.', '..']) expect(() => financeUrl(base, appId)).toThrow(ConfigurationError);
+  });
+
+  it('keeps a base path', () => {
+    expect(financeUrl(new URL('https://h.test/prefix'), 'app 1').href).toBe(
+      'https://h.test/prefix/services/push/v1/customer/apps/app%201/finance',
+    );
+  });
+});
+
+describe('FinancePublisher.publishBatch', () => {
+  it('sends one request and resolves with success', async () => {
+    const client = clientForServer(server);
+    await expect(client.finance.publishBatch(server.mock.appId, makeRecords(1000))).resolves.toEqual({ success: true });
+    expect(financeStatuses(server.mock)).toEqual([200]);
+  });
+
+  it('refuses 1001 records and invalid ones before any request', async () => {
+    const client = clientForServer(server);
+    await expect(client.finance.publishBatch(server.mock.appId, makeRecords(1001))).rejects.toBeInstanceOf(
+      ConfigurationError,
+    );
+    await expect(
+      client.finance.publishBatch(server.mock.appId, [makeRecord(0, { amount: 'ten' })]),
+    ).rejects.toBeInstanceOf(RecordValidationError);
+    expect(financeStatuses(server.mock)).toEqual([]);
+  });
+
+  it('rejects a 2xx answer that does not say success: true', async () => {
+    const client = clientForServer(server);
+    server.mock.faults.add({ match: { operation: 'finance' }, status: 200, body: { success: false } });
+    await expect(client.finance.publishBatch(server.mock.appId, makeRecords(1))).rejects.toThrow(/success: false/);
+  });
+});

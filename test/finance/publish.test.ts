@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError, NotFoundError, RecordValidationError } from '../../src/errors.js';
+import type { PublishReport, SettledBatch } from '../../src/finance/types.js';
+import { expectAccounted, financeStatuses, makeRecord, makeRecords, mockWithClient, toAsync } from './helpers.js';
+
+describe('FinancePublisher.publish', () => {
+  it('sends 2,500 records as 1000 + 1000 + 500 and the service stores them in input order', async () => {
+    const { mock, client } = mockWithClient();
+    const records = makeRecords(2500);
+    const report = await client.finance.publish(mock.appId, records);
+    expect(report.batches.map((b) => [b.firstRecord, b.lastRecord, b.recordCount, b.status])).toEqual([
+      [0, 999, 1000, 'sent'],
+      [1000, 1999, 1000, 'sent'],
+      [2000, 2499, 500, 'sent'],
+    ]);
+    expect(mock.state.records(mock.appId).map((r) => r.transactionNumber)).toEqual(
+      records.map((r) => r.transactionNumber),
+    );
+    expectAccounted(report, 2500);
+  });
+
+  it('sends 1000 records in one request and 1001 in two', async () => {
+    const { mock, client } = mockWithClient();
+    expect((await client.finance.publish(mock.appId, makeRecords(1000))).batches).toHaveLength(1);
+    const report = await client.finance.publish(mock.appId, makeRecords(1001));
+    expect(report.batches.map((b) => b.recordCount)).toEqual([1000, 1]);
+    expect(financeStatuses(mock)).toEqual([200, 200, 200]);
+  });
+
+  it('refuses a batchSize above the spec limit of 1000 before any request', async () => {
+    const { mock, client } = mockWithClient();
+    await expect(client.finance.publish(mock.appId, makeRecords(1), { batchSize: 1001 })).rejects.toBeInstanceOf(
+      ConfigurationError,
+    );
+    expect(financeStatuses(mock)).toEqual([]);
+  });
+
+  it('fills a request body to exactly maxBatchBytes and not a byte more', async () => {
+    const records = makeRecords(3);
+    const bodyBytes = Buffer.byteLength(JSON.stringify({ records }), 'utf8');
+    const { mock, client } = mockWithClient();
+    const exact = await client.finance.publish(mock.appId, records, { maxBatchBytes: bodyBytes });
+    expect(exact.batches.map((b) => b.recordCount)).toEqual([3]);
+    const under = await client.finance.publish(mock.appId, records, { maxBatchBytes: bodyBytes - 1 });
+    expect(under.batches.map((b) => b.recordCount)).toEqual([2, 1]);
+  });
+
+  it('reports a record too large for maxBatchBytes as invalid instead of dropping it', async () => {
+    const records = [makeRecord(0), makeRecord(1, { description: 'x'.repeat(500) }), makeRecord(2)];
+    const { mock, client } = mockWithClient();
+    await expect(client.finance.publish(mock.appId, records, { maxBatchBytes: 400 })).rejects.toMatchObject({
+      invalid: [{ index: 1, issues: [{ path: '', message: expect.stringContaining('maxBatchBytes (400)') }] }],
+    });
+    const report = await client.finance.publish(mock.appId, records, { maxBatchBytes: 400, onInvalid: 'skip' });
+    expect(report.invalid.map((r) => r.index)).toEqual([1]);
+    expect(report.recordsSent).toBe(2);
+    expectAccounted(report, 3);
+  });
+
+  it('validates a whole array before the first request and lists every bad record', async () => {
+    const records = makeRecords(10);
+    records[3] = makeRecord(3, { amount: Number.POSITIVE_INFINITY });
+    records[7] = makeRecord(7, { merchant: 'ACME' });
+    const { mock, client } = mockWithClient();
+    const error = await client.finance.publish(mock.appId, records).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RecordValidationError);
+    const invalid = (error as RecordValidationError).invalid;
+    expect(invalid.map((r) => r.index)).toEqual([3, 7]);
+    expect((error as Error).message).toContain('amount: expected a finite number');
+    expect(financeStatuses(mock)).toEqual([]);
+  });
+
+  it('stops an async iterable at its first invalid record; the error carries the report of what was sent', async () => {
+    const { mock, client } = mockWithClient();
+    let closed = false;
+    async function* input() {
+      try {
+        for (let i = 0; i < 5000; i++) yield i === 2500 ? makeRecord(i, { currency: 'euro' }) : makeRecord(i);
+      } finally {
+        closed = true;
+      }
+    }
+    const error = await client.finance.publish(mock.appId, input(), { concurrency: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RecordValidationError);
+    const { invalid, report } = error as RecordValidationError<PublishReport>;
+    expect(invalid).toEqual([{ index: 2500, issues: [expect.objectContaining({ path: 'currency' })] }]);
+    expect(report?.recordsSent).toBe(2000);
+    expect(report?.batches.map((b) => b.status)).toEqual(['sent', 'sent', 'failed']);
+    expect(report?.batches[2]).toMatchObject({ firstRecord: 2000, lastRecord: 2499 });
+    expectAccounted(report as PublishReport, 2501);
+    expect(mock.state.recordCount(mock.appId)).toBe(2000);
+    expect(closed).toBe(true);
+  });
+
+  it('in skip mode sends the valid records and counts every record exactly once', async () => {
+    const { mock, client } = mockWithClient();
+    const records = makeRecords(25).map((r, i) => (i % 5 === 0 ? { ...r, type: 'refund' } : r));
+    const report = await client.finance.publish(mock.appId, toAsync(records as never), {
+      onInvalid: 'skip',
+      batchSize: 10,
+    });
+    expect(report.invalid.map((r) => r.index)).toEqual([0, 5, 10, 15, 20]);
+    expect(report.recordsSent).toBe(20);
+    expect(mock.state.recordCount(mock.appId)).toBe(20);
+    expectAccounted(report, 25);
+  });
+
+  it('keeps input order in the report when batches finish out of order', async () => {
+    const { mock, client } = mockWithClient();
+    mock.faults.add({ match: { operation: 'finance' }, times: 1, delayMs: 150 });
+    const settled: number[] = [];
+    const report = await client.finance.publish(mock.appId, makeRecords(40), {
+      batchSize: 10,
+      concurrency: 4,
+      onBatchSettled: (batch: SettledBatch) => {
+        settled.push(batch.index);
+        expect(batch.indexes).toEqual(Array.from({ length: 10 }, (_, i) => batch.index * 10 + i));
+        expect(batch.records[0]?.transactionNumber).toBe(`tx-${batch.index * 10}`);
+      },
+    });
+    expect(settled[settled.length - 1]).toBe(0);
+    expect(report.batches.map((b) => b.index)).toEqual([0, 1, 2, 3]);
+  });
+
+  it('reports progress after every batch', async () => {
+    const { mock, client } = mockWithClient();
+    const sent: number[] = [];
+    await client.finance.publish(mock.appId, makeRecords(30), {
+      batchSize: 10,
+      concurrency: 1,
+      onProgress: (progress) => sent.push(progress.recordsSent),
+    });
+    expect(sent).toEqual([10, 20, 30]);
+  });
+
+  it('stops at an unknown app instead of sending every batch into a 404', async () => {
+    const { mock, client } = mockWithClient();
+    const report = await client.finance.publish('no-such-app', makeRecords(50), { batchSize: 10, concurrency: 1 });
+    expect(report.stoppedBy).toBeInstanceOf(NotFoundError);
+    expect(financeStatuses(mock)).toEqual([404]);
+    expect(report.recordsFailed).toBe(report.recordsRead);
+    expect(report.recordsRead).toBeLessThan(50);
+    expect(mock.state.recordCount()).toBe(0);
+  });
+});

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { financeRecordSchema, validateFinanceRecord } from '../../src/finance/schema.js';
+import { makeRecord } from './helpers.js';
+
+function issuesOf(input: unknown) {
+  const result = validateFinanceRecord(input);
+  if (result.ok) throw new Error('expected the record to be invalid');
+  return result.issues;
+}
+
+describe('finance record schema', () => {
+  it('accepts a record with every property of the spec table and outputs it unchanged', () => {
+    const input = { ...makeRecord(1), name: 'n', category: 'a:b', description: 'd' };
+    const result = validateFinanceRecord(input);
+    expect(result).toEqual({ ok: true, record: input });
+  });
+
+  it('lists every missing required property by name', () => {
+    const paths = issuesOf({}).map((issue) => issue.path);
+    expect(paths.sort()).toEqual(['amount', 'created', 'currency', 'identifier', 'type', 'vendor']);
+  });
+
+  it('answers merchant with a message pointing to vendor', () => {
+    const { vendor: _, ...rest } = makeRecord(1) as Record<string, unknown>;
+    const issues = issuesOf({ ...rest, merchant: 'ACME' });
+    expect(issues).toContainEqual({ path: 'merchant', message: expect.stringContaining('"vendor"') });
+    expect(issues.map((issue) => issue.path)).toContain('vendor');
+  });
+
+  it('rejects unknown properties, one issue per property', () => {
+    const issues = issuesOf({ ...makeRecord(1), vendorr: 'x', amout: 1 });
+    expect(issues.map((issue) => issue.path).sort()).toEqual(['amout', 'vendorr']);
+  });
+
+  it.each([Number.NaN, Number.POSITIVE_INFINITY, '12.50', null])(
+    'rejects amount %s as not a finite number',
+    (amount) => {
+      expect(issuesOf({ ...makeRecord(1), amount })).toEqual([{ path: 'amount', message: 'expected a finite number' }]);
+    },
+  );
+
+  it.each(['usd', 'EURO', 'E1R', ''])('rejects currency %j as not an ISO 4217 code', (currency) => {
+    expect(issuesOf({ ...makeRecord(1), currency })[0]?.path).toBe('currency');
+  });
+
+  it('accepts only the two record types of the spec', () => {
+    expect(validateFinanceRecord({ ...makeRecord(1), type: 'invoice' }).ok).toBe(true);
+    expect(issuesOf({ ...makeRecord(1), type: 'refund' })).toEqual([
+      { path: 'type', message: 'expected "expense" or "invoice"' },
+    ]);
+  });
+
+  it('rejects empty required strings and non-string optional ones', () => {
+    const issues = issuesOf({ ...makeRecord(1), vendor: '', identifier: '', name: 5 });
+    expect(issues.map((issue) => issue.path).sort()).toEqual(['identifier', 'name', 'vendor']);
+  });
+
+  it('sends created as Unix milliseconds from a number, a Date, an ISO date or an ISO date-time', () => {
+    const ms = Date.UTC(2024, 0, 31, 9, 30);
+    const created = (value: unknown) => {
+      const result = validateFinanceRecord({ ...makeRecord(1), created: value });
+      return result.ok ? result.record.created : result.issues;
+    };
+    expect(created(ms)).toBe(ms);
+    expect(created(new Date(ms))).toBe(ms);
+    expect(created('2024-01-31T09:30:00Z')).toBe(ms);
+    expect(created('2024-01-31T10:30:00.000+01:00')).toBe(ms);
+    expect(created('2024-01-31')).toBe(Date.UTC(2024, 0, 31));
+  });
+
+  it.each([
+    ['a local date-time without a zone', '2024-01-31T09:30:00'],
+    ['an impossible date', '2024-02-30'],
+    ['free text', 'yesterday'],
+    ['Unix seconds', 1_700_000_000],
+    ['a fraction of a millisecond', 1_700_000_000_000.5],
+    ['an Invalid Date', new Date(Number.NaN)],
+    ['a boolean', true],
+  ])('rejects created given as %s', (_, value) => {
+    const issues = issuesOf({ ...makeRecord(1), created: value });
+    expect(issues).toHaveLength(1);
+    expect(issues[0]?.path).toBe('created');
+  });
+
+  it('says a seconds timestamp looks like seconds', () => {
+    expect(issuesOf({ ...makeRecord(1), created: 1_700_000_000 })[0]?.message).toMatch(/looks like seconds/);
+  });
+
+  it('rejects a value that is not an object', () => {
+    expect(issuesOf('record')).toEqual([{ path: '', message: 'expected a finance record object' }]);
+    expect(issuesOf(null)[0]?.path).toBe('');
+  });
+
+  it('exports a zod schema usable on its own', () => {
+    expect(financeRecordSchema.safeParse(makeRecord(3)).success).toBe(true);
+  });
+});

@@ -1,0 +1,19 @@
+/** Limits and defaults of the uploader, in one place. */
+
+/** Largest file accepted: the single-PUT limit of common object stores (S3, GCS, Azure block blobs). */
+export const MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
+
+/** Proxies and gateways commonly reject request lines over 8 KB; each upload-address URL stays below this. */
+export const MAX_UPLOAD_URLS_URL_LENGTH = 8_000;
+
+/** Object keys of S3-compatible stores are at most 1024 bytes of UTF-8. */
+export const MAX_FILE_NAME_BYTES = 1024;
+
+/** PUTs in flight at once. */
+export const DEFAULT_UPLOAD_CONCURRENCY = 4;
+
+/** Slice size used when streaming in-memory data, so progress advances in steps rather than all at once. */
+export const MEMORY_CHUNK_BYTES = 64 * 1024;
+
+/** Read size for files on disk: large enough for loopback throughput, small enough to keep memory flat. */
+export const FILE_CHUNK_BYTES = 256 * 1024;

@@ -1,0 +1,89 @@
+/** Public types of the uploader: what goes in, what comes out. */
+import type { PushError } from '../errors.js';
+
+/** The `type` query parameter of the upload-address operation (spec, operation 2). */
+export type UploadFileType = 'users' | 'contracts' | 'other';
+
+/** A file on disk, streamed from disk (never read whole into memory). */
+export interface UploadPathInput {
+  /** The name the service stores the file under. @default the path's basename */
+  name?: string;
+  path: string;
+}
+
+/** Content already in memory. A string is sent as its UTF-8 bytes. */
+export interface UploadDataInput {
+  name: string;
+  data: string | Uint8Array | Blob;
+}
+
+/**
+ * Content from a stream that can be read only once, with its size declared up front (the PUT always
+ * carries `Content-Length`). Such a file is never retried: a failed PUT is reported as failed.
+ */
+export interface UploadStreamInput {
+  name: string;
+  stream: NodeJS.ReadableStream | AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>;
+  /** Exact number of bytes the stream yields; a stream that yields more or fewer fails that file. */
+  size: number;
+}
+
+/** One file to upload: a path (name = basename), a path with a name, in-memory data, or a sized stream. */
+export type UploadInput = string | UploadPathInput | UploadDataInput | UploadStreamInput;
+
+/** Options of {@link Uploader.getUploadUrls}. */
+export interface GetUploadUrlsOptions {
+  /** Sent as the `type` query parameter. @default not sent */
+  type?: UploadFileType;
+  signal?: AbortSignal;
+}
+
+/** Progress of an upload, reported as bytes are handed to the transport. Both totals only grow. */
+export interface UploadProgress {
+  /** Name of the file whose bytes moved. */
+  file: string;
+  /** Bytes of that file sent so far (a re-sent attempt counts again only past its previous mark). */
+  fileBytes: number;
+  /** Size of that file. */
+  fileTotal: number;
+  /** Bytes sent so far, over all files of the call. */
+  bytes: number;
+  /** Size of all files of the call. */
+  totalBytes: number;
+}
+
+/** Options of {@link Uploader.upload}. */
+export interface UploadOptions {
+  /** Sent as the `type` query parameter when asking for upload addresses. @default not sent */
+  type?: UploadFileType;
+  /** How many PUTs run at once. @default 4 */
+  concurrency?: number;
+  /** Called as bytes are sent and when a file completes. An exception thrown here is logged and ignored. */
+  onProgress?: (progress: UploadProgress) => void;
+  /** Aborts every pending and running PUT; `upload` then rejects with an `AbortError`. */
+  signal?: AbortSignal;
+}
+
+/** Outcome of one file. */
+export interface UploadFileResult {
+  name: string;
+  /** Size of the file in bytes. */
+  bytes: number;
+  status: 'uploaded' | 'failed';
+  /** The storage host's `ETag` response header, when it sent one. */
+  etag?: string;
+  /** Number of PUT attempts made (retries and a re-signed address included). */
+  attempts: number;
+  /** Why the file failed: usually an `UploadError` with the storage host's code and message. */
+  error?: PushError;
+}
+
+/** What {@link Uploader.upload} resolves with: one entry per input file, in input order. */
+export interface UploadReport {
+  files: UploadFileResult[];
+  filesUploaded: number;
+  filesFailed: number;
+  /** Sum of the sizes of the uploaded files. */
+  bytesUploaded: number;
+  durationMs: number;
+}

@@ -1,0 +1,117 @@
+/** The upload-address operation (spec, operation 2): building its URLs and checking its answer. */
+import { ConfigurationError, PushError, UploadError } from '../errors.js';
+import { assertSecureUrl } from '../http/url-guard.js';
+import { MAX_UPLOAD_URLS_URL_LENGTH } from './limits.js';
+import type { UploadFileType } from './types.js';
+
+/**
+ * `{base_url}/services/push/v1/customer/apps/{appId}/upload`. The app id is percent-encoded so that
+ * it can never change the path; "." and ".." are refused because URL parsers resolve them (even
+ * encoded as %2E) as path segments.
+ */
+export function uploadUrlsEndpoint(baseUrl: URL, appId: string): URL {
+  if (typeof appId !== 'string' || appId === '' || appId === '.' || appId === '..') {
+    throw new ConfigurationError(`appId must be a non-empty application id, got ${JSON.stringify(appId)}`);
+  }
+  let segment: string;
+  try {
+    segment = encodeURIComponent(appId);
+  } catch {
+    throw new ConfigurationError('appId must be well-formed Unicode');
+  }
+  const base = new URL(baseUrl.href);
+  base.search = '';
+  base.hash = '';
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  return new URL(`services/push/v1/customer/apps/${segment}/upload`, base);
+}
+
+function encodedParam(key: string, value: string): string {
+  return new URLSearchParams([[key, value]]).toString();
+}
+
+/**
+ * Splits the names over as few request URLs as possible, each with repeated `filenames=` parameters
+ * (never `filenames[]`) and shorter than `maxLength`, because proxies commonly refuse longer request lines.
+ */
+export function uploadUrlsRequests(
+  endpoint: URL,
+  names: readonly string[],
+  type?: UploadFileType,
+  maxLength: number = MAX_UPLOAD_URLS_URL_LENGTH,
+): URL[] {
+  const fixed = new URL(endpoint.href);
+  fixed.search = '';
+  fixed.hash = '';
+  // "?" plus the type parameter and its "&" are part of every request.
+  const typeParam = type === undefined ? undefined : encodedParam('type', type);
+  const baseLength = fixed.href.length + 1 + (typeParam === undefined ? 0 : typeParam.length + 1);
+  const urls: URL[] = [];
+  let group: string[] = [];
+  let length = baseLength;
+  const flush = () => {
+    const url = new URL(fixed.href);
+    const params = new URLSearchParams();
+    for (const name of group) params.append('filenames', name);
+    if (type !== undefined) params.append('type', type);
+    url.search = params.toString();
+    urls.push(url);
+    group = [];
+    length = baseLength;
+  };
+  for (const name of names) {
+    const pairLength = encodedParam('filenames', name).length;
+    if (baseLength + pairLength >= maxLength) {
+      throw new UploadError(name, `File name ${JSON.stringify(name)} is too long to fit in an upload-address request.`);
+    }
+    if (group.length > 0 && length + 1 + pairLength >= maxLength) flush();
+    length += (group.length > 0 ? 1 : 0) + pairLength;
+    group.push(name);
+  }
+  if (group.length > 0) flush();
+  return urls;
+}
+
+/**
+ * Checks the answer: a JSON object with exactly one absolute http(s) URL per requested name, each
+ * passing the https-only rule, because a file must never go to an address we did not ask for.
+ */
+export function parseUploadUrlMap(
+  body: unknown,
+  requested: readonly string[],
+  allowInsecureHttp: boolean,
+): Record<string, string> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new PushError('The upload-address response is not a JSON object mapping file names to addresses.');
+  }
+  const map = body as Record<string, unknown>;
+  const wanted = new Set(requested);
+  const extra = Object.keys(map).filter((key) => !wanted.has(key));
+  if (extra.length > 0) {
+    throw new UploadError(
+      extra[0] ?? '',
+      `The upload-address response has addresses for names that were not requested: ${JSON.stringify(extra.slice(0, 5))}.`,
+    );
+  }
+  const out: Record<string, string> = {};
+  for (const name of requested) {
+    const value = Object.hasOwn(map, name) ? map[name] : undefined;
+    if (value === undefined)
+      throw new UploadError(name, `The upload-address response has no address for ${JSON.stringify(name)}.`);
+    if (typeof value !== 'string')
+      throw new UploadError(name, `The upload address for ${JSON.stringify(name)} is not a string.`);
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new UploadError(name, `The upload address for ${JSON.stringify(name)} is not an absolute URL.`);
+    }
+    try {
+      assertSecureUrl(url, `signed upload address for ${JSON.stringify(name)}`, allowInsecureHttp);
+    } catch (error) {
+      throw new UploadError(name, error instanceof Error ? error.message : String(error), { cause: error });
+    }
+    out[name] = value;
+  }
+  return out;
+}

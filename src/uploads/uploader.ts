@@ -1,0 +1,199 @@
+/**
+ * The two-step upload (spec, operations 2 and 3): ask the data API for signed addresses, then PUT
+ * each file's raw bytes to its address, a few at a time, with progress and a per-file report.
+ */
+import pLimit from 'p-limit';
+import type { ClientContext } from '../context.js';
+import { AbortError, ConfigurationError, PushError, type UploadError } from '../errors.js';
+import { assertValidFileNames } from './filenames.js';
+import { DEFAULT_UPLOAD_CONCURRENCY } from './limits.js';
+import { MeteredBody, ProgressTracker } from './progress.js';
+import { toUploadSource, type UploadSource } from './sources.js';
+import { asUploadError, isRefusedSignature, toUploadError } from './storage-errors.js';
+import type { GetUploadUrlsOptions, UploadFileResult, UploadInput, UploadOptions, UploadReport } from './types.js';
+import { parseUploadUrlMap, uploadUrlsEndpoint, uploadUrlsRequests } from './upload-urls.js';
+
+export class Uploader {
+  readonly #ctx: ClientContext;
+
+  constructor(ctx: ClientContext) {
+    this.#ctx = ctx;
+  }
+
+  /**
+   * Asks for one signed upload address per file name. Long lists are split over several requests,
+   * each URL under 8 KB. The answer must hold exactly one absolute, https (or loopback) address per
+   * name; anything else is an error, so that no file can be sent somewhere unexpected.
+   */
+  async getUploadUrls(
+    appId: string,
+    filenames: readonly string[],
+    options: GetUploadUrlsOptions = {},
+  ): Promise<Record<string, string>> {
+    const endpoint = uploadUrlsEndpoint(this.#ctx.baseUrl, appId);
+    if (!Array.isArray(filenames)) throw new ConfigurationError('filenames must be an array of file names');
+    assertValidFileNames(filenames);
+    const addresses: Record<string, string> = {};
+    for (const url of uploadUrlsRequests(endpoint, filenames, options.type)) {
+      const names = url.searchParams.getAll('filenames');
+      const response = await this.#ctx.http.send({
+        operation: 'upload-urls',
+        method: 'GET',
+        url,
+        // The spec lists this header for operation 2 even though the GET has no body.
+        headers: { 'content-type': 'application/json' },
+        auth: 'bearer',
+        retryPolicy: 'idempotent',
+        ...(options.signal && { signal: options.signal }),
+      });
+      let body: unknown;
+      try {
+        body = await response.json();
+      } catch (error) {
+        throw new PushError('The upload-address response is not valid JSON.', { cause: error });
+      }
+      for (const [name, address] of Object.entries(parseUploadUrlMap(body, names, this.#ctx.allowInsecureHttp))) {
+        // defineProperty: a file may be called "__proto__".
+        Object.defineProperty(addresses, name, {
+          value: address,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+    }
+    return addresses;
+  }
+
+  /**
+   * Uploads files: checks every input first (names, sizes, readable paths), gets their addresses,
+   * then PUTs up to `concurrency` at once. One file's failure does not stop the others; each is
+   * reported. Rejects only for bad input, a failed address request, or an abort.
+   */
+  async upload(appId: string, files: readonly UploadInput[], options: UploadOptions = {}): Promise<UploadReport> {
+    const started = performance.now();
+    const { signal } = options;
+    const concurrency = options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new ConfigurationError(`concurrency must be a whole number of at least 1, got ${concurrency}`);
+    }
+    uploadUrlsEndpoint(this.#ctx.baseUrl, appId);
+    if (!Array.isArray(files)) throw new ConfigurationError('files must be an array of upload inputs');
+    throwIfAborted(signal);
+
+    const sources = await Promise.all(files.map(toUploadSource));
+    assertValidFileNames(sources.map((source) => source.name));
+    const results: UploadFileResult[] = [];
+    if (sources.length > 0) {
+      const urlOptions: GetUploadUrlsOptions = {
+        ...(options.type && { type: options.type }),
+        ...(signal && { signal }),
+      };
+      const addresses = await this.getUploadUrls(
+        appId,
+        sources.map((source) => source.name),
+        urlOptions,
+      );
+      const totalBytes = sources.reduce((sum, source) => sum + source.size, 0);
+      const tracker = new ProgressTracker(totalBytes, options.onProgress, this.#ctx.logger);
+      const limit = pLimit(concurrency);
+      const settled = await Promise.allSettled(
+        sources.map((source) =>
+          limit(() => this.#uploadOne(appId, source, addresses[source.name] ?? '', tracker, urlOptions)),
+        ),
+      );
+      settled.forEach((outcome, index) => {
+        const source = sources[index] as UploadSource;
+        results.push(
+          outcome.status === 'fulfilled'
+            ? outcome.value
+            : {
+                name: source.name,
+                bytes: source.size,
+                status: 'failed',
+                attempts: 0,
+                error: asUploadError(source.name, outcome.reason),
+              },
+        );
+      });
+    }
+    throwIfAborted(signal);
+
+    const uploaded = results.filter((file) => file.status === 'uploaded');
+    return {
+      files: results,
+      filesUploaded: uploaded.length,
+      filesFailed: results.length - uploaded.length,
+      bytesUploaded: uploaded.reduce((sum, file) => sum + file.bytes, 0),
+      durationMs: Math.round(performance.now() - started),
+    };
+  }
+
+  /** One file: PUT (retried by the transport when the source can be re-opened), re-signed once if refused. */
+  async #uploadOne(
+    appId: string,
+    source: UploadSource,
+    firstAddress: string,
+    tracker: ProgressTracker,
+    urlOptions: GetUploadUrlsOptions,
+  ): Promise<UploadFileResult> {
+    const { name, size } = source;
+    let attempts = 0;
+    let address = firstAddress;
+    let resigned = false;
+    let meter: MeteredBody | undefined;
+    const failed = (error: PushError): UploadFileResult => ({ name, bytes: size, status: 'failed', attempts, error });
+
+    for (;;) {
+      if (urlOptions.signal?.aborted) return failed(abortError(urlOptions.signal));
+      try {
+        const response = await this.#ctx.http.send({
+          operation: 'upload',
+          method: 'PUT',
+          url: new URL(address),
+          // Only what the signature needs. Content-Length always, so the body is never chunked
+          // (storage hosts answer 411/501 to chunked PUTs) and msw handlers see it too.
+          headers: { 'content-length': String(size) },
+          body: ({ touch }) => {
+            attempts += 1;
+            meter = new MeteredBody(name, size, (bytes) => {
+              // Bytes moving keep the attempt alive: the timeout measures a stall, not the whole upload.
+              touch();
+              tracker.update(name, size, bytes);
+            });
+            return meter.wrap(source.open());
+          },
+          // Signed addresses carry their own authorization; a bearer token must never reach the storage host.
+          auth: 'none',
+          retryPolicy: source.reopenable ? 'idempotent' : 'never',
+          mapError: (response, bodyText): UploadError => toUploadError(name, response.status, bodyText),
+          ...(urlOptions.signal && { signal: urlOptions.signal }),
+        });
+        tracker.complete(name, size);
+        const etag = response.headers.get('etag');
+        return { name, bytes: size, status: 'uploaded', attempts, ...(etag !== null && { etag }) };
+      } catch (error) {
+        if (error instanceof AbortError) return failed(error);
+        if (!resigned && source.reopenable && isRefusedSignature(error)) {
+          // The address expired (or was refused) before the PUT: one fresh address, one more try.
+          resigned = true;
+          try {
+            address = (await this.getUploadUrls(appId, [name], urlOptions))[name] ?? '';
+            continue;
+          } catch (resignError) {
+            return failed(asUploadError(name, resignError));
+          }
+        }
+        return failed(meter?.sourceError ?? asUploadError(name, error));
+      }
+    }
+  }
+}
+
+function abortError(signal: AbortSignal): AbortError {
+  return new AbortError('Upload aborted by the caller', { cause: signal.reason });
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw abortError(signal);
+}

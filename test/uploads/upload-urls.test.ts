@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError, PushError, UploadError } from '../../src/errors.js';
+import { MAX_UPLOAD_URLS_URL_LENGTH } from '../../src/uploads/limits.js';
+import { parseUploadUrlMap, uploadUrlsEndpoint, uploadUrlsRequests } from '../../src/uploads/upload-urls.js';
+
+const BASE = new URL('https://api.push.test');
+
+describe('upload-address endpoint', () => {
+  it('puts the app id in the spec path', () => {
+    expect(uploadUrlsEndpoint(BASE, 'app-1').href).toBe(
+      'https://api.push.test/services/push/v1/customer/apps/app-1/upload',
+    );
+  });
+
+  it('keeps a base path and ignores its query', () => {
+    expect(uploadUrlsEndpoint(new URL('https://gw.test/push?x=1'), 'a').href).toBe(
+      'https://gw.test/push/services/push/v1/customer/apps/a/upload',
+    );
+  });
+
+  it.each(['../../admin', 'a/b', 'a?b', 'a#b', '%2e%2e', 'ü id'])(
+    'encodes app id %j so it cannot change the path',
+    (appId) => {
+      const url = uploadUrlsEndpoint(BASE, appId);
+      expect(url.pathname).toMatch(/^\/services\/push\/v1\/customer\/apps\/[^/]+\/upload$/);
+      expect(url.search).toBe('');
+      expect(decodeURIComponent(url.pathname.split('/')[6] ?? '')).toBe(appId);
+    },
+  );
+
+  it.each(['', '.', '..', 'lone\ud800'])('rejects app id %j', (appId) => {
+    expect(() => uploadUrlsEndpoint(BASE, appId)).toThrow(ConfigurationError);
+  });
+});
+
+describe('upload-address requests', () => {
+  const endpoint = uploadUrlsEndpoint(BASE, 'app');
+
+  it('repeats filenames= once per name, never filenames[]', () => {
+    const [url, ...rest] = uploadUrlsRequests(endpoint, ['a.csv', 'b c.csv', 'ü.csv'], 'users');
+    expect(rest).toHaveLength(0);
+    expect(url?.search).toBe('?filenames=a.csv&filenames=b+c.csv&filenames=%C3%BC.csv&type=users');
+    expect(url?.searchParams.getAll('filenames')).toEqual(['a.csv', 'b c.csv', 'ü.csv']);
+  });
+
+  it('splits a long list so that every URL stays under 8 KB and every name is asked for once, in order', () => {
+    const names = Array.from({ length: 3000 }, (_, i) => `export-${i}-${'ä'.repeat(i % 40)}.csv`);
+    const urls = uploadUrlsRequests(endpoint, names, 'contracts');
+    expect(urls.length).toBeGreaterThan(1);
+    for (const url of urls) {
+      expect(url.href.length).toBeLessThan(MAX_UPLOAD_URLS_URL_LENGTH);
+      expect(url.searchParams.get('type')).toBe('contracts');
+    }
+    expect(urls.flatMap((url) => url.searchParams.getAll('filenames'))).toEqual(names);
+  });
+
+  it('fills each request close to the limit rather than sending many small ones', () => {
+    const names = Array.from({ length: 2000 }, (_, i) => `file-${String(i).padStart(6, '0')}.csv`);
+    const urls = uploadUrlsRequests(endpoint, names);
+    for (const url of urls.slice(0, -1)) expect(url.href.length).toBeGreaterThan(MAX_UPLOAD_URLS_URL_LENGTH - 40);
+  });
+
+  it('refuses a single name too long for any request', () => {
+    expect(() => uploadUrlsRequests(endpoint, ['x'.repeat(9000)])).toThrow(UploadError);
+  });
+});
+
+describe('upload-address response', () => {
+  const good = { 'a.csv': 'https://up.test/app/a.csv?sig=1', 'b.csv': 'https://up.test/app/b.csv?sig=2' };
+
+  it('returns one address per requested name', () => {
+    expect(parseUploadUrlMap(good, ['a.csv', 'b.csv'], false)).toEqual(good);
+  });
+
+  it.each([
+    ['a missing name', { 'a.csv': good['a.csv'] }, /no address for "b.csv"/],
+    ['an extra name', { ...good, 'c.csv': 'https://up.test/c' }, /not requested: \["c.csv"\]/],
+    ['a non-string address', { ...good, 'b.csv': 42 }, /"b.csv" is not a string/],
+    ['a relative address', { ...good, 'b.csv': '/app/b.csv' }, /"b.csv" is not an absolute URL/],
+    ['plain http to a remote host', { ...good, 'b.csv': 'http://up.test/b' }, /only https/],
+    ['a non-http scheme', { ...good, 'b.csv': 'ftp://up.test/b' }, /http\(s\) URL/],
+  ])('rejects %s', (_, body, message) => {
+    expect(() => parseUploadUrlMap(body, ['a.csv', 'b.csv'], false)).toThrow(message);
+  });
+
+  it('rejects a body that is not an object', () => {
+    for (const body of [null, [], 'x', 1]) expect(() => parseUploadUrlMap(body, ['a.csv'], false)).toThrow(PushError);
+  });
+
+  it('allows http to loopback, and to any host with allowInsecureHttp', () => {
+    expect(parseUploadUrlMap({ a: 'http://127.0.0.1:9/a' }, ['a'], false)).toEqual({ a: 'http://127.0.0.1:9/a' });
+    expect(parseUploadUrlMap({ a: 'http://up.test/a' }, ['a'], true)).toEqual({ a: 'http://up.test/a' });
+  });
+});

@@ -1,0 +1,122 @@
+/** The uploader against the emulator over real HTTP (127.0.0.1), where the wire rules are enforced. */
+import { Readable } from 'node:stream';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { PushClient } from '../../src/client.js';
+import { clientFor, patternBytes, progressRecorder, sha256, tempDir } from './helpers.js';
+
+let emulator: RunningEmulator;
+let client: PushClient;
+let files: Awaited<ReturnType<typeof tempDir>>;
+
+beforeAll(async () => {
+  emulator = await startEmulator();
+  client = clientFor({ ...emulator.mock, authUrl: emulator.authUrl, baseUrl: emulator.baseUrl });
+  files = await tempDir();
+});
+afterEach(() => emulator.mock.reset());
+afterAll(async () => {
+  await emulator.close();
+  await files.cleanup();
+});
+
+describe('upload over real HTTP', () => {
+  it('PUT carries Content-Length and no Authorization', async () => {
+    const data = patternBytes(300_000);
+    const report = await client.uploads.upload(emulator.mock.appId, [{ name: 'users.csv', data }]);
+    expect(report.files[0]).toMatchObject({ status: 'uploaded', attempts: 1 });
+    const put = emulator.mock.state.requests.find((request) => request.operation === 'upload');
+    expect(put?.headers['content-length']).toBe('300000');
+    expect(put?.headers['transfer-encoding']).toBeUndefined();
+    expect(put?.headers.authorization).toBeUndefined();
+    expect(emulator.mock.state.file(emulator.mock.appId, 'users.csv')?.authorization).toBeUndefined();
+    // The address request did carry the bearer token, and no token is in any upload address.
+    const get = emulator.mock.state.requests.find((request) => request.operation === 'upload-urls');
+    expect(get?.headers.authorization).toMatch(/^Bearer/);
+    const token = emulator.mock.state.tokens[0]?.token;
+    expect(token).toEqual(expect.any(String));
+    expect(JSON.stringify(put)).not.toContain(token);
+  });
+
+  it('stores the exact bytes of path, buffer, string, blob and stream sources', async () => {
+    const onDisk = patternBytes(1_500_000, 2);
+    const filePath = await files.write('on-disk.bin', onDisk);
+    const buffer = patternBytes(70_000, 3);
+    const blob = patternBytes(200_000, 4);
+    const streamed = patternBytes(1_000_000, 5);
+    const text = 'name,email\nZoë,zoe@example.com\n';
+    const report = await client.uploads.upload(emulator.mock.appId, [
+      filePath,
+      { name: 'buffer.bin', data: buffer },
+      { name: 'text.csv', data: text },
+      { name: 'blob.bin', data: new Blob([new Uint8Array(blob)]) },
+      {
+        name: 'node-stream.bin',
+        stream: Readable.from([streamed.subarray(0, 4096), streamed.subarray(4096)]),
+        size: streamed.length,
+      },
+    ]);
+    expect(report).toMatchObject({ filesUploaded: 5, filesFailed: 0 });
+    const stored = (name: string) => emulator.mock.state.file(emulator.mock.appId, name)?.sha256;
+    expect(stored('on-disk.bin')).toBe(sha256(onDisk));
+    expect(stored('buffer.bin')).toBe(sha256(buffer));
+    expect(stored('text.csv')).toBe(sha256(Buffer.from(text, 'utf8')));
+    expect(stored('blob.bin')).toBe(sha256(blob));
+    expect(stored('node-stream.bin')).toBe(sha256(streamed));
+    expect(report.bytesUploaded).toBe(
+      onDisk.length + buffer.length + Buffer.byteLength(text) + blob.length + streamed.length,
+    );
+  });
+
+  it('uploads a 0-byte file with Content-Length: 0', async () => {
+    const empty = await files.write('empty.csv', '');
+    const progress = progressRecorder();
+    const report = await client.uploads.upload(emulator.mock.appId, [empty], { onProgress: progress.onProgress });
+    expect(report.files[0]).toMatchObject({ name: 'empty.csv', bytes: 0, status: 'uploaded' });
+    expect(emulator.mock.state.file(emulator.mock.appId, 'empty.csv')?.size).toBe(0);
+    const put = emulator.mock.state.requests.find((request) => request.operation === 'upload');
+    expect(put?.headers['content-length']).toBe('0');
+    expect(progress.events).toEqual([{ file: 'empty.csv', fileBytes: 0, fileTotal: 0, bytes: 0, totalBytes: 0 }]);
+  });
+
+  it('uploads files with unicode names', async () => {
+    const names = ['Übersicht 2024.csv', '日本語.txt', 'emoji 📦 + & = ?.bin', 'ñ#%.json'];
+    const report = await client.uploads.upload(
+      emulator.mock.appId,
+      names.map((name, i) => ({ name, data: `file ${i}` })),
+    );
+    expect(report.filesUploaded).toBe(names.length);
+    expect(
+      emulator.mock.state
+        .files(emulator.mock.appId)
+        .map((file) => file.name)
+        .sort(),
+    ).toEqual([...names].sort());
+  });
+
+  it('reports progress that only grows and ends at the total', async () => {
+    const progress = progressRecorder();
+    const inputs = [patternBytes(900_000, 7), patternBytes(10, 8), patternBytes(400_000, 9)].map((data, i) => ({
+      name: `p${i}.bin`,
+      data,
+    }));
+    const report = await client.uploads.upload(emulator.mock.appId, inputs, {
+      onProgress: progress.onProgress,
+      concurrency: 2,
+    });
+    expect(report.filesUploaded).toBe(3);
+    progress.assertMonotonic();
+    const last = progress.events.at(-1);
+    expect(last?.bytes).toBe(1_300_010);
+    expect(last?.totalBytes).toBe(1_300_010);
+    expect(progress.events.length).toBeGreaterThan(3);
+  });
+
+  it('streams a large file from disk and stores it intact', async () => {
+    const big = patternBytes(24 * 1024 * 1024 + 3, 11);
+    const bigPath = await files.write('big.bin', big);
+    const report = await client.uploads.upload(emulator.mock.appId, [bigPath]);
+    expect(report.files[0]).toMatchObject({ status: 'uploaded', bytes: big.length });
+    expect(emulator.mock.state.file(emulator.mock.appId, 'big.bin')?.sha256).toBe(sha256(big));
+  });
+});

@@ -1,0 +1,57 @@
+/** Public API of push-api-client. Internal helpers are deliberately not exported. */
+
+export type { GetTokenOptions, TokenAuthMethod, TokenManager } from './auth/token-manager.js';
+export type { AccessToken, TokenStore } from './auth/token-store.js';
+export { MemoryTokenStore } from './auth/token-store.js';
+export type { PushClientOptions } from './client.js';
+export { PushClient } from './client.js';
+export type { ApiErrorBody, HeadersRecord, InvalidRecord, RecordIssue } from './errors.js';
+export {
+  AbortError,
+  AuthenticationError,
+  BadRequestError,
+  ConfigurationError,
+  ConnectionError,
+  MAX_RETRY_AFTER_MS,
+  NotFoundError,
+  PermissionDeniedError,
+  PushApiError,
+  PushError,
+  parseRetryAfterHeader,
+  RateLimitError,
+  RecordValidationError,
+  ServerError,
+  TimeoutError,
+  TokenError,
+  UnprocessableEntityError,
+  UploadError,
+} from './errors.js';
+export { PublishAbortedError } from './finance/errors.js';
+export type { FinancePublisher } from './finance/publisher.js';
+export type { FinanceRecord, FinanceRecordInput } from './finance/schema.js';
+export { financeRecordSchema } from './finance/schema.js';
+export type {
+  BatchReport,
+  BatchStatus,
+  PublishBatchOptions,
+  PublishOptions,
+  PublishProgress,
+  PublishReport,
+  SettledBatch,
+} from './finance/types.js';
+export type { FetchLike } from './http/fetch.js';
+export type { Logger } from './http/types.js';
+export type {
+  GetUploadUrlsOptions,
+  UploadDataInput,
+  UploadFileResult,
+  UploadFileType,
+  UploadInput,
+  UploadOptions,
+  UploadPathInput,
+  UploadProgress,
+  UploadReport,
+  UploadStreamInput,
+} from './uploads/types.js';
+export type { Uploader } from './uploads/uploader.js';
+export { VERSION } from './version.js';

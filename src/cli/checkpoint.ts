@@ -1,0 +1,150 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { VERSION } from '../version.js';
+import { UsageError } from './exit-codes.js';
+import { type Range, RangeSet } from './ranges.js';
+import type { InputSpec } from './readers/index.js';
+
+/**
+ * The `--checkpoint` file. Records are numbered by ordinal: the position of each *valid* record in
+ * the input, which is the same on every run over the same input. The file lists which ordinals were
+ * delivered, failed or have an unknown outcome, and how far records were handed to the sender.
+ */
+interface CheckpointFile {
+  version: 1;
+  /** sha256 of the CLI version, the reading options and every input byte. */
+  fingerprint: string;
+  inputs: { name: string; size: number | undefined }[];
+  /** Every ordinal below this may have been sent: it is written before those records are handed over. */
+  handedOffThrough: number;
+  delivered: Range[];
+  failed: Range[];
+  unknown: Range[];
+  complete: boolean;
+  updatedAt: string;
+}
+
+/** What a resumed run does with one record. */
+export type ResumeDecision = 'send' | 'skip-delivered' | 'skip-unknown';
+
+/**
+ * The input fingerprint: a different file, changed content, another format or `--map`, or another
+ * CLI version (whose validation could number records differently) all refuse the checkpoint.
+ */
+export async function fingerprintInputs(inputs: InputSpec[], readingOptions: unknown): Promise<string> {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify({ cli: VERSION, readingOptions, formats: inputs.map((input) => input.format) }));
+  for (const input of inputs) {
+    if (input.path === '-') throw new UsageError('--checkpoint needs files: stdin (-) cannot be read again to resume');
+    hash.update('\0file\0');
+    for await (const chunk of createReadStream(input.path)) hash.update(chunk as Buffer);
+  }
+  return `sha256:${hash.digest('hex')}`;
+}
+
+export class Checkpoint {
+  private delivered: RangeSet;
+  private failed = new RangeSet();
+  private unknown: RangeSet;
+  /** Unknown in an earlier run, and not to be resent: such records are skipped and listed as unknown. */
+  private readonly carriedUnknown: RangeSet;
+  private readonly previouslyDelivered: RangeSet;
+  private handedOffThrough = 0;
+  private complete = false;
+
+  private constructor(
+    private readonly path: string,
+    private readonly fingerprint: string,
+    private readonly inputs: CheckpointFile['inputs'],
+    previous: CheckpointFile | undefined,
+    resendUnknown: boolean,
+  ) {
+    this.previouslyDelivered = new RangeSet(previous?.delivered ?? []);
+    this.delivered = new RangeSet(previous?.delivered ?? []);
+    // Records handed to the sender by a run that then died without settling them may have
+    // reached the service: they count as unknown, exactly like an ambiguous batch.
+    const settled = this.delivered
+      .union(new RangeSet(previous?.failed ?? []))
+      .union(new RangeSet(previous?.unknown ?? []));
+    const interrupted = settled.complementUpTo(previous?.handedOffThrough ?? 0);
+    const unknownBefore = new RangeSet(previous?.unknown ?? []).union(interrupted);
+    this.carriedUnknown = resendUnknown ? new RangeSet() : unknownBefore;
+    this.unknown = resendUnknown ? new RangeSet() : unknownBefore;
+    // Failed batches were refused by the service, so they are simply sent again.
+  }
+
+  /** Opens or creates the checkpoint; a file written for other input is refused (exit 2). */
+  static open(path: string, fingerprint: string, inputs: InputSpec[], resendUnknown: boolean): Checkpoint {
+    let previous: CheckpointFile | undefined;
+    let text: string | undefined;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw new UsageError(`--checkpoint ${path}: cannot read file`);
+    }
+    if (text !== undefined) {
+      try {
+        previous = JSON.parse(text) as CheckpointFile;
+      } catch {
+        throw new UsageError(`--checkpoint ${path}: not a checkpoint file (invalid JSON)`);
+      }
+      if (previous.version !== 1 || !Array.isArray(previous.delivered)) {
+        throw new UsageError(`--checkpoint ${path}: not a checkpoint file this version can read`);
+      }
+      if (previous.fingerprint !== fingerprint) {
+        throw new UsageError(
+          `--checkpoint ${path} was written for different input or options; use a new checkpoint file or delete this one`,
+        );
+      }
+    }
+    const described = inputs.map((input) => ({ name: input.name, size: input.size }));
+    return new Checkpoint(path, fingerprint, described, previous, resendUnknown);
+  }
+
+  /** Whether this run sends the record with this ordinal. */
+  decide(ordinal: number): ResumeDecision {
+    if (this.previouslyDelivered.has(ordinal)) return 'skip-delivered';
+    if (this.carriedUnknown.has(ordinal)) return 'skip-unknown';
+    return 'send';
+  }
+
+  /** Counts carried from earlier runs, for the summary. */
+  carried(): { delivered: number; unknown: number } {
+    return { delivered: this.previouslyDelivered.size(), unknown: this.carriedUnknown.size() };
+  }
+
+  /** Called before records up to `ordinal` (exclusive) are handed to the sender; saves at once. */
+  handOffThrough(ordinal: number): void {
+    if (ordinal <= this.handedOffThrough) return;
+    this.handedOffThrough = ordinal;
+    this.save();
+  }
+
+  settle(status: 'sent' | 'failed' | 'unknown', ordinals: readonly number[]): void {
+    const target = status === 'sent' ? this.delivered : status === 'failed' ? this.failed : this.unknown;
+    target.addAll(ordinals);
+  }
+
+  markComplete(): void {
+    this.complete = true;
+  }
+
+  /** Writes atomically: a crash mid-write leaves the previous checkpoint, never half a file. */
+  save(): void {
+    const file: CheckpointFile = {
+      version: 1,
+      fingerprint: this.fingerprint,
+      inputs: this.inputs,
+      handedOffThrough: this.handedOffThrough,
+      delivered: this.delivered.ranges(),
+      failed: this.failed.ranges(),
+      unknown: this.unknown.ranges(),
+      complete: this.complete,
+      updatedAt: new Date().toISOString(),
+    };
+    const tmp = `${this.path}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+    renameSync(tmp, this.path);
+  }
+}

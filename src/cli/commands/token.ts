@@ -1,0 +1,41 @@
+import { Command } from 'commander';
+import { addConnectionOptions, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
+import { ExitCode } from '../exit-codes.js';
+import type { CommonFlags } from '../options.js';
+import { formatTable, Output } from '../output.js';
+
+interface TokenFlags extends ConnectionFlags, CommonFlags {
+  printToken?: boolean;
+}
+
+/** `push-api token`: are my credentials right? Prints what was granted, never the token unless asked. */
+export function tokenCommand(): Command {
+  const command = new Command('token')
+    .description('obtain a token and print its type, expiry and granted scopes')
+    .option('--print-token', 'also print the access token itself (it grants access: keep it out of logs)')
+    .option('--json', 'print one JSON report on stdout; human text goes to stderr')
+    .option('--verbose', 'show stack traces');
+  return addConnectionOptions(command).action(async (flags: TokenFlags) => {
+    const output = new Output({ json: flags.json === true, verbose: flags.verbose === true });
+    const client = createClient(await resolveConfig(flags));
+    const token = await client.tokens.getToken();
+    const seconds = Math.round((token.expiresAt.getTime() - Date.now()) / 1000);
+    output.result(
+      formatTable([
+        ['type', token.tokenType],
+        ['expires', `${token.expiresAt.toISOString()} (in ${seconds} s)`],
+        ['scopes', token.scopes.join(' ')],
+      ]),
+    );
+    if (flags.printToken && !flags.json) output.result(token.accessToken);
+    output.report({
+      command: 'token',
+      tokenType: token.tokenType,
+      expiresAt: token.expiresAt.toISOString(),
+      expiresInSeconds: seconds,
+      scopes: token.scopes,
+      ...(flags.printToken ? { accessToken: token.accessToken } : {}),
+    });
+    process.exitCode = ExitCode.Success;
+  });
+}

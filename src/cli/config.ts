@@ -1,0 +1,115 @@
+import { readFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import type { Command } from 'commander';
+import { PushClient } from '../client.js';
+import { ENV_VARS } from '../defaults.js';
+import { ConfigurationError } from '../errors.js';
+import { UsageError } from './exit-codes.js';
+
+/** The connection flags every networked command takes. There is deliberately no secret flag. */
+export interface ConnectionFlags {
+  clientId?: string;
+  authUrl?: string;
+  baseUrl?: string;
+  scopeBase?: string;
+  clientSecretFile?: string;
+  clientSecretStdin?: boolean;
+  retryAmbiguous?: boolean;
+}
+
+export interface CliConfig {
+  clientId: string;
+  clientSecret: string;
+  authUrl: string;
+  baseUrl: string;
+  scopeBase: string;
+}
+
+/**
+ * Adds the connection flags. The client secret is never an argument: other users of the machine
+ * can read argv with `ps`. It comes from PUSH_CLIENT_SECRET, a file, or stdin.
+ */
+export function addConnectionOptions(command: Command): Command {
+  return command
+    .option('--client-id <id>', `client ID of the API credential (env ${ENV_VARS.clientId})`)
+    .option('--auth-url <url>', `token service address (env ${ENV_VARS.authUrl})`)
+    .option('--base-url <url>', `data API address (env ${ENV_VARS.baseUrl})`)
+    .option('--scope-base <prefix>', `common prefix of scope names (env ${ENV_VARS.scopeBase})`)
+    .option('--client-secret-file <path>', `read the client secret from this file (else env ${ENV_VARS.clientSecret})`)
+    .option('--client-secret-stdin', 'read the client secret from stdin');
+}
+
+function pick(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  variable: string,
+  what: string,
+  option: string,
+): string {
+  const value = flag?.trim() || env[variable]?.trim();
+  if (!value) throw new UsageError(`missing ${what}: set ${variable} or pass ${option}`);
+  return value;
+}
+
+async function readAll(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Only the first line counts, so a trailing newline from `echo` or an editor is not part of the secret. */
+function firstLine(text: string): string {
+  return (text.split(/\r?\n/, 1)[0] ?? '').trim();
+}
+
+async function readSecret(flags: ConnectionFlags, env: NodeJS.ProcessEnv, stdin: Readable): Promise<string> {
+  if (flags.clientSecretFile !== undefined && flags.clientSecretStdin) {
+    throw new UsageError('use either --client-secret-file or --client-secret-stdin, not both');
+  }
+  let secret: string | undefined;
+  if (flags.clientSecretFile !== undefined) {
+    try {
+      secret = firstLine(await readFile(flags.clientSecretFile, 'utf8'));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      throw new UsageError(`--client-secret-file ${flags.clientSecretFile}: cannot read file (${code})`);
+    }
+    if (secret === '') throw new UsageError(`--client-secret-file ${flags.clientSecretFile}: the file is empty`);
+  } else if (flags.clientSecretStdin) {
+    secret = firstLine(await readAll(stdin));
+    if (secret === '') throw new UsageError('--client-secret-stdin: nothing was read from stdin');
+  }
+  return (
+    secret ??
+    pick(undefined, env, ENV_VARS.clientSecret, 'client secret', '--client-secret-file <path> or --client-secret-stdin')
+  );
+}
+
+/** Flags beat environment variables. Each missing setting is a one-line error naming both. */
+export async function resolveConfig(
+  flags: ConnectionFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  stdin: Readable = process.stdin,
+): Promise<CliConfig> {
+  const clientId = pick(flags.clientId, env, ENV_VARS.clientId, 'client ID', '--client-id');
+  const authUrl = pick(flags.authUrl, env, ENV_VARS.authUrl, 'token service address', '--auth-url');
+  const baseUrl = pick(flags.baseUrl, env, ENV_VARS.baseUrl, 'data API address', '--base-url');
+  const scopeBase = pick(flags.scopeBase, env, ENV_VARS.scopeBase, 'scope base', '--scope-base');
+  const clientSecret = await readSecret(flags, env, stdin);
+  return { clientId, clientSecret, authUrl, baseUrl, scopeBase };
+}
+
+/** Builds the SDK client; its configuration errors (a bad URL, plain http to a remote host) are usage errors. */
+export function createClient(config: CliConfig, options: { retryAmbiguous?: boolean } = {}): PushClient {
+  try {
+    return new PushClient({
+      ...config,
+      retryAmbiguous: options.retryAmbiguous ?? false,
+      // Everything was resolved above; the SDK must not read the environment a second time.
+      env: {},
+    });
+  } catch (error) {
+    if (error instanceof ConfigurationError) throw new UsageError(error.message.replace(/^PushClient: /, ''));
+    throw error;
+  }
+}

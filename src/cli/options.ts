@@ -1,0 +1,19 @@
+import { InvalidArgumentError } from 'commander';
+
+/** A commander argument parser for a whole number in `[min, max]`; a bad value is a usage error (exit 2). */
+export function integerOption(name: string, min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return (value: string) => {
+    const number = Number(value);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(number) || number < min || number > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
+      throw new InvalidArgumentError(`${name} must be a whole number ${range}`);
+    }
+    return number;
+  };
+}
+
+/** Options every command shares. */
+export interface CommonFlags {
+  json?: boolean;
+  verbose?: boolean;
+}

@@ -1,0 +1,74 @@
+import type { Writable } from 'node:stream';
+
+export interface OutputOptions {
+  /** `--json`: stdout carries exactly one JSON document; all human text goes to stderr. */
+  json: boolean;
+  verbose: boolean;
+  stdout?: Writable & { isTTY?: boolean };
+  stderr?: Writable & { isTTY?: boolean };
+}
+
+/**
+ * Where each kind of text goes. Results (summary, token details) go to stdout, or to stderr under
+ * `--json`; progress and log lines always go to stderr so that stdout stays clean for pipes.
+ */
+export class Output {
+  readonly json: boolean;
+  readonly verbose: boolean;
+  readonly stdout: Writable & { isTTY?: boolean };
+  readonly stderr: Writable & { isTTY?: boolean };
+
+  constructor(options: OutputOptions) {
+    this.json = options.json;
+    this.verbose = options.verbose;
+    this.stdout = options.stdout ?? process.stdout;
+    this.stderr = options.stderr ?? process.stderr;
+  }
+
+  /** Progress bars only where a person is watching: stderr is a terminal. */
+  get interactive(): boolean {
+    return this.stderr.isTTY === true;
+  }
+
+  /** A human-readable result line. */
+  result(line: string): void {
+    (this.json ? this.stderr : this.stdout).write(`${line}\n`);
+  }
+
+  /** A log line (progress without a terminal, notices). */
+  log(line: string): void {
+    this.stderr.write(`${line}\n`);
+  }
+
+  /** The one JSON report of `--json`. */
+  report(value: unknown): void {
+    if (this.json) this.stdout.write(`${JSON.stringify(value)}\n`);
+  }
+
+  error(message: string, error?: unknown): void {
+    this.stderr.write(`push-api: ${message}\n`);
+    if (this.verbose && error instanceof Error && error.stack) this.stderr.write(`${error.stack}\n`);
+  }
+}
+
+/** A small aligned two-column table, plain text so it reads the same in a terminal and in a log. */
+export function formatTable(rows: [string, string | number][]): string {
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `  ${label.padEnd(width)}  ${String(value)}`).join('\n');
+}
+
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}

@@ -1,0 +1,72 @@
+import cliProgress from 'cli-progress';
+import { formatBytes, type Output } from './output.js';
+
+/** Plain progress lines off a terminal come at most this often, so CI and cron logs stay readable. */
+export const PLAIN_PROGRESS_INTERVAL_MS = 2000;
+
+/** Live progress of one run: a bar on a terminal, a plain line every few seconds otherwise. */
+export interface Progress {
+  /** `done` and `total` in the bar's unit; `detail` is the rest of the line. */
+  update(done: number, detail: string): void;
+  stop(): void;
+}
+
+/**
+ * @param total the size of the work (bytes of input or bytes to upload); undefined when unknown (stdin).
+ * @param unit 'bytes' shows sizes; 'records' shows counts.
+ */
+export function createProgress(
+  output: Output,
+  label: string,
+  total: number | undefined,
+  intervalMs = PLAIN_PROGRESS_INTERVAL_MS,
+): Progress {
+  if (output.interactive) return barProgress(output, label, total);
+  return plainProgress(output, label, total, intervalMs);
+}
+
+function barProgress(output: Output, label: string, total: number | undefined): Progress {
+  const known = total !== undefined && total > 0;
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: output.stderr,
+      format: known ? `${label} {bar} {percentage}% | {detail} | ETA {eta_formatted}` : `${label} {detail}`,
+      hideCursor: true,
+      clearOnComplete: false,
+      etaBuffer: 50,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(known ? total : 1, 0, { detail: '' });
+  return {
+    update(done, detail) {
+      bar.update(known ? Math.min(done, total) : 0, { detail });
+    },
+    stop() {
+      bar.stop();
+    },
+  };
+}
+
+function plainProgress(output: Output, label: string, total: number | undefined, intervalMs: number): Progress {
+  let last = Date.now();
+  return {
+    update(done, detail) {
+      const now = Date.now();
+      if (now - last < intervalMs) return;
+      last = now;
+      const share =
+        total !== undefined && total > 0
+          ? ` (${Math.min(100, Math.floor((done / total) * 100))}% of ${formatBytes(total)} read)`
+          : '';
+      output.log(`${label}: ${detail}${share}`);
+    },
+    stop() {},
+  };
+}
+
+/** Records per second over the run so far. */
+export function rate(count: number, startedAt: number): string {
+  const seconds = (Date.now() - startedAt) / 1000;
+  return seconds > 0 ? `${Math.round(count / seconds)}/s` : '-';
+}

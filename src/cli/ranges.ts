@@ -1,0 +1,95 @@
+/** Half-open ranges `[start, end)` of record ordinals. */
+export type Range = [number, number];
+
+/**
+ * A set of record ordinals stored as sorted, merged ranges. Batches settle in any order under
+ * concurrency, but they cover a contiguous stream, so the set stays a handful of ranges.
+ */
+export class RangeSet {
+  private list: Range[];
+
+  constructor(ranges: Range[] = []) {
+    this.list = [];
+    for (const [start, end] of ranges) this.add(start, end);
+  }
+
+  /** Adds `[start, end)`, merging with neighbours. */
+  add(start: number, end: number): void {
+    if (end <= start) return;
+    const merged: Range[] = [];
+    let s = start;
+    let e = end;
+    let placed = false;
+    for (const [a, b] of this.list) {
+      if (b < s) merged.push([a, b]);
+      else if (a > e) {
+        if (!placed) {
+          merged.push([s, e]);
+          placed = true;
+        }
+        merged.push([a, b]);
+      } else {
+        s = Math.min(s, a);
+        e = Math.max(e, b);
+      }
+    }
+    if (!placed) merged.push([s, e]);
+    this.list = merged;
+  }
+
+  /** Adds a list of ordinals, in runs. */
+  addAll(ordinals: readonly number[]): void {
+    const sorted = [...ordinals].sort((x, y) => x - y);
+    let i = 0;
+    while (i < sorted.length) {
+      const start = sorted[i] as number;
+      let end = start + 1;
+      while (i + 1 < sorted.length && sorted[i + 1] === end) {
+        end++;
+        i++;
+      }
+      this.add(start, end);
+      i++;
+    }
+  }
+
+  has(ordinal: number): boolean {
+    let low = 0;
+    let high = this.list.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const [a, b] = this.list[mid] as Range;
+      if (ordinal < a) high = mid - 1;
+      else if (ordinal >= b) low = mid + 1;
+      else return true;
+    }
+    return false;
+  }
+
+  /** `[0, end)` minus this set. */
+  complementUpTo(end: number): RangeSet {
+    const out = new RangeSet();
+    let cursor = 0;
+    for (const [a, b] of this.list) {
+      if (a >= end) break;
+      if (a > cursor) out.add(cursor, a);
+      cursor = Math.max(cursor, b);
+    }
+    if (cursor < end) out.add(cursor, end);
+    return out;
+  }
+
+  union(other: RangeSet): RangeSet {
+    const out = new RangeSet(this.list);
+    for (const [a, b] of other.ranges()) out.add(a, b);
+    return out;
+  }
+
+  size(): number {
+    return this.list.reduce((sum, [a, b]) => sum + (b - a), 0);
+  }
+
+  ranges(): Range[] {
+    return this.list.map(([a, b]) => [a, b]);
+  }
+}

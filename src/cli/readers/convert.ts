@@ -1,0 +1,67 @@
+import { UsageError } from '../exit-codes.js';
+import type { RowIssue } from './types.js';
+
+/** `--map vendor=Supplier,amount=Total`: record field = CSV column. Returned as column -> field. */
+export function parseColumnMap(spec: string | undefined): Map<string, string> {
+  const map = new Map<string, string>();
+  if (spec === undefined) return map;
+  for (const pair of spec.split(',')) {
+    const eq = pair.indexOf('=');
+    const field = pair.slice(0, eq).trim();
+    const column = pair.slice(eq + 1).trim();
+    if (eq < 1 || field === '' || column === '') {
+      throw new UsageError(`--map: expected field=Column pairs separated by commas, got "${pair}"`);
+    }
+    if (map.has(column)) throw new UsageError(`--map: column "${column}" is mapped twice`);
+    map.set(column, field);
+  }
+  return map;
+}
+
+const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+const UNIX_MS = /^\d+$/;
+
+/**
+ * `created` from a CSV cell: digits are Unix milliseconds (the wire form); anything else is left
+ * as text for the finance schema, which accepts ISO-8601 dates and date-times with an offset.
+ */
+export function parseCreated(text: string): number | string {
+  const trimmed = text.trim();
+  return UNIX_MS.test(trimmed) ? Number(trimmed) : trimmed;
+}
+
+/** `amount` as a finite number; CSV cells are text, the spec wants a decimal number. */
+export function parseAmount(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (!NUMBER.test(trimmed)) return undefined;
+  const value = Number(trimmed);
+  return Number.isFinite(value) ? value : undefined;
+}
+
+/** Quotes a cell for a message, shortened so that a huge field does not make a huge reject line. */
+function show(text: string): string {
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+}
+
+/**
+ * Turns one CSV row (already keyed by record field names) into a candidate record.
+ * Empty cells are omitted, so an empty optional cell is simply absent and an empty required
+ * cell is reported by the schema as missing.
+ */
+export function convertCsvRow(cells: Record<string, string>): { record: Record<string, unknown>; issues: RowIssue[] } {
+  const record: Record<string, unknown> = {};
+  const issues: RowIssue[] = [];
+  for (const [field, text] of Object.entries(cells)) {
+    if (text === '') continue;
+    if (field === 'amount') {
+      const amount = parseAmount(text);
+      if (amount === undefined) issues.push({ field, message: `not a number: ${show(text)}` });
+      else record[field] = amount;
+    } else if (field === 'created') {
+      record[field] = parseCreated(text);
+    } else {
+      record[field] = text;
+    }
+  }
+  return { record, issues };
+}

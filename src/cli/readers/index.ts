@@ -1,0 +1,101 @@
+import { createReadStream } from 'node:fs';
+import { access, constants, stat } from 'node:fs/promises';
+import { extname } from 'node:path';
+import type { Readable } from 'node:stream';
+import { UsageError } from '../exit-codes.js';
+import { readCsv } from './csv.js';
+import { readJson } from './json.js';
+import { readJsonl } from './jsonl.js';
+import type { InputFormat, SourceRow } from './types.js';
+
+/** One input named on the command line: a path or `-` for stdin, with its resolved format. */
+export interface InputSpec {
+  path: string;
+  /** The name used in rejects and messages: the path as given, or `<stdin>`. */
+  name: string;
+  format: InputFormat;
+  /** Bytes on disk, or undefined for stdin. */
+  size: number | undefined;
+}
+
+const EXTENSIONS: Record<string, InputFormat> = {
+  '.csv': 'csv',
+  '.jsonl': 'jsonl',
+  '.ndjson': 'jsonl',
+  '.json': 'json',
+};
+
+export function parseFormat(value: string): InputFormat {
+  if (value === 'csv' || value === 'jsonl' || value === 'json') return value;
+  if (value === 'ndjson') return 'jsonl';
+  throw new UsageError(`unknown format "${value}": use csv, jsonl or json`);
+}
+
+/**
+ * Checks every input before anything is sent: known format, file exists and is readable.
+ * Each problem is a one-line usage error (exit 2).
+ */
+export async function resolveInputs(paths: string[], format: InputFormat | undefined): Promise<InputSpec[]> {
+  if (paths.length === 0) throw new UsageError('no input file given (use - for stdin)');
+  if (paths.filter((path) => path === '-').length > 1) throw new UsageError('stdin (-) can be read only once');
+  const specs: InputSpec[] = [];
+  for (const path of paths) {
+    const byExtension = EXTENSIONS[extname(path).toLowerCase()];
+    const resolved = format ?? byExtension;
+    if (path === '-') {
+      if (resolved === undefined) throw new UsageError('reading stdin (-) needs --format csv|jsonl|json');
+      specs.push({ path, name: '<stdin>', format: resolved, size: undefined });
+      continue;
+    }
+    if (resolved === undefined) {
+      throw new UsageError(
+        `${path}: unknown format "${extname(path) || '(no extension)'}": use --format csv|jsonl|json`,
+      );
+    }
+    let size: number;
+    try {
+      const info = await stat(path);
+      if (!info.isFile()) throw new UsageError(`${path}: not a file`);
+      await access(path, constants.R_OK);
+      size = info.size;
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new UsageError(
+        `${path}: ${code === 'ENOENT' ? 'no such file' : 'cannot read file'}${code ? ` (${code})` : ''}`,
+      );
+    }
+    specs.push({ path, name: path, format: resolved, size });
+  }
+  return specs;
+}
+
+export interface ReadOptions {
+  columnMap: Map<string, string>;
+  /** Counts raw bytes read, for progress by input size. */
+  onBytes?: (bytes: number) => void;
+  stdin?: Readable;
+}
+
+/** Byte chunks of one input. Iterating with for-await keeps backpressure and closes the file on early exit. */
+async function* open(spec: InputSpec, options: ReadOptions): AsyncGenerator<Buffer> {
+  const stream: Readable = spec.path === '-' ? (options.stdin ?? process.stdin) : createReadStream(spec.path);
+  for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    options.onBytes?.(bytes.length);
+    yield bytes;
+  }
+}
+
+/** The rows of one input, in order, in bounded memory. */
+export function readInput(spec: InputSpec, options: ReadOptions): AsyncGenerator<SourceRow> {
+  const source = open(spec, options);
+  switch (spec.format) {
+    case 'csv':
+      return readCsv(source, spec.name, { columnMap: options.columnMap });
+    case 'jsonl':
+      return readJsonl(source, spec.name);
+    case 'json':
+      return readJson(source, spec.name);
+  }
+}

@@ -1,0 +1,72 @@
+import cliProgress from 'cli-progress';
+import type { UploadProgress } from '../uploads/types.js';
+import { formatBytes, type Output } from './output.js';
+import { PLAIN_PROGRESS_INTERVAL_MS } from './progress.js';
+
+export interface UploadProgressView {
+  update: (progress: UploadProgress) => void;
+  stop: () => void;
+}
+
+/**
+ * Bytes per file and in total. On a terminal: one bar for the total and one per file while it
+ * uploads. Otherwise: a line when a file completes and a total line every few seconds.
+ */
+export function createUploadProgress(output: Output, totalBytes: number): UploadProgressView {
+  if (output.interactive) return bars(output, totalBytes);
+  let last = Date.now();
+  const done = new Set<string>();
+  return {
+    update(progress) {
+      if (progress.fileBytes >= progress.fileTotal && !done.has(progress.file)) {
+        done.add(progress.file);
+        output.log(`upload: ${progress.file} ${formatBytes(progress.fileTotal)} sent`);
+      }
+      const now = Date.now();
+      if (now - last < PLAIN_PROGRESS_INTERVAL_MS) return;
+      last = now;
+      output.log(`upload: ${formatBytes(progress.bytes)} of ${formatBytes(progress.totalBytes)} sent`);
+    },
+    stop() {},
+  };
+}
+
+function bars(output: Output, totalBytes: number): UploadProgressView {
+  const multibar = new cliProgress.MultiBar(
+    {
+      stream: output.stderr,
+      format: '{name} {bar} {percentage}% | {sent} of {size} | ETA {eta_formatted}',
+      hideCursor: true,
+      clearOnComplete: false,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const total = multibar.create(Math.max(totalBytes, 1), 0, {
+    name: 'total',
+    sent: '0 B',
+    size: formatBytes(totalBytes),
+  });
+  const files = new Map<string, cliProgress.SingleBar>();
+  return {
+    update(progress) {
+      let bar = files.get(progress.file);
+      if (bar === undefined) {
+        bar = multibar.create(Math.max(progress.fileTotal, 1), 0, {
+          name: progress.file,
+          sent: '0 B',
+          size: formatBytes(progress.fileTotal),
+        });
+        files.set(progress.file, bar);
+      }
+      bar.update(progress.fileBytes, { sent: formatBytes(progress.fileBytes) });
+      if (progress.fileBytes >= progress.fileTotal) {
+        multibar.remove(bar);
+        multibar.log(`  ${progress.file} ${formatBytes(progress.fileTotal)} sent\n`);
+      }
+      total.update(progress.bytes, { sent: formatBytes(progress.bytes) });
+    },
+    stop() {
+      multibar.stop();
+    },
+  };
+}

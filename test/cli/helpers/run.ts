@@ -1,0 +1,99 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_SCOPE_BASE, type RunningEmulator } from 'push-api-client/testing';
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  stdin?: string;
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+const children = new Set<ChildProcess>();
+
+/** The environment that points the CLI at a test emulator with the demo credential. */
+export function emulatorEnv(emulator: RunningEmulator): Record<string, string> {
+  return {
+    PUSH_CLIENT_ID: DEMO_CLIENT_ID,
+    PUSH_CLIENT_SECRET: DEMO_CLIENT_SECRET,
+    PUSH_AUTH_URL: emulator.authUrl,
+    PUSH_BASE_URL: emulator.baseUrl,
+    PUSH_SCOPE_BASE: DEMO_SCOPE_BASE,
+  };
+}
+
+/** Starts the built CLI with a clean environment (no PUSH_* leaks in from the shell); not a TTY. */
+export function startCli(
+  cli: string,
+  args: string[],
+  options: RunOptions = {},
+): { child: ChildProcess; done: Promise<RunResult> } {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', NO_COLOR: '' };
+  for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value;
+  const child = spawn(process.execPath, [cli, ...args], { cwd: options.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  if (options.stdin !== undefined) child.stdin?.end(options.stdin);
+  else child.stdin?.end();
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+  const done = new Promise<RunResult>((resolve) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      children.delete(child);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return { child, done };
+}
+
+export function runCli(cli: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  return startCli(cli, args, options).done;
+}
+
+/** For afterEach: no child outlives its test. */
+export function killChildren(): void {
+  for (const child of children) child.kill('SIGKILL');
+  children.clear();
+}
+
+export function makeTempDir(): { dir: string; path: (name: string) => string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'push-api-cli-'));
+  return { dir, path: (name) => join(dir, name), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A valid finance CSV row for the header of {@link CSV_HEADER}. */
+export const CSV_HEADER = 'created,amount,currency,identifier,type,vendor,description';
+
+export function csvRows(count: number, start = 0): string {
+  const rows: string[] = [];
+  for (let i = start; i < start + count; i++) {
+    rows.push(`${1704067200000 + i},${(i % 100) + 0.25},USD,user${i}@example.com,expense,Vendor ${i % 7},row ${i}`);
+  }
+  return rows.join('\n');
+}
+
+export function jsonlRecord(i: number): string {
+  return JSON.stringify({
+    created: 1704067200000 + i,
+    amount: 10 + i,
+    currency: 'EUR',
+    identifier: `u${i}`,
+    type: 'invoice',
+    vendor: 'Acme',
+  });
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find escape codes
+export const ANSI_ESCAPE = /\u001b\[/;

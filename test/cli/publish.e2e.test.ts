@@ -1,0 +1,192 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { DEMO_APP_ID, DEMO_CLIENT_SECRET, type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildCli } from './helpers/build.js';
+import {
+  ANSI_ESCAPE,
+  CSV_HEADER,
+  csvRows,
+  emulatorEnv,
+  jsonlRecord,
+  killChildren,
+  makeTempDir,
+  runCli,
+} from './helpers/run.js';
+
+let cli: string;
+let emulator: RunningEmulator;
+let temp: ReturnType<typeof makeTempDir>;
+
+beforeAll(async () => {
+  cli = await buildCli();
+}, 60_000);
+beforeEach(async () => {
+  emulator = await startEmulator({ port: 0 });
+  temp = makeTempDir();
+});
+afterEach(async () => {
+  killChildren();
+  await emulator.close();
+  temp.remove();
+});
+afterAll(killChildren);
+
+const publish = (...args: string[]) => ['finance', 'publish', '--app', DEMO_APP_ID, ...args];
+const count = () => emulator.mock.state.recordCount(DEMO_APP_ID);
+
+describe('push-api finance publish', () => {
+  it('exits 0 when every record is sent, and --json prints exactly one parseable report on stdout', async () => {
+    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(2500)}\n`);
+    const result = await runCli(cli, publish('--json', '--batch-size', '1000', temp.path('in.csv')), {
+      env: emulatorEnv(emulator),
+    });
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(report).toMatchObject({ recordsSent: 2500, recordsInvalid: 0, batchesSent: 3, exitCode: 0 });
+    expect(result.stdout.trim().split('\n')).toHaveLength(1);
+    expect(count()).toBe(2500);
+  });
+
+  it('exits 3 and writes each broken CSV row to --rejects with its line and reason', async () => {
+    const rows = [
+      CSV_HEADER,
+      csvRows(1),
+      '1704067200000,abc,USD,x,expense,V,d',
+      csvRows(1, 1),
+      '1,2,3',
+      csvRows(1, 2),
+      '1704067200000,1,usd,x,expense,V,d',
+    ];
+    writeFileSync(temp.path('in.csv'), `${rows.join('\n')}\n`);
+    const result = await runCli(cli, publish('--rejects', temp.path('rejects.jsonl'), temp.path('in.csv')), {
+      env: emulatorEnv(emulator),
+    });
+    expect(result.code).toBe(3);
+    const rejects = readFileSync(temp.path('rejects.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(rejects.map((entry) => [entry.kind, entry.line, entry.issues[0].field])).toEqual([
+      ['invalid', 3, 'amount'],
+      ['invalid', 5, ''],
+      ['invalid', 7, 'currency'],
+    ]);
+    expect(rejects[0].file).toBe(temp.path('in.csv'));
+    expect(count()).toBe(3);
+  });
+
+  it('reads JSON Lines from stdin and rejects malformed lines by number', async () => {
+    const input = [jsonlRecord(0), '{not json', jsonlRecord(1), '', jsonlRecord(2)].join('\n');
+    const result = await runCli(cli, publish('--format', 'jsonl', '--rejects', temp.path('r.jsonl'), '-'), {
+      env: emulatorEnv(emulator),
+      stdin: input,
+    });
+    expect(result.code).toBe(3);
+    const [reject] = readFileSync(temp.path('r.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(reject).toMatchObject({ kind: 'invalid', file: '<stdin>', line: 2 });
+    expect(reject.issues[0].message).toMatch(/invalid JSON/);
+    expect(count()).toBe(3);
+  });
+
+  it('--dry-run validates and sends nothing, without credentials', async () => {
+    writeFileSync(temp.path('in.json'), JSON.stringify({ records: [JSON.parse(jsonlRecord(0)), { vendor: 'x' }] }));
+    const result = await runCli(cli, publish('--dry-run', '--json', temp.path('in.json')));
+    expect(result.code).toBe(3);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      dryRun: true,
+      recordsValid: 1,
+      recordsInvalid: 1,
+      recordsSent: 0,
+    });
+    expect(count()).toBe(0);
+    expect(emulator.mock.state.requests).toHaveLength(0);
+  });
+
+  it('exits 1 when the service refuses a batch, and lists its records as failed in --rejects', async () => {
+    emulator.mock.faults.add({ match: { operation: 'finance' }, status: 400, times: 1 });
+    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(20)}\n`);
+    const result = await runCli(
+      cli,
+      publish('--batch-size', '10', '--concurrency', '1', '--rejects', temp.path('r.jsonl'), temp.path('in.csv')),
+      {
+        env: emulatorEnv(emulator),
+      },
+    );
+    expect(result.code).toBe(1);
+    const rejects = readFileSync(temp.path('r.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(rejects).toHaveLength(10);
+    expect(rejects[0]).toMatchObject({ kind: 'failed', line: 2, batch: 0 });
+    expect(count()).toBe(10);
+  });
+
+  it('exits 3 when a batch outcome is unknown (502) and the rest was sent', async () => {
+    emulator.mock.faults.add({ match: { operation: 'finance' }, status: 502, times: 1 });
+    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(20)}\n`);
+    const result = await runCli(
+      cli,
+      publish('--batch-size', '10', '--concurrency', '1', '--json', temp.path('in.csv')),
+      {
+        env: emulatorEnv(emulator),
+      },
+    );
+    expect(result.code).toBe(3);
+    expect(JSON.parse(result.stdout)).toMatchObject({ recordsSent: 10, recordsUnknown: 10 });
+  });
+
+  it.each([
+    [['finance', 'publish', '--app', 'a', 'missing.csv'], /missing\.csv: no such file/],
+    [['finance', 'publish', '--app', 'a', 'data.xml'], /unknown format/],
+    [['finance', 'publish', '--app', 'a', '--batch-size', '1001', 'x.csv'], /--batch-size/],
+    [['finance', 'publish', 'x.csv'], /--app/],
+    [['finance', 'publish', '--app', 'a', '--client-secret', 's', 'x.csv'], /unknown option/],
+  ])('exits 2 with a one-line error for %j', async (args, message) => {
+    const result = await runCli(cli, args, { cwd: temp.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('names the missing variable or flag, exit 2', async () => {
+    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(1)}\n`);
+    const env = { ...emulatorEnv(emulator), PUSH_BASE_URL: undefined };
+    const result = await runCli(cli, publish(temp.path('in.csv')), { env });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe('push-api: missing data API address: set PUSH_BASE_URL or pass --base-url');
+  });
+
+  it('writes plain progress without escape codes and never prints the secret anywhere', async () => {
+    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(30)}\nbad,row\n`);
+    writeFileSync(temp.path('secret.txt'), `${DEMO_CLIENT_SECRET}\n`);
+    const env = { ...emulatorEnv(emulator), PUSH_CLIENT_SECRET: undefined };
+    const args = publish(
+      '--client-secret-file',
+      temp.path('secret.txt'),
+      '--verbose',
+      '--rejects',
+      temp.path('r.jsonl'),
+      '--checkpoint',
+      temp.path('cp.json'),
+      temp.path('in.csv'),
+    );
+    const result = await runCli(cli, args, { env });
+    expect(result.code).toBe(3);
+    expect(result.stdout + result.stderr).not.toMatch(ANSI_ESCAPE);
+    for (const text of [
+      result.stdout,
+      result.stderr,
+      readFileSync(temp.path('r.jsonl'), 'utf8'),
+      readFileSync(temp.path('cp.json'), 'utf8'),
+    ]) {
+      expect(text).not.toContain(DEMO_CLIENT_SECRET);
+    }
+    const tokens = emulator.mock.state.tokens.map((token) => token.token);
+    expect(tokens.length).toBeGreaterThan(0);
+    for (const token of tokens) expect(result.stdout + result.stderr).not.toContain(token);
+  });
+});

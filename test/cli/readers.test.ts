@@ -1,0 +1,119 @@
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { parseColumnMap } from '../../src/cli/readers/convert.js';
+import { readCsv } from '../../src/cli/readers/csv.js';
+import { JsonRecordSplitter, readJson } from '../../src/cli/readers/json.js';
+import { readJsonl } from '../../src/cli/readers/jsonl.js';
+import { InputError, type SourceRow } from '../../src/cli/readers/types.js';
+
+async function collect(rows: AsyncGenerator<SourceRow>): Promise<SourceRow[]> {
+  const out: SourceRow[] = [];
+  for await (const row of rows) out.push(row);
+  return out;
+}
+
+function bytes(...parts: (string | number[])[]): AsyncIterable<Buffer> {
+  return Readable.from([
+    Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part)))),
+  ]);
+}
+
+const csv = (text: string | Buffer, map = '') =>
+  collect(
+    readCsv(Readable.from([typeof text === 'string' ? Buffer.from(text) : text]), 'f.csv', {
+      columnMap: parseColumnMap(map || undefined),
+    }),
+  );
+
+describe('CSV reader', () => {
+  it('converts amount and Unix-millisecond created to numbers and omits empty cells', async () => {
+    const rows = await csv('created,amount,vendor,name\n1704067200000,12.50,Acme,\n');
+    expect(rows).toEqual([
+      { kind: 'record', file: 'f.csv', line: 2, record: { created: 1704067200000, amount: 12.5, vendor: 'Acme' } },
+    ]);
+  });
+
+  it('renames columns with --map and strips a UTF-8 BOM from the header', async () => {
+    const rows = await csv('\uFEFFSupplier,Total\nAcme,3\n', 'vendor=Supplier,amount=Total');
+    expect(rows[0]).toMatchObject({ kind: 'record', record: { vendor: 'Acme', amount: 3 } });
+  });
+
+  it('rejects malformed rows with their line numbers and keeps reading', async () => {
+    const rows = await csv('a,amount\n1,2\n1,2,3\n1,x\n\n4,5\n');
+    expect(rows.map((row) => [row.kind, row.line])).toEqual([
+      ['record', 2],
+      ['reject', 3],
+      ['reject', 4],
+      ['record', 6],
+    ]);
+    expect(rows[2]).toMatchObject({ issues: [{ field: 'amount', message: 'not a number: "x"' }] });
+  });
+
+  it('gives a quoted multi-line row the line it starts on', async () => {
+    const rows = await csv('a,b\n"x\ny",1\nz,2\n');
+    expect(rows.map((row) => row.line)).toEqual([2, 4]);
+  });
+
+  it('names the field that holds invalid UTF-8 instead of replacing the bytes', async () => {
+    const rows = await collect(readCsv(bytes('a,b\n1,', [0xff, 0xfe], '\n'), 'f.csv', { columnMap: new Map() }));
+    expect(rows).toEqual([
+      { kind: 'reject', file: 'f.csv', line: 2, issues: [{ field: 'b', message: 'not valid UTF-8' }] },
+    ]);
+  });
+
+  it('rejects an unclosed quote at the end of the file with a line number', async () => {
+    const rows = await csv('a,b\n1,2\n3,"open\n');
+    expect(rows[0]).toMatchObject({ kind: 'record', line: 2 });
+    expect(rows[1]).toMatchObject({ kind: 'reject', line: 3 });
+  });
+
+  it('treats a header that names a field twice as a fatal input error', async () => {
+    await expect(csv('vendor,Supplier\n1,2\n', 'vendor=Supplier')).rejects.toThrow(InputError);
+  });
+
+  it('rejects --map text that is not field=Column pairs', () => {
+    expect(() => parseColumnMap('vendor')).toThrow(/field=Column/);
+  });
+});
+
+describe('JSON Lines reader', () => {
+  it('rejects bad lines with their numbers and reads on; blank lines are not rows', async () => {
+    const rows = await collect(
+      readJsonl(bytes('\uFEFF{"a":1}\r\n\n{bad\n[1]\n', [0xc3, 0x28], '\n{"b":2}'), 'f.jsonl'),
+    );
+    expect(rows.map((row) => [row.kind, row.line])).toEqual([
+      ['record', 1],
+      ['reject', 3],
+      ['reject', 4],
+      ['reject', 5],
+      ['record', 6],
+    ]);
+    expect(rows[2]).toMatchObject({ issues: [{ message: 'expected a JSON object, got an array' }] });
+    expect(rows[3]).toMatchObject({ issues: [{ message: 'line is not valid UTF-8' }] });
+  });
+});
+
+describe('JSON reader', () => {
+  it('streams the elements of a top-level array with the line each starts on', async () => {
+    const rows = await collect(readJson(bytes('[\n {"a":1},\n {"a":\n 2}, 7\n]\n'), 'f.json'));
+    expect(rows.map((row) => [row.kind, row.line])).toEqual([
+      ['record', 2],
+      ['record', 3],
+      ['reject', 4],
+    ]);
+  });
+
+  it('reads {"records": [...]} and skips other members, also across chunk boundaries', async () => {
+    const text = '{"meta": {"x": [1, "]"]}, "records": [{"s": "a,b}"}, {"t": 2}]}';
+    const splitter = new JsonRecordSplitter('f.json');
+    const rows: SourceRow[] = [];
+    for (const ch of text) rows.push(...splitter.push(ch));
+    splitter.end();
+    expect(rows.map((row) => (row.kind === 'record' ? row.record : row.kind))).toEqual([{ s: 'a,b}' }, { t: 2 }]);
+  });
+
+  it('treats a document that is neither an array nor has records as a fatal input error', async () => {
+    await expect(collect(readJson(bytes('{"rows": []}'), 'f.json'))).rejects.toThrow(/"records"/);
+    await expect(collect(readJson(bytes('[{"a":1}'), 'f.json'))).rejects.toThrow(/unexpected end/);
+  });
+});

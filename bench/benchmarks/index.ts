@@ -1,0 +1,15 @@
+import { publishThroughput } from './publish-throughput.js';
+import { rateLimited } from './rate-limited.js';
+import { streamingMemory } from './streaming-memory.js';
+import { tokenSingleFlight } from './token-single-flight.js';
+import type { Benchmark } from './types.js';
+import { upload } from './upload.js';
+
+/** Every benchmark, in the order of issue 6. */
+export const BENCHMARKS: readonly Benchmark[] = [
+  publishThroughput,
+  streamingMemory,
+  upload,
+  rateLimited,
+  tokenSingleFlight,
+];

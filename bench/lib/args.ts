@@ -1,0 +1,31 @@
+/** Command-line options of `bench/run.ts`. */
+
+export interface BenchArgs {
+  /** Smaller sizes and fewer rounds, for CI smoke runs (under 2 minutes). */
+  quick: boolean;
+  /** Run only these benchmarks (by name); all when empty. */
+  only: string[];
+  /** Where the JSON results go. */
+  out: string;
+}
+
+export const DEFAULT_OUT = 'bench/results/latest.json';
+
+export function parseArgs(argv: readonly string[]): BenchArgs {
+  const args: BenchArgs = { quick: false, only: [], out: DEFAULT_OUT };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--quick') args.quick = true;
+    else if (arg === '--only' || arg === '--out') {
+      const value = argv[++i];
+      if (value === undefined || value.startsWith('--')) throw new Error(`${arg} needs a value`);
+      if (arg === '--only') args.only.push(...value.split(',').filter((name) => name !== ''));
+      else args.out = value;
+    } else if (arg === '--help' || arg === '-h') {
+      throw new Error('usage: tsx bench/run.ts [--quick] [--only <name>[,<name>]] [--out <file>]');
+    } else {
+      throw new Error(`unknown argument ${arg}; try --help`);
+    }
+  }
+  return args;
+}

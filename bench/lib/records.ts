@@ -1,0 +1,23 @@
+/** Valid finance records, generated deterministically, as a user's pipeline would produce them. */
+import type { FinanceRecordInput } from '../../src/finance/schema.js';
+
+const VENDORS = ['Acme Travel', 'Globex Cloud', 'Initech Office', 'Umbrella Catering', 'Hooli Software'];
+const CURRENCIES = ['USD', 'EUR', 'GBP'];
+const START_MS = Date.UTC(2024, 0, 1);
+
+/** Record `i`: the same fields a CSV row of `bench/lib/csv-file.ts` holds. */
+export function financeRecord(i: number): FinanceRecordInput {
+  return {
+    created: START_MS + i * 60_000,
+    amount: Math.round(((i * 7919) % 100_000) + 1) / 100,
+    currency: CURRENCIES[i % CURRENCIES.length] as string,
+    identifier: `employee-${i % 5000}`,
+    type: i % 4 === 0 ? 'invoice' : 'expense',
+    vendor: VENDORS[i % VENDORS.length] as string,
+    description: `Bench record ${i}`,
+  };
+}
+
+export function financeRecords(count: number): FinanceRecordInput[] {
+  return Array.from({ length: count }, (_, i) => financeRecord(i));
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { alternate } from '../../bench/lib/alternate.js';
+import { parseArgs } from '../../bench/lib/args.js';
+import { makeRow } from '../../bench/lib/row.js';
+import { median, ratio, toMB } from '../../bench/lib/stats.js';
+import { markdownTable } from '../../bench/lib/table.js';
+
+describe('bench statistics', () => {
+  it('takes the middle sample, or the mean of the two middle ones', () => {
+    expect(median([5, 1, 3])).toBe(3);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
+  });
+
+  it('divides ours by the baseline, and gives NaN for a zero baseline', () => {
+    expect(ratio(115, 100)).toBeCloseTo(1.15);
+    expect(ratio(1, 0)).toBeNaN();
+  });
+
+  it('reports memory in megabytes of 10^6 bytes, as the targets are written', () => {
+    expect(toMB(150_000_000)).toBe(150);
+  });
+});
+
+describe('bench rows', () => {
+  it('passes a ratio target only when the ratio meets it', () => {
+    const base = { benchmark: '1 x', metric: 'm', unit: 'ms', samples: { ours: [1] } };
+    const target = { of: 'ratio', op: '<=', limit: 1.15 } as const;
+    expect(makeRow({ ...base, ours: 1, ratio: 1.1, target }).pass).toBe(true);
+    expect(makeRow({ ...base, ours: 1, ratio: 1.2, target }).pass).toBe(false);
+    expect(makeRow({ ...base, ours: 1, ratio: Number.NaN, target }).pass).toBe(false);
+    expect(makeRow({ ...base, ours: 1 }).pass).toBeUndefined();
+  });
+
+  it('prints one markdown line per row under the header', () => {
+    const row = makeRow({
+      benchmark: '3 upload',
+      metric: 'peak RSS',
+      unit: 'MB',
+      ours: 95.4,
+      target: { of: 'value', op: '<=', limit: 120 },
+      samples: { ours: [95.4] },
+    });
+    const lines = markdownTable([row]).split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toBe('| 3 upload | peak RSS | 95.4 MB | — | — | ≤ 120 MB | pass |');
+  });
+});
+
+describe('bench runner', () => {
+  it('alternates the variants and rotates who goes first in each round', async () => {
+    const order: string[] = [];
+    const variant = (name: string) => ({ name, run: async () => order.push(name) });
+    const samples = await alternate(2, [variant('a'), variant('b')]);
+    expect(order).toEqual(['a', 'b', 'b', 'a']);
+    expect(samples.get('a')).toHaveLength(2);
+  });
+
+  it('parses --quick, --only and --out, and refuses unknown flags', () => {
+    expect(parseArgs(['--quick', '--only', 'token,upload'])).toMatchObject({ quick: true, only: ['token', 'upload'] });
+    expect(parseArgs([]).out).toBe('bench/results/latest.json');
+    expect(() => parseArgs(['--fast'])).toThrow(/unknown argument/);
+    expect(() => parseArgs(['--only'])).toThrow(/needs a value/);
+  });
+});

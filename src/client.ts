@@ -7,7 +7,7 @@ import { ConfigurationError } from './errors.js';
 import { FinancePublisher } from './finance/publisher.js';
 import type { FetchLike } from './http/fetch.js';
 import { FetchHttpClient } from './http/http-client.js';
-import { safeLogger } from './http/logger.js';
+import { safeLogger, silentLogger } from './http/logger.js';
 import type { Logger } from './http/types.js';
 import { assertSecureUrl, parseUrlOption } from './http/url-guard.js';
 import { Uploader } from './uploads/uploader.js';
@@ -64,8 +64,6 @@ interface ResolvedOptions {
   userAgent: string;
 }
 
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
-
 function fromEnv(
   options: PushClientOptions,
   env: Record<string, string | undefined>,
@@ -104,6 +102,21 @@ function isBrowserLike(): boolean {
 
 function nodeVersion(): string {
   return typeof process !== 'undefined' && process.versions?.node ? process.versions.node : 'unknown';
+}
+
+/**
+ * The userAgent option goes into every request's User-Agent header. fetch refuses CR, LF, NUL and
+ * characters above U+00FF only when sending, and each request would then fail; printable ASCII
+ * (RFC 9110 product tokens and comments) is checked here instead.
+ */
+function userAgentOption(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || !/^[\x20-\x7e]+$/.test(value) || value.trim() === '') {
+    throw new ConfigurationError(
+      'PushClient: userAgent must be printable ASCII without line breaks or control characters, such as my-app/1.2',
+    );
+  }
+  return value.trim();
 }
 
 function urlOption(value: string, name: 'authUrl' | 'baseUrl', allowInsecureHttp: boolean): URL {
@@ -153,6 +166,7 @@ function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientS
     throw new ConfigurationError("PushClient: tokenAuthMethod must be 'client_secret_post' or 'client_secret_basic'");
   }
   const product = `push-api-client/${VERSION} node/${nodeVersion()}`;
+  const userAgent = userAgentOption(options.userAgent);
   return {
     clientId,
     clientSecret,
@@ -163,7 +177,7 @@ function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientS
     maxRetries: positiveNumber(options.maxRetries, 'maxRetries', DEFAULTS.maxRetries, true, 0),
     retryAmbiguous: options.retryAmbiguous ?? DEFAULTS.retryAmbiguous,
     allowInsecureHttp,
-    userAgent: options.userAgent ? `${options.userAgent} ${product}` : product,
+    userAgent: userAgent ? `${userAgent} ${product}` : product,
   };
 }
 
@@ -187,7 +201,7 @@ export class PushClient {
   constructor(options: PushClientOptions = {}) {
     const { clientSecret, ...settings } = resolveOptions(options);
     this.#settings = settings;
-    const logger = safeLogger(options.logger ?? silent);
+    const logger = safeLogger(options.logger ?? silentLogger);
     const http = new FetchHttpClient({
       fetch: options.fetch,
       dispatcher: options.dispatcher,

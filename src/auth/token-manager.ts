@@ -1,5 +1,6 @@
 import { DEFAULTS } from '../defaults.js';
 import { raceSignal } from '../http/delay.js';
+import { silentLogger } from '../http/logger.js';
 import type { HttpClient, Logger } from '../http/types.js';
 import { parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
 import { type AccessToken, MemoryTokenStore, type TokenStore } from './token-store.js';
@@ -14,19 +15,26 @@ export interface TokenManagerOptions {
   clientSecret: string;
   /** Scopes requested when `getToken` is called without `scopes`. */
   scopes: readonly string[];
+  /** How the credentials travel to the token endpoint. @default 'client_secret_post' */
   tokenAuthMethod?: TokenAuthMethod;
+  /** Where tokens are kept between requests. @default a new MemoryTokenStore on the `now` clock */
   tokenStore?: TokenStore;
+  /** Receives a debug line per token acquired and warnings when the store fails. @default no logging */
   logger?: Logger;
-  /** Clock in milliseconds; injectable for tests. */
+  /** Clock in milliseconds; all expiry decisions use it. Injectable for tests. @default Date.now */
   now?: () => number;
 }
 
 export interface GetTokenOptions {
-  /** Fetch a new token even when the cached one is still fresh. */
+  /**
+   * Fetch a new token from the token endpoint, bypassing the cache and the store. Joins a forced
+   * refresh already in flight, never a plain one (which may answer with the stored token).
+   * @default false
+   */
   forceRefresh?: boolean;
-  /** Stops waiting; a refresh shared with other callers keeps running for them. */
+  /** Stops waiting; a refresh shared with other callers keeps running for them. @default undefined (wait until the token arrives) */
   signal?: AbortSignal;
-  /** Another scope set than the client's; cached separately. */
+  /** Another scope set than the client's; cached separately. @default the manager's `scopes` */
   scopes?: readonly string[];
 }
 
@@ -36,7 +44,11 @@ interface CacheEntry {
   refreshAt: number;
 }
 
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+interface PendingRefresh {
+  promise: Promise<AccessToken>;
+  /** A forced refresh always asks the token endpoint; a plain one may answer from the store. */
+  forced: boolean;
+}
 
 function refreshMargin(lifetimeMs: number): number {
   return Math.min(DEFAULTS.earlyRefreshMaxMs, lifetimeMs * DEFAULTS.earlyRefreshFraction);
@@ -67,7 +79,7 @@ export class TokenManager {
   readonly #logger: Logger;
   readonly #now: () => number;
   readonly #cache = new Map<string, CacheEntry>();
-  readonly #pending = new Map<string, Promise<AccessToken>>();
+  readonly #pending = new Map<string, PendingRefresh>();
   readonly #storeKeys = new Map<string, Promise<string>>();
   /** Tokens the server refused; a shared store may still hand them out until it is updated. */
   readonly #rejected = new Set<string>();
@@ -80,9 +92,9 @@ export class TokenManager {
     this.#clientSecret = options.clientSecret;
     this.#scopes = normalizeScopes(options.scopes);
     this.#method = options.tokenAuthMethod ?? DEFAULTS.tokenAuthMethod;
-    this.#store = options.tokenStore ?? new MemoryTokenStore();
-    this.#logger = options.logger ?? silent;
     this.#now = options.now ?? Date.now;
+    this.#store = options.tokenStore ?? new MemoryTokenStore({ now: this.#now });
+    this.#logger = options.logger ?? silentLogger;
   }
 
   /** Scopes requested by default. */
@@ -94,16 +106,25 @@ export class TokenManager {
   async getToken(options: GetTokenOptions = {}): Promise<AccessToken> {
     const scopes = options.scopes ? normalizeScopes(options.scopes) : this.#scopes;
     const key = scopes.join(' ');
-    if (!options.forceRefresh) {
+    const force = options.forceRefresh === true;
+    if (!force) {
       const cached = this.#cache.get(key);
       if (cached && this.#now() < cached.refreshAt) return copy(cached.token);
     }
     let pending = this.#pending.get(key);
-    if (!pending) {
-      pending = this.#refresh(scopes, key, options.forceRefresh === true).finally(() => this.#pending.delete(key));
-      this.#pending.set(key, pending);
+    // A plain refresh in flight may answer with the stored token, which a forced call refuses; the
+    // plain one keeps running for its own callers, and later callers join the forced one.
+    if (!pending || (force && !pending.forced)) {
+      const entry: PendingRefresh = {
+        promise: this.#refresh(scopes, key, force).finally(() => {
+          if (this.#pending.get(key) === entry) this.#pending.delete(key);
+        }),
+        forced: force,
+      };
+      this.#pending.set(key, entry);
+      pending = entry;
     }
-    return copy(await raceSignal(pending, options.signal));
+    return copy(await raceSignal(pending.promise, options.signal));
   }
 
   /**
@@ -131,8 +152,7 @@ export class TokenManager {
     if (!force) {
       const stored = await this.#readStore(storeKey);
       if (stored) {
-        const remaining = stored.expiresAt.getTime() - this.#now();
-        const refreshAt = stored.expiresAt.getTime() - refreshMargin(remaining);
+        const refreshAt = this.#storedRefreshAt(key, stored);
         if (this.#now() < refreshAt) {
           this.#cache.set(key, { token: stored, refreshAt });
           return stored;
@@ -150,21 +170,36 @@ export class TokenManager {
     return token;
   }
 
+  /**
+   * When a token read from the store is due for refresh. A token this manager fetched keeps the
+   * point computed from its full lifetime: a margin recomputed from the time left would shrink at
+   * each read, and the token would be used until just before it expires. A token stored by another
+   * process has an unknown lifetime, so it gets the largest margin (60 s); shorter-lived tokens
+   * are then not shared, which costs a token request, never a request sent with a dying token.
+   */
+  #storedRefreshAt(key: string, stored: AccessToken): number {
+    const cached = this.#cache.get(key);
+    if (cached?.token.accessToken === stored.accessToken) return cached.refreshAt;
+    return stored.expiresAt.getTime() - DEFAULTS.earlyRefreshMaxMs;
+  }
+
   async #request(scopes: readonly string[]): Promise<{ token: AccessToken; lifetimeMs: number }> {
     const form = new URLSearchParams({ grant_type: 'client_credentials', scope: scopes.join(' ') });
     const headers: Record<string, string> = {
       'content-type': 'application/x-www-form-urlencoded',
       accept: 'application/json',
     };
+    // The secret in every form it is sent in, so that an error body echoing the request is scrubbed.
+    const secrets = [this.#clientSecret, formEncode(this.#clientSecret), encodeURIComponent(this.#clientSecret)];
     if (this.#method === 'client_secret_basic') {
-      const pair = `${formEncode(this.#clientId)}:${formEncode(this.#clientSecret)}`;
-      headers.authorization = `Basic ${btoa(pair)}`;
+      const pair = btoa(`${formEncode(this.#clientId)}:${formEncode(this.#clientSecret)}`);
+      headers.authorization = `Basic ${pair}`;
+      secrets.push(pair);
     } else {
       // The spec's default: both credentials in the form body.
       form.set('client_id', this.#clientId);
       form.set('client_secret', this.#clientSecret);
     }
-    const secrets = [this.#clientSecret];
     const response = await this.#http.send({
       operation: 'token',
       method: 'POST',
@@ -173,6 +208,9 @@ export class TokenManager {
       body: () => form.toString(),
       auth: 'none',
       retryPolicy: 'idempotent',
+      // The body holds the client secret: a redirect is a misconfigured authUrl, never followed.
+      redirects: 'none',
+      secrets,
       mapError: (res, text) => tokenErrorFromResponse(res.status, text, secrets),
     });
     return parseTokenResponse(response.status, await response.text(), scopes, this.#now());

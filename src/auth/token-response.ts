@@ -1,4 +1,5 @@
 import { TokenError } from '../errors.js';
+import { parseJsonObject } from '../http/json.js';
 import { scrubSecrets } from '../http/redact.js';
 import type { AccessToken } from './token-store.js';
 
@@ -7,19 +8,16 @@ import type { AccessToken } from './token-store.js';
  * holds the token, and an error body may echo what was sent.
  */
 
-function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Maps a non-2xx token response to a TokenError carrying the OAuth `error` code (RFC 6749 §5.2). */
 export function tokenErrorFromResponse(status: number, bodyText: string, secrets: readonly string[]): TokenError {
+  if (status >= 300 && status < 400) {
+    // The request carries the client credentials, so it is never re-sent to wherever a redirect points.
+    return new TokenError(
+      'http_error',
+      `Token endpoint answered HTTP ${status} (a redirect); token requests do not follow redirects. Check authUrl.`,
+      { status },
+    );
+  }
   const body = parseJsonObject(bodyText);
   const code = typeof body?.error === 'string' && /^[\x20-\x7e]{1,100}$/.test(body.error) ? body.error : undefined;
   const rawDescription = typeof body?.error_description === 'string' ? body.error_description : undefined;

@@ -21,13 +21,23 @@ export interface TokenStore {
   delete?(key: string): void | Promise<void>;
 }
 
+export interface MemoryTokenStoreOptions {
+  /** Clock in milliseconds, for dropping expired entries; the token manager passes its own. @default Date.now */
+  now?: () => number;
+}
+
 /** The default store: a Map in this process. Expired entries are dropped when read. */
 export class MemoryTokenStore implements TokenStore {
   readonly #tokens = new Map<string, AccessToken>();
+  readonly #now: () => number;
+
+  constructor(options: MemoryTokenStoreOptions = {}) {
+    this.#now = options.now ?? Date.now;
+  }
 
   get(key: string): AccessToken | undefined {
     const token = this.#tokens.get(key);
-    if (token && token.expiresAt.getTime() <= Date.now()) {
+    if (token && token.expiresAt.getTime() <= this.#now()) {
       this.#tokens.delete(key);
       return undefined;
     }

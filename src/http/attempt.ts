@@ -1,7 +1,9 @@
 import { type ApiErrorBody, type HeadersRecord, PushApiError, PushError, parseRetryAfterHeader } from '../errors.js';
 import type { FetchLike } from './fetch.js';
+import { parseJsonObject } from './json.js';
 import { toTransportError } from './network-errors.js';
-import type { BodyControl, Logger, RequestSpec } from './types.js';
+import { scrubSecrets } from './redact.js';
+import type { BodyControl, Logger, RequestBody, RequestSpec } from './types.js';
 import { assertSecureUrl } from './url-guard.js';
 
 /** What the transport knows about a failed attempt beyond the error itself. */
@@ -39,20 +41,18 @@ export function headersToRecord(headers: Headers): HeadersRecord {
 
 function parseErrorBody(text: string): ApiErrorBody | string | undefined {
   if (text === '') return undefined;
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as ApiErrorBody) : text;
-  } catch {
-    return text;
-  }
+  return (parseJsonObject(text) as ApiErrorBody | undefined) ?? text;
 }
 
-function defaultMapError(response: Response, bodyText: string): PushError {
-  return PushApiError.fromResponse(response.status, parseErrorBody(bodyText), headersToRecord(response.headers));
+/** `PushApiError.fromResponse`, with the secrets also removed from the headers the error keeps. */
+function defaultMapError(response: Response, bodyText: string, secrets: readonly string[]): PushError {
+  const headers = headersToRecord(response.headers);
+  for (const [name, value] of Object.entries(headers)) headers[name] = scrubSecrets(value, secrets);
+  return PushApiError.fromResponse(response.status, parseErrorBody(bodyText), headers);
 }
 
 /** Streams need `duplex: 'half'` in Node's fetch; strings, buffers and blobs do not. */
-function needsDuplex(body: BodyInit | undefined): boolean {
+function needsDuplex(body: RequestBody | undefined): boolean {
   if (body === undefined || body === null) return false;
   return !(
     typeof body === 'string' ||
@@ -92,10 +92,10 @@ function attemptTimeout(timeoutMs: number): BodyControl & { signal: AbortSignal;
 }
 
 /**
- * One attempt: the request, its redirects (followed by hand so that Authorization never leaves
- * the original origin and every hop passes the https guard), and the whole response body, all
- * under one per-attempt timeout. Resolves with a 2xx response whose body is already buffered;
- * throws a PushError otherwise.
+ * One attempt: the request, its redirects (followed by hand so that neither Authorization nor a
+ * body ever leaves the original origin and every hop passes the https guard), and the whole
+ * response body, all under one per-attempt timeout. Resolves with a 2xx response whose body is
+ * already buffered; throws a PushError otherwise.
  */
 export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): Promise<Response> {
   const started = performance.now();
@@ -104,7 +104,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
   const signal = spec.signal ? AbortSignal.any([spec.signal, timeoutSignal]) : timeoutSignal;
   let url = spec.url;
   let method: string = spec.method;
-  let body = spec.body?.(timeout);
+  let body: RequestBody | undefined;
   let headers: Record<string, string> = { ...spec.headers };
   let status: number | undefined;
   let streamed = false;
@@ -118,8 +118,22 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
       durationMs: Math.round(performance.now() - started),
       ...fields,
     });
+  // Nothing has been sent when the factory throws (a file that cannot be opened): not a network error.
+  const openBody = (): RequestBody | undefined => {
+    try {
+      return spec.body?.(timeout);
+    } catch (error) {
+      if (error instanceof PushError) throw error;
+      const detail = error instanceof Error ? `: ${error.message}` : '';
+      throw new PushError(`${spec.operation} request body could not be created${detail}`, { cause: error });
+    }
+  };
+  // An error body may echo what was sent; the bearer token and the caller's secrets never reach an error.
+  const bearerToken = options.authorization?.replace(/^Bearer\s+/i, '');
+  const secrets = bearerToken ? [...(spec.secrets ?? []), bearerToken] : (spec.secrets ?? []);
 
   try {
+    body = openBody();
     for (let hop = 0; ; hop++) {
       assertSecureUrl(url, hop === 0 ? `${spec.operation} URL` : 'redirect target', options.allowInsecureHttp);
       const sameOrigin = url.origin === spec.url.origin;
@@ -143,20 +157,31 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
       const response = await options.fetch(url, init);
       status = response.status;
       const location = response.headers.get('location');
-      if (REDIRECT_STATUSES.has(response.status) && location !== null) {
+      if (spec.redirects !== 'none' && REDIRECT_STATUSES.has(response.status) && location !== null) {
         await response.body?.cancel().catch(() => undefined);
         if (hop >= options.maxRedirects) {
           throw new PushApiError(response.status, undefined, headersToRecord(response.headers), 'Too many redirects');
         }
         log({ status: response.status, redirect: true });
-        url = new URL(location, url);
+        const target = new URL(location, url);
         // Fetch standard: 303, and 301/302 after a POST, become a GET without a body.
-        if (response.status === 303 || (method === 'POST' && response.status !== 307 && response.status !== 308)) {
+        const becomesGet =
+          response.status === 303 || (method === 'POST' && response.status !== 307 && response.status !== 308);
+        // A body holds what the caller meant for this service (records, credentials); fetch would
+        // re-send it anywhere, but another origin never receives it from us.
+        if (!becomesGet && body !== undefined && target.origin !== spec.url.origin) {
+          throw new PushError(
+            `${spec.operation} answered ${response.status} with a redirect to another origin (${target.origin}), ` +
+              'which is not followed for a request with a body',
+          );
+        }
+        url = target;
+        if (becomesGet) {
           method = 'GET';
           body = undefined;
           headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^content-/i.test(k)));
         } else {
-          body = spec.body?.(timeout);
+          body = openBody();
         }
         continue;
       }
@@ -169,8 +194,8 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
           headers: response.headers,
         });
       }
-      const text = await response.text().catch(() => '');
-      const error = (spec.mapError ?? defaultMapError)(response, text);
+      const text = scrubSecrets(await response.text().catch(() => ''), secrets);
+      const error = spec.mapError ? spec.mapError(response, text) : defaultMapError(response, text, secrets);
       failureInfo.set(error, {
         status: response.status,
         retryAfterMs: parseRetryAfterHeader(response.headers.get('retry-after')),

@@ -51,8 +51,7 @@ export class FetchHttpClient implements HttpClient {
   async send(spec: RequestSpec): Promise<Response> {
     if (spec.signal?.aborted) throw abortErrorFrom(spec.signal);
     const retries = spec.retryPolicy === 'never' ? 0 : (spec.maxRetries ?? this.#options.maxRetries);
-    const state = { refreshed: false };
-    return pRetry((attempt) => this.#attempt(spec, attempt, state), {
+    return pRetry((attempt) => this.#attempt(spec, attempt), {
       retries,
       // Delays are ours (Retry-After, jitter, abortable), taken inside shouldRetry; p-retry only counts.
       minTimeout: 0,
@@ -77,7 +76,13 @@ export class FetchHttpClient implements HttpClient {
     });
   }
 
-  async #attempt(spec: RequestSpec, attempt: number, state: { refreshed: boolean }): Promise<Response> {
+  /**
+   * One attempt, with at most one 401 refresh. The refresh is per attempt, not per request: a
+   * request that refreshed and then met a retryable failure may, after its backoff, meet a token
+   * that was revoked or expired meanwhile, and that token needs its own refresh. A 401 right after
+   * a refresh is final, and a 401 is never retried, so refreshes stay bounded by the attempts.
+   */
+  async #attempt(spec: RequestSpec, attempt: number): Promise<Response> {
     if (spec.signal?.aborted) throw abortErrorFrom(spec.signal);
     const base = {
       fetch: this.#fetch,
@@ -95,9 +100,8 @@ export class FetchHttpClient implements HttpClient {
     try {
       return await sendAttempt(spec, { ...base, authorization: `Bearer ${token}` });
     } catch (error) {
-      if (state.refreshed || !(error instanceof PushError) || failureInfo.get(error)?.status !== 401) throw error;
+      if (!(error instanceof PushError) || failureInfo.get(error)?.status !== 401) throw error;
       // A 401 means the token was revoked or expired early: refresh once and re-send, outside the retry budget.
-      state.refreshed = true;
       this.#options.logger.info('push-api-client access token rejected; refreshing and re-sending once', {
         operation: spec.operation,
         path: spec.url.pathname,

@@ -1,5 +1,8 @@
 import type { Logger } from './types.js';
 
+/** The logger used when none is given: drops every line. */
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
 /** pino (and bunyan-style loggers) take the fields first: `info(fields, message)`. */
 function takesFieldsFirst(logger: object): boolean {
   return typeof (logger as { bindings?: unknown }).bindings === 'function';

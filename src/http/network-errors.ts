@@ -1,4 +1,4 @@
-import { AbortError, ConnectionError, PushError, TimeoutError } from '../errors.js';
+import { AbortError, ConfigurationError, ConnectionError, PushError, TimeoutError } from '../errors.js';
 
 /**
  * Error codes that mean the connection was never established, so the request cannot have been
@@ -40,6 +40,27 @@ export function findErrorCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** Codes of errors raised while building a request, before any socket is touched. */
+const LOCAL_CODES = new Set(['ERR_INVALID_URL', 'ERR_INVALID_CHAR', 'ERR_INVALID_HTTP_TOKEN', 'ERR_INVALID_ARG_VALUE']);
+
+/**
+ * What fetch throws, before connecting, for a request it cannot build: an invalid header name or
+ * value (CR, LF, NUL, a character above U+00FF), an unparsable URL, a GET with a body. Network
+ * failures in Node carry a coded `cause`; these carry none, or a local code.
+ */
+function localRequestProblem(error: unknown): string | undefined {
+  if (!(error instanceof TypeError)) return undefined;
+  const code = findErrorCode(error);
+  if (code !== undefined && !LOCAL_CODES.has(code)) return undefined;
+  const message = error.message;
+  if (/invalid header (name|value)|ByteString/i.test(message)) {
+    return 'a header name or value is invalid (CR, LF, NUL or a character above U+00FF)';
+  }
+  if (code === 'ERR_INVALID_URL' || /parse URL|invalid URL/i.test(message)) return 'the URL is invalid';
+  if (/cannot have body/i.test(message)) return 'a GET or HEAD request cannot have a body';
+  return undefined;
+}
+
 /**
  * Turns whatever `fetch` threw into a PushError. The signals tell a caller abort from a timeout:
  * both surface as an abort of the combined signal.
@@ -56,6 +77,12 @@ export function toTransportError(
     return new TimeoutError(`${context.operation} request got no response within ${context.timeoutMs} ms`, {
       cause: error,
     });
+  }
+  // Every attempt would fail the same way, and nothing was sent: fatal, never "maybe sent". The
+  // cause is left out: fetch quotes the offending value, which may be a header holding a token.
+  const problem = localRequestProblem(error);
+  if (problem !== undefined) {
+    return new ConfigurationError(`${context.operation} request could not be sent: ${problem}`);
   }
   const code = findErrorCode(error);
   const requestMaybeSent = code === undefined || !BEFORE_SEND_CODES.has(code);

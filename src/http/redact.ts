@@ -1,12 +1,8 @@
 /**
- * Helpers that keep secrets out of logs. Signed upload addresses carry their signature in the
- * query string, and tokens travel in headers, so a log line gets the path only and never a header.
+ * Keeps secrets out of errors. Signed upload addresses carry their signature in the query string,
+ * and tokens travel in headers, so log lines get the path only and never a header; server-supplied
+ * text is scrubbed here before it goes into an error.
  */
-
-/** The URL without query, fragment or user info: `https://host/path`. */
-export function describeUrl(url: URL): string {
-  return `${url.origin}${url.pathname}`;
-}
 
 /**
  * Removes each secret from a server-supplied text before it goes into an error message. A

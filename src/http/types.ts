@@ -27,6 +27,12 @@ export interface RetryInfo {
   delayMs: number;
 }
 
+/**
+ * What a request body may be. Built from Node's own globals rather than the DOM's `BodyInit`, so
+ * that the published declarations type-check in projects without the DOM library.
+ */
+export type RequestBody = string | Uint8Array<ArrayBuffer> | ArrayBuffer | Blob | ReadableStream<Uint8Array>;
+
 /** Handed to a body factory. A streaming body calls `touch()` as bytes move. */
 export interface BodyControl {
   /** Restarts the attempt's timeout: a long upload that keeps moving never times out, a stalled one does. */
@@ -41,13 +47,28 @@ export interface RequestSpec {
   url: URL;
   headers?: Record<string, string>;
   /** Called once per attempt, so that a stream body can be opened afresh for each re-send. */
-  body?: (control: BodyControl) => BodyInit | undefined;
+  body?: (control: BodyControl) => RequestBody | undefined;
   /** `bearer` adds the access token and, on a 401, refreshes it and re-sends once without using a retry. */
   auth: 'bearer' | 'none';
   retryPolicy: RetryPolicy;
   /** Overrides `maxRetries` for this request. */
   maxRetries?: number;
-  /** Turns a non-2xx response into an error; defaults to `PushApiError.fromResponse`. */
+  /**
+   * Which redirects are followed (by hand, up to `maxRedirects`):
+   * - `follow`: any redirect; Authorization never goes to another origin, and a body never does
+   *   either: a 307/308 (or a 301/302 after a PUT) to another origin for a request with a body fails.
+   * - `none`: no redirect; a 3xx goes to `mapError` like any other non-2xx answer. For requests
+   *   whose body holds credentials (the token request): a redirecting endpoint is misconfigured.
+   * @default 'follow'
+   */
+  redirects?: 'follow' | 'none';
+  /**
+   * Values to remove from the error body before it reaches `mapError` (the client secret, in each
+   * encoding it was sent in). The bearer token this request sent is always removed.
+   * @default []
+   */
+  secrets?: readonly string[];
+  /** Turns a non-2xx response into an error; defaults to `PushApiError.fromResponse`. `bodyText` is already scrubbed of secrets. */
   mapError?: (response: Response, bodyText: string) => PushError;
   /** Told before each re-send, so that callers can adapt (the publisher shrinks its window on 429). */
   onRetry?: (info: RetryInfo) => void;

@@ -254,3 +254,102 @@ describe('TokenManager against the emulator', () => {
     expect(mock.state.tokenRequestCount).toBe(1);
   });
 });
+
+describe('early refresh with the default store', () => {
+  // A realistic epoch: the store and the manager must agree on the clock, whatever Date.now says.
+  const start = Date.now();
+
+  it('refreshes a 100 s token at 90 s even though the store still holds it, not at 100 s', async () => {
+    let now = start;
+    const mock = createPushApiMock({ tokenTtlSeconds: 100, now: () => now });
+    const { tokens } = setup(mock, { now: () => now });
+    const first = await tokens.getToken();
+    now = start + 89_999;
+    expect((await tokens.getToken()).accessToken).toBe(first.accessToken);
+    expect(mock.state.tokenRequestCount).toBe(1);
+    now = start + 90_000;
+    const second = await tokens.getToken();
+    expect(second.accessToken).not.toBe(first.accessToken);
+    expect(mock.state.tokenRequestCount).toBe(2);
+    now = start + 95_000;
+    expect((await tokens.getToken()).accessToken).toBe(second.accessToken);
+    expect(mock.state.tokenRequestCount).toBe(2);
+  });
+
+  it('a token for a 2 s lifetime is refreshed within its last 200 ms', async () => {
+    let now = start;
+    const mock = createPushApiMock({ tokenTtlSeconds: 2, now: () => now });
+    const { tokens } = setup(mock, { now: () => now });
+    const first = await tokens.getToken();
+    now = start + 1_799;
+    expect((await tokens.getToken()).accessToken).toBe(first.accessToken);
+    now = start + 1_800;
+    expect((await tokens.getToken()).accessToken).not.toBe(first.accessToken);
+    expect(mock.state.tokenRequestCount).toBe(2);
+  });
+
+  it('a token another process stored is used only while more than 60 s remain', async () => {
+    const now = start;
+    const stored = (remainingMs: number) => ({
+      get: () => ({
+        accessToken: `stored-${remainingMs}`,
+        tokenType: 'Bearer',
+        expiresAt: new Date(now + remainingMs),
+        scopes: ['https://api.push.test/connector.write'],
+      }),
+      set: () => undefined,
+    });
+    const fresh = setup(createPushApiMock(), { now: () => now, tokenStore: stored(61_000) });
+    expect((await fresh.tokens.getToken()).accessToken).toBe('stored-61000');
+    expect(fresh.mock.state.tokenRequestCount).toBe(0);
+    const dying = setup(createPushApiMock(), { now: () => now, tokenStore: stored(60_000) });
+    expect((await dying.tokens.getToken()).accessToken).not.toBe('stored-60000');
+    expect(dying.mock.state.tokenRequestCount).toBe(1);
+  });
+
+  it('MemoryTokenStore drops expired tokens by its own clock', () => {
+    let now = 0;
+    const store = new MemoryTokenStore({ now: () => now });
+    store.set('k', { accessToken: 't', tokenType: 'Bearer', expiresAt: new Date(1_000), scopes: [] });
+    now = 999;
+    expect(store.get('k')?.accessToken).toBe('t');
+    now = 1_000;
+    expect(store.get('k')).toBeUndefined();
+  });
+});
+
+describe('forceRefresh', () => {
+  it('does not join a plain refresh in flight, which answers from the store', async () => {
+    const mock = createPushApiMock();
+    const token = {
+      accessToken: 'stored-token',
+      tokenType: 'Bearer',
+      expiresAt: new Date(Date.now() + 3_600_000),
+      scopes: [`${mock.scopeBase}/connector.write`],
+    };
+    const slowStore = {
+      get: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return token;
+      },
+      set: () => undefined,
+    };
+    const { tokens } = setup(mock, { tokenStore: slowStore });
+    const plain = tokens.getToken();
+    const forced = tokens.getToken({ forceRefresh: true });
+    expect((await plain).accessToken).toBe('stored-token');
+    expect((await forced).accessToken).not.toBe('stored-token');
+    expect(mock.state.tokenRequestCount).toBe(1);
+  });
+
+  it('concurrent forced calls share one token request', async () => {
+    const { mock, tokens } = setup();
+    await tokens.getToken();
+    const [a, b] = await Promise.all([
+      tokens.getToken({ forceRefresh: true }),
+      tokens.getToken({ forceRefresh: true }),
+    ]);
+    expect(a.accessToken).toBe(b.accessToken);
+    expect(mock.state.tokenRequestCount).toBe(2);
+  });
+});

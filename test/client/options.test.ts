@@ -100,6 +100,16 @@ describe('PushClient options', () => {
     );
   });
 
+  it.each([
+    ['a CR/LF', 'my-app/1.2\r\nX-Injected: 1'],
+    ['a LF', 'my-app/1.2\n'],
+    ['a NUL', 'my-app\u00001.2'],
+    ['a character above U+00FF', 'my-app/1.2 €'],
+  ])('a userAgent with %s is a ConfigurationError at construction', (_name, userAgent) => {
+    expect(() => make({ userAgent })).toThrow(ConfigurationError);
+    expect(() => make({ userAgent })).toThrow('userAgent');
+  });
+
   it('VERSION matches package.json', () => {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     expect(VERSION).toBe(pkg.version);

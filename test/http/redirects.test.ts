@@ -133,3 +133,78 @@ describe('streamed bodies', () => {
     expect(hits).toBe(1);
   });
 });
+
+describe('a body never follows a redirect to another origin', () => {
+  /** A server that records every request it receives, body included; `redirect` may answer instead. */
+  async function recorder(
+    redirect?: (res: ServerResponse, path: string) => boolean,
+  ): Promise<{ url: string; seen: string[] }> {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        seen.push(`${req.method} ${req.url} ${body}`);
+        if (!redirect?.(res, req.url ?? '')) res.end('{"success":true}');
+      });
+    });
+    servers.push(server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  }
+
+  it.each([
+    [307, 'POST'],
+    [308, 'POST'],
+    [307, 'PUT'],
+    [301, 'PUT'],
+  ] as const)(
+    'a %i to another origin answering a %s with a body fails, unretried, and sends nothing there',
+    async (code, method) => {
+      const other = await recorder();
+      let hits = 0;
+      const origin = await serve((_req, res) => {
+        hits += 1;
+        res.writeHead(code, { location: `${other.url}/records` }).end();
+      });
+      const error = await http
+        .send(
+          bearer(`${origin}/records`, {
+            method,
+            headers: { 'content-type': 'application/json' },
+            body: () => '{"records":[{"amount":1}]}',
+            retryPolicy: 'idempotent',
+            maxRetries: 2,
+          }),
+        )
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(PushError);
+      expect(error).not.toBeInstanceOf(ConnectionError);
+      expect((error as Error).message).toMatch(/redirect to another origin/);
+      expect(other.seen).toEqual([]);
+      expect(hits).toBe(1);
+    },
+  );
+
+  it('a 307 within the same origin re-sends the body', async () => {
+    const origin = await recorder((res, path) => {
+      if (path !== '/start') return false;
+      res.writeHead(307, { location: '/next' }).end();
+      return true;
+    });
+    await http.send(bearer(`${origin.url}/start`, { method: 'POST', body: () => 'payload' }));
+    expect(origin.seen).toEqual(['POST /start payload', 'POST /next payload']);
+  });
+
+  it("with redirects: 'none' a 3xx is an error and its target receives nothing", async () => {
+    const other = await recorder();
+    const origin = await serve((_req, res) => res.writeHead(302, { location: `${other.url}/x` }).end());
+    const error = await http.send(bearer(`${origin}/`, { redirects: 'none' })).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(PushApiError);
+    expect((error as PushApiError).status).toBe(302);
+    expect(other.seen).toEqual([]);
+  });
+});

@@ -2,12 +2,13 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   AbortError,
   ConfigurationError,
   ConnectionError,
   NotFoundError,
+  PushError,
   ServerError,
   TimeoutError,
 } from '../../src/errors.js';
@@ -227,6 +228,75 @@ describe('transport over real HTTP on 127.0.0.1', () => {
       globalThis.fetch = original;
     }
     expect(seen).toHaveLength(1);
+  });
+});
+
+describe('failures before anything is sent', () => {
+  it('a header value fetch refuses (CR/LF) is a ConfigurationError: nothing sent, not retried, value not quoted', async () => {
+    let received = 0;
+    const base = await serve((_req, res) => {
+      received += 1;
+      res.end('ok');
+    });
+    const retries: number[] = [];
+    const error = await client({ maxRetries: 2 })
+      .send(
+        spec(`${base}/finance`, {
+          method: 'POST',
+          body: () => '{}',
+          retryPolicy: 'non-idempotent',
+          headers: { 'x-trace': 'secret-value\r\nx-injected: 1' },
+          onRetry: (info) => retries.push(info.attempt),
+        }),
+      )
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error).not.toBeInstanceOf(ConnectionError);
+    expect((error as Error).message).toMatch(/header/);
+    expect(JSON.stringify(error) + String(error)).not.toContain('secret-value');
+    expect(retries).toEqual([]);
+    expect(received).toBe(0);
+  });
+
+  it('a body factory that throws fails the request once with a PushError and clears the attempt timer', async () => {
+    const base = await serve((_req, res) => res.end('ok'));
+    const created: unknown[] = [];
+    const cleared = new Set<unknown>();
+    const realSetTimeout = globalThis.setTimeout;
+    const realClearTimeout = globalThis.clearTimeout;
+    const spySet = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((...args: Parameters<typeof setTimeout>) => {
+      const handle = realSetTimeout(...args);
+      created.push(handle);
+      return handle;
+    }) as typeof setTimeout);
+    const spyClear = vi.spyOn(globalThis, 'clearTimeout').mockImplementation(((handle?: NodeJS.Timeout) => {
+      cleared.add(handle);
+      realClearTimeout(handle);
+    }) as typeof clearTimeout);
+    let calls = 0;
+    let error: unknown;
+    try {
+      error = await client({ timeoutMs: 60_000 })
+        .send(
+          spec(`${base}/put`, {
+            method: 'PUT',
+            body: () => {
+              calls += 1;
+              throw new Error('ENOENT: no such file');
+            },
+          }),
+        )
+        .catch((e: unknown) => e);
+    } finally {
+      spySet.mockRestore();
+      spyClear.mockRestore();
+    }
+    expect(error).toBeInstanceOf(PushError);
+    expect(error).not.toBeInstanceOf(ConnectionError);
+    expect((error as Error).message).toBe('test request body could not be created: ENOENT: no such file');
+    expect(calls).toBe(1);
+    expect(created.length).toBeGreaterThan(0);
+    expect(created.filter((handle) => !cleared.has(handle))).toEqual([]);
   });
 });
 

@@ -37,3 +37,15 @@ export const DEFAULTS = {
   allowInsecureHttp: false,
   dangerouslyAllowBrowser: false,
 } as const;
+
+/** Finance publisher defaults (`publish`, `publishBatch`); the README's option table mirrors them. */
+export const FINANCE_DEFAULTS = {
+  /** SPEC.md, Limits: at most 1000 records per finance request. */
+  maxBatchSize: 1000,
+  batchSize: 1000,
+  /** 5 MiB: gateways in front of APIs commonly cap bodies at 10 MB, so this leaves headroom. */
+  maxBatchBytes: 5 * 1024 * 1024,
+  concurrency: 4,
+  onInvalid: 'throw',
+  adaptive: true,
+} as const;

@@ -11,18 +11,23 @@
  * │   ├── NotFoundError             404
  * │   ├── UnprocessableEntityError  422
  * │   ├── RateLimitError            429
- * │   └── ServerError               5xx
+ * │   ├── ServerError               5xx
+ * │   └── UnexpectedResponseError   a finance 2xx that is not {"success": true}
  * ├── TokenError                    the token endpoint refused or answered nonsense
  * ├── UploadError                   a PUT to a signed address failed
  * ├── ConnectionError               no HTTP answer at all
  * │   └── TimeoutError              no answer within timeoutMs
  * ├── AbortError                    the caller's AbortSignal fired
+ * │   └── PublishAbortedError       ... during finance publish; carries the report
+ * ├── PublishInterruptedError       the input or onBatchSettled threw during publish; carries the report
  * └── RecordValidationError         records failed the finance schema (no HTTP involved)
  * ```
  *
  * None of these ever holds a client secret, an access token or an Authorization header:
  * error bodies come from the server, and request headers are never stored.
  */
+
+import type { PublishReport } from './finance/types.js';
 
 export type HeadersRecord = Record<string, string>;
 
@@ -144,6 +149,18 @@ export class ServerError extends PushApiError {
   override name = 'ServerError';
 }
 
+/** A finance 2xx answer that is not the spec's `{"success": true}`. */
+export class UnexpectedResponseError extends PushApiError {
+  override name = 'UnexpectedResponseError';
+  /** True when the body said `success: false` (the batch was refused); false when it said nothing usable. */
+  readonly refused: boolean;
+
+  constructor(status: number, body: ApiErrorBody | string, headers: HeadersRecord, message: string, refused: boolean) {
+    super(status, body, headers, message);
+    this.refused = refused;
+  }
+}
+
 /** The token endpoint refused the credentials, or answered with something that is not a usable token. */
 export class TokenError extends PushError {
   override name = 'TokenError';
@@ -154,7 +171,11 @@ export class TokenError extends PushError {
   /** HTTP status of the token response, when there was one. */
   readonly status: number | undefined;
 
-  constructor(error: string, message: string, options: { status?: number; errorDescription?: string; cause?: unknown } = {}) {
+  constructor(
+    error: string,
+    message: string,
+    options: { status?: number; errorDescription?: string; cause?: unknown } = {},
+  ) {
     super(message, { cause: options.cause });
     this.error = error;
     this.errorDescription = options.errorDescription;
@@ -216,6 +237,43 @@ export class AbortError extends PushError {
   override name = 'AbortError';
 }
 
+/**
+ * `publish` was aborted by the caller's signal. Still an `AbortError`; it carries the report of
+ * every batch settled so far: batches in flight at the abort are `unknown` (the server may have
+ * received them), batches read but not yet sent are `failed`, and so are the records of an array
+ * input that were never read. Records of an iterable that were never read are not counted.
+ */
+export class PublishAbortedError extends AbortError {
+  override name = 'PublishAbortedError';
+  readonly report: PublishReport;
+
+  constructor(report: PublishReport, options?: { cause?: unknown }) {
+    super(
+      `publish aborted: ${report.recordsSent} sent, ${report.recordsUnknown} unknown, ${report.recordsFailed} not sent`,
+      options,
+    );
+    this.report = report;
+  }
+}
+
+/**
+ * `publish` stopped because the input threw while being read, or `onBatchSettled` threw. Batches in
+ * flight settled first; `report` says what was sent, and `cause` is the error that was thrown.
+ */
+export class PublishInterruptedError extends PushError {
+  override name = 'PublishInterruptedError';
+  readonly report: PublishReport;
+
+  constructor(report: PublishReport, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `publish interrupted: ${reason} (${report.recordsSent} sent, ${report.recordsUnknown} unknown, ${report.recordsFailed} not sent)`,
+      { cause },
+    );
+    this.report = report;
+  }
+}
+
 /** One problem with one field of one record. */
 export interface RecordIssue {
   /** Dotted path of the field, such as `amount`; empty for the record as a whole. */
@@ -233,11 +291,16 @@ export interface InvalidRecord {
 /**
  * Records failed the finance schema. Lists every bad record's index, field path and message.
  * Kept outside the HTTP family: nothing was sent because of these records.
+ * `TReport` defaults to `PublishReport`, the only report this package attaches, so that
+ * `const e: RecordValidationError = ...` reads `e.report` typed.
  */
-export class RecordValidationError<TReport = unknown> extends PushError {
+export class RecordValidationError<TReport = PublishReport> extends PushError {
   override name = 'RecordValidationError';
   readonly invalid: InvalidRecord[];
-  /** For async iterables: the report of what was already sent before the bad record was met. */
+  /**
+   * `publish` with an async iterable (`onInvalid: 'throw'`): the report of what was already sent
+   * before the bad record was met. Undefined when the error came before any request.
+   */
   readonly report: TReport | undefined;
 
   constructor(invalid: InvalidRecord[], report?: TReport) {

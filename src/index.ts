@@ -1,7 +1,7 @@
 /** Public API of push-api-client. Internal helpers are deliberately not exported. */
 
 export type { GetTokenOptions, TokenAuthMethod, TokenManager } from './auth/token-manager.js';
-export type { AccessToken, TokenStore } from './auth/token-store.js';
+export type { AccessToken, MemoryTokenStoreOptions, TokenStore } from './auth/token-store.js';
 export { MemoryTokenStore } from './auth/token-store.js';
 export type { PushClientOptions } from './client.js';
 export { PushClient } from './client.js';
@@ -15,6 +15,8 @@ export {
   MAX_RETRY_AFTER_MS,
   NotFoundError,
   PermissionDeniedError,
+  PublishAbortedError,
+  PublishInterruptedError,
   PushApiError,
   PushError,
   parseRetryAfterHeader,
@@ -23,10 +25,10 @@ export {
   ServerError,
   TimeoutError,
   TokenError,
+  UnexpectedResponseError,
   UnprocessableEntityError,
   UploadError,
 } from './errors.js';
-export { PublishAbortedError } from './finance/errors.js';
 export type { FinancePublisher } from './finance/publisher.js';
 export type { FinanceRecord, FinanceRecordInput } from './finance/schema.js';
 export { financeRecordSchema } from './finance/schema.js';

@@ -1,6 +1,7 @@
 /**
  * Chunking of serialized records into request bodies, by count and by bytes. Pure: no I/O and no
- * validation, so that it can be property-tested on its own.
+ * validation. `BatchBuilder` is what `publish` fills (through `BatchAssembler`, source.ts); the
+ * chunking property test drives it through `publish` itself and measures the bodies as sent.
  *
  * A request body is `{"records":[` + the records' JSON joined by `,` + `]}`. Its size is known
  * exactly from each record's UTF-8 length, so the body is built once, from the per-record strings,
@@ -97,25 +98,4 @@ export class BatchBuilder<T extends Sized> {
     this.#itemBytes = 0;
     return items;
   }
-}
-
-/**
- * Splits items into batches in order, each within both limits, each as full as the next item
- * allows. Items too large to fit alone are passed to `onTooLarge` and left out of every batch.
- */
-export function* chunkByLimits<T extends Sized>(
-  items: Iterable<T>,
-  limits: BatchLimits,
-  onTooLarge: (item: T) => void = () => {},
-): Generator<T[], void, undefined> {
-  const builder = new BatchBuilder<T>(limits);
-  for (const item of items) {
-    let result = builder.tryAdd(item);
-    if (result === 'full') {
-      yield builder.take();
-      result = builder.tryAdd(item);
-    }
-    if (result === 'too-large') onTooLarge(item);
-  }
-  if (builder.count > 0) yield builder.take();
 }

@@ -2,36 +2,48 @@ import {
   AbortError,
   AuthenticationError,
   ConfigurationError,
-  ConnectionError,
   NotFoundError,
   PermissionDeniedError,
-  PushApiError,
   PushError,
   RateLimitError,
   ServerError,
   TokenError,
+  UnexpectedResponseError,
 } from '../errors.js';
+import { classifyFailure } from '../http/retry.js';
 import type { BatchStatus } from './types.js';
 
 /**
- * What a batch's final error says about the records in it:
- * - `unknown`: the server may have stored them, so re-sending may duplicate. A 5xx other than
- *   501, 503 and 505 (the service failed while or after handling the request; 500, 502 and 504 in
- *   the spec's terms), a connection lost after the request may have been written, a timeout, or an
- *   abort while the request was in flight.
- * - `failed`: the server surely did not store them (a 4xx, a 429 or 503 that outlasted the
- *   retries, a connection refused before anything was written); safe to send again.
+ * What one failed attempt says about the records it carried: the transport's own classifier
+ * (`classifyFailure`, the same one that decides retries) under the non-idempotent policy, so that
+ * "re-sent because surely not processed" and "reported failed, safe to send again" never disagree.
+ * - `ambiguous`: the server may have stored them (a 5xx other than 503, so 501 and 505 too, a
+ *   connection lost after the request may have been written, a timeout), or a 2xx whose body does
+ *   not say `success`;
+ * - otherwise the server surely did not store them (a 4xx, a 429 or 503, a connection refused
+ *   before anything was written, `success: false`).
  */
-export function classifyBatchError(error: PushError, requestStarted: boolean): Exclude<BatchStatus, 'sent'> {
-  if (error instanceof AbortError) return requestStarted ? 'unknown' : 'failed';
-  if (error instanceof UnexpectedResponseError) return error.refused ? 'failed' : 'unknown';
-  if (error instanceof ConnectionError) return error.requestMaybeSent ? 'unknown' : 'failed';
-  if (error instanceof ServerError) return NOT_PROCESSED_5XX.has(error.status) ? 'failed' : 'unknown';
-  return 'failed';
+export function isAmbiguousFailure(error: PushError): boolean {
+  if (error instanceof UnexpectedResponseError) return !error.refused;
+  return classifyFailure(error, 'non-idempotent') === 'ambiguous';
 }
 
-/** 501 Not Implemented, 503 Service Unavailable, 505 HTTP Version Not Supported: refused before processing. */
-const NOT_PROCESSED_5XX = new Set([501, 503, 505]);
+/**
+ * What a batch's final error says about the records in it: `unknown` when the server may have
+ * stored them (re-sending may duplicate), `failed` when it surely did not (safe to send again).
+ * An abort is `unknown` once the request was started. `earlierAmbiguous`: an earlier attempt of
+ * the same batch was ambiguous and re-sent (`retryAmbiguous: true`); the server may hold the batch
+ * from that attempt, so however the last attempt ended, the batch can no longer be `failed`.
+ */
+export function classifyBatchError(
+  error: PushError,
+  requestStarted: boolean,
+  earlierAmbiguous = false,
+): Exclude<BatchStatus, 'sent'> {
+  if (earlierAmbiguous) return 'unknown';
+  if (error instanceof AbortError) return requestStarted ? 'unknown' : 'failed';
+  return isAmbiguousFailure(error) ? 'unknown' : 'failed';
+}
 
 /** Errors that every following batch would meet too: publishing stops instead of hammering. */
 export function stopsTheRun(error: PushError): boolean {
@@ -84,22 +96,4 @@ export async function expectSuccess(response: Response): Promise<void> {
       ? `${response.status} the service answered success: false`
       : `${response.status} the service answered without "success": true; the batch may or may not have been stored`;
   throw new UnexpectedResponseError(response.status, parsed, headers, message, success === false);
-}
-
-/** A 2xx answer that is not the spec's `{"success": true}`. */
-export class UnexpectedResponseError extends PushApiError {
-  override name = 'UnexpectedResponseError';
-  /** True when the body said `success: false` (the batch was refused); false when it said nothing usable. */
-  readonly refused: boolean;
-
-  constructor(
-    status: number,
-    body: Record<string, unknown> | string,
-    headers: Record<string, string>,
-    message: string,
-    refused: boolean,
-  ) {
-    super(status, body, headers, message);
-    this.refused = refused;
-  }
 }

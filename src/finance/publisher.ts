@@ -1,9 +1,16 @@
+import { appResourceUrl } from '../app-path.js';
 import type { ClientContext } from '../context.js';
-import { ConfigurationError, PushError, RecordValidationError } from '../errors.js';
+import { FINANCE_DEFAULTS } from '../defaults.js';
+import {
+  ConfigurationError,
+  PublishAbortedError,
+  PublishInterruptedError,
+  PushError,
+  RecordValidationError,
+} from '../errors.js';
 import { abortErrorFrom } from '../http/delay.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
-import { buildBody, EMPTY_BODY_BYTES } from './batcher.js';
-import { PublishAbortedError } from './errors.js';
+import { bodyBytesFor, buildBody, EMPTY_BODY_BYTES } from './batcher.js';
 import { expectSuccess } from './outcome.js';
 import { ReportBuilder } from './report.js';
 import { PublishRun } from './run.js';
@@ -13,9 +20,10 @@ import {
   batchesFromAsyncIterable,
   batchesFromIterable,
   batchesFromPrepared,
+  InputCursor,
   prevalidate,
 } from './source.js';
-import { FINANCE_DEFAULTS, type PublishBatchOptions, type PublishOptions, type PublishReport } from './types.js';
+import type { PublishBatchOptions, PublishOptions, PublishReport } from './types.js';
 
 type Settings = Required<
   Pick<PublishOptions, 'batchSize' | 'maxBatchBytes' | 'concurrency' | 'onInvalid' | 'adaptive'>
@@ -28,9 +36,15 @@ export class FinancePublisher {
   /**
    * Publishes any number of records from an array, an iterable or an async iterable, in batches of
    * at most `batchSize` records and `maxBatchBytes` bytes, with at most `concurrency` in flight.
-   * Resolves with a report in which every record read is sent, invalid, failed or unknown.
-   * Rejects with `RecordValidationError` (`onInvalid: 'throw'`), `PublishAbortedError` (signal),
-   * `ConfigurationError` (options, appId), or the error thrown by the input or a callback.
+   * Resolves with a report in which every record read is sent, invalid, failed or unknown (for an
+   * array, every input record: see `PublishReport.recordsNotRead`). However it ends, the input's
+   * iterator is closed (`return()`) if it was not read to the end.
+   * @throws {RecordValidationError<PublishReport>} `onInvalid: 'throw'` met invalid records; for an
+   *   async iterable, `report` says what was already sent.
+   * @throws {PublishAbortedError} the signal fired; `report` says what was sent.
+   * @throws {PublishInterruptedError} the input threw while being read, or `onBatchSettled` threw;
+   *   `report` says what was sent, `cause` is the thrown error.
+   * @throws {ConfigurationError} bad options or appId, before any request.
    */
   async publish(
     appId: string,
@@ -41,6 +55,9 @@ export class FinancePublisher {
     const settings = resolvePublishOptions(options);
     const { signal } = options;
     if (signal?.aborted) throw abortErrorFrom(signal);
+    if (!isAsyncIterable(records) && !isIterable(records)) {
+      throw new ConfigurationError('records must be an array, an iterable or an async iterable of finance records');
+    }
 
     const report = new ReportBuilder();
     const limit = new AdaptiveLimit({ max: settings.concurrency, adaptive: settings.adaptive });
@@ -48,41 +65,67 @@ export class FinancePublisher {
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
     const assembler = new BatchAssembler(limits, report, settings.onInvalid === 'throw');
 
-    let source: ReturnType<typeof batchesFromIterable> | ReturnType<typeof batchesFromAsyncIterable>;
-    if (isAsyncIterable(records)) {
-      source = batchesFromAsyncIterable(records, assembler, run.shouldStop);
-    } else if (!isIterable(records)) {
-      throw new ConfigurationError('records must be an array, an iterable or an async iterable of finance records');
-    } else if (settings.onInvalid === 'throw') {
-      // Everything is checked before the first request, so the error can list every bad record.
-      const checked = prevalidate(records, settings.maxBatchBytes);
-      if (checked.invalid.length > 0) throw new RecordValidationError<PublishReport>(checked.invalid);
-      source = batchesFromPrepared(checked.items, assembler, run.shouldStop);
-    } else {
-      source = batchesFromIterable(records, assembler, run.shouldStop);
+    let input: InputCursor | undefined;
+    try {
+      let source: ReturnType<typeof batchesFromIterable> | ReturnType<typeof batchesFromAsyncIterable>;
+      if (isAsyncIterable(records)) {
+        input = new InputCursor(records);
+        source = batchesFromAsyncIterable(input, assembler, run.shouldStop, signal);
+      } else if (settings.onInvalid === 'throw') {
+        // Everything is checked before the first request, so the error can list every bad record.
+        // An array is read again to send; any other iterable can be read once, so it is kept.
+        const rereadable = Array.isArray(records);
+        let checked: ReturnType<typeof prevalidate>;
+        try {
+          checked = prevalidate(records, settings.maxBatchBytes, !rereadable);
+        } catch (error) {
+          throw new PublishInterruptedError(report.build(), error); // the input threw; nothing was sent
+        }
+        if (checked.invalid.length > 0) throw new RecordValidationError<PublishReport>(checked.invalid);
+        if (rereadable) {
+          input = new InputCursor(records);
+          source = batchesFromIterable(input, assembler, run.shouldStop);
+        } else {
+          source = batchesFromPrepared(checked.items, assembler, run.shouldStop);
+        }
+      } else {
+        input = new InputCursor(records);
+        source = batchesFromIterable(input, assembler, run.shouldStop);
+      }
+
+      await run.execute(source, settings.concurrency);
+      // Left in the assembler only when reading stopped early: read, never sent.
+      const leftover = assembler.flush();
+      if (leftover) {
+        const reason = assembler.firstInvalid
+          ? new PushError(`not sent: publishing stopped at the invalid record ${assembler.firstInvalid.index}`)
+          : undefined;
+        await run.settleUnsent(leftover, reason);
+      }
+      // An array's length is known, so the records it never reached are counted too (as failed).
+      if (Array.isArray(records)) report.notRead(report.progress().recordsRead, records.length, run.notSentError());
+    } finally {
+      await input?.close((error) => {
+        this.ctx.logger.warn('push-api-client closing the finance input failed', {
+          error: error instanceof Error ? error.message : String(error),
+        });
+      });
     }
 
-    await run.execute(source, settings.concurrency);
-    // Left in the assembler only when reading stopped early: read, never sent.
-    const leftover = assembler.flush();
-    if (leftover) {
-      const reason = assembler.firstInvalid
-        ? new PushError(`not sent: publishing stopped at the invalid record ${assembler.firstInvalid.index}`)
-        : undefined;
-      await run.settleUnsent(leftover, reason);
-    }
-
-    const thrown = run.thrown;
-    if (thrown) throw thrown.error;
     const result = report.build();
+    const thrown = run.thrown;
+    if (thrown) throw new PublishInterruptedError(result, thrown.error);
     if (signal?.aborted) throw new PublishAbortedError(result, { cause: signal.reason });
     if (assembler.firstInvalid) throw new RecordValidationError<PublishReport>([assembler.firstInvalid], result);
     return result;
   }
 
   /**
-   * Sends one request of 1 to 1000 records, validated first. Resolves when the service answered
-   * `{"success": true}`; otherwise rejects with the error (no report, no batching).
+   * Sends one request of 1 to 1000 records, validated first, whose body is at most
+   * `maxBatchBytes`. Resolves when the service answered `{"success": true}`; otherwise rejects with
+   * the error (no report, no batching).
+   * @throws {ConfigurationError} no records, more than 1000, or a body above `maxBatchBytes`.
+   * @throws {RecordValidationError} invalid records (its `report` is undefined: nothing was sent).
    */
   async publishBatch(
     appId: string,
@@ -96,8 +139,19 @@ export class FinancePublisher {
         `publishBatch sends one request of 1 to ${FINANCE_DEFAULTS.maxBatchSize} records (the spec's limit), got ${got}; use publish() for more`,
       );
     }
-    const checked = prevalidate(records, Number.POSITIVE_INFINITY);
+    const maxBatchBytes = options.maxBatchBytes ?? FINANCE_DEFAULTS.maxBatchBytes;
+    checkMaxBatchBytes(maxBatchBytes);
+    const checked = prevalidate(records, maxBatchBytes, true);
     if (checked.invalid.length > 0) throw new RecordValidationError(checked.invalid);
+    const bodyBytes = bodyBytesFor(
+      checked.items.length,
+      checked.items.reduce((sum, item) => sum + item.bytes, 0),
+    );
+    if (bodyBytes > maxBatchBytes) {
+      throw new ConfigurationError(
+        `publishBatch body would be ${bodyBytes} bytes, above maxBatchBytes (${maxBatchBytes}); send fewer records per call, or use publish(), which splits by bytes`,
+      );
+    }
     const body = buildBody(checked.items);
     const response = await this.ctx.http.send({
       operation: 'finance',
@@ -114,24 +168,17 @@ export class FinancePublisher {
   }
 }
 
-/**
- * `{base_url}/services/push/v1/customer/apps/{appId}/finance`. The appId is one encoded path
- * segment, so `../x` or `a/b?c` can never change the path; `.` and `..` are refused because URL
- * parsing would treat them (even percent-encoded) as dot segments.
- */
+/** `{base_url}/services/push/v1/customer/apps/{appId}/finance`; the appId is checked and encoded in app-path.ts. */
 export function financeUrl(baseUrl: URL, appId: string): URL {
-  if (typeof appId !== 'string' || appId.length === 0) {
-    throw new ConfigurationError('appId must be a non-empty string');
+  return appResourceUrl(baseUrl, appId, 'finance');
+}
+
+function checkMaxBatchBytes(maxBatchBytes: number): void {
+  if (!Number.isSafeInteger(maxBatchBytes) || maxBatchBytes <= EMPTY_BODY_BYTES) {
+    throw new ConfigurationError(
+      `maxBatchBytes must be an integer above ${EMPTY_BODY_BYTES}, the size of an empty body`,
+    );
   }
-  if (appId === '.' || appId === '..') throw new ConfigurationError(`appId "${appId}" is not a valid application id`);
-  let segment: string;
-  try {
-    segment = encodeURIComponent(appId);
-  } catch (cause) {
-    throw new ConfigurationError('appId contains an unpaired surrogate and cannot be put in a URL', { cause });
-  }
-  const base = baseUrl.href.endsWith('/') ? baseUrl.href : `${baseUrl.href}/`;
-  return new URL(`services/push/v1/customer/apps/${segment}/finance`, base);
 }
 
 function resolvePublishOptions(options: PublishOptions): Settings {
@@ -146,11 +193,7 @@ function resolvePublishOptions(options: PublishOptions): Settings {
   if (!Number.isInteger(settings.batchSize) || settings.batchSize < 1 || settings.batchSize > max) {
     throw new ConfigurationError(`batchSize must be an integer from 1 to ${max} (the spec's limit per request)`);
   }
-  if (!Number.isSafeInteger(settings.maxBatchBytes) || settings.maxBatchBytes <= EMPTY_BODY_BYTES) {
-    throw new ConfigurationError(
-      `maxBatchBytes must be an integer above ${EMPTY_BODY_BYTES}, the size of an empty body`,
-    );
-  }
+  checkMaxBatchBytes(settings.maxBatchBytes);
   if (!Number.isInteger(settings.concurrency) || settings.concurrency < 1) {
     throw new ConfigurationError('concurrency must be a positive integer');
   }

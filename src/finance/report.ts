@@ -29,6 +29,7 @@ export class ReportBuilder {
   /** Indexed by batch index; batches settle out of order, the report keeps input order. */
   readonly #batches: BatchReport[] = [];
   #stoppedBy: PushError | undefined;
+  #recordsNotRead = 0;
 
   read(count = 1): void {
     this.#counts.recordsRead += count;
@@ -76,6 +77,27 @@ export class ReportBuilder {
     };
   }
 
+  /**
+   * Counts the records of an array input that publishing stopped before reading, as one last
+   * `failed` entry (not sent, safe to send again) covering input indexes `first` to `total - 1`.
+   * Call once every batch has settled: the entry takes the next batch index.
+   */
+  notRead(first: number, total: number, error: PushError): void {
+    const count = total - first;
+    if (count <= 0) return;
+    this.#batches.push({
+      index: this.#batches.length,
+      firstRecord: first,
+      lastRecord: total - 1,
+      recordCount: count,
+      status: 'failed',
+      error,
+    });
+    this.#recordsNotRead += count;
+    this.#counts.recordsFailed += count;
+    this.#counts.batchesFailed++;
+  }
+
   progress(): PublishProgress {
     return { ...this.#counts };
   }
@@ -83,6 +105,7 @@ export class ReportBuilder {
   build(): PublishReport {
     const report: PublishReport = {
       ...this.#counts,
+      recordsNotRead: this.#recordsNotRead,
       invalid: this.#invalid,
       batches: this.#batches,
       durationMs: Math.round(performance.now() - this.#startedAt),

@@ -7,6 +7,7 @@ import {
   asPushError,
   classifyBatchError,
   expectSuccess,
+  isAmbiguousFailure,
   isBackPressure,
   retryAfterOf,
   stopsTheRun,
@@ -43,7 +44,7 @@ export class PublishRun {
   /** True once reading must stop: aborted, a run-stopping API error, or a callback or the input threw. */
   readonly shouldStop = (): boolean => this.#stop !== undefined || this.options.signal?.aborted === true;
 
-  /** An error thrown by the input or a callback: `publish` rejects with it once in-flight batches settle. */
+  /** An error thrown by the input or `onBatchSettled`: `publish` rejects with `PublishInterruptedError` once in-flight batches settle. */
   get thrown(): { error: unknown } | undefined {
     return this.#stop?.kind === 'thrown' ? { error: this.#stop.error } : undefined;
   }
@@ -54,7 +55,7 @@ export class PublishRun {
 
   /** Settles a batch that was read but will not be sent (the run stopped first). */
   async settleUnsent(batch: PendingBatch, reason?: PushError): Promise<void> {
-    await this.#settle(batch, { status: 'failed', error: reason ?? this.#notSentError() });
+    await this.#settle(batch, { status: 'failed', error: reason ?? this.notSentError() });
   }
 
   async #worker(source: BatchSource): Promise<void> {
@@ -72,9 +73,10 @@ export class PublishRun {
         const next = await source.next();
         if (next.done) return;
         batch = next.value;
-        outcome = this.shouldStop() ? { status: 'failed', error: this.#notSentError() } : await this.#send(batch);
+        outcome = this.shouldStop() ? { status: 'failed', error: this.notSentError() } : await this.#send(batch);
       } catch (error) {
-        this.#stop ??= { kind: 'thrown', error }; // the input itself threw
+        // The input threw, unless the read was cut short by the abort: then the abort is the outcome.
+        if (!signal?.aborted) this.#stop ??= { kind: 'thrown', error };
         return;
       } finally {
         this.limit.release();
@@ -86,6 +88,9 @@ export class PublishRun {
   async #send(batch: PendingBatch): Promise<Outcome> {
     const { signal } = this.options;
     const body = buildBody(batch.items);
+    // The first attempt that may have been processed and was re-sent anyway (`retryAmbiguous`):
+    // from then on the service may hold the batch, whatever the re-sends answer.
+    let ambiguous: PushError | undefined;
     try {
       const response = await this.ctx.http.send({
         operation: 'finance',
@@ -96,6 +101,7 @@ export class PublishRun {
         auth: 'bearer',
         retryPolicy: 'non-idempotent',
         onRetry: (info) => {
+          if (isAmbiguousFailure(info.error)) ambiguous ??= info.error;
           if (isBackPressure(info.error)) this.limit.onRateLimited(info.delayMs, true);
         },
         signal,
@@ -110,7 +116,10 @@ export class PublishRun {
         this.#stop = { kind: 'stopped-by', error };
         this.report.stop(error);
       }
-      return { status: classifyBatchError(error, true), error };
+      const status = classifyBatchError(error, true, ambiguous !== undefined);
+      // An `unknown` that only an earlier attempt explains reports that attempt's error.
+      const reason = ambiguous !== undefined && classifyBatchError(error, true) === 'failed' ? ambiguous : error;
+      return { status, error: reason };
     }
   }
 
@@ -120,13 +129,22 @@ export class PublishRun {
     const { onBatchSettled, onProgress } = this.options;
     try {
       if (onBatchSettled) await onBatchSettled(settled);
-      onProgress?.(this.report.progress());
     } catch (error) {
       this.#stop ??= { kind: 'thrown', error };
     }
+    if (!onProgress) return;
+    try {
+      onProgress(this.report.progress());
+    } catch (error) {
+      // A broken progress bar must not stop a run (as with uploads).
+      this.ctx.logger.warn('push-api-client onProgress callback threw', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
   }
 
-  #notSentError(): PushError {
+  /** Why a batch (or the unread rest of an array) was not sent: the abort or the stop. */
+  notSentError(): PushError {
     const { signal } = this.options;
     if (signal?.aborted) return abortErrorFrom(signal);
     const stop = this.#stop;

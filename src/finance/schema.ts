@@ -8,7 +8,11 @@ import type { RecordIssue } from '../errors.js';
  * the service ignores. Unknown properties are rejected so that a typo is not dropped silently.
  */
 
-/** `created` numbers below this (1973-03-03) are almost always Unix seconds, not milliseconds. */
+/**
+ * The earliest `created` accepted, in every form (1973-03-03T09:46:40Z). Numbers below it are
+ * almost always Unix seconds, not milliseconds; Dates and strings get the same floor so that a
+ * record is accepted or refused whatever form its time takes.
+ */
 const MIN_CREATED_MS = 100_000_000_000;
 /** The largest time a JavaScript Date can hold (ECMA-262 §21.4.1.1). */
 const MAX_CREATED_MS = 8_640_000_000_000_000;
@@ -16,6 +20,12 @@ const MAX_CREATED_MS = 8_640_000_000_000_000;
 const isoDate = z.iso.date();
 /** A date-time must carry `Z` or an offset: a local time would be shifted by the sender's time zone. */
 const isoDateTime = z.iso.datetime({ offset: true });
+
+/**
+ * Unix milliseconds are never negative; the service refuses them (and with them the whole batch).
+ * The floor is {@link MIN_CREATED_MS}, above 0, so that every form of `created` meets one rule.
+ */
+const TOO_EARLY_MESSAGE = `expected a time on or after ${new Date(MIN_CREATED_MS).toISOString()} (the earliest created accepted in any form)`;
 
 const CREATED_MESSAGE = 'expected Unix milliseconds (number), a Date or an ISO-8601 date or date-time string';
 
@@ -39,6 +49,7 @@ function toCreatedMs(value: number | Date | string, ctx: z.RefinementCtx): numbe
   if (value instanceof Date) {
     const ms = value.getTime();
     if (Number.isNaN(ms)) ctx.addIssue({ code: 'custom', message: 'expected a valid Date, got Invalid Date' });
+    else if (ms < MIN_CREATED_MS) ctx.addIssue({ code: 'custom', message: TOO_EARLY_MESSAGE });
     return ms;
   }
   if (!isoDate.safeParse(value).success && !isoDateTime.safeParse(value).success) {
@@ -49,7 +60,9 @@ function toCreatedMs(value: number | Date | string, ctx: z.RefinementCtx): numbe
     return Number.NaN;
   }
   // Date.parse reads a date-only string as UTC midnight (ECMA-262 §21.4.3.2), which is what we want.
-  return Date.parse(value);
+  const ms = Date.parse(value);
+  if (ms < MIN_CREATED_MS) ctx.addIssue({ code: 'custom', message: TOO_EARLY_MESSAGE });
+  return ms;
 }
 
 const requiredText = (what: string) =>

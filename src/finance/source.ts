@@ -1,4 +1,5 @@
 import type { InvalidRecord, RecordIssue } from '../errors.js';
+import { raceSignal } from '../http/delay.js';
 import { BatchBuilder, type BatchLimits, fitsAlone, type SerializedRecord, serializeRecord } from './batcher.js';
 import type { PendingBatch, ReportBuilder } from './report.js';
 import { type FinanceRecord, validateFinanceRecord } from './schema.js';
@@ -83,31 +84,86 @@ export class BatchAssembler {
 /** Reasons to stop reading: an abort, an error that every further batch would meet, a callback that threw. */
 export type ShouldStop = () => boolean;
 
+/**
+ * The caller's iterator, read one record at a time and closed exactly once however publishing
+ * ends, so that a database cursor or a file handle behind it is released (as `for...of` does on
+ * `break`). Reads are pulled by hand rather than with `for await`, so that an abort does not wait
+ * for an input that is slow, or never yields.
+ */
+export class InputCursor {
+  readonly #iterator: Iterator<unknown> | AsyncIterator<unknown>;
+  /** Done, threw, or closed: nothing left to close. */
+  #finished = false;
+  /** An async read still running (left behind by an abort). */
+  #pending: Promise<unknown> | undefined;
+
+  constructor(records: Iterable<unknown> | AsyncIterable<unknown>) {
+    const openAsync = (records as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator];
+    this.#iterator =
+      typeof openAsync === 'function' ? openAsync.call(records) : (records as Iterable<unknown>)[Symbol.iterator]();
+  }
+
+  /** The next record of a sync input. */
+  nextSync(): IteratorResult<unknown> {
+    try {
+      const result = (this.#iterator as Iterator<unknown>).next();
+      if (result.done) this.#finished = true;
+      return result;
+    } catch (error) {
+      this.#finished = true; // an iterator that threw is done (ECMA-262: no return() after a throw)
+      throw error;
+    }
+  }
+
+  /** The next record of an async input; rejects with AbortError as soon as the signal fires. */
+  nextAsync(signal: AbortSignal | undefined): Promise<IteratorResult<unknown>> {
+    let read: Promise<IteratorResult<unknown>>;
+    try {
+      read = Promise.resolve(this.#iterator.next());
+    } catch (error) {
+      this.#finished = true;
+      return Promise.reject(error);
+    }
+    this.#pending = read;
+    const settled = (finished: boolean) => {
+      if (this.#pending === read) this.#pending = undefined;
+      if (finished) this.#finished = true;
+    };
+    read.then(
+      (result) => settled(result.done === true),
+      () => settled(true),
+    );
+    return raceSignal(read, signal);
+  }
+
+  /**
+   * Calls the iterator's `return()` once, unless it finished by itself. When an abort left a read
+   * pending, `return()` is called but not awaited: an async generator runs it only after that
+   * read, which may never come, while a hand-written iterator may use it to cancel the read.
+   * An error from `return()` goes to `onError`; it never replaces the outcome of the run.
+   */
+  async close(onError: (error: unknown) => void): Promise<void> {
+    if (this.#finished) return;
+    this.#finished = true;
+    const iterator = this.#iterator as { return?: () => unknown };
+    if (typeof iterator.return !== 'function') return;
+    try {
+      const closing = Promise.resolve(iterator.return());
+      if (this.#pending) closing.catch(onError);
+      else await closing;
+    } catch (error) {
+      onError(error);
+    }
+  }
+}
+
 export function* batchesFromIterable(
-  records: Iterable<unknown>,
+  input: InputCursor,
   assembler: BatchAssembler,
   shouldStop: ShouldStop,
 ): Generator<PendingBatch, void, undefined> {
-  for (const input of records) {
-    const batch = assembler.add(input);
-    if (batch) yield batch;
-    if (shouldStop()) return;
-  }
-  const last = assembler.flush();
-  if (last) yield last;
-}
-
-/**
- * Async inputs are read one record at a time. With `onInvalid: 'throw'` reading stops at the first
- * invalid record; records already read into the unfinished batch are left to the caller to settle.
- */
-export async function* batchesFromAsyncIterable(
-  records: AsyncIterable<unknown>,
-  assembler: BatchAssembler,
-  shouldStop: ShouldStop,
-): AsyncGenerator<PendingBatch, void, undefined> {
-  for await (const input of records) {
-    const batch = assembler.add(input);
+  for (let next = input.nextSync(); !next.done; next = input.nextSync()) {
+    const batch = assembler.add(next.value);
     if (batch) yield batch;
     if (assembler.firstInvalid || shouldStop()) return;
   }
@@ -115,12 +171,35 @@ export async function* batchesFromAsyncIterable(
   if (last) yield last;
 }
 
+/**
+ * Async inputs are read one record at a time, each read raced against the signal. With
+ * `onInvalid: 'throw'` reading stops at the first invalid record; records already read into the
+ * unfinished batch are left to the caller to settle.
+ */
+export async function* batchesFromAsyncIterable(
+  input: InputCursor,
+  assembler: BatchAssembler,
+  shouldStop: ShouldStop,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<PendingBatch, void, undefined> {
+  for (let next = await input.nextAsync(signal); !next.done; next = await input.nextAsync(signal)) {
+    const batch = assembler.add(next.value);
+    if (batch) yield batch;
+    if (assembler.firstInvalid || shouldStop()) return;
+  }
+  const last = assembler.flush();
+  if (last) yield last;
+}
+
+/** Sends what `prevalidate` kept, letting go of each record as it is handed to a batch. */
 export function* batchesFromPrepared(
-  items: readonly Serialized[],
+  items: (Serialized | undefined)[],
   assembler: BatchAssembler,
   shouldStop: ShouldStop,
 ): Generator<PendingBatch, void, undefined> {
-  for (const item of items) {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as Serialized;
+    items[i] = undefined;
     const batch = assembler.addPrepared(item);
     if (batch) yield batch;
     if (shouldStop()) return;
@@ -131,11 +210,14 @@ export function* batchesFromPrepared(
 
 /**
  * Validates a whole sync input before anything is sent (`onInvalid: 'throw'`), so that the error
- * lists every bad record. The serialized records are kept for sending: each is stringified once.
+ * lists every bad record. `keepItems`: keep the serialized records for sending (each stringified
+ * once), for an iterable that cannot be read twice; an array is read again instead, so that only
+ * the invalid entries are held.
  */
 export function prevalidate(
   records: Iterable<unknown>,
   maxBatchBytes: number,
+  keepItems: boolean,
 ): { items: Serialized[]; invalid: InvalidRecord[] } {
   const items: Serialized[] = [];
   const invalid: InvalidRecord[] = [];
@@ -143,7 +225,7 @@ export function prevalidate(
   for (const input of records) {
     const prepared = prepare(input, index, maxBatchBytes);
     if (Array.isArray(prepared)) invalid.push({ index, issues: prepared });
-    else items.push(prepared);
+    else if (keepItems) items.push(prepared);
     index++;
   }
   return { items, invalid };

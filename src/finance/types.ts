@@ -1,17 +1,8 @@
 import type { InvalidRecord, PushError } from '../errors.js';
 import type { FinanceRecord } from './schema.js';
 
-/** Finance publisher defaults, in one place (the README's option table mirrors them). */
-export const FINANCE_DEFAULTS = {
-  /** SPEC.md, Limits: at most 1000 records per finance request. */
-  maxBatchSize: 1000,
-  batchSize: 1000,
-  /** 5 MiB: gateways in front of APIs commonly cap bodies at 10 MB, so this leaves headroom. */
-  maxBatchBytes: 5 * 1024 * 1024,
-  concurrency: 4,
-  onInvalid: 'throw',
-  adaptive: true,
-} as const;
+/** Defined with every other default in `src/defaults.ts`; re-exported for existing imports (the CLI). */
+export { FINANCE_DEFAULTS } from '../defaults.js';
 
 /** What happened to one batch: `unknown` means the server may or may not have stored it. */
 export type BatchStatus = 'sent' | 'failed' | 'unknown';
@@ -24,7 +15,11 @@ export interface BatchReport {
   lastRecord: number;
   recordCount: number;
   status: BatchStatus;
-  /** Why the batch is `failed` or `unknown`. */
+  /**
+   * Why the batch is `failed` or `unknown`: the last attempt's error, or, when an earlier attempt
+   * was ambiguous and re-sent (`retryAmbiguous: true`), that ambiguous attempt's error: the batch
+   * is then `unknown` however the re-sends ended, since the server may hold it.
+   */
   error?: PushError;
 }
 
@@ -51,9 +46,19 @@ export interface PublishProgress {
 
 /**
  * The outcome of `publish`. Every record read is counted in exactly one of `recordsSent`,
- * `recordsInvalid`, `recordsFailed` and `recordsUnknown`.
+ * `recordsInvalid`, `recordsFailed` and `recordsUnknown`. For an array input that is every input
+ * record: records never read (the run stopped early) are counted as failed, in `recordsNotRead`
+ * too, and listed as one last `failed` entry of `batches`. For other iterables, whose length is
+ * unknown, records after `recordsRead` are not counted.
  */
 export interface PublishReport extends PublishProgress {
+  /**
+   * Array inputs only: records the run stopped before reading (an early stop, an abort, a thrown
+   * callback). Counted in `recordsFailed` (never sent, safe to send again) and covered by the last
+   * `batches` entry (`status: 'failed'`, the range `firstRecord`..`lastRecord`, possibly more than
+   * `batchSize` records; never passed to `onBatchSettled`). Always 0 for other iterables.
+   */
+  recordsNotRead: number;
   /** Each invalid record's input index and issues, in input order. */
   invalid: InvalidRecord[];
   /** Every batch, in input order. */
@@ -62,7 +67,8 @@ export interface PublishReport extends PublishProgress {
   /**
    * Set when publishing stopped before the end of the input because of an error every further
    * batch would meet too (401, 403, 404, a token or configuration error). Records after the stop
-   * were not read and are not counted.
+   * were not read: for an array they are counted as failed (`recordsNotRead`); for other iterables
+   * they are not counted.
    */
   stoppedBy?: PushError;
 }
@@ -76,21 +82,32 @@ export interface PublishOptions {
   concurrency?: number;
   /**
    * `throw`: nothing invalid is sent. Arrays and sync iterables are validated in full before the
-   * first request and the error lists every bad record; async iterables stop at the first bad
-   * record and the error carries the report of what was already sent.
+   * first request and the `RecordValidationError` lists every bad record; async iterables stop at
+   * the first bad record and the error's `report` (a `PublishReport`) says what was already sent.
+   * Memory: a sync iterable that is not an array can be read only once, so with `throw` all its
+   * records are held (validated and serialized) until they are sent; stream large inputs as an
+   * async iterable, or use `skip`, to keep memory bounded. An array is checked in a first pass that
+   * keeps nothing but the invalid entries, then read again to send.
    * `skip`: valid records are sent; invalid ones are listed in the report.
    * @default 'throw'
    */
   onInvalid?: 'throw' | 'skip';
-  /** Called with running counts each time a batch settles. */
+  /**
+   * Called with running counts each time a batch settles. If it throws, the error is logged as a
+   * warning (`logger.warn`) and publishing goes on: a broken progress bar must not stop a run.
+   */
   onProgress?: (progress: PublishProgress) => void;
   /**
    * Called once per settled batch, in completion order, with its records and their input indexes.
-   * A returned promise is awaited before that worker takes the next batch. If it throws,
-   * publishing stops and `publish` rejects with that error.
+   * A returned promise is awaited before that worker takes the next batch. If it throws (or
+   * rejects), reading stops, batches in flight settle, and `publish` rejects with
+   * `PublishInterruptedError` (its `report` says what was sent; its `cause` is the thrown error).
    */
   onBatchSettled?: (batch: SettledBatch) => void | Promise<void>;
-  /** Stops reading input and aborts requests in flight; `publish` rejects with `PublishAbortedError`. */
+  /**
+   * Stops reading input (even a read that is waiting for the input to yield), aborts requests in
+   * flight, closes the input, and rejects with `PublishAbortedError`, which carries the report.
+   */
   signal?: AbortSignal;
   /**
    * Adapt the in-flight window to the service's rate limit: halve it on 429 and pause until the
@@ -102,5 +119,11 @@ export interface PublishOptions {
 
 /** Options of `publishBatch`. */
 export interface PublishBatchOptions {
+  /**
+   * Most UTF-8 bytes of the request body, `{"records":[...]}` included; a larger batch is refused
+   * with `ConfigurationError` before anything is sent, instead of meeting the gateway's 413.
+   * @default 5242880 (5 MiB)
+   */
+  maxBatchBytes?: number;
   signal?: AbortSignal;
 }

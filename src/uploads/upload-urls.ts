@@ -1,29 +1,13 @@
 /** The upload-address operation (spec, operation 2): building its URLs and checking its answer. */
-import { ConfigurationError, PushError, UploadError } from '../errors.js';
+import { appResourceUrl } from '../app-path.js';
+import { PushError, UploadError } from '../errors.js';
 import { assertSecureUrl } from '../http/url-guard.js';
 import { MAX_UPLOAD_URLS_URL_LENGTH } from './limits.js';
 import type { UploadFileType } from './types.js';
 
-/**
- * `{base_url}/services/push/v1/customer/apps/{appId}/upload`. The app id is percent-encoded so that
- * it can never change the path; "." and ".." are refused because URL parsers resolve them (even
- * encoded as %2E) as path segments.
- */
+/** `{base_url}/services/push/v1/customer/apps/{appId}/upload`; the app id is checked and encoded once, in app-path.ts. */
 export function uploadUrlsEndpoint(baseUrl: URL, appId: string): URL {
-  if (typeof appId !== 'string' || appId === '' || appId === '.' || appId === '..') {
-    throw new ConfigurationError(`appId must be a non-empty application id, got ${JSON.stringify(appId)}`);
-  }
-  let segment: string;
-  try {
-    segment = encodeURIComponent(appId);
-  } catch {
-    throw new ConfigurationError('appId must be well-formed Unicode');
-  }
-  const base = new URL(baseUrl.href);
-  base.search = '';
-  base.hash = '';
-  if (!base.pathname.endsWith('/')) base.pathname += '/';
-  return new URL(`services/push/v1/customer/apps/${segment}/upload`, base);
+  return appResourceUrl(baseUrl, appId, 'upload');
 }
 
 function encodedParam(key: string, value: string): string {
@@ -111,7 +95,8 @@ export function parseUploadUrlMap(
     } catch (error) {
       throw new UploadError(name, error instanceof Error ? error.message : String(error), { cause: error });
     }
-    out[name] = value;
+    // defineProperty: `out["__proto__"] = value` would set the prototype instead of adding the name.
+    Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

@@ -60,17 +60,21 @@ export function mockWithClient(options: Parameters<typeof createPushApiMock>[0] 
   return { mock, client: clientFor(mock) };
 }
 
-/** The invariant every report keeps: each record read is counted exactly once. */
-export function expectAccounted(report: PublishReport, expectedRead: number): void {
+/**
+ * The invariant every report keeps: each record is counted exactly once. `expected` is the number
+ * of input records for an array (records never read are counted too, in `recordsNotRead`), and
+ * the number of records read for any other input.
+ */
+export function expectAccounted(report: PublishReport, expected: number): void {
   const total = report.recordsSent + report.recordsInvalid + report.recordsFailed + report.recordsUnknown;
-  if (total !== expectedRead || report.recordsRead !== expectedRead) {
-    throw new Error(`accounting broken: read ${report.recordsRead}, counted ${total}, expected ${expectedRead}`);
+  if (total !== expected || report.recordsRead + report.recordsNotRead !== expected) {
+    throw new Error(
+      `accounting broken: read ${report.recordsRead}, not read ${report.recordsNotRead}, counted ${total}, expected ${expected}`,
+    );
   }
   const inBatches = report.batches.reduce((sum, batch) => sum + batch.recordCount, 0);
-  if (inBatches + report.recordsInvalid !== expectedRead) {
-    throw new Error(
-      `batches hold ${inBatches} records and ${report.invalid.length} are invalid, expected ${expectedRead}`,
-    );
+  if (inBatches + report.recordsInvalid !== expected) {
+    throw new Error(`batches hold ${inBatches} records and ${report.invalid.length} are invalid, expected ${expected}`);
   }
 }
 

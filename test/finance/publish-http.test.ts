@@ -9,6 +9,7 @@ import {
 } from '../../src/errors.js';
 import { PublishAbortedError } from '../../src/finance/errors.js';
 import { financeUrl } from '../../src/finance/publisher.js';
+import { uploadUrlsEndpoint } from '../../src/uploads/upload-urls.js';
 import { clientForServer, expectAccounted, financeStatuses, makeRecord, makeRecords, toAsync } from './helpers.js';
 
 let server: RunningEmulator;
@@ -47,6 +48,34 @@ describe('finance publish over HTTP', () => {
     expect(report.batches.map((b) => b.status)).toEqual(['sent']);
     expect(financeStatuses(server.mock)).toEqual([502, 200]);
   });
+
+  it('reports a batch unknown, never failed, when an ambiguous attempt was re-sent and the re-sends met 429 until retries ran out', async () => {
+    const maxRetries = 2;
+    const client = clientForServer(server, { retryAmbiguous: true, maxRetries });
+    // The service stores the batch, then the connection drops: ambiguous, so it is re-sent...
+    server.mock.faults.add({ match: { operation: 'finance' }, times: 1, drop: 'after' });
+    // ...and every re-send is rate limited until the retries are used up.
+    server.mock.faults.add({ match: { operation: 'finance' }, times: maxRetries + 1, status: 429, retryAfter: 0 });
+    const report = await client.finance.publish(server.mock.appId, makeRecords(10));
+    expect(financeStatuses(server.mock)).toEqual([0, 429, 429]);
+    expect(server.mock.state.recordCount(server.mock.appId)).toBe(10);
+    expect(report.batches.map((b) => b.status)).toEqual(['unknown']);
+    expect(report.batches[0]?.error).toBeInstanceOf(ConnectionError);
+    expect(report.recordsUnknown).toBe(10);
+    expect(report.recordsFailed).toBe(0);
+    expectAccounted(report, 10);
+  });
+
+  it.each([501, 505])(
+    'reports a %i on finance as unknown, as the transport classifies it (ambiguous, not re-sent)',
+    async (status) => {
+      const client = clientForServer(server);
+      server.mock.faults.add({ match: { operation: 'finance' }, times: 1, status });
+      const report = await client.finance.publish(server.mock.appId, makeRecords(10));
+      expect(report.batches.map((b) => b.status)).toEqual(['unknown']);
+      expect(financeStatuses(server.mock)).toEqual([status]);
+    },
+  );
 
   it('retries a 429 after its Retry-After and counts the batch as sent once', async () => {
     const client = clientForServer(server);
@@ -105,6 +134,23 @@ describe('financeUrl', () => {
       'https://h.test/prefix/services/push/v1/customer/apps/app%201/finance',
     );
   });
+
+  it('builds the app path exactly as the upload endpoint does (one shared helper)', () => {
+    const base = new URL('https://gw.test/push?x=1#f');
+    for (const appId of ['app-1', '../x', 'a/b?c', 'ü id']) {
+      expect(financeUrl(base, appId).href).toBe(uploadUrlsEndpoint(base, appId).href.replace(/\/upload$/, '/finance'));
+    }
+    for (const appId of ['', '.', '..', 'lone\ud800']) {
+      const financeError = (() => {
+        try {
+          financeUrl(base, appId);
+        } catch (error) {
+          return (error as Error).message;
+        }
+      })();
+      expect(() => uploadUrlsEndpoint(base, appId)).toThrow(financeError);
+    }
+  });
 });
 
 describe('FinancePublisher.publishBatch', () => {
@@ -123,6 +169,23 @@ describe('FinancePublisher.publishBatch', () => {
       client.finance.publishBatch(server.mock.appId, [makeRecord(0, { amount: 'ten' })]),
     ).rejects.toBeInstanceOf(RecordValidationError);
     expect(financeStatuses(server.mock)).toEqual([]);
+  });
+
+  it('refuses a body above maxBatchBytes before sending, instead of meeting a 413', async () => {
+    const client = clientForServer(server);
+    const big = Array.from({ length: 1000 }, (_, i) => makeRecord(i, { description: 'x'.repeat(6000) }));
+    const error = await client.finance.publishBatch(server.mock.appId, big).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as Error).message).toMatch(/body would be \d+ bytes, above maxBatchBytes \(5242880\)/);
+    const small = makeRecords(3);
+    const bodyBytes = Buffer.byteLength(JSON.stringify({ records: small }), 'utf8');
+    await expect(
+      client.finance.publishBatch(server.mock.appId, small, { maxBatchBytes: bodyBytes - 1 }),
+    ).rejects.toThrow(`body would be ${bodyBytes} bytes, above maxBatchBytes (${bodyBytes - 1})`);
+    await expect(client.finance.publishBatch(server.mock.appId, small, { maxBatchBytes: bodyBytes })).resolves.toEqual({
+      success: true,
+    });
+    expect(financeStatuses(server.mock)).toEqual([200]);
   });
 
   it('rejects a 2xx answer that does not say success: true', async () => {

@@ -57,6 +57,24 @@ describe('FinancePublisher.publish', () => {
     expectAccounted(report, 3);
   });
 
+  it('reports a created before 1970 as invalid instead of failing its whole batch with 422', async () => {
+    const { mock, client } = mockWithClient();
+    const records = [
+      makeRecord(0),
+      makeRecord(1, { created: '1969-12-31' }),
+      makeRecord(2, { created: new Date(-1) }),
+      makeRecord(3),
+    ];
+    const report = await client.finance.publish(mock.appId, records, { onInvalid: 'skip' });
+    expect(report.invalid.map((r) => [r.index, r.issues[0]?.path])).toEqual([
+      [1, 'created'],
+      [2, 'created'],
+    ]);
+    expect(report.recordsSent).toBe(2);
+    expect(financeStatuses(mock)).toEqual([200]);
+    expectAccounted(report, 4);
+  });
+
   it('validates a whole array before the first request and lists every bad record', async () => {
     const records = makeRecords(10);
     records[3] = makeRecord(3, { amount: Number.POSITIVE_INFINITY });
@@ -133,13 +151,25 @@ describe('FinancePublisher.publish', () => {
     expect(sent).toEqual([10, 20, 30]);
   });
 
-  it('stops at an unknown app instead of sending every batch into a 404', async () => {
+  it('stops at an unknown app instead of sending every batch into a 404, and counts every array record as failed', async () => {
     const { mock, client } = mockWithClient();
     const report = await client.finance.publish('no-such-app', makeRecords(50), { batchSize: 10, concurrency: 1 });
     expect(report.stoppedBy).toBeInstanceOf(NotFoundError);
     expect(financeStatuses(mock)).toEqual([404]);
-    expect(report.recordsFailed).toBe(report.recordsRead);
-    expect(report.recordsRead).toBeLessThan(50);
     expect(mock.state.recordCount()).toBe(0);
+    // The whole array is accounted for: nothing was sent, so every record is failed (safe to send again).
+    expect(report.recordsFailed).toBe(50);
+    expect(report.recordsSent + report.recordsUnknown + report.recordsInvalid).toBe(0);
+    expect(report.recordsNotRead).toBe(50 - report.recordsRead);
+    expect(report.recordsNotRead).toBeGreaterThan(0);
+    // The records never read are one last failed entry covering the rest of the array.
+    expect(report.batches.at(-1)).toMatchObject({
+      firstRecord: report.recordsRead,
+      lastRecord: 49,
+      recordCount: report.recordsNotRead,
+      status: 'failed',
+    });
+    expect(report.batches.map((b) => b.index)).toEqual(report.batches.map((_, i) => i));
+    expectAccounted(report, 50);
   });
 });

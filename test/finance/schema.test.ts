@@ -82,6 +82,27 @@ describe('finance record schema', () => {
     expect(issues[0]?.path).toBe('created');
   });
 
+  it.each([
+    ['an ISO date before 1970', '1969-12-31'],
+    ['an ISO date-time before 1970', '1969-12-31T23:59:59Z'],
+    ['a Date before 1970', new Date(-1)],
+    ['an ISO date before the 1973-03-03 floor', '1972-12-31'],
+    ['a Date before the 1973-03-03 floor', new Date(Date.UTC(1972, 0, 1))],
+    ['a number before the 1973-03-03 floor', 99_999_999_999],
+  ])('refuses created given as %s: one minimum for numbers, Dates and strings', (_, value) => {
+    const issues = issuesOf({ ...makeRecord(1), created: value });
+    expect(issues).toHaveLength(1);
+    expect(issues[0]?.path).toBe('created');
+    if (typeof value !== 'number') expect(issues[0]?.message).toContain('on or after 1973-03-03T09:46:40.000Z');
+  });
+
+  it('accepts created exactly at the 1973-03-03 floor in every form', () => {
+    for (const value of [100_000_000_000, new Date(100_000_000_000), '1973-03-03T09:46:40Z']) {
+      const result = validateFinanceRecord({ ...makeRecord(1), created: value });
+      expect(result.ok && result.record.created).toBe(100_000_000_000);
+    }
+  });
+
   it('says a seconds timestamp looks like seconds', () => {
     expect(issuesOf({ ...makeRecord(1), created: 1_700_000_000 })[0]?.message).toMatch(/looks like seconds/);
   });

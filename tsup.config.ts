@@ -1,17 +1,26 @@
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
+
+const library: Options = {
+  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
+  sourcemap: true,
+  target: 'node20',
+  splitting: false,
+  // Runtime dependencies stay external so users dedupe them (undici in particular must match the user's dispatcher).
+  external: ['msw', 'msw/node'],
+};
 
 export default defineConfig([
+  // The library ships as ESM and as a CJS copy, each with its declarations.
+  { ...library, format: ['esm'], dts: true, clean: true },
   {
-    // The library entries ship as ESM and CJS with declarations for both.
-    entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
-    format: ['esm', 'cjs'],
+    ...library,
+    format: ['cjs'],
     dts: true,
-    sourcemap: true,
-    clean: true,
-    target: 'node20',
-    splitting: false,
-    // Runtime dependencies stay external so users dedupe them (undici in particular must match the user's dispatcher).
-    external: ['msw', 'msw/node'],
+    clean: false,
+    // p-retry and p-limit are ESM only. Node >= 20.19 can require() them, but esbuild's interop then
+    // takes the module namespace for the default export and calls it. Bundling them into the CJS
+    // copy avoids the interop; the ESM build imports the shared installed copies.
+    noExternal: ['p-retry', 'p-limit'],
   },
   {
     // The CLI is ESM only: it is run, never imported.

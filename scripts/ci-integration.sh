@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# CI step for the recipes that need real servers: installs PostgreSQL and Redis from Debian
+# packages when missing, starts them on loopback, runs the integration tests, stops them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+has_pg() { command -v initdb >/dev/null 2>&1 || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; }
+
+if ! has_pg || ! command -v redis-server >/dev/null 2>&1; then
+  apt-get update
+  apt-get install -y postgresql redis-server
+fi
+
+trap 'bash scripts/start-services.sh stop' EXIT
+eval "$(bash scripts/start-services.sh start)"
+npx vitest run -c vitest.integration.config.ts

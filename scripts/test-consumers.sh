@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Consumer smoke tests: builds and packs the package, installs the tarball into throw-away
+# projects (test/consumers/*) and runs them on each Node version in NODE_VERSIONS.
+#
+#   bash scripts/test-consumers.sh                  # Node 20, 22 and 24
+#   NODE_VERSIONS="22" bash scripts/test-consumers.sh
+#   KEEP_TMP=1 bash scripts/test-consumers.sh       # keep the projects for inspection
+#
+# Two installs, sharing the npm cache: `base` (the tarball, typescript, @types/node, and msw, the
+# optional peer dependency that `push-api-client/testing` needs) hosts the ESM, CJS and TypeScript
+# projects, which resolve node_modules from their parent directory; `vitest-msw` adds vitest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+NODE_VERSIONS=${NODE_VERSIONS:-"20 22 24"}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/push-api-client-consumers.XXXXXX")
+cleanup() { if [[ -z "${KEEP_TMP:-}" ]]; then rm -rf "$tmp"; else echo "kept $tmp"; fi; }
+trap cleanup EXIT
+
+step() { echo "== $*"; }
+version_of() { node -p "require('./package.json').devDependencies['$1']"; }
+
+step "build and pack"
+npm run build --silent >/dev/null
+tarball="$tmp/$(npm pack --silent --pack-destination "$tmp" | tail -n 1)"
+
+install() { # dir, then package specs
+  local dir=$1
+  shift
+  (cd "$dir" && npm install --no-audit --no-fund --prefer-offline --loglevel=error "$@" >/dev/null)
+}
+
+step "install the tarball into throw-away projects"
+mkdir -p "$tmp/base" "$tmp/vitest-msw"
+echo '{ "name": "consumers-base", "private": true }' >"$tmp/base/package.json"
+cp -R test/consumers/esm test/consumers/cjs test/consumers/ts-node16 test/consumers/ts-bundler "$tmp/base/"
+cp -R test/consumers/vitest-msw/. "$tmp/vitest-msw/"
+types_node=$(version_of @types/node)
+typescript=$(version_of typescript)
+install "$tmp/base" "$tarball" "typescript@$typescript" "@types/node@$types_node" "msw@$(version_of msw)" &
+base_pid=$!
+install "$tmp/vitest-msw" "$tarball" "typescript@$typescript" "@types/node@$types_node" \
+  "vitest@$(version_of vitest)" "msw@$(version_of msw)"
+wait "$base_pid"
+
+node_for() { # prints the path of a node binary of the given major version
+  if [[ "$(node -p 'process.versions.node.split(".")[0]')" == "$1" ]]; then
+    command -v node
+  else
+    npx -y -p "node@$1" -- node -p process.execPath
+  fi
+}
+
+failures=0
+run() { # label, then the command
+  local label=$1
+  shift
+  if "$@"; then :; else
+    echo "FAIL: $label"
+    failures=$((failures + 1))
+  fi
+}
+
+step "type-check and compile the TypeScript projects"
+# Type errors are failures; tsc still emits, so the runs below show whether the code works too.
+tsc="$tmp/base/node_modules/typescript/bin/tsc"
+for project in ts-node16 ts-bundler; do
+  run "tsc $project (SDK entry, no DOM library)" node "$tsc" -p "$tmp/base/$project/tsconfig.sdk-only.json"
+  run "tsc $project" node "$tsc" -p "$tmp/base/$project"
+done
+run "tsc vitest-msw" node "$tmp/vitest-msw/node_modules/typescript/bin/tsc" -p "$tmp/vitest-msw"
+
+for version in $NODE_VERSIONS; do
+  step "node $version"
+  bin=$(node_for "$version" | tail -n 1)
+  run "esm on node $version" "$bin" "$tmp/base/esm/main.mjs"
+  run "cjs on node $version" "$bin" "$tmp/base/cjs/main.cjs"
+  run "ts-node16 on node $version" "$bin" "$tmp/base/ts-node16/dist/main.js"
+  run "ts-bundler on node $version" "$bin" "$tmp/base/ts-bundler/dist/main.js"
+  run "cli on node $version" "$bin" "$tmp/base/node_modules/push-api-client/dist/cli/main.js" --version
+  run "vitest-msw on node $version" \
+    bash -c 'cd "$1" && "$2" node_modules/vitest/vitest.mjs run --reporter=dot' _ "$tmp/vitest-msw" "$bin"
+done
+
+if [[ $failures -gt 0 ]]; then
+  echo "consumer smoke tests: $failures failed"
+  exit 1
+fi
+echo "consumer smoke tests: all passed (node $NODE_VERSIONS)"

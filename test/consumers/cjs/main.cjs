@@ -1,0 +1,46 @@
+// Plain CommonJS consumer: `require` from the installed tarball, token + upload + publish against the emulator.
+const assert = require('node:assert/strict');
+const { PushClient, RecordValidationError } = require('push-api-client');
+const { startEmulator } = require('push-api-client/testing');
+
+async function main() {
+  const emulator = await startEmulator();
+  try {
+    const { mock } = emulator;
+    const client = new PushClient({
+      clientId: mock.clientId,
+      clientSecret: mock.clientSecret,
+      authUrl: emulator.authUrl,
+      baseUrl: emulator.baseUrl,
+      scopeBase: mock.scopeBase,
+    });
+    const token = await client.tokens.getToken();
+    assert.equal(token.tokenType.toLowerCase(), 'bearer');
+
+    const upload = await client.uploads.upload(mock.appId, [{ name: 'users.csv', data: 'email\nada@example.com\n' }]);
+    assert.equal(upload.filesUploaded, 1);
+
+    const records = Array.from({ length: 1500 }, (_, i) => ({
+      created: new Date(Date.UTC(2025, 0, 1) + i * 60_000),
+      amount: 10 + i,
+      currency: 'EUR',
+      identifier: `user${i}@example.com`,
+      type: 'invoice',
+      vendor: 'Globex',
+    }));
+    const report = await client.finance.publish(mock.appId, records);
+    assert.equal(report.recordsSent, 1500);
+    assert.equal(mock.state.recordCount(mock.appId), 1500);
+    assert.equal(mock.state.tokenRequestCount, 1);
+
+    await assert.rejects(client.finance.publish(mock.appId, [{ amount: 1 }]), RecordValidationError);
+    console.log(`cjs: ok on node ${process.version}`);
+  } finally {
+    await emulator.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

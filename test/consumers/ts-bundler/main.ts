@@ -1,0 +1,42 @@
+// TypeScript consumer (moduleResolution bundler): the published types must type-check and the compiled output must run.
+import assert from 'node:assert/strict';
+import { type FinanceRecordInput, type PublishReport, PushClient, type PushClientOptions } from 'push-api-client';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
+
+const emulator: RunningEmulator = await startEmulator();
+try {
+  const { mock } = emulator;
+  const options: PushClientOptions = {
+    clientId: mock.clientId,
+    clientSecret: mock.clientSecret,
+    authUrl: emulator.authUrl,
+    baseUrl: emulator.baseUrl,
+    scopeBase: mock.scopeBase,
+  };
+  const client = new PushClient(options);
+  const token = await client.tokens.getToken();
+  const expiresAt: Date = token.expiresAt;
+  assert.ok(expiresAt.getTime() > Date.now());
+
+  const upload = await client.uploads.upload(mock.appId, [{ name: 'users.csv', data: 'email\nada@example.com\n' }]);
+  assert.equal(upload.filesUploaded, 1);
+
+  const records: FinanceRecordInput[] = Array.from({ length: 1500 }, (_, i) => ({
+    created: '2025-01-31',
+    amount: i,
+    currency: 'USD',
+    identifier: `user${i}@example.com`,
+    type: 'expense',
+    vendor: 'Acme',
+  }));
+  // @ts-expect-error the types are real, not `any`: 'refund' is not a record type
+  const wrong: FinanceRecordInput = { ...records[0], type: 'refund' };
+  assert.ok(wrong);
+  const report: PublishReport = await client.finance.publish(mock.appId, records);
+  assert.equal(report.recordsSent, 1500);
+  assert.equal(mock.state.recordCount(mock.appId), 1500);
+  assert.equal(mock.state.tokenRequestCount, 1);
+  console.log(`ts-bundler: ok on node ${process.version}`);
+} finally {
+  await emulator.close();
+}

@@ -1,0 +1,44 @@
+// Type-checked without the DOM library: every public type of the SDK entry must resolve from Node's globals.
+import {
+  type AccessToken,
+  type BatchReport,
+  type FinanceRecordInput,
+  financeRecordSchema,
+  type PublishOptions,
+  type PublishReport,
+  PushClient,
+  type PushClientOptions,
+  PushError,
+  RecordValidationError,
+  type TokenStore,
+  type UploadInput,
+  type UploadReport,
+} from 'push-api-client';
+
+const options: PushClientOptions = { clientId: 'id', authUrl: 'https://auth.example', baseUrl: 'https://api.example' };
+const store: TokenStore = {
+  get: (): AccessToken | undefined => undefined,
+  set: () => undefined,
+};
+const client = new PushClient({ ...options, clientSecret: 'secret', scopeBase: 'https://api.example', tokenStore: store });
+const record: FinanceRecordInput = {
+  created: new Date(),
+  amount: 1,
+  currency: 'USD',
+  identifier: 'ada@example.com',
+  type: 'expense',
+  vendor: 'Acme',
+};
+const publishOptions: PublishOptions = { batchSize: 500, onInvalid: 'skip' };
+const files: UploadInput[] = [{ name: 'a.csv', data: 'x' }, { name: 'b.bin', data: new Uint8Array(1) }];
+
+export async function run(): Promise<[PublishReport, UploadReport, BatchReport | undefined]> {
+  financeRecordSchema.parse(record);
+  try {
+    const report = await client.finance.publish('app', [record], publishOptions);
+    return [report, await client.uploads.upload('app', files), report.batches[0]];
+  } catch (error) {
+    if (error instanceof RecordValidationError || error instanceof PushError) throw error;
+    throw new Error('unexpected', { cause: error });
+  }
+}

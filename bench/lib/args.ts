@@ -10,9 +10,11 @@ export interface BenchArgs {
 }
 
 export const DEFAULT_OUT = 'bench/results/latest.json';
+/** Quick runs are smoke tests: they must not overwrite the full run the README quotes. */
+export const QUICK_OUT = 'bench/results/quick.json';
 
 export function parseArgs(argv: readonly string[]): BenchArgs {
-  const args: BenchArgs = { quick: false, only: [], out: DEFAULT_OUT };
+  const args: BenchArgs = { quick: false, only: [], out: '' };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') args.quick = true;
@@ -27,5 +29,6 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
       throw new Error(`unknown argument ${arg}; try --help`);
     }
   }
+  if (args.out === '') args.out = args.quick ? QUICK_OUT : DEFAULT_OUT;
   return args;
 }

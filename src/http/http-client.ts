@@ -30,6 +30,10 @@ export interface FetchHttpClientOptions {
   tokens?: () => BearerTokenSource;
 }
 
+function isUnauthorized(error: unknown): boolean {
+  return error instanceof PushError && failureInfo.get(error)?.status === 401;
+}
+
 /** Errors raised while getting a token for a data request: the token request has retried already. */
 const tokenFailures = new WeakSet<object>();
 
@@ -79,8 +83,11 @@ export class FetchHttpClient implements HttpClient {
   /**
    * One attempt, with at most one 401 refresh. The refresh is per attempt, not per request: a
    * request that refreshed and then met a retryable failure may, after its backoff, meet a token
-   * that was revoked or expired meanwhile, and that token needs its own refresh. A 401 right after
-   * a refresh is final, and a 401 is never retried, so refreshes stay bounded by the attempts.
+   * that was revoked or expired meanwhile, and that token needs its own refresh. A request refused
+   * with a token that is no longer the current one (another request refreshed meanwhile) first
+   * re-sends with the current token, without a refresh; only a refusal of the current token
+   * refreshes. A 401 right after a refresh is final, and a 401 is never retried, so each attempt
+   * sends at most three times and causes at most one token request.
    */
   async #attempt(spec: RequestSpec, attempt: number): Promise<Response> {
     if (spec.signal?.aborted) throw abortErrorFrom(spec.signal);
@@ -96,21 +103,31 @@ export class FetchHttpClient implements HttpClient {
     if (spec.auth !== 'bearer') return sendAttempt(spec, base);
     const tokens = this.#options.tokens?.();
     if (!tokens) throw new PushError(`${spec.operation}: bearer auth requested but no token source is configured`);
-    const token = await this.#token(tokens, spec.signal);
+    const send = (token: string) => sendAttempt(spec, { ...base, authorization: `Bearer ${token}` });
+    let token = await this.#token(tokens, spec.signal);
     try {
-      return await sendAttempt(spec, { ...base, authorization: `Bearer ${token}` });
+      return await send(token);
     } catch (error) {
-      if (!(error instanceof PushError) || failureInfo.get(error)?.status !== 401) throw error;
-      // A 401 means the token was revoked or expired early: refresh once and re-send, outside the retry budget.
-      this.#options.logger.info('push-api-client access token rejected; refreshing and re-sending once', {
-        operation: spec.operation,
-        path: spec.url.pathname,
-        attempt,
-      });
-      await tokens.invalidate(token);
-      const fresh = await this.#token(tokens, spec.signal);
-      return sendAttempt(spec, { ...base, authorization: `Bearer ${fresh}` });
+      if (!isUnauthorized(error)) throw error;
     }
+    const current = await this.#token(tokens, spec.signal);
+    if (current !== token) {
+      // Another request already replaced the refused token: no refresh needed for this one.
+      token = current;
+      try {
+        return await send(token);
+      } catch (error) {
+        if (!isUnauthorized(error)) throw error;
+      }
+    }
+    // A 401 means the token was revoked or expired early: refresh once and re-send, outside the retry budget.
+    this.#options.logger.info('push-api-client access token rejected; refreshing and re-sending once', {
+      operation: spec.operation,
+      path: spec.url.pathname,
+      attempt,
+    });
+    await tokens.invalidate(token);
+    return send(await this.#token(tokens, spec.signal));
   }
 
   async #token(tokens: BearerTokenSource, signal: AbortSignal | undefined): Promise<string> {

@@ -11,6 +11,10 @@ import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import { createPushApiHandler, type PushApiEmulator } from './handler.js';
 import type { EmulatorOptions } from './options.js';
 
+/**
+ * Options of {@link startEmulator}: those of the emulator, except its addresses, which follow from
+ * the port it listens on.
+ */
 export interface StartEmulatorOptions extends Omit<EmulatorOptions, 'authUrl' | 'baseUrl' | 'uploadUrl'> {
   /** Port to listen on; 0 picks a free one. @default 0 */
   port?: number;
@@ -18,6 +22,7 @@ export interface StartEmulatorOptions extends Omit<EmulatorOptions, 'authUrl' | 
   host?: string;
 }
 
+/** An emulator listening on a real port: its addresses, its controls (`mock`), and `close()`. */
 export interface RunningEmulator {
   /** `http://{host}:{port}` */
   readonly url: string;
@@ -33,10 +38,46 @@ export interface RunningEmulator {
   close(): Promise<void>;
 }
 
+/**
+ * The request target is a path (RFC 9112 origin-form) on this server. Resolving it as a relative
+ * URL would read `//other/x` as another host (or throw for `//%`), so it is appended instead.
+ */
+function targetUrl(target: string | undefined, origin: string): URL {
+  const path = target ?? '/';
+  return path.startsWith('/') ? new URL(`${origin}${path}`) : new URL(path, origin);
+}
+
 function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/**
+ * Starts the emulated push service over real HTTP, on a free loopback port by default. Use it when
+ * the code under test does not go through msw: another process, a CLI, an undici dispatcher or
+ * proxy. `PushClient` accepts its plain http addresses because they are loopback; with another
+ * `host`, set `allowInsecureHttp`.
+ *
+ * @example
+ * ```ts
+ * import { PushClient } from 'push-api-client';
+ * import { startEmulator } from 'push-api-client/testing';
+ *
+ * const emulator = await startEmulator();
+ * try {
+ *   const client = new PushClient({
+ *     clientId: emulator.mock.clientId,
+ *     clientSecret: emulator.mock.clientSecret,
+ *     authUrl: emulator.authUrl,
+ *     baseUrl: emulator.baseUrl,
+ *     scopeBase: emulator.mock.scopeBase,
+ *   });
+ *   const token = await client.tokens.getToken();
+ *   console.log(token.scopes); // ['https://api.push.test/connector.write']
+ * } finally {
+ *   await emulator.close();
+ * }
+ * ```
+ */
 export async function startEmulator(options: StartEmulatorOptions = {}): Promise<RunningEmulator> {
   const { port = 0, host = '127.0.0.1', ...emulatorOptions } = options;
   let emulator: PushApiEmulator | undefined;
@@ -52,7 +93,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
       const request = new NodeRequest({ req, res });
       const response = await emulator.handle(request, {
         wire: { contentLength: req.headers['content-length'], transferEncoding: req.headers['transfer-encoding'] },
-        url: new URL(req.url ?? '/', url),
+        url: targetUrl(req.url, url),
       });
       if (response.type === 'error') {
         // An injected dropped connection: the client sees a reset, as with a crashed server.
@@ -63,7 +104,11 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
       if (!req.complete) response.headers.set('connection', 'close');
       await sendNodeResponse(res, response);
     } catch {
-      res.destroy();
+      // Something the fetch API cannot represent (a malformed request target): answer as the
+      // service would, in the spec's error shape, rather than drop the connection.
+      if (res.headersSent) return void res.destroy();
+      res.writeHead(400, { 'content-type': 'application/json', connection: 'close' });
+      res.end(JSON.stringify({ code: '400', message: 'Bad Request: malformed request', success: false }));
     }
   }
 

@@ -1,0 +1,62 @@
+/**
+ * Regressions found by the reader fuzzing:
+ * - a CSV file saved with a UTF-8 BOM had every non-ASCII cell rejected as invalid UTF-8 (csv-parse
+ *   switched to UTF-8 decoding on the BOM, under the reader's latin1 round trip);
+ * - after a row over MAX_ROW_BYTES, the following rows vanished: csv-parse's max_record_size with
+ *   skip_records_with_error drops the rest of the chunk.
+ */
+import { describe, expect, it } from 'vitest';
+import { readCsv } from '../../src/cli/readers/csv.js';
+import { InputError, MAX_ROW_BYTES } from '../../src/cli/readers/types.js';
+import { chunked, drain } from './reader-input.js';
+
+const HEADER = 'created,amount,currency,identifier,type,vendor\n';
+const read = (text: string, sizes: number[] = []) =>
+  drain(readCsv(chunked(Buffer.from(text), sizes), 'in.csv', { columnMap: new Map() }));
+
+describe('CSV reader regressions', () => {
+  it('keeps the non-ASCII cells of a file with a UTF-8 BOM, even with the BOM split over chunks', async () => {
+    for (const sizes of [[], [1], [2, 1]]) {
+      const { rows, fatal } = await read(`\uFEFF${HEADER}1700000000000,1,EUR,zoë@x.test,expense,Café ¡日本!\n`, sizes);
+      expect(fatal).toBeUndefined();
+      expect(rows).toEqual([
+        {
+          kind: 'record',
+          file: 'in.csv',
+          line: 2,
+          record: {
+            created: 1_700_000_000_000,
+            amount: 1,
+            currency: 'EUR',
+            identifier: 'zoë@x.test',
+            type: 'expense',
+            vendor: 'Café ¡日本!',
+          },
+        },
+      ]);
+    }
+  });
+
+  it('rejects a row over MAX_ROW_BYTES by its line and still reads every row after it', async () => {
+    const huge = 'x'.repeat(MAX_ROW_BYTES + 10);
+    const text = `${HEADER}1700000000000,1,EUR,a,expense,"${huge}"\n1700000000000,2,EUR,b,expense,B\n1700000000000,3,EUR,c,expense,C\n`;
+    const { rows, fatal } = await read(text, [65_536, 65_536, 65_536]);
+    expect(fatal).toBeUndefined();
+    expect(rows.map((row) => [row.kind, row.line])).toEqual([
+      ['reject', 2],
+      ['record', 3],
+      ['record', 4],
+    ]);
+  });
+
+  it('stops with a typed InputError naming the line when an unbalanced quote makes a row grow without end', async () => {
+    const text = `${HEADER}1700000000000,1,EUR,a,expense,ok\n1700000000000,2,EUR,b,expense,"never closed\n${'y,'.repeat(2 * MAX_ROW_BYTES)}\n`;
+    const { rows, fatal } = await read(
+      text,
+      Array.from({ length: 80 }, () => 65_536),
+    );
+    expect(rows.filter((row) => row.kind === 'record')).toHaveLength(1);
+    expect(fatal).toBeInstanceOf(InputError);
+    expect(fatal?.message).toMatch(/^in\.csv:\d+: a row is longer than/);
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * Random CSV, JSONL and JSON bytes through the CLI readers: invalid UTF-8, unbalanced quotes, NUL
+ * bytes, BOMs, huge fields. Nothing throws but the readers' typed InputError, every rejection
+ * names its line and a field ('' for the row as a whole), and valid input is never rejected.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { readCsv } from '../../src/cli/readers/csv.js';
+import { readJson } from '../../src/cli/readers/json.js';
+import { readJsonl } from '../../src/cli/readers/jsonl.js';
+import { MAX_ROW_BYTES, type SourceRow } from '../../src/cli/readers/types.js';
+import { FUZZ_SEED } from './arbitraries.js';
+import { byteSoup, chunked, cuts, drain } from './reader-input.js';
+
+const readers = {
+  csv: (source: AsyncIterable<Buffer>) => readCsv(source, 'in.csv', { columnMap: new Map() }),
+  jsonl: (source: AsyncIterable<Buffer>) => readJsonl(source, 'in.jsonl'),
+  json: (source: AsyncIterable<Buffer>) => readJson(source, 'in.json'),
+};
+
+function expectWellFormed(rows: SourceRow[], file: string): void {
+  for (const row of rows) {
+    expect(row.file).toBe(file);
+    expect(Number.isInteger(row.line) && row.line >= 1, `line ${row.line}`).toBe(true);
+    if (row.kind === 'reject') {
+      expect(row.issues.length).toBeGreaterThan(0);
+      for (const issue of row.issues) {
+        expect(typeof issue.field).toBe('string');
+        expect(issue.message.length).toBeGreaterThan(0);
+        expect(issue.message.length).toBeLessThan(2000); // a huge field is never echoed whole
+      }
+    } else {
+      expect(typeof row.record).toBe('object');
+    }
+  }
+}
+
+describe.each(Object.entries(readers))('%s reader on random bytes', (format, read) => {
+  it('yields well-formed rows or one typed InputError, never anything else', async () => {
+    await fc.assert(
+      fc.asyncProperty(byteSoup, cuts, async (bytes, sizes) => {
+        const { rows } = await drain(read(chunked(bytes, sizes)));
+        expectWellFormed(rows, `in.${format}`);
+      }),
+      { seed: FUZZ_SEED, numRuns: 300 },
+    );
+  });
+
+  it('rejects a row over MAX_ROW_BYTES with its line, and goes on', async () => {
+    const huge = 'x'.repeat(MAX_ROW_BYTES + 10);
+    const good = '{"created":1700000000000,"amount":1,"currency":"EUR","identifier":"a","type":"expense","vendor":"v"}';
+    const text = {
+      csv: `created,amount,currency,identifier,type,vendor\n1700000000000,1,EUR,a,expense,"${huge}"\n1700000000000,2,EUR,b,expense,Acme\n`,
+      jsonl: `{"vendor":"${huge}"}\n${good}\n`,
+      json: `[{"vendor":"${huge}"},${good}]`,
+    }[format];
+    const { rows } = await drain(read(chunked(Buffer.from(text ?? ''), [65_536, 65_536])));
+    expectWellFormed(rows, `in.${format}`);
+    expect(rows.some((row) => row.kind === 'reject')).toBe(true);
+    expect(rows.filter((row) => row.kind === 'record')).toHaveLength(1);
+  });
+});
+
+/** Valid records as text: amounts and created as numbers, strings with quotes, commas, newlines and unicode. */
+const cell = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }).filter((s) => s.trim() === s && s !== '');
+const row = fc.record({
+  created: fc.integer({ min: 1_000_000_000_000, max: 4_000_000_000_000 }),
+  amount: fc.integer({ min: -1_000_000, max: 1_000_000 }).map((cents) => cents / 100),
+  currency: fc.stringMatching(/^[A-Z]{3}$/),
+  identifier: cell,
+  type: fc.constantFrom('expense', 'invoice'),
+  vendor: cell,
+});
+const COLUMNS = ['created', 'amount', 'currency', 'identifier', 'type', 'vendor'] as const;
+
+function csvCell(value: string | number, quoteAll: boolean): string {
+  const text = String(value);
+  return quoteAll || /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+describe('valid input is never rejected', () => {
+  it('csv: every valid row becomes a record with its values, whatever the quoting, BOM or line ends', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(row, { minLength: 1, maxLength: 20 }),
+        fc.boolean(),
+        fc.boolean(),
+        fc.boolean(),
+        cuts,
+        async (rows, bom, crlf, quoteAll, sizes) => {
+          const eol = crlf ? '\r\n' : '\n';
+          const lines = [COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((c) => csvCell(r[c], quoteAll)).join(','))];
+          const bytes = Buffer.from(`${bom ? '\uFEFF' : ''}${lines.join(eol)}${eol}`);
+          const { rows: out, fatal } = await drain(readers.csv(chunked(bytes, sizes)));
+          expect(fatal).toBeUndefined();
+          expect(out.map((r) => r.kind)).toEqual(rows.map(() => 'record'));
+          expect(out.map((r) => (r.kind === 'record' ? r.record : undefined))).toEqual(rows);
+        },
+      ),
+      { seed: FUZZ_SEED, numRuns: 200 },
+    );
+  });
+
+  it('jsonl and json: every valid record comes through unchanged, whatever the BOM or line ends', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(row, { minLength: 1, maxLength: 20 }),
+        fc.boolean(),
+        fc.boolean(),
+        cuts,
+        async (rows, bom, crlf, sizes) => {
+          const prefix = bom ? '\uFEFF' : '';
+          const jsonl = Buffer.from(prefix + rows.map((r) => JSON.stringify(r)).join(crlf ? '\r\n' : '\n'));
+          const json = Buffer.from(prefix + JSON.stringify(rows, null, crlf ? 2 : undefined));
+          for (const [read, bytes] of [
+            [readers.jsonl, jsonl],
+            [readers.json, json],
+          ] as const) {
+            const { rows: out, fatal } = await drain(read(chunked(bytes, sizes)));
+            expect(fatal).toBeUndefined();
+            expect(out.map((r) => (r.kind === 'record' ? r.record : r))).toEqual(rows);
+          }
+        },
+      ),
+      { seed: FUZZ_SEED, numRuns: 200 },
+    );
+  });
+});

@@ -1,7 +1,8 @@
 import type { PushClient } from '../client.js';
 import { PublishAbortedError } from '../finance/errors.js';
-import { type FinanceRecord, validateFinanceRecord } from '../finance/schema.js';
+import type { FinanceRecord } from '../finance/schema.js';
 import type { SettledBatch } from '../finance/types.js';
+import { validateFinanceRecord } from '../finance/validate.js';
 import type { Checkpoint } from './checkpoint.js';
 import { type InputSpec, readInput } from './readers/index.js';
 import { InputError, type SourceRow } from './readers/types.js';
@@ -58,23 +59,27 @@ interface InFlight {
 
 /**
  * Yields rows until the input ends or `stop` fires, without waiting for a slow read (stdin) to finish.
- * Each wait gets its own listener, removed afterwards: racing one long-lived promise on every row
- * would retain a reaction per row for the whole run.
+ * One abort listener serves the whole read and settles whichever wait is current: a listener added
+ * and removed per row cost as much as parsing the row, and racing one long-lived promise on every
+ * row would retain a reaction per row for the whole run.
  */
 async function* untilStopped(rows: AsyncGenerator<SourceRow>, stop: AbortSignal): AsyncGenerator<SourceRow> {
+  let wake: ((value: 'stop') => void) | undefined;
+  const onAbort = () => wake?.('stop');
+  stop.addEventListener('abort', onAbort, { once: true });
   try {
     while (!stop.aborted) {
-      let onAbort: (() => void) | undefined;
-      const stopped = new Promise<'stop'>((resolve) => {
-        onAbort = () => resolve('stop');
-        stop.addEventListener('abort', onAbort, { once: true });
+      const read = rows.next();
+      const next = await new Promise<IteratorResult<SourceRow> | 'stop'>((resolve, reject) => {
+        wake = resolve;
+        read.then(resolve, reject);
       });
-      const next = await Promise.race([rows.next(), stopped]);
-      if (onAbort) stop.removeEventListener('abort', onAbort);
+      wake = undefined;
       if (next === 'stop' || next.done) return;
       yield next.value;
     }
   } finally {
+    stop.removeEventListener('abort', onAbort);
     // Not awaited: a pending read must not hold up the summary.
     void rows.return(undefined).catch(() => {});
   }

@@ -3,9 +3,11 @@
  * validation. `BatchBuilder` is what `publish` fills (through `BatchAssembler`, source.ts); the
  * chunking property test drives it through `publish` itself and measures the bodies as sent.
  *
- * A request body is `{"records":[` + the records' JSON joined by `,` + `]}`. Its size is known
- * exactly from each record's UTF-8 length, so the body is built once, from the per-record strings,
- * and never stringified twice.
+ * A request body is `{"records":[` + the records' JSON joined by `,` + `]}`. A batch far under
+ * `maxBatchBytes` is filled from each record's size bound, computed without serializing it, and its
+ * body is one `JSON.stringify`, as a hand-written script would do. Only near the limit is each
+ * record serialized and measured in UTF-8 bytes, so that the body as sent stays within it; such a
+ * body is joined from the per-record strings, never stringified twice.
  */
 
 export const BODY_PREFIX = '{"records":[';
@@ -13,16 +15,23 @@ export const BODY_SUFFIX = ']}';
 /** Bytes of `{"records":[]}`: the body of an empty batch. */
 export const EMPTY_BODY_BYTES = BODY_PREFIX.length + BODY_SUFFIX.length;
 
-/** Anything that knows its serialized size in UTF-8 bytes. */
-export interface Sized {
-  bytes: number;
-}
-
-/** A record serialized once: its input index, wire form, JSON text and that text's UTF-8 length. */
-export interface SerializedRecord<TRecord = unknown> extends Sized {
+/**
+ * One record on its way into a batch. Serializing and measuring every record costs as much as
+ * sending it (per-record strings held until their batch settles also triple the garbage), so a
+ * record carries a cheap upper bound of its JSON size, and is serialized only when that bound
+ * comes near a limit.
+ */
+export interface BatchItem<TRecord = unknown> {
+  /** Input index. */
   index: number;
+  /** Wire form. */
   record: TRecord;
-  json: string;
+  /** At least the UTF-8 size of the record's JSON. */
+  bound: number;
+  /** The record's JSON, once serialized (see {@link utf8Length}). */
+  json?: string;
+  /** The exact UTF-8 length of `json`, once measured. */
+  bytes?: number;
 }
 
 export interface BatchLimits {
@@ -39,10 +48,32 @@ export interface BatchLimits {
  */
 export type AddResult = 'added' | 'full' | 'too-large';
 
-/** Serializes one record and measures it, the only per-record JSON work of a publish. */
-export function serializeRecord<TRecord>(index: number, record: TRecord): SerializedRecord<TRecord> {
+/** A batch item whose size bound the caller knows (see `jsonBytesUpperBound`, source.ts). */
+export function batchItem<TRecord>(index: number, record: TRecord, bound: number): BatchItem<TRecord> {
+  return { index, record, bound, json: undefined, bytes: undefined };
+}
+
+/**
+ * A batch item serialized at once; its bound is 3 bytes per UTF-16 code unit, the most UTF-8
+ * takes (a surrogate pair, 2 units, is 4 bytes).
+ */
+export function serializeRecord<TRecord>(index: number, record: TRecord): BatchItem<TRecord> {
   const json = JSON.stringify(record);
-  return { index, record, json, bytes: Buffer.byteLength(json, 'utf8') };
+  return { index, record, bound: json.length * 3, json, bytes: undefined };
+}
+
+/** The exact UTF-8 length of an item's JSON, serialized and measured once. */
+export function utf8Length(item: BatchItem): number {
+  if (item.bytes === undefined) {
+    item.json ??= JSON.stringify(item.record);
+    item.bytes = Buffer.byteLength(item.json, 'utf8');
+  }
+  return item.bytes;
+}
+
+/** At least the UTF-8 length of an item's JSON: exact once measured. */
+function utf8UpperBound(item: BatchItem): number {
+  return item.bytes ?? item.bound;
 }
 
 /** Body size of a batch whose items together hold `itemBytes` bytes of JSON. */
@@ -51,24 +82,31 @@ export function bodyBytesFor(count: number, itemBytes: number): number {
 }
 
 /** Whether one item alone fits in a request body. */
-export function fitsAlone(item: Sized, maxBatchBytes: number): boolean {
-  return bodyBytesFor(1, item.bytes) <= maxBatchBytes;
+export function fitsAlone(item: BatchItem, maxBatchBytes: number): boolean {
+  return bodyBytesFor(1, utf8UpperBound(item)) <= maxBatchBytes || bodyBytesFor(1, utf8Length(item)) <= maxBatchBytes;
 }
 
-/** The exact request body for a batch. */
-export function buildBody(items: readonly { json: string }[]): string {
+/** The exact request body for a batch: one `JSON.stringify`, unless its records were serialized already. */
+export function buildBody(items: readonly BatchItem[]): string {
+  if (!items.some((item) => item.json !== undefined)) {
+    return JSON.stringify({ records: items.map((item) => item.record) });
+  }
   let body = BODY_PREFIX;
   for (let i = 0; i < items.length; i++) {
+    const item = items[i] as BatchItem;
     if (i > 0) body += ',';
-    body += (items[i] as { json: string }).json;
+    body += item.json ?? JSON.stringify(item.record);
   }
   return body + BODY_SUFFIX;
 }
 
 /** One batch being filled. `tryAdd` reports instead of throwing, so callers decide what a full batch means. */
-export class BatchBuilder<T extends Sized> {
+export class BatchBuilder<T extends BatchItem> {
   #items: T[] = [];
+  /** At least the UTF-8 bytes of the items' JSON; exact once `#exact` is set. */
   #itemBytes = 0;
+  /** Every item is measured, so `#itemBytes` is exact. */
+  #exact = true;
 
   constructor(private readonly limits: BatchLimits) {}
 
@@ -78,16 +116,25 @@ export class BatchBuilder<T extends Sized> {
 
   /** UTF-8 size of the body this batch would be sent as. */
   get bodyBytes(): number {
+    this.#measure();
     return bodyBytesFor(this.#items.length, this.#itemBytes);
   }
 
   tryAdd(item: T): AddResult {
-    if (!fitsAlone(item, this.limits.maxBatchBytes)) return 'too-large';
+    const { batchSize, maxBatchBytes } = this.limits;
+    if (!fitsAlone(item, maxBatchBytes)) return 'too-large';
     const count = this.#items.length;
-    if (count >= this.limits.batchSize) return 'full';
-    if (bodyBytesFor(count + 1, this.#itemBytes + item.bytes) > this.limits.maxBatchBytes) return 'full';
-    this.#items.push(item);
-    this.#itemBytes += item.bytes;
+    if (count >= batchSize) return 'full';
+    const upper = utf8UpperBound(item);
+    if (bodyBytesFor(count + 1, this.#itemBytes + upper) <= maxBatchBytes) {
+      this.#push(item, upper);
+      return 'added';
+    }
+    // Near the limit by the bound: count exactly (once per item) before calling the batch full.
+    this.#measure();
+    const bytes = utf8Length(item);
+    if (bodyBytesFor(count + 1, this.#itemBytes + bytes) > maxBatchBytes) return 'full';
+    this.#push(item, bytes);
     return 'added';
   }
 
@@ -96,6 +143,21 @@ export class BatchBuilder<T extends Sized> {
     const items = this.#items;
     this.#items = [];
     this.#itemBytes = 0;
+    this.#exact = true;
     return items;
+  }
+
+  #push(item: T, bytes: number): void {
+    this.#items.push(item);
+    this.#itemBytes += bytes;
+    if (item.bytes === undefined) this.#exact = false;
+  }
+
+  #measure(): void {
+    if (this.#exact) return;
+    let total = 0;
+    for (const item of this.#items) total += utf8Length(item);
+    this.#itemBytes = total;
+    this.#exact = true;
   }
 }

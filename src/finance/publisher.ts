@@ -10,7 +10,7 @@ import {
 } from '../errors.js';
 import { abortErrorFrom } from '../http/delay.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
-import { bodyBytesFor, buildBody, EMPTY_BODY_BYTES } from './batcher.js';
+import { bodyBytesFor, buildBody, EMPTY_BODY_BYTES, utf8Length } from './batcher.js';
 import { expectSuccess } from './outcome.js';
 import { ReportBuilder } from './report.js';
 import { PublishRun } from './run.js';
@@ -29,7 +29,12 @@ type Settings = Required<
   Pick<PublishOptions, 'batchSize' | 'maxBatchBytes' | 'concurrency' | 'onInvalid' | 'adaptive'>
 >;
 
-/** Publishes finance records (SPEC.md, endpoint 4): validate, batch by count and bytes, send, report. */
+/**
+ * Publishes finance records (SPEC.md, endpoint 4): validate, batch by count and bytes, send, report.
+ * Reached as `client.finance`. A finance request is not idempotent, so a batch whose outcome is
+ * unknown (a 500 or a reset after sending) is reported as `unknown` rather than sent twice, unless
+ * the client was created with `retryAmbiguous: true`.
+ */
 export class FinancePublisher {
   constructor(private readonly ctx: ClientContext) {}
 
@@ -38,13 +43,49 @@ export class FinancePublisher {
    * at most `batchSize` records and `maxBatchBytes` bytes, with at most `concurrency` in flight.
    * Resolves with a report in which every record read is sent, invalid, failed or unknown (for an
    * array, every input record: see `PublishReport.recordsNotRead`). However it ends, the input's
-   * iterator is closed (`return()`) if it was not read to the end.
+   * iterator is closed (`return()`) if it was not read to the end. Failed batches do not reject:
+   * check `recordsFailed` and `recordsUnknown` in the report.
    * @throws {RecordValidationError<PublishReport>} `onInvalid: 'throw'` met invalid records; for an
    *   async iterable, `report` says what was already sent.
-   * @throws {PublishAbortedError} the signal fired; `report` says what was sent.
+   * @throws {PublishAbortedError} the signal fired; `report` says what was sent. (A signal that had
+   *   fired before the call rejects with a plain `AbortError`: nothing was read.)
    * @throws {PublishInterruptedError} the input threw while being read, or `onBatchSettled` threw;
    *   `report` says what was sent, `cause` is the thrown error.
    * @throws {ConfigurationError} bad options or appId, before any request.
+   *
+   * @example
+   * ```ts
+   * // Invalid records are listed in the report instead of stopping the run.
+   * const report = await client.finance.publish(appId, records, {
+   *   onInvalid: 'skip',
+   *   onProgress: (progress) => console.log(`${progress.recordsSent} sent`),
+   * });
+   * for (const { index, issues } of report.invalid) console.warn(`record ${index}:`, issues);
+   * if (report.recordsFailed + report.recordsUnknown > 0) process.exitCode = 1;
+   * ```
+   *
+   * @example
+   * Streaming from an async iterable (a database cursor, a file) keeps memory bounded:
+   * ```ts
+   * import type { FinanceRecordInput } from 'push-api-client';
+   *
+   * async function* fromExport(rows: AsyncIterable<{ id: string; cents: number; at: Date }>) {
+   *   for await (const row of rows) {
+   *     const record: FinanceRecordInput = {
+   *       created: row.at,
+   *       amount: row.cents / 100,
+   *       currency: 'EUR',
+   *       type: 'invoice',
+   *       identifier: 'billing',
+   *       vendor: 'Acme',
+   *       transactionNumber: row.id,
+   *     };
+   *     yield record;
+   *   }
+   * }
+   * declare const rows: AsyncIterable<{ id: string; cents: number; at: Date }>;
+   * await client.finance.publish(appId, fromExport(rows), { signal });
+   * ```
    */
   async publish(
     appId: string,
@@ -123,9 +164,18 @@ export class FinancePublisher {
   /**
    * Sends one request of 1 to 1000 records, validated first, whose body is at most
    * `maxBatchBytes`. Resolves when the service answered `{"success": true}`; otherwise rejects with
-   * the error (no report, no batching).
+   * the error (no report, no batching). Use it when the caller owns batching and retries (a queue
+   * consumer acknowledging one message per request); `publish` fits everything else better.
    * @throws {ConfigurationError} no records, more than 1000, or a body above `maxBatchBytes`.
    * @throws {RecordValidationError} invalid records (its `report` is undefined: nothing was sent).
+   * @throws {PushError} the request failed after the retries that are safe for a non-idempotent
+   *   request: a `PushApiError` subclass per status (such as `UnprocessableEntityError`), a
+   *   `ConnectionError`, or an `AbortError` when `signal` fired.
+   *
+   * @example
+   * ```ts
+   * await client.finance.publishBatch(appId, records.slice(0, 1000), { signal: AbortSignal.timeout(30_000) });
+   * ```
    */
   async publishBatch(
     appId: string,
@@ -145,7 +195,7 @@ export class FinancePublisher {
     if (checked.invalid.length > 0) throw new RecordValidationError(checked.invalid);
     const bodyBytes = bodyBytesFor(
       checked.items.length,
-      checked.items.reduce((sum, item) => sum + item.bytes, 0),
+      checked.items.reduce((sum, item) => sum + utf8Length(item), 0),
     );
     if (bodyBytes > maxBatchBytes) {
       throw new ConfigurationError(

@@ -1,12 +1,12 @@
 import type { InvalidRecord, PushError, RecordIssue } from '../errors.js';
-import type { SerializedRecord } from './batcher.js';
+import type { BatchItem } from './batcher.js';
 import type { FinanceRecord } from './schema.js';
 import type { BatchReport, BatchStatus, PublishProgress, PublishReport, SettledBatch } from './types.js';
 
 /** A batch read from the input and not yet settled. Its records are dropped once it settles. */
 export interface PendingBatch {
   index: number;
-  items: SerializedRecord<FinanceRecord>[];
+  items: BatchItem<FinanceRecord>[];
 }
 
 /**

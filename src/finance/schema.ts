@@ -16,10 +16,23 @@ import type { RecordIssue } from '../errors.js';
 const MIN_CREATED_MS = 100_000_000_000;
 /** The largest time a JavaScript Date can hold (ECMA-262 §21.4.1.1). */
 const MAX_CREATED_MS = 8_640_000_000_000_000;
+/** The bounds of `created` in Unix milliseconds, for the fast path of validate.ts. */
+export const CREATED_LIMITS = { min: MIN_CREATED_MS, max: MAX_CREATED_MS } as const;
 
 const isoDate = z.iso.date();
 /** A date-time must carry `Z` or an offset: a local time would be shifted by the sender's time zone. */
 const isoDateTime = z.iso.datetime({ offset: true });
+/** The very patterns zod tests these formats with, so that the fast path of validate.ts cannot drift from them. */
+export const isoDatePattern: RegExp = patternOf(isoDate);
+export const isoDateTimePattern: RegExp = patternOf(isoDateTime);
+
+function patternOf(format: z.ZodStringFormat): RegExp {
+  const pattern = format._zod.def.pattern;
+  if (!(pattern instanceof RegExp) || pattern.global || pattern.sticky) {
+    throw new Error('zod no longer exposes the pattern of an ISO format as a plain RegExp');
+  }
+  return pattern;
+}
 
 /**
  * Unix milliseconds are never negative; the service refuses them (and with them the whole batch).
@@ -111,15 +124,6 @@ export const financeRecordSchema = z.strictObject(financeRecordShape, {
 export type FinanceRecordInput = z.input<typeof financeRecordSchema>;
 /** A finance record as sent on the wire: `created` is Unix milliseconds. */
 export type FinanceRecord = z.output<typeof financeRecordSchema>;
-
-export type ValidationResult = { ok: true; record: FinanceRecord } | { ok: false; issues: RecordIssue[] };
-
-/** Validates one record; issues name the field (`amount`) and say what was expected. */
-export function validateFinanceRecord(input: unknown): ValidationResult {
-  const result = financeRecordSchema.safeParse(input);
-  if (result.success) return { ok: true, record: result.data };
-  return { ok: false, issues: toRecordIssues(result.error.issues) };
-}
 
 /** Flattens zod issues into `{ path, message }`, one per unknown key so every issue names its field. */
 export function toRecordIssues(issues: readonly z.core.$ZodIssue[]): RecordIssue[] {

@@ -1,36 +1,56 @@
 import type { InvalidRecord, RecordIssue } from '../errors.js';
-import { raceSignal } from '../http/delay.js';
-import { BatchBuilder, type BatchLimits, fitsAlone, type SerializedRecord, serializeRecord } from './batcher.js';
+import { abortErrorFrom } from '../http/delay.js';
+import { BatchBuilder, type BatchItem, type BatchLimits, batchItem, fitsAlone, utf8Length } from './batcher.js';
 import type { PendingBatch, ReportBuilder } from './report.js';
-import { type FinanceRecord, validateFinanceRecord } from './schema.js';
+import type { FinanceRecord } from './schema.js';
+import { parseFinanceRecordFast, validateFinanceRecord } from './validate.js';
 
 /**
- * Turns input records into batches: validate (one zod parse), serialize (one JSON.stringify),
- * measure, and fill batches by count and bytes. Records are pulled only when a worker asks for
+ * Turns input records into batches: validate (validate.ts: a fast path, zod for the rest), bound
+ * the JSON size, and fill batches by count and bytes (batcher.ts serializes per record only near
+ * `maxBatchBytes`). Records are pulled only when a worker asks for
  * the next batch, so the input is read no further ahead than the concurrency needs.
  */
 
-type Serialized = SerializedRecord<FinanceRecord>;
+type Item = BatchItem<FinanceRecord>;
 
 /** A record that cannot be sent alone within `maxBatchBytes` is reported invalid, never dropped. */
-function tooLargeIssue(item: Serialized, maxBatchBytes: number): RecordIssue {
+function tooLargeIssue(item: Item, maxBatchBytes: number): RecordIssue {
   return {
     path: '',
-    message: `record is ${item.bytes} bytes as JSON; a request body holding it alone would exceed maxBatchBytes (${maxBatchBytes})`,
+    message: `record is ${utf8Length(item)} bytes as JSON; a request body holding it alone would exceed maxBatchBytes (${maxBatchBytes})`,
   };
 }
 
-/** Validates and serializes one record: the serialized record, or the issues that make it invalid. */
-function prepare(input: unknown, index: number, maxBatchBytes: number): Serialized | RecordIssue[] {
-  const result = validateFinanceRecord(input);
-  if (!result.ok) return result.issues;
-  const item = serializeRecord(index, result.record);
+/** Validates one record: the batch item, or the issues that make it invalid. */
+function prepare(input: unknown, index: number, maxBatchBytes: number): Item | RecordIssue[] {
+  let record = parseFinanceRecordFast(input);
+  if (record === undefined) {
+    const result = validateFinanceRecord(input);
+    if (!result.ok) return result.issues;
+    record = result.record;
+  }
+  const item = batchItem(index, record, jsonBytesUpperBound(record));
   return fitsAlone(item, maxBatchBytes) ? item : [tooLargeIssue(item, maxBatchBytes)];
+}
+
+/**
+ * At least the UTF-8 size of a record's JSON, without serializing it: a string of n code units
+ * is at most 6n + 2 bytes as JSON (`\uXXXX` escapes), a number at most 25 characters, and a key
+ * with its quotes, colon and comma at most 21.
+ */
+function jsonBytesUpperBound(record: FinanceRecord): number {
+  let bytes = 2;
+  for (const key in record) {
+    const value = record[key as keyof FinanceRecord];
+    bytes += 21 + (typeof value === 'string' ? 6 * value.length + 2 : 25);
+  }
+  return bytes;
 }
 
 /** Fills batches one record at a time and says when one is complete. */
 export class BatchAssembler {
-  readonly #builder: BatchBuilder<Serialized>;
+  readonly #builder: BatchBuilder<Item>;
   #nextBatch = 0;
   #nextRecord = 0;
   /** Set when `stopAtInvalid` met an invalid record: reading stops there. */
@@ -54,17 +74,17 @@ export class BatchAssembler {
       if (this.stopAtInvalid) this.firstInvalid ??= entry;
       return undefined;
     }
-    return this.addSerialized(prepared);
+    return this.addItem(prepared);
   }
 
-  /** Reads one record that `prevalidate` validated and serialized already. */
-  addPrepared(item: Serialized): PendingBatch | undefined {
+  /** Reads one record that `prevalidate` validated already. */
+  addPrepared(item: Item): PendingBatch | undefined {
     this.#nextRecord++;
     this.report.read();
-    return this.addSerialized(item);
+    return this.addItem(item);
   }
 
-  addSerialized(item: Serialized): PendingBatch | undefined {
+  addItem(item: Item): PendingBatch | undefined {
     if (this.#builder.tryAdd(item) === 'added') return undefined;
     const full = this.#take();
     this.#builder.tryAdd(item);
@@ -96,6 +116,12 @@ export class InputCursor {
   #finished = false;
   /** An async read still running (left behind by an abort). */
   #pending: Promise<unknown> | undefined;
+  /**
+   * One abort listener serves every read (a listener added and removed per record cost as much
+   * as the rest of reading it); it rejects the read that is waiting, if any. Removed by `close`.
+   */
+  #abort: { signal: AbortSignal; listener: () => void } | undefined;
+  #rejectWaiting: ((error: unknown) => void) | undefined;
 
   constructor(records: Iterable<unknown> | AsyncIterable<unknown>) {
     const openAsync = (records as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator];
@@ -129,11 +155,40 @@ export class InputCursor {
       if (this.#pending === read) this.#pending = undefined;
       if (finished) this.#finished = true;
     };
-    read.then(
-      (result) => settled(result.done === true),
-      () => settled(true),
-    );
-    return raceSignal(read, signal);
+    if (!signal) {
+      read.then(
+        (result) => settled(result.done === true),
+        () => settled(true),
+      );
+      return read;
+    }
+    if (signal.aborted) return Promise.reject(abortErrorFrom(signal));
+    if (this.#abort?.signal !== signal) {
+      this.#stopListening();
+      const listener = () => this.#rejectWaiting?.(abortErrorFrom(signal));
+      signal.addEventListener('abort', listener, { once: true });
+      this.#abort = { signal, listener };
+    }
+    return new Promise<IteratorResult<unknown>>((resolve, reject) => {
+      this.#rejectWaiting = reject;
+      read.then(
+        (result) => {
+          settled(result.done === true);
+          this.#rejectWaiting = undefined;
+          resolve(result);
+        },
+        (error: unknown) => {
+          settled(true);
+          this.#rejectWaiting = undefined;
+          reject(error);
+        },
+      );
+    });
+  }
+
+  #stopListening(): void {
+    this.#abort?.signal.removeEventListener('abort', this.#abort.listener);
+    this.#abort = undefined;
   }
 
   /**
@@ -143,6 +198,7 @@ export class InputCursor {
    * An error from `return()` goes to `onError`; it never replaces the outcome of the run.
    */
   async close(onError: (error: unknown) => void): Promise<void> {
+    this.#stopListening();
     if (this.#finished) return;
     this.#finished = true;
     const iterator = this.#iterator as { return?: () => unknown };
@@ -193,12 +249,12 @@ export async function* batchesFromAsyncIterable(
 
 /** Sends what `prevalidate` kept, letting go of each record as it is handed to a batch. */
 export function* batchesFromPrepared(
-  items: (Serialized | undefined)[],
+  items: (Item | undefined)[],
   assembler: BatchAssembler,
   shouldStop: ShouldStop,
 ): Generator<PendingBatch, void, undefined> {
   for (let i = 0; i < items.length; i++) {
-    const item = items[i] as Serialized;
+    const item = items[i] as Item;
     items[i] = undefined;
     const batch = assembler.addPrepared(item);
     if (batch) yield batch;
@@ -210,7 +266,7 @@ export function* batchesFromPrepared(
 
 /**
  * Validates a whole sync input before anything is sent (`onInvalid: 'throw'`), so that the error
- * lists every bad record. `keepItems`: keep the serialized records for sending (each stringified
+ * lists every bad record. `keepItems`: keep the validated records for sending (each validated
  * once), for an iterable that cannot be read twice; an array is read again instead, so that only
  * the invalid entries are held.
  */
@@ -218,8 +274,8 @@ export function prevalidate(
   records: Iterable<unknown>,
   maxBatchBytes: number,
   keepItems: boolean,
-): { items: Serialized[]; invalid: InvalidRecord[] } {
-  const items: Serialized[] = [];
+): { items: Item[]; invalid: InvalidRecord[] } {
+  const items: Item[] = [];
   const invalid: InvalidRecord[] = [];
   let index = 0;
   for (const input of records) {

@@ -73,6 +73,7 @@ export interface PublishReport extends PublishProgress {
   stoppedBy?: PushError;
 }
 
+/** Options of {@link FinancePublisher.publish}: batching limits, concurrency, invalid records, callbacks. */
 export interface PublishOptions {
   /** Most records per request; at most 1000 (the spec's limit). @default 1000 */
   batchSize?: number;
@@ -95,6 +96,7 @@ export interface PublishOptions {
   /**
    * Called with running counts each time a batch settles. If it throws, the error is logged as a
    * warning (`logger.warn`) and publishing goes on: a broken progress bar must not stop a run.
+   * @default undefined (no progress calls)
    */
   onProgress?: (progress: PublishProgress) => void;
   /**
@@ -102,11 +104,13 @@ export interface PublishOptions {
    * A returned promise is awaited before that worker takes the next batch. If it throws (or
    * rejects), reading stops, batches in flight settle, and `publish` rejects with
    * `PublishInterruptedError` (its `report` says what was sent; its `cause` is the thrown error).
+   * @default undefined (no calls)
    */
   onBatchSettled?: (batch: SettledBatch) => void | Promise<void>;
   /**
    * Stops reading input (even a read that is waiting for the input to yield), aborts requests in
    * flight, closes the input, and rejects with `PublishAbortedError`, which carries the report.
+   * @default undefined (runs to the end of the input)
    */
   signal?: AbortSignal;
   /**
@@ -125,5 +129,6 @@ export interface PublishBatchOptions {
    * @default 5242880 (5 MiB)
    */
   maxBatchBytes?: number;
+  /** Aborts the request; `publishBatch` then rejects with `AbortError`. @default undefined (no abort) */
   signal?: AbortSignal;
 }

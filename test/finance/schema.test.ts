@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { financeRecordSchema, validateFinanceRecord } from '../../src/finance/schema.js';
+import { financeRecordSchema } from '../../src/finance/schema.js';
+import { validateFinanceRecord } from '../../src/finance/validate.js';
 import { makeRecord } from './helpers.js';
 
 function issuesOf(input: unknown) {

@@ -51,7 +51,8 @@ function show(text: string): string {
 export function convertCsvRow(cells: Record<string, string>): { record: Record<string, unknown>; issues: RowIssue[] } {
   const record: Record<string, unknown> = {};
   const issues: RowIssue[] = [];
-  for (const [field, text] of Object.entries(cells)) {
+  for (const field in cells) {
+    const text = cells[field] as string;
     if (text === '') continue;
     if (field === 'amount') {
       const amount = parseAmount(text);

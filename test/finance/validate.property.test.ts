@@ -1,0 +1,234 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { financeRecordSchema } from '../../src/finance/schema.js';
+import { parseFinanceRecordFast, validateFinanceRecord } from '../../src/finance/validate.js';
+
+const FLOOR = 100_000_000_000; // 1973-03-03T09:46:40Z, the earliest created accepted
+const FIELDS = [
+  'created',
+  'amount',
+  'currency',
+  'identifier',
+  'type',
+  'vendor',
+  'name',
+  'category',
+  'description',
+  'transactionNumber',
+] as const;
+
+/** Values chosen to sit on the schema's edges, mixed with anything at all. */
+const edgeValue = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.constantFrom<unknown>(
+      0,
+      -0,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      Number.MAX_SAFE_INTEGER,
+      Number.MAX_SAFE_INTEGER + 2,
+      8_640_000_000_000_000,
+      8_640_000_000_000_001,
+      FLOOR,
+      FLOOR - 1,
+      FLOOR + 0.5,
+      1_700_000_000,
+      '',
+      ' ',
+      'USD',
+      'usd',
+      'USDX',
+      'US',
+      'EUR\n',
+      'expense',
+      'invoice',
+      'Expense',
+      '1973-03-03',
+      '1973-03-04',
+      '1973-03-03T09:46:40Z',
+      '1973-03-03T09:46:39.999Z',
+      '1973-03-03T10:46:40+01:00',
+      '1973-03-03T10:46:39+01:00',
+      '2024-01-31T09:30:00',
+      '2024-01-31T09:30:00z',
+      '2024-01-31T09:30:00.123456789Z',
+      '2024-01-31T24:00:00Z',
+      '2024-01-31T09:30Z',
+      '2024-02-29',
+      '2023-02-29',
+      '2000-02-29',
+      '1900-02-29',
+      '2024-02-30',
+      '0000-01-01',
+      '9999-12-31T23:59:59-23:59',
+      '+275760-09-13',
+      new Date(FLOOR),
+      new Date(FLOOR - 1),
+      new Date(Number.NaN),
+      new Date(8_640_000_000_000_000),
+      null,
+      undefined,
+      true,
+      [],
+      {},
+      10n,
+    ),
+  },
+  fc.integer({ min: FLOOR - 5, max: FLOOR + 5 }),
+  fc.date({ min: new Date(FLOOR - 5000), max: new Date(FLOOR + 5000), noInvalidDate: false }),
+  fc.date().map((date) => (Number.isNaN(date.getTime()) ? 'x' : date.toISOString())),
+  fc.date().map((date) => (Number.isNaN(date.getTime()) ? 'x' : date.toISOString().slice(0, 10))),
+  fc.double(),
+  fc.string({ maxLength: 6 }),
+  fc.stringMatching(/^[A-Za-z]{2,4}$/),
+  fc.anything(),
+);
+
+/** The numeric and time edges, for `created` and `amount`, often enough that each is met in every run. */
+const createdOrAmountEdge = fc.constantFrom<unknown>(
+  -0,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
+  FLOOR,
+  FLOOR - 1,
+  FLOOR + 0.5,
+  8_640_000_000_000_000,
+  8_640_000_000_000_001,
+  Number.MAX_SAFE_INTEGER,
+  new Date(FLOOR),
+  new Date(FLOOR - 1),
+  new Date(Number.NaN),
+  '1973-03-03T09:46:39.999Z',
+  '1973-03-03T09:46:40Z',
+  '1973-03-03T10:46:39+01:00',
+  '1973-03-03',
+  '1972-12-31',
+  '2024-02-29',
+  '2023-02-29',
+  '2024-01-31T09:30:00',
+);
+
+const validRecord = fc.record(
+  {
+    created: fc.oneof(
+      fc.integer({ min: FLOOR, max: 4_102_444_800_000 }),
+      fc.date({ min: new Date(FLOOR), max: new Date(4_102_444_800_000), noInvalidDate: true }),
+      fc
+        .date({ min: new Date(FLOOR), max: new Date(4_102_444_800_000), noInvalidDate: true })
+        .map((d) => d.toISOString()),
+    ),
+    amount: fc.double({ noNaN: true, noDefaultInfinity: true }),
+    currency: fc.stringMatching(/^[A-Z]{3}$/),
+    identifier: fc.string({ minLength: 1 }),
+    type: fc.constantFrom('expense', 'invoice'),
+    vendor: fc.string({ minLength: 1 }),
+    name: fc.option(fc.string(), { nil: undefined }),
+    category: fc.string(),
+    description: fc.string({ unit: 'binary' }),
+    transactionNumber: fc.string(),
+  },
+  { requiredKeys: ['created', 'amount', 'currency', 'identifier', 'type', 'vendor'] },
+);
+
+type Mutation = (record: Record<string, unknown>) => unknown;
+
+const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+  fc.tuple(fc.constantFrom(...FIELDS), edgeValue).map(
+    ([field, value]): Mutation =>
+      (r) => ({ ...r, [field]: value }),
+  ),
+  fc.constantFrom('USd', 'US1', 'uSD', 'U@D', 'U[D', 'EU', 'EURO', 'EUR ', 'ÄBC', 'ＵＳＤ').map(
+    (currency): Mutation =>
+      (r) => ({ ...r, currency }),
+  ),
+  fc.tuple(fc.constantFrom('created', 'amount'), createdOrAmountEdge).map(
+    ([field, value]): Mutation =>
+      (r) => ({ ...r, [field]: value }),
+  ),
+  fc.constantFrom(...FIELDS).map(
+    (field): Mutation =>
+      (r) => {
+        const { [field]: _dropped, ...rest } = r;
+        return rest;
+      },
+  ),
+  fc
+    .tuple(
+      fc.oneof(fc.constantFrom('merchant', '__proto__', 'constructor', 'Created', 'amount '), fc.string()),
+      edgeValue,
+    )
+    .map(
+      ([key, value]): Mutation =>
+        (r) => {
+          const copy = { ...r };
+          Object.defineProperty(copy, key, { value, enumerable: true, configurable: true, writable: true });
+          return copy;
+        },
+    ),
+  // Inherited keys: zod reads `input[key]` and checks `key in input`, and `for...in` sees them.
+  fc.constantFrom(...FIELDS).map(
+    (field): Mutation =>
+      (r) => {
+        const { [field]: value, ...rest } = r;
+        return Object.assign(Object.create({ [field]: value }), rest);
+      },
+  ),
+  fc.constant<Mutation>((r) => Object.assign(Object.create({ extra: 1 }), r)),
+  fc.constant<Mutation>((r) => Object.assign(Object.create(null), r)),
+  fc.constant<Mutation>((r) => Object.values(r)),
+  edgeValue.map(
+    (value): Mutation =>
+      () =>
+        value,
+  ),
+);
+
+function expectSameVerdict(input: unknown): void {
+  const fast = parseFinanceRecordFast(input);
+  const zod = financeRecordSchema.safeParse(input);
+  expect(fast !== undefined).toBe(zod.success);
+  if (fast !== undefined && zod.success) {
+    expect(fast).toStrictEqual(zod.data);
+    expect(Object.keys(fast)).toEqual(Object.keys(zod.data));
+    expect(JSON.stringify(fast)).toBe(JSON.stringify(zod.data));
+  }
+}
+
+describe('parseFinanceRecordFast (property)', () => {
+  it('accepts exactly the valid records, with the wire output of zod', () => {
+    fc.assert(
+      fc.property(validRecord, (record) => expectSameVerdict(record)),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('agrees with zod on mutated records: edge values, missing, extra, inherited and unknown keys', () => {
+    fc.assert(
+      fc.property(validRecord, fc.array(mutation, { minLength: 1, maxLength: 3 }), (record, mutations) => {
+        let input: unknown = record;
+        for (const mutate of mutations) {
+          input = input !== null && typeof input === 'object' ? mutate(input as Record<string, unknown>) : input;
+        }
+        expectSameVerdict(input);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('agrees with zod on anything at all', () => {
+    fc.assert(fc.property(fc.anything({ withDate: true, withNullPrototype: true }), expectSameVerdict), {
+      numRuns: 1000,
+    });
+  });
+});
+
+describe('validateFinanceRecord', () => {
+  it('explains with zod the records the fast path refuses', () => {
+    const result = validateFinanceRecord({ merchant: 'Acme' });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.issues.map((issue) => issue.path)).toContain('merchant');
+  });
+});

@@ -5,7 +5,10 @@ export default defineConfig({
   resolve: {
     // Tests and examples import the package by its public name, served from source.
     alias: [
-      { find: /^push-api-client\/testing$/, replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) },
+      {
+        find: /^push-api-client\/testing$/,
+        replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)),
+      },
       { find: /^push-api-client$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
     ],
   },

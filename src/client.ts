@@ -13,6 +13,11 @@ import { assertSecureUrl, parseUrlOption } from './http/url-guard.js';
 import { Uploader } from './uploads/uploader.js';
 import { VERSION } from './version.js';
 
+/**
+ * Options of {@link PushClient}. Every one is optional: the credential and addresses default to the
+ * `PUSH_*` environment variables, so the same code runs against each environment unchanged. A
+ * missing or invalid value throws `ConfigurationError` from the constructor, naming the option.
+ */
 export interface PushClientOptions {
   /** Client ID of the API credential. @default process.env.PUSH_CLIENT_ID */
   clientId?: string;
@@ -182,11 +187,35 @@ function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientS
 }
 
 /**
- * The Push API client: tokens, uploads and finance records over one transport.
+ * The Push API client: tokens, uploads and finance records over one transport, which sets the
+ * bearer token, retries what is safe to retry, and maps error answers to typed errors. Create one
+ * per credential and share it: each instance has its own token cache.
  *
+ * @example
+ * With the credential and addresses in the environment:
  * ```ts
+ * import { PushClient } from 'push-api-client';
+ *
  * const client = new PushClient(); // reads PUSH_CLIENT_ID, PUSH_CLIENT_SECRET, PUSH_AUTH_URL, PUSH_BASE_URL, PUSH_SCOPE_BASE
- * await client.finance.publish(appId, records);
+ * const report = await client.finance.publish(appId, records);
+ * console.log(`${report.recordsSent} sent, ${report.recordsInvalid} invalid`);
+ * ```
+ *
+ * @example
+ * With explicit options:
+ * ```ts
+ * import { PushClient } from 'push-api-client';
+ *
+ * const client = new PushClient({
+ *   clientId: 'my-client-id',
+ *   clientSecret: process.env.PUSH_CLIENT_SECRET,
+ *   authUrl: 'https://auth.example.com',
+ *   baseUrl: 'https://api.example.com',
+ *   scopeBase: 'https://api.example.com',
+ *   timeoutMs: 10_000,
+ *   maxRetries: 5,
+ *   logger: console,
+ * });
  * ```
  */
 export class PushClient {
@@ -198,6 +227,12 @@ export class PushClient {
   readonly finance: FinancePublisher;
   readonly #settings: ResolvedOptions;
 
+  /**
+   * Validates the options (and the environment variables they default to) and wires the client.
+   * Sends nothing: the first token is fetched by the first request.
+   * @throws {ConfigurationError} a required value is missing or an option is invalid (plain http
+   *   to a non-loopback host, bad scopes, a secret in a browser...); the message names the option.
+   */
   constructor(options: PushClientOptions = {}) {
     const { clientSecret, ...settings } = resolveOptions(options);
     this.#settings = settings;

@@ -29,6 +29,7 @@
 
 import type { PublishReport } from './finance/types.js';
 
+/** Response headers as a plain object with lower-case names, so that errors serialize and compare simply. */
 export type HeadersRecord = Record<string, string>;
 
 /** Base class of every error this package throws. */

@@ -5,6 +5,10 @@ import type { HttpClient, Logger } from '../http/types.js';
 import { parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
 import { type AccessToken, MemoryTokenStore, type TokenStore } from './token-store.js';
 
+/**
+ * How the client id and secret are sent to the token endpoint: `client_secret_post` in the form
+ * body (what the spec shows), `client_secret_basic` in an HTTP Basic Authorization header.
+ */
 export type TokenAuthMethod = 'client_secret_post' | 'client_secret_basic';
 
 export interface TokenManagerOptions {
@@ -67,6 +71,19 @@ function formEncode(value: string): string {
  * Client-credentials tokens: cached per scope set, refreshed early, and fetched by one request at a
  * time per scope set however many callers wait (the shared promise is cleared when it settles, so a
  * failed refresh is tried again by the next call).
+ *
+ * Requests made through the client take their token here on their own, and a 401 invalidates it
+ * and re-sends once; reach for `client.tokens` only to warm up, to call another API with the same
+ * credential, or to force a new token.
+ *
+ * @example
+ * ```ts
+ * import { PushClient } from 'push-api-client';
+ *
+ * const client = new PushClient();
+ * const token = await client.tokens.getToken();
+ * console.log(token.tokenType, token.expiresAt.toISOString(), token.scopes);
+ * ```
  */
 export class TokenManager {
   readonly #http: HttpClient;
@@ -102,7 +119,27 @@ export class TokenManager {
     return [...this.#scopes];
   }
 
-  /** A valid access token for the scope set, from the cache, the store, or the token endpoint. */
+  /**
+   * A valid access token for the scope set, from the cache, the store, or the token endpoint.
+   * Tokens are refreshed min(60 s, 10% of their lifetime) before they expire, so that a request
+   * does not set out with a token about to expire on the way.
+   * @throws {TokenError} the token endpoint answered an error status (after retries, for those that
+   *   are retryable) or an unusable token; its `error` holds the OAuth code, such as `invalid_client`.
+   * @throws {AbortError} `signal` fired before the token arrived (a refresh shared with other
+   *   callers goes on for them).
+   * @throws {ConnectionError} no answer from the token endpoint after the retries (`TimeoutError`
+   *   when it was too slow).
+   *
+   * @example
+   * ```ts
+   * // Bounded wait, and another scope set than the client's (cached separately).
+   * const token = await client.tokens.getToken({
+   *   scopes: ['https://api.push.test/report.read'],
+   *   signal: AbortSignal.timeout(5_000),
+   * });
+   * await fetch('https://api.push.test/reports', { headers: { authorization: `Bearer ${token.accessToken}` } });
+   * ```
+   */
   async getToken(options: GetTokenOptions = {}): Promise<AccessToken> {
     const scopes = options.scopes ? normalizeScopes(options.scopes) : this.#scopes;
     const key = scopes.join(' ');
@@ -130,7 +167,17 @@ export class TokenManager {
   /**
    * Forgets cached tokens, so that the next `getToken` fetches a new one. With `accessToken`, only
    * that token is forgotten, and only if it is still current: many requests rejected with the same
-   * token then cause one refresh, not one each.
+   * token then cause one refresh, not one each. The token is also deleted from the store, when
+   * the store implements `delete`.
+   *
+   * @example
+   * ```ts
+   * // Another API answered 401 to a token from getToken(): forget that one token and try once more.
+   * const { accessToken } = await client.tokens.getToken();
+   * const headers = { authorization: `Bearer ${accessToken}` };
+   * const response = await fetch('https://api.push.test/reports', { headers });
+   * if (response.status === 401) client.tokens.invalidate(accessToken); // the next getToken() fetches anew
+   * ```
    */
   invalidate(accessToken?: string): void {
     for (const [key, entry] of this.#cache) {
@@ -256,6 +303,7 @@ export class TokenManager {
     return `TokenManager { clientId: '${this.#clientId}', tokenUrl: '${this.#tokenUrl.href}', scopes: [${this.#scopes.join(', ')}] }`;
   }
 
+  /** Settings for diagnostics (client id, token URL, scopes, method): never the secret or a token. */
   toJSON(): Record<string, unknown> {
     return { clientId: this.#clientId, tokenUrl: this.#tokenUrl.href, scopes: [...this.#scopes], method: this.#method };
   }

@@ -1,8 +1,10 @@
 /** An access token as the SDK hands it out. */
 export interface AccessToken {
+  /** The bearer token itself: a secret, keep it out of logs. */
   accessToken: string;
   /** As the server sent it; validated to be `Bearer` (any case). */
   tokenType: string;
+  /** When the server stops accepting it, computed from its `expires_in` on arrival. */
   expiresAt: Date;
   /** The scopes the server granted (its `scope` field), or the requested ones when it sent none. */
   scopes: string[];
@@ -12,8 +14,43 @@ export interface AccessToken {
  * Where tokens are kept between requests. Implement it over Redis, a file or a database so that
  * several processes share one token instead of each fetching its own. Keys are hashes that
  * contain no secret; values contain the access token, so keep the store private.
+ *
+ * A store that throws never fails a request: the error is logged as a warning and the client
+ * fetches (or keeps using) a token of its own. The default is a {@link MemoryTokenStore}.
+ *
+ * @example
+ * A store in Redis (with ioredis). `examples/redis-token-store.ts` adds a lock, so that workers
+ * starting together fetch one token between them instead of one each.
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { type AccessToken, PushClient, type TokenStore } from 'push-api-client';
+ *
+ * class RedisTokenStore implements TokenStore {
+ *   constructor(private readonly redis: Redis) {}
+ *
+ *   async get(key: string): Promise<AccessToken | undefined> {
+ *     const json = await this.redis.get(key);
+ *     // expiresAt comes back as a string; the client turns it into a Date again.
+ *     return json === null ? undefined : JSON.parse(json);
+ *   }
+ *
+ *   async set(key: string, token: AccessToken, expiresAt: Date): Promise<void> {
+ *     await this.redis.set(key, JSON.stringify(token), 'PXAT', expiresAt.getTime());
+ *   }
+ *
+ *   async delete(key: string): Promise<void> {
+ *     await this.redis.del(key);
+ *   }
+ * }
+ *
+ * const client = new PushClient({ tokenStore: new RedisTokenStore(new Redis()) });
+ * ```
  */
 export interface TokenStore {
+  /**
+   * The token stored under `key`, or undefined when there is none. Returning an expired or
+   * rejected token is safe: the client checks `expiresAt` and fetches a new one when it is due.
+   */
   get(key: string): AccessToken | undefined | Promise<AccessToken | undefined>;
   /** `expiresAt` is given separately so that stores with a TTL can use it directly. */
   set(key: string, token: AccessToken, expiresAt: Date): void | Promise<void>;
@@ -21,6 +58,7 @@ export interface TokenStore {
   delete?(key: string): void | Promise<void>;
 }
 
+/** Options of {@link MemoryTokenStore}. */
 export interface MemoryTokenStoreOptions {
   /** Clock in milliseconds, for dropping expired entries; the token manager passes its own. @default Date.now */
   now?: () => number;
@@ -35,6 +73,7 @@ export class MemoryTokenStore implements TokenStore {
     this.#now = options.now ?? Date.now;
   }
 
+  /** The token under `key`, or undefined when there is none or it has expired (it is then dropped). */
   get(key: string): AccessToken | undefined {
     const token = this.#tokens.get(key);
     if (token && token.expiresAt.getTime() <= this.#now()) {
@@ -56,6 +95,7 @@ export class MemoryTokenStore implements TokenStore {
     return `MemoryTokenStore { size: ${this.#tokens.size} }`;
   }
 
+  /** Only the number of tokens held, so that logging or serializing the store never reveals a token. */
   toJSON(): Record<string, unknown> {
     return { size: this.#tokens.size };
   }

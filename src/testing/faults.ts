@@ -4,6 +4,10 @@
  */
 import type { Operation } from './state.js';
 
+/**
+ * Which requests a {@link FaultRule} applies to. Every field given must match; an empty match (or
+ * none) applies to every request, the token request included.
+ */
 export interface FaultMatch {
   /** Operation(s) the fault applies to. @default every operation */
   operation?: Operation | Operation[];
@@ -13,7 +17,12 @@ export interface FaultMatch {
   pathIncludes?: string;
 }
 
+/**
+ * One fault: which requests get it, how often, and what happens to them. Give exactly one of
+ * `status` or `drop`, or only `delayMs` to slow requests down without failing them.
+ */
 export interface FaultRule {
+  /** Which requests the fault applies to. @default every request */
   match?: FaultMatch;
   /**
    * How many matching requests get the fault.
@@ -24,24 +33,30 @@ export interface FaultRule {
   probability?: number;
   /** Source of randomness for `probability`; pass a seeded one for reproducible runs. @default Math.random */
   random?: () => number;
-  /** Answer with this status instead of processing the request. */
+  /** Answer with this status (200..599) instead of processing the request. @default none */
   status?: number;
-  /** `Retry-After` value sent with `status`: seconds, or an HTTP date. */
+  /** `Retry-After` value sent with `status`: seconds, or an HTTP date. @default not sent */
   retryAfter?: number | string;
   /** Body sent with `status` (objects as JSON). @default the error shape of the operation */
   body?: string | Record<string, unknown>;
-  /** Wait this long (real time) before answering. */
+  /** Wait this long (real time) before answering. @default 0 */
   delayMs?: number;
-  /** Drop the connection: `before` the request is processed, or `after` (its effects are kept). */
+  /**
+   * Drop the connection: `before` the request is processed, or `after` (its effects are kept), which
+   * is how a client meets an outcome it cannot know. @default none
+   */
   drop?: 'before' | 'after';
 }
 
+/** What {@link FaultInjector.add} returns: live counters for one rule, and a way to remove it early. */
 export interface FaultHandle {
+  /** Identifies the rule within its injector. */
   readonly id: number;
   /** Requests this rule has affected so far. */
   readonly hits: number;
   /** Requests it may still affect (Infinity when unlimited). */
   readonly remaining: number;
+  /** Removes the rule before it has used up its `times`; removing it twice does nothing. */
   remove(): void;
 }
 
@@ -81,12 +96,33 @@ function validate(rule: FaultRule): void {
   }
 }
 
+/**
+ * The fault rules of one emulator (`mock.faults`). Faults are decided before authentication, as
+ * they model the infrastructure in front of the service (a gateway answering 503, a reset socket).
+ * `mock.reset()` clears them.
+ */
 export class FaultInjector {
   #entries: Entry[] = [];
   #nextId = 1;
   #injected = 0;
 
-  /** Adds a rule. Rules are tried in the order added; the first that fires decides. */
+  /**
+   * Adds a rule. Rules are tried in the order added; the first that fires decides.
+   * @throws {RangeError | TypeError} the rule is inconsistent (a status and a drop, no effect at
+   *   all, a probability outside 0..1...), so that a typo fails the test instead of injecting nothing.
+   *
+   * @example
+   * ```ts
+   * import { createPushApiMock } from 'push-api-client/testing';
+   *
+   * const mock = createPushApiMock();
+   * // The next finance request gets a 429 asking to wait one second.
+   * mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 1 });
+   * // Every upload PUT loses its connection after the file was stored, until removed.
+   * const drops = mock.faults.add({ match: { operation: 'upload' }, drop: 'after', times: Infinity });
+   * drops.remove();
+   * ```
+   */
   add(rule: FaultRule): FaultHandle {
     validate(rule);
     const entry: Entry = {
@@ -110,6 +146,7 @@ export class FaultInjector {
     };
   }
 
+  /** Removes every rule and resets the `injected` count. */
   clear(): void {
     this.#entries = [];
     this.#injected = 0;
@@ -125,7 +162,11 @@ export class FaultInjector {
     return this.#injected;
   }
 
-  /** Picks the fault for a request, if any, and uses up one of its `times`. */
+  /**
+   * Picks the fault for a request, if any, and uses up one of its `times`. Called by the emulator's
+   * handler for each request; a test calling it would use up faults meant for the requests.
+   * @internal
+   */
   pick(operation: Operation | undefined, method: string, path: string): ActiveFault | undefined {
     for (const entry of this.#entries) {
       if (!matches(entry.rule.match, operation, method, path)) continue;

@@ -10,6 +10,10 @@
  */
 import type { FinanceRecord } from './finance-store.js';
 
+/**
+ * Most records one finance request may hold (spec, "Limits"); the emulator answers a larger one
+ * with 422. The client's `batchSize` cannot exceed it.
+ */
 export const MAX_RECORDS_PER_REQUEST = 1000;
 const MAX_ISSUES_IN_MESSAGE = 5;
 

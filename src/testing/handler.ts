@@ -27,12 +27,17 @@ import { handleTokenRequest } from './token-endpoint.js';
 import { handleUpload } from './upload-storage.js';
 import { handleUploadUrls } from './upload-urls.js';
 
+/** Options of {@link PushApiEmulator.handle}, for adapters that put the emulator behind a transport. */
 export interface HandleOptions {
-  /** Set by the HTTP adapter: what the socket saw, for the Content-Length rules of the PUT. */
+  /**
+   * Set by the HTTP adapter: what the socket saw, for the Content-Length rules of the PUT.
+   * @default undefined (the request did not come over a socket)
+   */
   wire?: WireInfo;
   /**
    * The address to route by, when it differs from `request.url`: the HTTP adapter routes by path,
    * so that `localhost` works as well as the `127.0.0.1` it listens on.
+   * @default new URL(request.url)
    */
   url?: URL;
 }
@@ -40,16 +45,26 @@ export interface HandleOptions {
 /** A `fetch`-compatible function served by the emulator; a dropped connection rejects like fetch does. */
 export type EmulatorFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
+/**
+ * An emulated push service: its addresses and credentials (to configure a `PushClient`), what it
+ * received (`state`), and controls to inject faults, move its clock, revoke tokens and so on.
+ */
 export interface PushApiEmulator {
   /** Answers one request. Never throws; a dropped connection is `Response.error()`. */
   handle(request: Request, options?: HandleOptions): Promise<Response>;
   /** Calls `handle` directly, without msw or a socket. */
   fetch: EmulatorFetch;
+  /** What the service received: tokens, files, finance records and the request log. */
   readonly state: EmulatorStateView;
+  /** Injected failures: error statuses, delays and dropped connections. */
   readonly faults: FaultInjector;
+  /** `{auth_url}`, for the client's `authUrl` option. */
   readonly authUrl: string;
+  /** `{base_url}`, for the client's `baseUrl` option. */
   readonly baseUrl: string;
+  /** The storage host that signed upload addresses point to. */
   readonly uploadUrl: string;
+  /** `{scope_base}`, for the client's `scopeBase` option. */
   readonly scopeBase: string;
   /** Client id of the first credential (the demo one by default). */
   readonly clientId: string;
@@ -71,8 +86,11 @@ export interface PushApiEmulator {
   setSignedUrlTtl(seconds: number): void;
   /** Sets or removes (undefined) the data API rate limit; starts a fresh window. */
   setRateLimit(limit: RateLimit | undefined): void;
+  /** Creates an application, so that data operations on it succeed instead of answering 404. */
   addApp(appId: string): void;
+  /** Deletes an application: its data operations answer 404 from then on (what it received is kept). */
   removeApp(appId: string): void;
+  /** Adds a credential that can obtain tokens, or replaces the one with its client id (issued tokens stay valid). */
   addCredential(credential: CredentialInput): void;
   /** Makes every upload address issued so far answer 403 "Request has expired". */
   expireSignedUrls(): void;
@@ -103,6 +121,32 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * Creates an emulated push service as a plain fetch handler over in-memory state, with no
+ * dependency beyond Node: pass `emulator.fetch` as the client's `fetch` option, or put
+ * `emulator.handle` behind any server or interceptor. `createPushApiMock` (msw) and
+ * `startEmulator` (real HTTP) are built on it.
+ *
+ * @example
+ * ```ts
+ * import { PushClient } from 'push-api-client';
+ * import { createPushApiHandler } from 'push-api-client/testing';
+ *
+ * const emulator = createPushApiHandler();
+ * const client = new PushClient({
+ *   clientId: emulator.clientId,
+ *   clientSecret: emulator.clientSecret,
+ *   authUrl: emulator.authUrl,
+ *   baseUrl: emulator.baseUrl,
+ *   scopeBase: emulator.scopeBase,
+ *   fetch: emulator.fetch,
+ * });
+ * await client.finance.publish(emulator.appId, [
+ *   { created: '2025-03-01', amount: 12.5, currency: 'USD', type: 'expense', identifier: 'ada', vendor: 'Acme' },
+ * ]);
+ * console.log(emulator.state.recordCount(emulator.appId)); // 1
+ * ```
+ */
 export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmulator {
   const config = resolveOptions(options);
   const initial = { ...config, credentials: config.credentials, apps: [...config.apps] };

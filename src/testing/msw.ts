@@ -6,18 +6,39 @@ import { HttpResponse, http, type RequestHandler } from 'msw';
 import { createPushApiHandler, type PushApiEmulator } from './handler.js';
 import type { EmulatorOptions } from './options.js';
 
+/** An emulated push service served through msw: the emulator plus the handlers to give `setupServer`. */
 export interface PushApiMock extends PushApiEmulator {
   /** msw handlers for the token, data and storage hosts. */
   readonly handlers: RequestHandler[];
 }
 
 /**
- * Creates an emulated push service for msw.
+ * Creates an emulated push service for msw, so that code using `PushClient` can be tested without
+ * the real service or a socket. It intercepts the default `{auth_url}`, `{base_url}` and storage
+ * hosts (`*.push.test`), which never resolve, so a test cannot reach a real service by mistake.
+ * Call `mock.reset()` between tests to forget state, faults and clock changes.
  *
  * @example
+ * ```ts
+ * import { setupServer } from 'msw/node';
+ * import { PushClient } from 'push-api-client';
+ * import { createPushApiMock } from 'push-api-client/testing';
+ *
  * const mock = createPushApiMock();
  * const server = setupServer(...mock.handlers);
  * server.listen({ onUnhandledRequest: 'error' });
+ *
+ * const client = new PushClient({
+ *   clientId: mock.clientId,
+ *   clientSecret: mock.clientSecret,
+ *   authUrl: mock.authUrl,
+ *   baseUrl: mock.baseUrl,
+ *   scopeBase: mock.scopeBase,
+ * });
+ * await client.uploads.upload(mock.appId, [{ name: 'users.csv', data: 'email\nada@example.com\n' }]);
+ * console.log(mock.state.file(mock.appId, 'users.csv')?.size); // 22
+ * server.close();
+ * ```
  */
 export function createPushApiMock(options: EmulatorOptions = {}): PushApiMock {
   const emulator = createPushApiHandler(options);

@@ -48,10 +48,16 @@ export interface CredentialInput {
 
 /** Requests allowed per window on the data API. */
 export interface RateLimit {
+  /** Requests allowed in one window; the next one answers 429 with `Retry-After`. */
   requests: number;
+  /** Length of the window, in milliseconds of the emulator clock. */
   windowMs: number;
 }
 
+/**
+ * How the emulated service is set up. Every option has a default (see {@link EMULATOR_DEFAULTS}),
+ * so `createPushApiMock()` with no options serves one demo app to one demo credential.
+ */
 export interface EmulatorOptions {
   /** Address of the token service, `{auth_url}`. @default 'https://auth.push.test' */
   authUrl?: string;

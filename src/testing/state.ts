@@ -4,15 +4,26 @@
 import { type FinanceDelivery, type FinanceRecord, FinanceStore } from './finance-store.js';
 import type { CredentialInput } from './options.js';
 
+/**
+ * The spec's operations, by which faults are matched and requests are logged: `token` (get an
+ * access token), `upload-urls` (get signed addresses), `upload` (PUT to a signed address) and
+ * `finance` (publish records).
+ */
 export type Operation = 'token' | 'upload-urls' | 'upload' | 'finance';
 
+/** An access token the emulator issued, for asserting on what a client obtained. */
 export interface TokenRecord {
+  /** The access token itself. */
   token: string;
+  /** The credential it was issued to. */
   clientId: string;
+  /** Full scope names it grants. */
   scopes: string[];
   /** Emulator clock (ms). */
   issuedAt: number;
+  /** Emulator clock (ms); the token is refused from this moment on. */
   expiresAt: number;
+  /** Set by `revokeToken` or `revokeAllTokens`. */
   revoked: boolean;
 }
 
@@ -22,17 +33,24 @@ export interface CredentialView {
   scopes: string[];
 }
 
+/**
+ * One request the emulator answered, in `state.requests`: for asserting on what a client sent and
+ * how often (retries, token requests, which attempt a fault hit).
+ */
 export interface RequestLogEntry {
   /** The `x-request-id` the emulator answered with. */
   id: string;
   /** Emulator clock (ms) when the request arrived. */
   at: number;
+  /** HTTP method, as sent. */
   method: string;
   /** Origin and path, without the query. */
   url: string;
+  /** Path only. */
   path: string;
   /** Query parameters; a signed URL's `signature` is redacted. */
   query: Record<string, string[]>;
+  /** The operation the path belongs to; undefined for a path the service does not have. */
   operation: Operation | undefined;
   /** The status answered; 0 when the connection was dropped. */
   status: number;
@@ -42,20 +60,29 @@ export interface RequestLogEntry {
   fault?: 'status' | 'drop-before' | 'drop-after';
 }
 
+/** A file the emulator's storage host received through a signed address. */
 export interface StoredFile {
+  /** The app whose upload address was used. */
   appId: string;
+  /** The file name the address was issued for. */
   name: string;
   /** The `type` the upload address was issued for, when one was given. */
   type: string | undefined;
+  /** The content of the last PUT, byte for byte. */
   bytes: Uint8Array;
+  /** `bytes.length`. */
   size: number;
+  /** Hex SHA-256 of `bytes`, to compare large files without holding a copy in the test. */
   sha256: string;
   /** Quoted md5 hex, as object stores answer. */
   etag: string;
+  /** The Content-Type header sent with the PUT, if any. */
   contentType: string | undefined;
   /** The Authorization header sent with the PUT; a signed URL needs none. */
   authorization: string | undefined;
+  /** Emulator clock (ms) of the last PUT. */
   uploadedAt: number;
+  /** The `x-request-id` of the last PUT. */
   requestId: string;
   /** How many PUTs stored this name (each overwrites the previous bytes). */
   uploadCount: number;
@@ -132,6 +159,7 @@ export interface EmulatorStateView {
   deliveryOf(appId: string, index: number): string | undefined;
   /** Files of one app, by name. */
   files(appId: string): StoredFile[];
+  /** One file of an app, or undefined when nothing was stored under that name. */
   file(appId: string, name: string): StoredFile | undefined;
 }
 

@@ -35,6 +35,7 @@ export type UploadInput = string | UploadPathInput | UploadDataInput | UploadStr
 export interface GetUploadUrlsOptions {
   /** Sent as the `type` query parameter. @default not sent */
   type?: UploadFileType;
+  /** Aborts the request(s); `getUploadUrls` then rejects with `AbortError`. @default undefined (no abort) */
   signal?: AbortSignal;
 }
 
@@ -58,9 +59,12 @@ export interface UploadOptions {
   type?: UploadFileType;
   /** How many PUTs run at once. @default 4 */
   concurrency?: number;
-  /** Called as bytes are sent and when a file completes. An exception thrown here is logged and ignored. */
+  /**
+   * Called as bytes are sent and when a file completes. An exception thrown here is logged and ignored.
+   * @default undefined (no progress calls)
+   */
   onProgress?: (progress: UploadProgress) => void;
-  /** Aborts every pending and running PUT; `upload` then rejects with an `AbortError`. */
+  /** Aborts every pending and running PUT; `upload` then rejects with an `AbortError`. @default undefined (no abort) */
   signal?: AbortSignal;
 }
 

@@ -13,6 +13,11 @@ import { asUploadError, isRefusedSignature, toUploadError } from './storage-erro
 import type { GetUploadUrlsOptions, UploadFileResult, UploadInput, UploadOptions, UploadReport } from './types.js';
 import { parseUploadUrlMap, uploadUrlsEndpoint, uploadUrlsRequests } from './upload-urls.js';
 
+/**
+ * File uploads (spec, operations 2 and 3), reached as `client.uploads`. The bytes go straight to
+ * the storage host through signed addresses, never through the data API, and the bearer token is
+ * never sent there. Most callers want {@link Uploader.upload}, which does both steps.
+ */
 export class Uploader {
   readonly #ctx: ClientContext;
 
@@ -23,7 +28,16 @@ export class Uploader {
   /**
    * Asks for one signed upload address per file name. Long lists are split over several requests,
    * each URL under 8 KB. The answer must hold exactly one absolute, https (or loopback) address per
-   * name; anything else is an error, so that no file can be sent somewhere unexpected.
+   * name; anything else is an error, so that no file can be sent somewhere unexpected. Use it to
+   * PUT the files yourself (from another process, say); the addresses expire, so use them soon.
+   *
+   * @example
+   * ```ts
+   * const urls = await client.uploads.getUploadUrls(appId, ['users.csv'], { type: 'users' });
+   * const body = 'email\nada@example.com\n';
+   * // The signed address carries its own authorization; Content-Length is set by fetch for a string.
+   * await fetch(urls['users.csv'] ?? '', { method: 'PUT', body });
+   * ```
    */
   async getUploadUrls(
     appId: string,
@@ -68,7 +82,28 @@ export class Uploader {
   /**
    * Uploads files: checks every input first (names, sizes, readable paths), gets their addresses,
    * then PUTs up to `concurrency` at once. One file's failure does not stop the others; each is
-   * reported. Rejects only for bad input, a failed address request, or an abort.
+   * reported. Rejects only for bad input, a failed address request, or an abort. When the storage
+   * host refuses an address (it expired while the file waited its turn), a file that can be read
+   * again gets a fresh address and one more try.
+   *
+   * @example
+   * ```ts
+   * const report = await client.uploads.upload(
+   *   appId,
+   *   [
+   *     './exports/users.csv', // streamed from disk, stored as "users.csv"
+   *     { path: './exports/2025-03.csv', name: 'contracts.csv' },
+   *     { name: 'notes.txt', data: 'generated in memory' },
+   *   ],
+   *   {
+   *     concurrency: 2,
+   *     onProgress: ({ bytes, totalBytes }) => console.log(`${Math.round((100 * bytes) / totalBytes)}%`),
+   *   },
+   * );
+   * for (const file of report.files) {
+   *   if (file.status === 'failed') console.error(file.name, file.error?.message);
+   * }
+   * ```
    */
   async upload(appId: string, files: readonly UploadInput[], options: UploadOptions = {}): Promise<UploadReport> {
     const started = performance.now();

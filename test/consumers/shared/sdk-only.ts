@@ -20,7 +20,12 @@ const store: TokenStore = {
   get: (): AccessToken | undefined => undefined,
   set: () => undefined,
 };
-const client = new PushClient({ ...options, clientSecret: 'secret', scopeBase: 'https://api.example', tokenStore: store });
+const client = new PushClient({
+  ...options,
+  clientSecret: 'secret',
+  scopeBase: 'https://api.example',
+  tokenStore: store,
+});
 const record: FinanceRecordInput = {
   created: new Date(),
   amount: 1,
@@ -30,7 +35,10 @@ const record: FinanceRecordInput = {
   vendor: 'Acme',
 };
 const publishOptions: PublishOptions = { batchSize: 500, onInvalid: 'skip' };
-const files: UploadInput[] = [{ name: 'a.csv', data: 'x' }, { name: 'b.bin', data: new Uint8Array(1) }];
+const files: UploadInput[] = [
+  { name: 'a.csv', data: 'x' },
+  { name: 'b.bin', data: new Uint8Array(1) },
+];
 
 export async function run(): Promise<[PublishReport, UploadReport, BatchReport | undefined]> {
   financeRecordSchema.parse(record);

@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 has_pg() { command -v initdb >/dev/null 2>&1 || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; }
 
 if ! has_pg || ! command -v redis-server >/dev/null 2>&1; then
-  apt-get update
-  apt-get install -y postgresql redis-server
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends postgresql redis-server
 fi
 
 trap 'bash scripts/start-services.sh stop' EXIT

@@ -33,7 +33,8 @@ type Settings = Required<
  * Publishes finance records (SPEC.md, endpoint 4): validate, batch by count and bytes, send, report.
  * Reached as `client.finance`. A finance request is not idempotent, so a batch whose outcome is
  * unknown (a 500 or a reset after sending) is reported as `unknown` rather than sent twice, unless
- * the client was created with `retryAmbiguous: true`.
+ * the client was created with `retryAmbiguous: true`; a batch re-sent that way stays `unknown`
+ * (`storedAtLeastOnce` when a re-send succeeded), since the service may then hold it twice.
  */
 export class FinancePublisher {
   constructor(private readonly ctx: ClientContext) {}
@@ -104,7 +105,11 @@ export class FinancePublisher {
     const limit = new AdaptiveLimit({ max: settings.concurrency, adaptive: settings.adaptive });
     const run = new PublishRun(this.ctx, url, report, limit, options);
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
-    const assembler = new BatchAssembler(limits, report, settings.onInvalid === 'throw');
+    const assembler = new BatchAssembler(limits, report, {
+      stopAtInvalid: settings.onInvalid === 'throw',
+      keepRecords: options.onBatchSettled !== undefined,
+      sendAsIs: Array.isArray(records),
+    });
 
     let input: InputCursor | undefined;
     try {

@@ -1,11 +1,19 @@
 import type { InvalidRecord, PushError, RecordIssue } from '../errors.js';
 import type { BatchItem } from './batcher.js';
 import type { FinanceRecord } from './schema.js';
-import type { BatchReport, BatchStatus, PublishProgress, PublishReport, SettledBatch } from './types.js';
+import type { BatchReport, BatchStatus, PublishProgress, PublishReport } from './types.js';
 
-/** A batch read from the input and not yet settled. Its records are dropped once it settles. */
+/** A batch read from the input and not yet settled. */
 export interface PendingBatch {
   index: number;
+  /** Input index of the first record; -1 for an empty batch. */
+  firstRecord: number;
+  /** Input index of the last record; -1 for an empty batch. */
+  lastRecord: number;
+  recordCount: number;
+  /** The request body, built once when the batch was read (every attempt sends it). */
+  body: string;
+  /** The records, kept only for `onBatchSettled` (otherwise empty), and dropped once it settles. */
   items: BatchItem<FinanceRecord>[];
 }
 
@@ -47,34 +55,31 @@ export class ReportBuilder {
     this.#stoppedBy ??= error;
   }
 
-  /** Counts a settled batch and returns what `onBatchSettled` receives. */
-  settle(batch: PendingBatch, status: BatchStatus, error?: PushError): SettledBatch {
-    const { items } = batch;
+  /** Counts a settled batch and returns its report entry. */
+  settle(batch: PendingBatch, status: BatchStatus, error?: PushError, storedAtLeastOnce?: true): BatchReport {
+    const count = batch.recordCount;
     const entry: BatchReport = {
       index: batch.index,
-      firstRecord: items[0]?.index ?? -1,
-      lastRecord: items[items.length - 1]?.index ?? -1,
-      recordCount: items.length,
+      firstRecord: batch.firstRecord,
+      lastRecord: batch.lastRecord,
+      recordCount: count,
       status,
     };
     if (error !== undefined) entry.error = error;
+    if (storedAtLeastOnce) entry.storedAtLeastOnce = true;
     this.#batches[batch.index] = entry;
     const counts = this.#counts;
     if (status === 'sent') {
-      counts.recordsSent += items.length;
+      counts.recordsSent += count;
       counts.batchesSent++;
     } else if (status === 'failed') {
-      counts.recordsFailed += items.length;
+      counts.recordsFailed += count;
       counts.batchesFailed++;
     } else {
-      counts.recordsUnknown += items.length;
+      counts.recordsUnknown += count;
       counts.batchesUnknown++;
     }
-    return {
-      ...entry,
-      records: items.map((item) => item.record),
-      indexes: items.map((item) => item.index),
-    };
+    return entry;
   }
 
   /**

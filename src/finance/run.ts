@@ -2,7 +2,6 @@ import type { ClientContext } from '../context.js';
 import { AbortError, PushError } from '../errors.js';
 import { abortErrorFrom } from '../http/delay.js';
 import type { AdaptiveLimit } from './adaptive-limit.js';
-import { buildBody } from './batcher.js';
 import {
   asPushError,
   classifyBatchError,
@@ -20,6 +19,8 @@ type BatchSource = Iterator<PendingBatch, void, undefined> | AsyncIterator<Pendi
 interface Outcome {
   status: BatchStatus;
   error?: PushError;
+  /** An ambiguous attempt was re-sent and a re-send succeeded (see `BatchReport.storedAtLeastOnce`). */
+  storedAtLeastOnce?: true;
 }
 
 /** Why reading stopped before the end of the input, other than an abort. */
@@ -87,7 +88,7 @@ export class PublishRun {
 
   async #send(batch: PendingBatch): Promise<Outcome> {
     const { signal } = this.options;
-    const body = buildBody(batch.items);
+    const { body } = batch;
     // The first attempt that may have been processed and was re-sent anyway (`retryAmbiguous`):
     // from then on the service may hold the batch, whatever the re-sends answer.
     let ambiguous: PushError | undefined;
@@ -108,6 +109,9 @@ export class PublishRun {
       });
       await expectSuccess(response);
       this.limit.onSuccess();
+      // `sent` means stored once. After an ambiguous attempt the service may already have held the
+      // batch when the re-send stored it again: at least once, maybe twice.
+      if (ambiguous !== undefined) return { status: 'unknown', error: ambiguous, storedAtLeastOnce: true };
       return { status: 'sent' };
     } catch (thrown) {
       const error = signal?.aborted && !(thrown instanceof AbortError) ? abortErrorFrom(signal) : asPushError(thrown);
@@ -124,11 +128,20 @@ export class PublishRun {
   }
 
   async #settle(batch: PendingBatch, outcome: Outcome): Promise<void> {
-    const settled = this.report.settle(batch, outcome.status, outcome.error);
-    batch.items = []; // the report keeps no records once a batch has settled
+    const entry = this.report.settle(batch, outcome.status, outcome.error, outcome.storedAtLeastOnce);
+    const { items } = batch;
+    // The report keeps no records once a batch has settled.
+    batch.items = [];
+    batch.body = '';
     const { onBatchSettled, onProgress } = this.options;
     try {
-      if (onBatchSettled) await onBatchSettled(settled);
+      if (onBatchSettled) {
+        await onBatchSettled({
+          ...entry,
+          records: items.map((item) => item.record),
+          indexes: items.map((item) => item.index),
+        });
+      }
     } catch (error) {
       this.#stop ??= { kind: 'thrown', error };
     }

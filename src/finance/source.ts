@@ -1,9 +1,23 @@
 import type { InvalidRecord, RecordIssue } from '../errors.js';
 import { abortErrorFrom } from '../http/delay.js';
-import { BatchBuilder, type BatchItem, type BatchLimits, batchItem, fitsAlone, utf8Length } from './batcher.js';
+import {
+  BatchBuilder,
+  type BatchItem,
+  type BatchLimits,
+  batchItem,
+  bodyBytesFor,
+  buildBody,
+  fitsAlone,
+  utf8Length,
+} from './batcher.js';
 import type { PendingBatch, ReportBuilder } from './report.js';
 import type { FinanceRecord } from './schema.js';
-import { parseFinanceRecordFast, validateFinanceRecord } from './validate.js';
+import {
+  inspectFinanceRecordFast,
+  objectPrototypeIsClean,
+  parseFinanceRecordFast,
+  validateFinanceRecord,
+} from './validate.js';
 
 /**
  * Turns input records into batches: validate (validate.ts: a fast path, zod for the rest), bound
@@ -22,16 +36,43 @@ function tooLargeIssue(item: Item, maxBatchBytes: number): RecordIssue {
   };
 }
 
-/** Validates one record: the batch item, or the issues that make it invalid. */
-function prepare(input: unknown, index: number, maxBatchBytes: number): Item | RecordIssue[] {
-  let record = parseFinanceRecordFast(input);
+/**
+ * Validates one record: the batch item, or the issues that make it invalid. `asIs`: a valid record
+ * that is its own wire form (see `inspectFinanceRecordFast`) goes into the batch itself, not a
+ * copy; only for a caller whose records cannot change before the batch body is built (below).
+ */
+function prepare(input: unknown, index: number, maxBatchBytes: number, asIs: boolean): Item | RecordIssue[] {
+  let record: FinanceRecord | undefined;
+  let bound = 0;
+  if (asIs) {
+    const verdict = inspectFinanceRecordFast(input);
+    if (verdict > 0) {
+      record = input as FinanceRecord;
+      bound = verdict;
+    } else if (verdict < 0) {
+      record = parseFinanceRecordFast(input);
+    }
+  } else {
+    record = parseFinanceRecordFast(input);
+  }
   if (record === undefined) {
     const result = validateFinanceRecord(input);
     if (!result.ok) return result.issues;
     record = result.record;
   }
-  const item = batchItem(index, record, jsonBytesUpperBound(record));
+  const item = batchItem(index, record, bound || jsonBytesUpperBound(record));
   return fitsAlone(item, maxBatchBytes) ? item : [tooLargeIssue(item, maxBatchBytes)];
+}
+
+/**
+ * Only checks one record: its issues, or `undefined` when it is valid and fits in a request alone.
+ * Allocates nothing for a valid record the fast path accepts (the first pass over an array).
+ */
+function check(input: unknown, index: number, maxBatchBytes: number): RecordIssue[] | undefined {
+  const verdict = inspectFinanceRecordFast(input);
+  if (verdict !== 0 && bodyBytesFor(1, Math.abs(verdict)) <= maxBatchBytes) return undefined;
+  const prepared = prepare(input, index, maxBatchBytes, false);
+  return Array.isArray(prepared) ? prepared : undefined;
 }
 
 /**
@@ -48,30 +89,57 @@ function jsonBytesUpperBound(record: FinanceRecord): number {
   return bytes;
 }
 
-/** Fills batches one record at a time and says when one is complete. */
+export interface AssemblerOptions {
+  /** Reading stops at the first invalid record (`onInvalid: 'throw'`). */
+  stopAtInvalid: boolean;
+  /**
+   * Batches keep their records after the body is built (someone wants them: `onBatchSettled`).
+   * Otherwise only the body and the index range are kept, so records die young.
+   */
+  keepRecords: boolean;
+  /**
+   * Valid records may be sent as they are rather than copied: the input is an array, whose
+   * records no caller code can replace or change between being validated and being serialized,
+   * because a batch is read, validated and serialized in one synchronous step. An iterable runs
+   * the caller's code between records (it may yield one object, changed each time), so its
+   * records are copied.
+   */
+  sendAsIs: boolean;
+}
+
+/**
+ * Fills batches one record at a time and says when one is complete. A complete batch is
+ * serialized at once, in the same synchronous step that read and validated its records (a batch
+ * full by count is handed over with its last record, not with the next one), so the body is what
+ * was validated; a record carried into the next batch because the bytes limit was reached was
+ * serialized when it was measured.
+ */
 export class BatchAssembler {
   readonly #builder: BatchBuilder<Item>;
   #nextBatch = 0;
   #nextRecord = 0;
+  /** Send valid records as they are, for this batch: `sendAsIs`, and `Object.prototype` is clean. */
+  #asIs: boolean;
   /** Set when `stopAtInvalid` met an invalid record: reading stops there. */
   firstInvalid: InvalidRecord | undefined;
 
   constructor(
     private readonly limits: BatchLimits,
     private readonly report: ReportBuilder,
-    private readonly stopAtInvalid: boolean,
+    private readonly options: AssemblerOptions,
   ) {
     this.#builder = new BatchBuilder(limits);
+    this.#asIs = options.sendAsIs && objectPrototypeIsClean();
   }
 
   /** Reads one input record; returns the batch it completed, if any. */
   add(input: unknown): PendingBatch | undefined {
     const index = this.#nextRecord++;
     this.report.read();
-    const prepared = prepare(input, index, this.limits.maxBatchBytes);
+    const prepared = prepare(input, index, this.limits.maxBatchBytes, this.#asIs);
     if (Array.isArray(prepared)) {
       const entry = this.report.addInvalid(index, prepared);
-      if (this.stopAtInvalid) this.firstInvalid ??= entry;
+      if (this.options.stopAtInvalid) this.firstInvalid ??= entry;
       return undefined;
     }
     return this.addItem(prepared);
@@ -85,7 +153,9 @@ export class BatchAssembler {
   }
 
   addItem(item: Item): PendingBatch | undefined {
-    if (this.#builder.tryAdd(item) === 'added') return undefined;
+    if (this.#builder.tryAdd(item) === 'added') {
+      return this.#builder.count >= this.limits.batchSize ? this.#take() : undefined;
+    }
     const full = this.#take();
     this.#builder.tryAdd(item);
     return full;
@@ -97,7 +167,18 @@ export class BatchAssembler {
   }
 
   #take(): PendingBatch {
-    return { index: this.#nextBatch++, items: this.#builder.take() };
+    const items = this.#builder.take();
+    const batch: PendingBatch = {
+      index: this.#nextBatch++,
+      firstRecord: items[0]?.index ?? -1,
+      lastRecord: items[items.length - 1]?.index ?? -1,
+      recordCount: items.length,
+      body: buildBody(items),
+      items: this.options.keepRecords ? items : [],
+    };
+    // Checked once per batch: cheap, and no caller code runs while an array's batch is read.
+    if (this.options.sendAsIs) this.#asIs = objectPrototypeIsClean();
+    return batch;
   }
 }
 
@@ -279,9 +360,14 @@ export function prevalidate(
   const invalid: InvalidRecord[] = [];
   let index = 0;
   for (const input of records) {
-    const prepared = prepare(input, index, maxBatchBytes);
-    if (Array.isArray(prepared)) invalid.push({ index, issues: prepared });
-    else if (keepItems) items.push(prepared);
+    if (keepItems) {
+      const prepared = prepare(input, index, maxBatchBytes, false);
+      if (Array.isArray(prepared)) invalid.push({ index, issues: prepared });
+      else items.push(prepared);
+    } else {
+      const issues = check(input, index, maxBatchBytes);
+      if (issues) invalid.push({ index, issues });
+    }
     index++;
   }
   return { items, invalid };

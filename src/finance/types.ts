@@ -21,11 +21,23 @@ export interface BatchReport {
    * is then `unknown` however the re-sends ended, since the server may hold it.
    */
   error?: PushError;
+  /**
+   * `true` on an `unknown` batch whose ambiguous attempt was re-sent (`retryAmbiguous: true`) and
+   * whose re-send was answered `{"success": true}`: the service holds its records at least once,
+   * maybe twice. Do not send it again; remove duplicates downstream if they matter. Absent on every
+   * other batch, including an `unknown` one that may not be stored at all.
+   * @default undefined
+   */
+  storedAtLeastOnce?: true;
 }
 
 /** A settled batch as given to `onBatchSettled`: the report entry plus its records, for checkpoints and rejects. */
 export interface SettledBatch extends BatchReport {
-  /** The records in wire form, as sent (or as they would have been sent). */
+  /**
+   * The records in wire form, as sent (or as they would have been sent). From an array, a record
+   * that was in wire form already (a plain object, `created` in milliseconds) is the caller's own
+   * object, not a copy.
+   */
   records: FinanceRecord[];
   /** Input index of each record, in the same order (not contiguous when invalid records were skipped). */
   indexes: number[];

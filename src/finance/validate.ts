@@ -75,38 +75,135 @@ function createdMs(value: unknown): number | undefined {
 const isOptionalText = (value: unknown): boolean => value === undefined || typeof value === 'string';
 const isRequiredText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 
-/** The wire record when `input` is valid; `undefined` means "not certain: let zod decide and explain". */
-export function parseFinanceRecordFast(input: unknown): FinanceRecord | undefined {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return undefined;
-  const record = input as Record<string, unknown>;
-  for (const key in record) if (!isKnownKey(key)) return undefined;
+/**
+ * The checks that decide the fast path's verdict, shared by `parseFinanceRecordFast` and
+ * `inspectFinanceRecordFast` so that they cannot disagree: `created` in Unix milliseconds when
+ * `record` is valid, `undefined` when only zod can tell. `keys` is the number of keys `for...in`
+ * yields (all of them schema keys).
+ */
+function checkFields(record: Record<string, unknown>, keys: number): number | undefined {
+  if (keys < 0) return undefined;
   const created = createdMs(record.created);
   if (created === undefined) return undefined;
   const amount = record.amount;
   if (typeof amount !== 'number' || !Number.isFinite(amount)) return undefined;
   const currency = record.currency;
   if (typeof currency !== 'string' || !isCurrencyCode(currency)) return undefined;
-  const identifier = record.identifier;
-  if (!isRequiredText(identifier)) return undefined;
+  if (!isRequiredText(record.identifier)) return undefined;
   const type = record.type;
   if (type !== 'expense' && type !== 'invoice') return undefined;
-  const vendor = record.vendor;
-  if (!isRequiredText(vendor)) return undefined;
-  const { name, category, description, transactionNumber } = record;
+  if (!isRequiredText(record.vendor)) return undefined;
   if (
-    !isOptionalText(name) ||
-    !isOptionalText(category) ||
-    !isOptionalText(description) ||
-    !isOptionalText(transactionNumber)
+    !isOptionalText(record.name) ||
+    !isOptionalText(record.category) ||
+    !isOptionalText(record.description) ||
+    !isOptionalText(record.transactionNumber)
   ) {
     return undefined;
   }
-  const out: FinanceRecord = { created, amount, currency, identifier, type, vendor };
-  if ('name' in record) out.name = name as string | undefined;
-  if ('category' in record) out.category = category as string | undefined;
-  if ('description' in record) out.description = description as string | undefined;
-  if ('transactionNumber' in record) out.transactionNumber = transactionNumber as string | undefined;
+  return created;
+}
+
+/** The keys `for...in` yields, or -1 when one of them is not a schema key. */
+function knownKeyCount(record: Record<string, unknown>): number {
+  let count = 0;
+  for (const key in record) {
+    if (!isKnownKey(key)) return -1;
+    count++;
+  }
+  return count;
+}
+
+const isRecordObject = (input: unknown): input is Record<string, unknown> =>
+  typeof input === 'object' && input !== null && !Array.isArray(input);
+
+/** The wire record when `input` is valid; `undefined` means "not certain: let zod decide and explain". */
+export function parseFinanceRecordFast(input: unknown): FinanceRecord | undefined {
+  if (!isRecordObject(input)) return undefined;
+  const record = input;
+  const created = checkFields(record, knownKeyCount(record));
+  if (created === undefined) return undefined;
+  const out: FinanceRecord = {
+    created,
+    amount: record.amount as number,
+    currency: record.currency as string,
+    identifier: record.identifier as string,
+    type: record.type as FinanceRecord['type'],
+    vendor: record.vendor as string,
+  };
+  if ('name' in record) out.name = record.name as string | undefined;
+  if ('category' in record) out.category = record.category as string | undefined;
+  if ('description' in record) out.description = record.description as string | undefined;
+  if ('transactionNumber' in record) out.transactionNumber = record.transactionNumber as string | undefined;
   return out;
+}
+
+/** At least the UTF-8 size of a JSON string holding `value`: `\uXXXX` escapes take 6 bytes per code unit. */
+const textBound = (value: string): number => 6 * value.length + 2;
+/** An optional key as JSON: its quoted name, colon and comma take at most 21 bytes, a number 25. */
+const optionalBound = (value: unknown): number => 21 + (typeof value === 'string' ? textBound(value) : 25);
+
+/**
+ * The fast path's verdict without building the wire record, for the hot path of `publish`:
+ * - `0`: not certain; ask zod (exactly when `parseFinanceRecordFast` says `undefined`);
+ * - `> 0`: valid, and `input` is its own wire record: a plain object (prototype `Object.prototype`
+ *   or `null`, no `toJSON`) whose enumerable keys are exactly the schema keys it holds, with
+ *   `created` already in Unix milliseconds, so `JSON.stringify(input)` is the wire JSON (keys may
+ *   come in another order);
+ * - `< 0`: valid, but the wire record is a copy (`parseFinanceRecordFast`).
+ * The magnitude is at least the UTF-8 size of the wire JSON. The caller must also know that
+ * `Object.prototype` holds no enumerable key (see `objectPrototypeIsClean`): `for...in` would count
+ * such an inherited key, which `JSON.stringify` leaves out.
+ */
+export function inspectFinanceRecordFast(input: unknown): number {
+  if (!isRecordObject(input)) return 0;
+  const record = input;
+  const keys = knownKeyCount(record);
+  if (checkFields(record, keys) === undefined) return 0;
+  // Six required keys (two numbers once on the wire: created, amount), each key at most 21 bytes with its quotes, colon and comma.
+  let bytes =
+    2 +
+    6 * 21 +
+    2 * 25 +
+    textBound(record.currency as string) +
+    textBound(record.identifier as string) +
+    textBound(record.type as string) +
+    textBound(record.vendor as string);
+  let present = 6;
+  if ('name' in record) {
+    present++;
+    bytes += optionalBound(record.name);
+  }
+  if ('category' in record) {
+    present++;
+    bytes += optionalBound(record.category);
+  }
+  if ('description' in record) {
+    present++;
+    bytes += optionalBound(record.description);
+  }
+  if ('transactionNumber' in record) {
+    present++;
+    bytes += optionalBound(record.transactionNumber);
+  }
+  // Every key that counts as present is one `for...in` yields (so none is inherited or hidden),
+  // and JSON.stringify reads nothing else: no toJSON, no prototype of another kind.
+  const proto: unknown = Object.getPrototypeOf(record);
+  const asIs =
+    keys === present &&
+    typeof record.created === 'number' &&
+    (proto === Object.prototype || proto === null) &&
+    record.toJSON === undefined;
+  return asIs ? bytes : -bytes;
+}
+
+/**
+ * Whether `Object.prototype` has no enumerable key (nobody polluted it); `for...in` over a plain
+ * object would yield such a key, which `JSON.stringify` leaves out.
+ */
+export function objectPrototypeIsClean(): boolean {
+  for (const _key in Object.prototype) return false;
+  return true;
 }
 
 export type ValidationResult = { ok: true; record: FinanceRecord } | { ok: false; issues: RecordIssue[] };

@@ -104,7 +104,11 @@ export function checkInvariants(input: InvariantInput): InvariantResult {
     if (status === 'sent' && copies === 0) v.add('sent but missing', `record ${i}`);
     if ((status === 'invalid' || status === 'failed') && copies > 0)
       v.add(`${status} but stored`, `record ${i} ×${copies}`);
-    if (!retryAmbiguous && copies > 1) v.add('duplicate without retryAmbiguous', `record ${i} ×${copies} (${status})`);
+    // `sent` means stored exactly once, in every mode: only an `unknown` record may be held twice,
+    // and only when ambiguous attempts were re-sent.
+    if (status === 'sent' && copies > 1) v.add('sent but duplicated', `record ${i} ×${copies}`);
+    else if (!retryAmbiguous && copies > 1)
+      v.add('duplicate without retryAmbiguous', `record ${i} ×${copies} (${status})`);
   }
   for (const key of held.keys()) if (!expected.has(key)) v.add('foreign record', key);
 

@@ -41,12 +41,46 @@ describe('finance publish over HTTP', () => {
     expect(financeStatuses(server.mock)).toHaveLength(2);
   });
 
-  it('re-sends an ambiguous batch only when retryAmbiguous is on', async () => {
+  it('re-sends an ambiguous batch only when retryAmbiguous is on, and still reports it unknown', async () => {
     const client = clientForServer(server, { retryAmbiguous: true });
     server.mock.faults.add({ match: { operation: 'finance' }, times: 1, status: 502 });
     const report = await client.finance.publish(server.mock.appId, makeRecords(10));
-    expect(report.batches.map((b) => b.status)).toEqual(['sent']);
     expect(financeStatuses(server.mock)).toEqual([502, 200]);
+    // This 502 happened not to store the batch, but a client cannot tell it from one that did.
+    expect(report.batches.map((b) => b.status)).toEqual(['unknown']);
+    expect(report.batches[0]?.error).toBeInstanceOf(ServerError);
+    expect(report.batches[0]?.storedAtLeastOnce).toBe(true);
+    expect(report.recordsSent).toBe(0);
+    expectAccounted(report, 10);
+  });
+
+  it('reports a batch unknown, not sent, when it was stored, the connection dropped, and the re-send succeeded', async () => {
+    const client = clientForServer(server, { retryAmbiguous: true });
+    // The service stores the first batch, then the connection drops: ambiguous, so it is re-sent.
+    server.mock.faults.add({ match: { operation: 'finance' }, times: 1, drop: 'after' });
+    const settled: { status: string; storedAtLeastOnce?: true }[] = [];
+    const report = await client.finance.publish(server.mock.appId, makeRecords(20), {
+      batchSize: 10,
+      concurrency: 1,
+      onBatchSettled: ({ status, storedAtLeastOnce }) => {
+        settled.push({ status, ...(storedAtLeastOnce && { storedAtLeastOnce }) });
+      },
+    });
+    expect(financeStatuses(server.mock)).toEqual([0, 200, 200]);
+    // Why it cannot be `sent` (stored once): the service holds the first batch twice.
+    const held = server.mock.state.records(server.mock.appId).map((r) => r.transactionNumber);
+    expect(held).toHaveLength(30);
+    for (let i = 0; i < 10; i++) expect(held.filter((tx) => tx === `tx-${i}`)).toHaveLength(2);
+    for (let i = 10; i < 20; i++) expect(held.filter((tx) => tx === `tx-${i}`)).toHaveLength(1);
+    expect(report.batches.map((b) => b.status)).toEqual(['unknown', 'sent']);
+    expect(report.batches[0]?.error).toBeInstanceOf(ConnectionError);
+    expect(report.batches[0]?.storedAtLeastOnce).toBe(true);
+    expect(report.batches[1]).not.toHaveProperty('storedAtLeastOnce');
+    expect(settled).toEqual([{ status: 'unknown', storedAtLeastOnce: true }, { status: 'sent' }]);
+    expect(report.recordsUnknown).toBe(10);
+    expect(report.recordsSent).toBe(10);
+    expect(report.batchesUnknown).toBe(1);
+    expectAccounted(report, 20);
   });
 
   it('reports a batch unknown, never failed, when an ambiguous attempt was re-sent and the re-sends met 429 until retries ran out', async () => {
@@ -61,6 +95,8 @@ describe('finance publish over HTTP', () => {
     expect(server.mock.state.recordCount(server.mock.appId)).toBe(10);
     expect(report.batches.map((b) => b.status)).toEqual(['unknown']);
     expect(report.batches[0]?.error).toBeInstanceOf(ConnectionError);
+    // No re-send succeeded: stored once or not at all, as far as the client can tell.
+    expect(report.batches[0]).not.toHaveProperty('storedAtLeastOnce');
     expect(report.recordsUnknown).toBe(10);
     expect(report.recordsFailed).toBe(0);
     expectAccounted(report, 10);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, NotFoundError, RecordValidationError } from '../../src/errors.js';
+import { type FinanceRecordInput, financeRecordSchema } from '../../src/finance/schema.js';
 import type { PublishReport, SettledBatch } from '../../src/finance/types.js';
 import { expectAccounted, financeStatuses, makeRecord, makeRecords, mockWithClient, toAsync } from './helpers.js';
 
@@ -17,6 +18,36 @@ describe('FinancePublisher.publish', () => {
       records.map((r) => r.transactionNumber),
     );
     expectAccounted(report, 2500);
+  });
+
+  it('sends what each record held when it was read, even from an iterable that yields one object changed each time', async () => {
+    const { mock, client } = mockWithClient();
+    function* reused() {
+      const row = makeRecord(0) as Record<string, unknown>;
+      for (let i = 0; i < 1500; i++) {
+        row.transactionNumber = `tx-${i}`;
+        yield row as FinanceRecordInput;
+      }
+    }
+    for (const onInvalid of ['throw', 'skip'] as const) {
+      mock.reset();
+      await client.finance.publish(mock.appId, reused(), { onInvalid });
+      expect(mock.state.records(mock.appId).map((r) => r.transactionNumber)).toEqual(
+        Array.from({ length: 1500 }, (_, i) => `tx-${i}`),
+      );
+    }
+  });
+
+  it('sends an array of records in wire form as they are and converts the rest, with the same JSON as zod', async () => {
+    const { mock, client } = mockWithClient();
+    const records: FinanceRecordInput[] = [
+      makeRecord(0),
+      makeRecord(1, { created: new Date(1_700_000_000_001) }),
+      makeRecord(2, { created: '2024-01-31T09:30:00Z', name: undefined }),
+      Object.assign(Object.create(null), makeRecord(3)),
+    ];
+    await client.finance.publish(mock.appId, records);
+    expect(mock.state.records(mock.appId)).toEqual(records.map((record) => financeRecordSchema.parse(record)));
   });
 
   it('sends 1000 records in one request and 1001 in two', async () => {

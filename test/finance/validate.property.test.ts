@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { financeRecordSchema } from '../../src/finance/schema.js';
-import { parseFinanceRecordFast, validateFinanceRecord } from '../../src/finance/validate.js';
+import { inspectFinanceRecordFast, parseFinanceRecordFast, validateFinanceRecord } from '../../src/finance/validate.js';
 
 const FLOOR = 100_000_000_000; // 1973-03-03T09:46:40Z, the earliest created accepted
 const FIELDS = [
@@ -196,6 +196,57 @@ function expectSameVerdict(input: unknown): void {
     expect(JSON.stringify(fast)).toBe(JSON.stringify(zod.data));
   }
 }
+
+/** What the publisher relies on when it sends a record as it is, or sizes a batch from the bound. */
+function expectSoundInspection(input: unknown): void {
+  const verdict = inspectFinanceRecordFast(input);
+  const zod = financeRecordSchema.safeParse(input);
+  expect(verdict !== 0).toBe(zod.success);
+  if (verdict === 0 || !zod.success) return;
+  const wire = JSON.stringify(zod.data);
+  expect(Math.abs(verdict)).toBeGreaterThanOrEqual(Buffer.byteLength(wire, 'utf8'));
+  // Sent as it is: the same JSON value as the wire record (key order aside).
+  if (verdict > 0) expect(JSON.parse(JSON.stringify(input))).toStrictEqual(JSON.parse(wire));
+}
+
+describe('inspectFinanceRecordFast (property)', () => {
+  it('says valid exactly when zod does, bounds the wire size, and passes as is only records that serialize as their wire form', () => {
+    fc.assert(
+      fc.property(validRecord, fc.array(mutation, { maxLength: 3 }), (record, mutations) => {
+        let input: unknown = record;
+        for (const mutate of mutations) {
+          input = input !== null && typeof input === 'object' ? mutate(input as Record<string, unknown>) : input;
+        }
+        expectSoundInspection(input);
+      }),
+      { numRuns: 5000 },
+    );
+    fc.assert(fc.property(fc.anything({ withDate: true, withNullPrototype: true }), expectSoundInspection), {
+      numRuns: 1000,
+    });
+  });
+
+  it('does not pass as is a record with a hidden key, a toJSON, a class prototype or a Date', () => {
+    const base = {
+      created: 1_700_000_000_000,
+      amount: 1,
+      currency: 'EUR',
+      identifier: 'i',
+      type: 'expense',
+      vendor: 'v',
+    };
+    expect(inspectFinanceRecordFast(base)).toBeGreaterThan(0);
+    expect(inspectFinanceRecordFast({ ...base, created: new Date(base.created) })).toBeLessThan(0);
+    const hidden = { ...base };
+    Object.defineProperty(hidden, 'name', { value: 'n', enumerable: false });
+    expect(inspectFinanceRecordFast(hidden)).toBeLessThan(0);
+    const withToJson = { ...base };
+    Object.defineProperty(withToJson, 'toJSON', { value: () => ({}), enumerable: false });
+    expect(inspectFinanceRecordFast(withToJson)).toBeLessThan(0);
+    class Row {}
+    expect(inspectFinanceRecordFast(Object.assign(new Row(), base))).toBeLessThan(0);
+  });
+});
 
 describe('parseFinanceRecordFast (property)', () => {
   it('accepts exactly the valid records, with the wire output of zod', () => {

@@ -1,4 +1,3 @@
-import cliProgress from 'cli-progress';
 import { formatBytes, type Output } from './output.js';
 
 /** Plain progress lines off a terminal come at most this often, so CI and cron logs stay readable. */
@@ -15,17 +14,19 @@ export interface Progress {
  * @param total the size of the work (bytes of input or bytes to upload); undefined when unknown (stdin).
  * @param unit 'bytes' shows sizes; 'records' shows counts.
  */
-export function createProgress(
+export async function createProgress(
   output: Output,
   label: string,
   total: number | undefined,
   intervalMs = PLAIN_PROGRESS_INTERVAL_MS,
-): Progress {
+): Promise<Progress> {
   if (output.interactive) return barProgress(output, label, total);
   return plainProgress(output, label, total, intervalMs);
 }
 
-function barProgress(output: Output, label: string, total: number | undefined): Progress {
+/** cli-progress is loaded only for a terminal: cron and CI runs never pay for it. */
+async function barProgress(output: Output, label: string, total: number | undefined): Promise<Progress> {
+  const { default: cliProgress } = await import('cli-progress');
   const known = total !== undefined && total > 0;
   const bar = new cliProgress.SingleBar(
     {

@@ -4,8 +4,9 @@ import type { FinanceRecord } from '../finance/schema.js';
 import type { SettledBatch } from '../finance/types.js';
 import { validateFinanceRecord } from '../finance/validate.js';
 import type { Checkpoint } from './checkpoint.js';
+import { OriginTable } from './origins.js';
 import { type InputSpec, readInput } from './readers/index.js';
-import { InputError, type SourceRow } from './readers/types.js';
+import { InputError } from './readers/types.js';
 import type { RejectsWriter } from './rejects.js';
 
 export interface PublishRunOptions {
@@ -50,27 +51,20 @@ export interface PublishRunResult {
   durationMs: number;
 }
 
-/** Where a record handed to the publisher came from, kept only until its batch settles. */
-interface InFlight {
-  ordinal: number;
-  file: string;
-  line: number;
-}
-
 /**
- * Yields rows until the input ends or `stop` fires, without waiting for a slow read (stdin) to finish.
- * One abort listener serves the whole read and settles whichever wait is current: a listener added
- * and removed per row cost as much as parsing the row, and racing one long-lived promise on every
- * row would retain a reaction per row for the whole run.
+ * Yields the reader's chunks of rows until the input ends or `stop` fires, without waiting for a
+ * slow read (stdin) to finish. One abort listener serves the whole read and settles whichever wait
+ * is current: a listener added and removed per read cost as much as parsing a row, and racing one
+ * long-lived promise on every read would retain a reaction per read for the whole run.
  */
-async function* untilStopped(rows: AsyncGenerator<SourceRow>, stop: AbortSignal): AsyncGenerator<SourceRow> {
+async function* untilStopped<T>(rows: AsyncGenerator<T>, stop: AbortSignal): AsyncGenerator<T> {
   let wake: ((value: 'stop') => void) | undefined;
   const onAbort = () => wake?.('stop');
   stop.addEventListener('abort', onAbort, { once: true });
   try {
     while (!stop.aborted) {
       const read = rows.next();
-      const next = await new Promise<IteratorResult<SourceRow> | 'stop'>((resolve, reject) => {
+      const next = await new Promise<IteratorResult<T> | 'stop'>((resolve, reject) => {
         wake = resolve;
         read.then(resolve, reject);
       });
@@ -89,7 +83,8 @@ async function* untilStopped(rows: AsyncGenerator<SourceRow>, stop: AbortSignal)
  * Reads every input, validates each row, writes rejects, and streams the valid records to
  * `client.finance.publish`. The publisher numbers records 0, 1, 2… as it reads them; `inFlight`
  * maps those numbers back to file and line only until their batch settles, so memory stays bounded
- * by the publisher's read-ahead, not by the input size.
+ * by the publisher's read-ahead, not by the input size. Readers hand over a chunk of rows at a
+ * time, so the only per-record `await` left is the publisher's own read.
  */
 export async function runPublish(options: PublishRunOptions): Promise<PublishRunResult> {
   const started = Date.now();
@@ -106,7 +101,8 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
     batchesFailed: 0,
     batchesUnknown: 0,
   };
-  const inFlight = new Map<number, InFlight>();
+  const inFlight = new OriginTable();
+  const names = options.inputs.map((input) => input.name);
   let bytesRead = 0;
   let inputComplete = false;
   let inputError: InputError | undefined;
@@ -117,45 +113,50 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
     let ordinal = 0;
     let publisherIndex = 0;
     try {
-      for (const input of options.inputs) {
-        const rows = readInput(input, { columnMap: options.columnMap, onBytes: (n) => (bytesRead += n) });
-        for await (const row of untilStopped(rows, options.stopReading)) {
-          counts.rowsRead++;
-          if (counts.rowsRead % 1000 === 0) progress();
-          if (row.kind === 'reject') {
-            counts.recordsInvalid++;
-            await rejects.write({ kind: 'invalid', file: row.file, line: row.line, issues: row.issues });
-            continue;
+      for (let inputIndex = 0; inputIndex < options.inputs.length; inputIndex++) {
+        const input = options.inputs[inputIndex] as InputSpec;
+        const chunks = readInput(input, { columnMap: options.columnMap, onBytes: (n) => (bytesRead += n) });
+        for await (const rows of untilStopped(chunks, options.stopReading)) {
+          for (const row of rows) {
+            counts.rowsRead++;
+            if (counts.rowsRead % 1000 === 0) progress();
+            if (row.kind === 'reject') {
+              counts.recordsInvalid++;
+              await rejects.write({ kind: 'invalid', file: row.file, line: row.line, issues: row.issues });
+              continue;
+            }
+            const result = validateFinanceRecord(row.record);
+            if (!result.ok) {
+              counts.recordsInvalid++;
+              const issues = result.issues.map((issue) => ({ field: issue.path, message: issue.message }));
+              await rejects.write({ kind: 'invalid', file: row.file, line: row.line, issues, record: row.record });
+              continue;
+            }
+            counts.recordsValid++;
+            const current = ordinal++;
+            const decision = checkpoint?.decide(current) ?? 'send';
+            if (decision === 'skip-delivered') {
+              counts.recordsSkipped++;
+              continue;
+            }
+            if (decision === 'skip-unknown') {
+              counts.recordsUnknown++;
+              const error = 'outcome unknown from an earlier run; not sent again (use --resend-unknown to send it)';
+              await rejects.write({ kind: 'unknown', file: row.file, line: row.line, error, record: result.record });
+              continue;
+            }
+            if (options.client === undefined) continue;
+            if (checkpoint !== undefined && current >= handedOffMark) {
+              // Written before the publisher can see these records: after a crash, every record it
+              // might have sent is known, and a re-run treats the unsettled ones as unknown.
+              handedOffMark = current + options.batchSize;
+              checkpoint.handOffThrough(handedOffMark);
+            }
+            inFlight.add(publisherIndex++, current, inputIndex, row.line);
+            yield result.record;
+            // Ctrl-C stops reading at once, not at the end of the chunk; the rest of it was never handed over.
+            if (options.stopReading.aborted) return;
           }
-          const result = validateFinanceRecord(row.record);
-          if (!result.ok) {
-            counts.recordsInvalid++;
-            const issues = result.issues.map((issue) => ({ field: issue.path, message: issue.message }));
-            await rejects.write({ kind: 'invalid', file: row.file, line: row.line, issues, record: row.record });
-            continue;
-          }
-          counts.recordsValid++;
-          const current = ordinal++;
-          const decision = checkpoint?.decide(current) ?? 'send';
-          if (decision === 'skip-delivered') {
-            counts.recordsSkipped++;
-            continue;
-          }
-          if (decision === 'skip-unknown') {
-            counts.recordsUnknown++;
-            const error = 'outcome unknown from an earlier run; not sent again (use --resend-unknown to send it)';
-            await rejects.write({ kind: 'unknown', file: row.file, line: row.line, error, record: result.record });
-            continue;
-          }
-          if (options.client === undefined) continue;
-          if (checkpoint !== undefined && current >= handedOffMark) {
-            // Written before the publisher can see these records: after a crash, every record it
-            // might have sent is known, and a re-run treats the unsettled ones as unknown.
-            handedOffMark = current + options.batchSize;
-            checkpoint.handOffThrough(handedOffMark);
-          }
-          inFlight.set(publisherIndex++, { ordinal: current, file: row.file, line: row.line });
-          yield result.record;
         }
         if (options.stopReading.aborted) return;
       }
@@ -171,16 +172,14 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
     const ordinals: number[] = [];
     const error = batch.error?.message ?? (batch.status === 'unknown' ? 'outcome unknown' : 'not sent');
     for (let i = 0; i < batch.indexes.length; i++) {
-      const index = batch.indexes[i] as number;
-      const origin = inFlight.get(index);
-      inFlight.delete(index);
+      const origin = inFlight.take(batch.indexes[i] as number);
       if (origin === undefined) continue;
       ordinals.push(origin.ordinal);
       if (batch.status !== 'sent') {
         const record = batch.records[i] as Record<string, unknown> | undefined;
         await rejects.write({
           kind: batch.status,
-          file: origin.file,
+          file: names[origin.input] as string,
           line: origin.line,
           batch: batch.index,
           error,
@@ -225,7 +224,7 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
       if (error instanceof PublishAbortedError || options.abort.aborted) interrupted = true;
       else fatal = error instanceof Error ? error : new Error(String(error));
     }
-    await settleLeftovers(inFlight, counts, options, interrupted);
+    await settleLeftovers(inFlight, names, counts, options, interrupted);
   }
   if (inputError) fatal = inputError;
   if (options.stopReading.aborted && !inputComplete) interrupted = true;
@@ -242,7 +241,8 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
  * may not have reached the service: they are counted and checkpointed as unknown, never resent silently.
  */
 async function settleLeftovers(
-  inFlight: Map<number, InFlight>,
+  inFlight: OriginTable,
+  names: string[],
   counts: PublishCounts,
   options: PublishRunOptions,
   interrupted: boolean,
@@ -252,11 +252,10 @@ async function settleLeftovers(
     ? 'aborted while in flight; outcome unknown'
     : 'not settled by the publisher; outcome unknown';
   const ordinals: number[] = [];
-  for (const origin of inFlight.values()) {
+  for (const origin of inFlight.takeAll()) {
     ordinals.push(origin.ordinal);
     counts.recordsUnknown++;
-    await options.rejects.write({ kind: 'unknown', file: origin.file, line: origin.line, error });
+    await options.rejects.write({ kind: 'unknown', file: names[origin.input] as string, line: origin.line, error });
   }
-  inFlight.clear();
   options.checkpoint?.settle('unknown', ordinals);
 }

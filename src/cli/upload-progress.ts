@@ -1,4 +1,4 @@
-import cliProgress from 'cli-progress';
+import type { SingleBar } from 'cli-progress';
 import type { UploadProgress } from '../uploads/types.js';
 import { formatBytes, type Output } from './output.js';
 import { PLAIN_PROGRESS_INTERVAL_MS } from './progress.js';
@@ -12,7 +12,7 @@ export interface UploadProgressView {
  * Bytes per file and in total. On a terminal: one bar for the total and one per file while it
  * uploads. Otherwise: a line when a file completes and a total line every few seconds.
  */
-export function createUploadProgress(output: Output, totalBytes: number): UploadProgressView {
+export async function createUploadProgress(output: Output, totalBytes: number): Promise<UploadProgressView> {
   if (output.interactive) return bars(output, totalBytes);
   let last = Date.now();
   const done = new Set<string>();
@@ -31,7 +31,9 @@ export function createUploadProgress(output: Output, totalBytes: number): Upload
   };
 }
 
-function bars(output: Output, totalBytes: number): UploadProgressView {
+/** cli-progress is loaded only for a terminal: cron and CI runs never pay for it. */
+async function bars(output: Output, totalBytes: number): Promise<UploadProgressView> {
+  const { default: cliProgress } = await import('cli-progress');
   const multibar = new cliProgress.MultiBar(
     {
       stream: output.stderr,
@@ -46,7 +48,7 @@ function bars(output: Output, totalBytes: number): UploadProgressView {
     sent: '0 B',
     size: formatBytes(totalBytes),
   });
-  const files = new Map<string, cliProgress.SingleBar>();
+  const files = new Map<string, SingleBar>();
   return {
     update(progress) {
       let bar = files.get(progress.file);

@@ -2,7 +2,6 @@ import { Command } from 'commander';
 import { PushClient } from '../../client.js';
 import type { FinanceRecordInput } from '../../finance/schema.js';
 import { DEMO_APP_ID, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_SCOPE_BASE } from '../../testing/options.js';
-import { startEmulator } from '../../testing/server.js';
 import { ExitCode } from '../exit-codes.js';
 import type { CommonFlags } from '../options.js';
 import { formatBytes, formatDuration, formatTable, Output } from '../output.js';
@@ -45,6 +44,8 @@ export function demoCommand(): Command {
     .option('--verbose', 'show stack traces')
     .action(async (flags: CommonFlags) => {
       const output = new Output({ json: flags.json === true, verbose: flags.verbose === true });
+      // Loaded here, not at startup: other commands never pay for the HTTP server and the emulated service.
+      const { startEmulator } = await import('../../testing/server.js');
       const emulator = await startEmulator({ port: 0 });
       try {
         output.result(`emulator listening on ${emulator.url}`);

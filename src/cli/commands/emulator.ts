@@ -4,7 +4,6 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { CONNECTOR_WRITE, DEMO_APP_ID, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from '../../testing/options.js';
-import { startEmulator } from '../../testing/server.js';
 
 /** Seams for tests: where output goes and what stops the server (SIGINT/SIGTERM by default). */
 export interface EmulatorCommandIo {
@@ -67,6 +66,8 @@ export function emulatorCommand(io: EmulatorCommandIo = {}): Command {
         tokenTtl?: number;
         rateLimit?: { requests: number; windowMs: number };
       }) => {
+        // Loaded here: the HTTP server (srvx) and the emulated service are only this command's cost.
+        const { startEmulator } = await import('../../testing/server.js');
         const running = await startEmulator({
           port: options.port,
           host: options.host,

@@ -80,7 +80,7 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
     ? inputs.reduce((sum, input) => sum + (input.size ?? 0), 0)
     : undefined;
   const started = Date.now();
-  const progress = createProgress(output, flags.dryRun ? 'validate' : 'publish', totalBytes);
+  const progress = await createProgress(output, flags.dryRun ? 'validate' : 'publish', totalBytes);
   const signals = onInterrupt(
     output,
     'stopping: reading no more input; in-flight batches finish (Ctrl-C again to abort them)',

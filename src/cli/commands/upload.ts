@@ -1,7 +1,6 @@
 import { access, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { glob, isDynamicPattern } from 'tinyglobby';
 import type { UploadFileType } from '../../uploads/types.js';
 import { addConnectionOptions, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
@@ -23,6 +22,7 @@ function fileType(value: string): UploadFileType {
 
 /** Expands globs; a literal path that exists is taken as is, even if it contains glob characters. */
 export async function expandPaths(patterns: string[]): Promise<string[]> {
+  const { glob, isDynamicPattern } = await import('tinyglobby');
   const paths: string[] = [];
   for (const pattern of patterns) {
     const exists = await access(pattern).then(
@@ -66,7 +66,7 @@ export function uploadCommand(): Command {
     const paths = await expandPaths(patterns);
     const client = createClient(await resolveConfig(flags));
     const sizes = await Promise.all(paths.map(async (path) => (await stat(path)).size));
-    const progress = createUploadProgress(
+    const progress = await createUploadProgress(
       output,
       sizes.reduce((sum, size) => sum + size, 0),
     );

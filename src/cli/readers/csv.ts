@@ -1,19 +1,10 @@
-import { once } from 'node:events';
-import { PassThrough } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import { convertCsvRow } from './convert.js';
-import { decodeUtf8, InputError, MAX_ROW_BYTES, type RejectedRow, type RowIssue, type SourceRow } from './types.js';
+import { decodeUtf8, InputError, MAX_ROW_BYTES, type RowIssue, type SourceRow } from './types.js';
 
 export interface CsvReadOptions {
   /** CSV column -> record field, from `--map`. */
   columnMap: Map<string, string>;
-}
-
-/** Cells arrive as latin1 text: one char per byte, so the exact bytes can be recovered and decoded strictly. */
-interface CsvChunk {
-  record: Record<string, string>;
-  info: { lines: number; bytes: number };
-  raw: string;
 }
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -44,11 +35,22 @@ function utf8FromLatin1(text: string): string | undefined {
 }
 
 /**
- * A byte of 0x80 or more, read as latin1. A row without one is ASCII, which is UTF-8 as it is: its
- * cells skip the round trip through a Buffer (two copies and a strict decode per cell, the largest
- * cost of reading a CSV), and only rows with other bytes are checked.
+ * A cell that needs a closer look: a byte of 0x80 or more (read as latin1), or a line break
+ * (only a quoted cell holds one). Most cells have neither: they are ASCII, which is UTF-8 as it is,
+ * and skip the round trip through a Buffer (two copies and a strict decode per cell).
  */
+const SPECIAL = /[\r\n\u0080-\u00ff]/;
 const NON_ASCII = /[\u0080-\u00ff]/;
+
+/** Line breaks csv-parse counts inside a cell: every CR and every LF. */
+function lineBreaks(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 10 || code === 13) count++;
+  }
+  return count;
+}
 
 /** The header names the record fields, after `--map` renames; a header that cannot do so is fatal. */
 function headerToFields(file: string, columnMap: Map<string, string>, header: unknown[]): string[] {
@@ -65,24 +67,32 @@ function headerToFields(file: string, columnMap: Map<string, string>, header: un
   });
 }
 
-function countNewlines(text: string): number {
-  let count = 0;
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) count++;
-  return count;
-}
-
-/** The line a record starts on: `info.lines` is where it ends, and a quoted cell may span lines. */
-function startLine(chunk: CsvChunk): number {
-  // `raw` also holds the empty lines skipped before the record.
-  const raw = chunk.raw.replace(/^(\r?\n)+/, '');
-  const inner = countNewlines(raw) - (raw.endsWith('\n') ? 1 : 0);
-  return chunk.info.lines - inner;
-}
-
-function toRow(file: string, chunk: CsvChunk): SourceRow {
-  const line = startLine(chunk);
-  // latin1: one char per byte, so this is the row's size in bytes.
-  if (chunk.raw.length > MAX_ROW_BYTES) {
+/**
+ * One parsed CSV record (csv-parse's object, keyed by field, cells as latin1 text) as a row.
+ * `endLine` is csv-parse's line counter when the record ended; a quoted cell may span lines, and
+ * the row starts that many line breaks earlier. The cells are decoded in place: the object is ours.
+ */
+function toRow(file: string, cells: Record<string, string>, endLine: number): SourceRow {
+  let issues: RowIssue[] | undefined;
+  let breaks = 0;
+  let size = 0;
+  // for...in rather than Object.entries: no pair array per cell.
+  for (const field in cells) {
+    const cell = cells[field] as string;
+    // latin1: one char per byte. Cells and separators, without quotes: the row's size in bytes, near enough.
+    size += cell.length + 1;
+    if (!SPECIAL.test(cell)) continue;
+    breaks += lineBreaks(cell);
+    if (!NON_ASCII.test(cell)) continue;
+    const text = utf8FromLatin1(cell);
+    if (text !== undefined) cells[field] = text;
+    else {
+      issues ??= [];
+      issues.push({ field, message: 'not valid UTF-8' });
+    }
+  }
+  const line = endLine - breaks;
+  if (size > MAX_ROW_BYTES) {
     return {
       kind: 'reject',
       file,
@@ -90,43 +100,42 @@ function toRow(file: string, chunk: CsvChunk): SourceRow {
       issues: [{ field: '', message: `row is longer than ${MAX_ROW_BYTES} bytes` }],
     };
   }
-  const cells: Record<string, string> = {};
-  const issues: RowIssue[] = [];
-  const ascii = !NON_ASCII.test(chunk.raw);
-  // for...in rather than Object.entries: no pair array per cell (a tenth of the CLI's garbage).
-  for (const field in chunk.record) {
-    const cell = chunk.record[field] as string;
-    const text = ascii ? cell : utf8FromLatin1(cell);
-    if (text === undefined) issues.push({ field, message: 'not valid UTF-8' });
-    else cells[field] = text;
-  }
+  // A cell that is not valid UTF-8 has its issue already; it is not converted as well.
+  if (issues !== undefined) for (const issue of issues) delete cells[issue.field];
   const converted = convertCsvRow(cells);
-  issues.push(...converted.issues);
-  if (issues.length > 0) return { kind: 'reject', file, line, issues };
+  if (issues !== undefined || converted.issues.length > 0) {
+    return { kind: 'reject', file, line, issues: [...(issues ?? []), ...converted.issues] };
+  }
   return { kind: 'record', file, line, record: converted.record };
 }
 
 /**
- * Streams a CSV file as rows. A malformed row (wrong cell count, bad quoting, a row over
- * {@link MAX_ROW_BYTES}) becomes a rejection with its line and the parser's reason, and parsing
- * goes on: csv-parse's `skip_records_with_error` reports it through `on_skip` instead of failing.
- * A row still open at twice that size (an unbalanced quote swallowing the file) is a fatal
- * InputError, after every row before it. Cells are read as latin1 and then decoded as strict UTF-8, so that invalid UTF-8 is reported per
- * field rather than silently replaced (csv-parse's buffer mode cannot report skipped rows).
+ * Streams a CSV file as arrays of rows, one array per chunk of input, so that a consumer pays for
+ * one `await` per chunk rather than per row. A malformed row (wrong cell count, bad quoting, a row
+ * over {@link MAX_ROW_BYTES}) becomes a rejection with its line and the parser's reason, and
+ * parsing goes on: csv-parse's `skip_records_with_error` reports it through `on_skip` instead of
+ * failing. A row still open at twice that size (an unbalanced quote swallowing the file) is a fatal
+ * InputError, after every row before it. Cells are read as latin1 and then decoded as strict
+ * UTF-8, so that invalid UTF-8 is reported per field rather than silently replaced (csv-parse's
+ * buffer mode cannot report skipped rows).
+ *
+ * Line numbers come from the parser's running counters (`parser.info`), read as each record is
+ * emitted, rather than from `info: true` and `raw: true`: those copy the info object and convert
+ * the row's raw text to a string twice, for every row, which cost as much as parsing it.
  */
-export async function* readCsv(
+export async function* readCsvChunks(
   source: AsyncIterable<Buffer | string>,
   file: string,
   options: CsvReadOptions,
-): AsyncGenerator<SourceRow> {
-  // Rows and skipped-row errors share one object stream, in order. The pump waits for it to
-  // drain after each source chunk, so even a file of nothing but bad rows is read in bounded memory.
-  const out = new PassThrough({ objectMode: true, highWaterMark: 256 });
+): AsyncGenerator<SourceRow[]> {
+  let rows: SourceRow[] = [];
+  let failure: unknown;
+  let emitted = 0;
+  /** Where the last complete row ended, in bytes: a row still open far past it is runaway. */
+  let rowEnd = 0;
   const parser = parse({
     bom: false, // stripped by withoutBom
     encoding: 'latin1',
-    info: true,
-    raw: true,
     skip_empty_lines: true,
     skip_records_with_error: true,
     columns: (header: unknown[]) => headerToFields(file, options.columnMap, header),
@@ -138,55 +147,79 @@ export async function* readCsv(
         error.code === 'CSV_RECORD_INCONSISTENT_COLUMNS' || error.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH';
       const field = !wholeRow && typeof error.column === 'string' ? error.column : '';
       if (typeof error.bytes === 'number') rowEnd = error.bytes;
-      out.write({ kind: 'reject', file, line, issues: [{ field, message: error.message }] } satisfies RejectedRow);
+      rows.push({ kind: 'reject', file, line, issues: [{ field, message: error.message }] });
     },
   });
-  // csv-parse's max_record_size is not used: with skip_records_with_error it abandons the rest of
-  // the chunk, silently losing the rows after an over-long one. Rows over the limit are rejected in
-  // toRow; a row still growing far past it (an unbalanced quote) stops reading, to bound memory.
-  let rowEnd = 0;
-  let written = 0;
-  parser.on('data', (chunk: CsvChunk) => {
-    rowEnd = chunk.info.bytes;
-    out.write(toRow(file, chunk));
+  parser.on('data', (cells: Record<string, string>) => {
+    const { info } = parser;
+    // The counters describe this record only while the parser has not moved past it, which holds
+    // as long as records are emitted as they are parsed. If a future stream ever buffered them,
+    // the counts would disagree: stop rather than report wrong line numbers.
+    if (info.records !== ++emitted) {
+      failure ??= new Error('csv-parse emitted a record after parsing past it; line numbers would be wrong');
+      return;
+    }
+    rowEnd = info.bytes;
+    rows.push(toRow(file, cells, info.lines));
   });
-  parser.on('end', () => out.end());
-  parser.on('error', (error) => out.destroy(error));
-  const stop = new AbortController();
-  const pump = async (): Promise<void> => {
-    const { signal } = stop;
+  parser.on('error', (error) => {
+    failure ??= error;
+  });
+  const take = (): SourceRow[] => {
+    const out = rows;
+    rows = [];
+    return out;
+  };
+  // Each chunk is parsed before the next is read: memory holds one chunk's rows, whatever the input.
+  // The callback's error comes before the 'error' event, so it is kept here too.
+  const write = (bytes: Buffer) =>
+    new Promise<void>((resolve) =>
+      parser.write(bytes, (error) => {
+        if (error) failure ??= error;
+        resolve();
+      }),
+    );
+  try {
+    // The 'data' listener makes the stream flow from the next tick on; from then on each record is
+    // emitted while it is parsed.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    let written = 0;
     for await (const bytes of withoutBom(source)) {
       written += bytes.length;
-      if (!parser.write(bytes)) await once(parser, 'drain', { signal });
+      await write(bytes);
+      if (failure !== undefined) break;
       if (written - rowEnd > 2 * MAX_ROW_BYTES + bytes.length) {
-        // Queued after the rows already parsed, so that those still reach the caller first.
-        parser.destroy();
-        out.end(
-          new InputError(
-            `${file}:${parser.info.lines}: a row is longer than ${MAX_ROW_BYTES} bytes (an unbalanced quote?); stopped reading`,
-          ),
+        if (rows.length > 0) yield take();
+        throw new InputError(
+          `${file}:${parser.info.lines}: a row is longer than ${MAX_ROW_BYTES} bytes (an unbalanced quote?); stopped reading`,
         );
-        return;
       }
-      if (out.writableNeedDrain) await once(out, 'drain', { signal });
+      if (rows.length > 0) yield take();
     }
-    parser.end();
-  };
-  pump().catch((error: unknown) => {
-    if (!stop.signal.aborted) out.destroy(error instanceof Error ? error : new Error(String(error)));
-  });
-  try {
-    for await (const row of out) {
-      if (row instanceof InputError) throw row;
-      yield row as SourceRow;
+    if (failure === undefined) {
+      await new Promise<void>((resolve) => {
+        parser.once('end', resolve);
+        parser.once('error', () => resolve());
+        parser.end();
+      });
     }
+    if (rows.length > 0) yield take();
+    if (failure !== undefined) throw failure;
   } catch (error) {
     throw toInputError(file, error);
   } finally {
-    // Stopping early (Ctrl-C, a fatal error elsewhere) ends the pump, which closes the source.
-    stop.abort();
+    // Stopping early (Ctrl-C, a fatal error elsewhere): for-await has closed the source already.
     parser.destroy();
   }
+}
+
+/** The rows of a CSV file one at a time; see {@link readCsvChunks}. */
+export async function* readCsv(
+  source: AsyncIterable<Buffer | string>,
+  file: string,
+  options: CsvReadOptions,
+): AsyncGenerator<SourceRow> {
+  for await (const rows of readCsvChunks(source, file, options)) yield* rows;
 }
 
 function toInputError(file: string, error: unknown): InputError {

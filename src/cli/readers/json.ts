@@ -179,8 +179,14 @@ export class JsonRecordSplitter {
   }
 }
 
-/** Streams the records of a .json file; see {@link JsonRecordSplitter}. */
-export async function* readJson(source: AsyncIterable<Buffer | string>, file: string): AsyncGenerator<SourceRow> {
+/**
+ * Streams the records of a .json file as arrays of rows, one per chunk of input; see
+ * {@link JsonRecordSplitter}.
+ */
+export async function* readJsonChunks(
+  source: AsyncIterable<Buffer | string>,
+  file: string,
+): AsyncGenerator<SourceRow[]> {
   const splitter = new JsonRecordSplitter(file);
   const decoder = new TextDecoder('utf-8', { fatal: true });
   for await (const chunk of source) {
@@ -190,7 +196,13 @@ export async function* readJson(source: AsyncIterable<Buffer | string>, file: st
     } catch {
       throw new InputError(`${file}: not valid UTF-8`);
     }
-    yield* splitter.push(text);
+    const rows = splitter.push(text);
+    if (rows.length > 0) yield rows;
   }
   splitter.end();
+}
+
+/** The records of a .json file one at a time; see {@link readJsonChunks}. */
+export async function* readJson(source: AsyncIterable<Buffer | string>, file: string): AsyncGenerator<SourceRow> {
+  for await (const rows of readJsonChunks(source, file)) yield* rows;
 }

@@ -8,49 +8,57 @@ export interface RawLine {
 }
 
 /**
- * Splits a byte stream on `\n` (dropping a trailing `\r`), with 1-based line numbers.
- * A line over `maxBytes` is reported as too long and its bytes are discarded as they arrive,
- * so one enormous line cannot exhaust memory.
+ * Splits a byte stream on `\n` (dropping a trailing `\r`), with 1-based line numbers, a chunk at a
+ * time: `push` returns the lines a chunk completes, `end` the last one. A line over `maxBytes` is
+ * reported as too long and its bytes are discarded as they arrive, so one enormous line cannot
+ * exhaust memory.
  */
-export async function* splitLines(
-  source: AsyncIterable<Buffer | string>,
-  maxBytes: number = MAX_ROW_BYTES,
-): AsyncGenerator<RawLine> {
-  let parts: Buffer[] = [];
-  let length = 0;
-  let tooLong = false;
-  let line = 1;
-  const finish = (): RawLine => {
-    let bytes = tooLong ? Buffer.alloc(0) : Buffer.concat(parts, length);
-    if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
-    const result = { line, bytes, tooLong };
-    parts = [];
-    length = 0;
-    tooLong = false;
-    line++;
-    return result;
-  };
-  for await (const chunk of source) {
-    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+export class LineSplitter {
+  private parts: Buffer[] = [];
+  private length = 0;
+  private tooLong = false;
+  private line = 1;
+
+  constructor(private readonly maxBytes: number = MAX_ROW_BYTES) {}
+
+  push(chunk: Buffer): RawLine[] {
+    const lines: RawLine[] = [];
     let start = 0;
-    for (let end = buffer.indexOf(0x0a, start); end !== -1; end = buffer.indexOf(0x0a, start)) {
-      append(buffer.subarray(start, end));
-      yield finish();
+    for (let end = chunk.indexOf(0x0a, start); end !== -1; end = chunk.indexOf(0x0a, start)) {
+      this.append(chunk.subarray(start, end));
+      lines.push(this.finish());
       start = end + 1;
     }
-    append(buffer.subarray(start));
+    this.append(chunk.subarray(start));
+    return lines;
   }
-  if (length > 0 || tooLong) yield finish();
 
-  function append(piece: Buffer): void {
-    if (tooLong || piece.length === 0) return;
-    if (length + piece.length > maxBytes) {
-      tooLong = true;
-      parts = [];
-      length = 0;
+  /** The last line, when the input does not end with a line break. */
+  end(): RawLine[] {
+    return this.length > 0 || this.tooLong ? [this.finish()] : [];
+  }
+
+  private finish(): RawLine {
+    // A line within one chunk is a view of it, not a copy; the chunk is read only until its lines are parsed.
+    let bytes = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts, this.length);
+    if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
+    const result = { line: this.line, bytes, tooLong: this.tooLong };
+    this.parts = [];
+    this.length = 0;
+    this.tooLong = false;
+    this.line++;
+    return result;
+  }
+
+  private append(piece: Buffer): void {
+    if (this.tooLong || piece.length === 0) return;
+    if (this.length + piece.length > this.maxBytes) {
+      this.tooLong = true;
+      this.parts = [];
+      this.length = 0;
       return;
     }
-    parts.push(piece);
-    length += piece.length;
+    this.parts.push(piece);
+    this.length += piece.length;
   }
 }

@@ -1,5 +1,4 @@
-/** Byte counting for uploads: per-attempt meters feeding one monotonic progress tracker. */
-import { UploadError } from '../errors.js';
+/** Progress of an upload call: per-attempt byte counts (see body-stream.ts) feeding one monotonic total. */
 import type { Logger } from '../http/types.js';
 import type { UploadProgress } from './types.js';
 
@@ -47,61 +46,5 @@ export class ProgressTracker {
         error: error instanceof Error ? error.message : String(error),
       });
     }
-  }
-}
-
-/**
- * Counts bytes as the transport pulls them and holds the stream to its declared size: Content-Length
- * was already sent, so a stream that yields more or fewer bytes fails the attempt with a clear error.
- * Such errors (and the source's own, like a file that changed) are kept in `sourceError`, because
- * fetch reports them only as a generic network failure.
- */
-export class MeteredBody {
-  bytes = 0;
-  sourceError: UploadError | undefined;
-
-  constructor(
-    private readonly name: string,
-    private readonly size: number,
-    private readonly onBytes: (bytes: number) => void,
-  ) {}
-
-  wrap(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-    const reader = source.getReader();
-    return new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        let chunk: ReadableStreamReadResult<Uint8Array>;
-        try {
-          chunk = await reader.read();
-        } catch (error) {
-          if (error instanceof UploadError) this.sourceError = error;
-          throw error;
-        }
-        const { done, value } = chunk;
-        if (done) {
-          if (this.bytes !== this.size) controller.error(this.#mismatch('fewer'));
-          else controller.close();
-          return;
-        }
-        this.bytes += value.byteLength;
-        if (this.bytes > this.size) {
-          await reader.cancel().catch(() => undefined);
-          controller.error(this.#mismatch('more'));
-          return;
-        }
-        controller.enqueue(value);
-        this.onBytes(this.bytes);
-      },
-      cancel: (reason) => reader.cancel(reason),
-    });
-  }
-
-  #mismatch(direction: 'more' | 'fewer'): UploadError {
-    const got = direction === 'more' ? `more than ${this.size}` : `only ${this.bytes}`;
-    this.sourceError = new UploadError(
-      this.name,
-      `File ${JSON.stringify(this.name)} yielded ${got} bytes, but its declared size is ${this.size}.`,
-    );
-    return this.sourceError;
   }
 }

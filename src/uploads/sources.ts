@@ -2,6 +2,7 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UploadError } from '../errors.js';
+import { BodyMeter, type ChunkReader } from './body-stream.js';
 import { FILE_CHUNK_BYTES, MAX_UPLOAD_BYTES, MEMORY_CHUNK_BYTES } from './limits.js';
 import type { UploadInput, UploadStreamInput } from './types.js';
 
@@ -11,8 +12,11 @@ export interface UploadSource {
   size: number;
   /** Whether `open` may be called again (for a retry or a re-signed address). False for streams. */
   reopenable: boolean;
-  /** A fresh stream of the content. A one-shot stream throws on the second call. */
-  open(): ReadableStream<Uint8Array>;
+  /**
+   * A fresh stream of the content, counted and held to `size` by `meter` (a plain one by default).
+   * A one-shot stream throws on the second call.
+   */
+  open(meter?: BodyMeter): ReadableStream<Uint8Array>;
 }
 
 /**
@@ -61,61 +65,70 @@ async function fromPath(name: string, filePath: string): Promise<UploadSource> {
     });
   }
   assertUploadableSize(name, size);
-  return { name, size, reopenable: true, open: () => fileStream(name, filePath, size) };
+  return {
+    name,
+    size,
+    reopenable: true,
+    open: (meter) => bodyStream(name, size, meter, fileReader(name, filePath, size)),
+  };
 }
 
 /**
  * Reads a file in chunks on demand (backpressure kept), so memory stays flat for any size.
- * Not `fs.openAsBlob`: on Node 20 it reports at most 2 GiB for larger files.
+ * Not `fs.openAsBlob`: on Node 20 it reports at most 2 GiB for larger files, and its stream was
+ * slower through fetch than these reads.
  * The size is checked again on open: a file that changed since it was listed is refused, not half-sent.
  */
-function fileStream(name: string, filePath: string, size: number): ReadableStream<Uint8Array> {
+function fileReader(name: string, filePath: string, size: number): ChunkReader {
   let handle: FileHandle | undefined;
+  let closed = false;
   let position = 0;
-  const close = async () => {
-    const open = handle;
-    handle = undefined;
-    await open?.close();
-  };
   const changed = () =>
     new UploadError(
       name,
       `File ${JSON.stringify(filePath)} changed size while being uploaded as ${JSON.stringify(name)}.`,
     );
-  return new ReadableStream<Uint8Array>({
-    async start() {
-      handle = await open(filePath, 'r');
-      if ((await handle.stat()).size !== size) {
-        await close();
-        throw changed();
-      }
+  const close = async () => {
+    closed = true;
+    const open = handle;
+    handle = undefined;
+    await open?.close();
+  };
+  const openChecked = async (): Promise<FileHandle> => {
+    const opened = await open(filePath, 'r');
+    // Cancelled while opening: nobody else will close it.
+    if (closed) {
+      await opened.close();
+      throw new UploadError(name, `The upload of ${JSON.stringify(name)} was cancelled.`);
+    }
+    handle = opened;
+    if ((await opened.stat()).size !== size) throw changed();
+    return opened;
+  };
+  return {
+    async read() {
+      const file = handle ?? (await openChecked());
+      const length = Math.min(FILE_CHUNK_BYTES, size - position);
+      if (length === 0) return undefined;
+      const buffer = Buffer.allocUnsafe(length);
+      const { bytesRead } = await file.read(buffer, 0, length, position);
+      if (bytesRead === 0) throw changed();
+      position += bytesRead;
+      return bytesRead === length ? buffer : buffer.subarray(0, bytesRead);
     },
-    async pull(controller) {
-      try {
-        const length = Math.min(FILE_CHUNK_BYTES, size - position);
-        if (length === 0 || handle === undefined) {
-          await close();
-          controller.close();
-          return;
-        }
-        const buffer = Buffer.allocUnsafe(length);
-        const { bytesRead } = await handle.read(buffer, 0, length, position);
-        if (bytesRead === 0) throw changed();
-        position += bytesRead;
-        controller.enqueue(buffer.subarray(0, bytesRead));
-      } catch (error) {
-        await close();
-        throw error;
-      }
-    },
-    cancel: close,
-  });
+    close,
+  };
 }
 
 function fromData(name: string, data: string | Uint8Array | Blob): UploadSource {
   if (data instanceof Blob) {
     assertUploadableSize(name, data.size);
-    return { name, size: data.size, reopenable: true, open: () => data.stream() };
+    return {
+      name,
+      size: data.size,
+      reopenable: true,
+      open: (meter) => bodyStream(name, data.size, meter, iteratorReader(name, toAsyncIterator(data.stream()))),
+    };
   }
   const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
   if (!(bytes instanceof Uint8Array)) {
@@ -125,7 +138,8 @@ function fromData(name: string, data: string | Uint8Array | Blob): UploadSource 
     );
   }
   assertUploadableSize(name, bytes.byteLength);
-  return { name, size: bytes.byteLength, reopenable: true, open: () => sliceStream(bytes) };
+  const size = bytes.byteLength;
+  return { name, size, reopenable: true, open: (meter) => bodyStream(name, size, meter, sliceReader(bytes)) };
 }
 
 function fromStream(input: UploadStreamInput): UploadSource {
@@ -148,57 +162,66 @@ function fromStream(input: UploadStreamInput): UploadSource {
     name,
     size,
     reopenable: false,
-    open: () => {
+    open: (meter) => {
       if (opened)
         throw new UploadError(
           name,
           `The stream of file ${JSON.stringify(name)} was already read; it cannot be sent again.`,
         );
       opened = true;
-      return iterableStream(name, input.stream);
+      return bodyStream(name, size, meter, iteratorReader(name, toAsyncIterator(input.stream)));
     },
   };
 }
 
-/** Streams in-memory bytes in slices (views, not copies), so progress advances as they are sent. */
-function sliceStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
+function bodyStream(
+  name: string,
+  size: number,
+  meter: BodyMeter | undefined,
+  reader: ChunkReader,
+): ReadableStream<Uint8Array> {
+  return (meter ?? new BodyMeter(name, size)).stream(reader);
+}
+
+/** Hands out in-memory bytes in slices (views, not copies), so progress advances as they are sent. */
+function sliceReader(bytes: Uint8Array): ChunkReader {
   let offset = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (offset >= bytes.byteLength) {
-        controller.close();
-        return;
-      }
+  return {
+    read: async () => {
+      if (offset >= bytes.byteLength) return undefined;
       const end = Math.min(offset + MEMORY_CHUNK_BYTES, bytes.byteLength);
-      controller.enqueue(bytes.subarray(offset, end));
+      const slice = bytes.subarray(offset, end);
       offset = end;
+      return slice;
     },
-  });
+    close: async () => undefined,
+  };
 }
 
 type AnyStream = UploadStreamInput['stream'];
 
 /** Reads a Node stream, async iterable or web stream on demand (backpressure kept), chunk by chunk. */
-function iterableStream(name: string, stream: AnyStream): ReadableStream<Uint8Array> {
-  const iterator = toAsyncIterator(stream);
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
+function iteratorReader(name: string, iterator: AsyncIterator<unknown>): ChunkReader {
+  let done = false;
+  return {
+    async read() {
       const next = await iterator.next();
       if (next.done) {
-        controller.close();
-        return;
+        done = true;
+        return undefined;
       }
       const chunk: unknown = next.value;
-      if (typeof chunk === 'string') controller.enqueue(Buffer.from(chunk, 'utf8'));
-      else if (chunk instanceof Uint8Array) controller.enqueue(chunk);
-      else
-        throw new UploadError(name, `The stream of file ${JSON.stringify(name)} yielded a ${typeof chunk}, not bytes.`);
+      if (typeof chunk === 'string') return Buffer.from(chunk, 'utf8');
+      if (chunk instanceof Uint8Array) return chunk;
+      throw new UploadError(name, `The stream of file ${JSON.stringify(name)} yielded a ${typeof chunk}, not bytes.`);
     },
-    async cancel(reason) {
+    async close(reason) {
+      if (done) return;
+      done = true;
       // Lets a Node stream release its file descriptor or socket when the PUT is abandoned.
       await iterator.return?.(reason);
     },
-  });
+  };
 }
 
 function isWebStream(stream: unknown): stream is ReadableStream<Uint8Array> {

@@ -5,9 +5,10 @@
 import pLimit from 'p-limit';
 import type { ClientContext } from '../context.js';
 import { AbortError, ConfigurationError, PushError, type UploadError } from '../errors.js';
+import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
 import { DEFAULT_UPLOAD_CONCURRENCY } from './limits.js';
-import { MeteredBody, ProgressTracker } from './progress.js';
+import { ProgressTracker } from './progress.js';
 import { toUploadSource, type UploadSource } from './sources.js';
 import { asUploadError, isRefusedSignature, toUploadError } from './storage-errors.js';
 import type { GetUploadUrlsOptions, UploadFileResult, UploadInput, UploadOptions, UploadReport } from './types.js';
@@ -176,51 +177,58 @@ export class Uploader {
     let attempts = 0;
     let address = firstAddress;
     let resigned = false;
-    let meter: MeteredBody | undefined;
+    let meter: BodyMeter | undefined;
+    const meters: BodyMeter[] = [];
     const failed = (error: PushError): UploadFileResult => ({ name, bytes: size, status: 'failed', attempts, error });
 
-    for (;;) {
-      if (urlOptions.signal?.aborted) return failed(abortError(urlOptions.signal));
-      try {
-        const response = await this.#ctx.http.send({
-          operation: 'upload',
-          method: 'PUT',
-          url: new URL(address),
-          // Only what the signature needs. Content-Length always, so the body is never chunked
-          // (storage hosts answer 411/501 to chunked PUTs) and msw handlers see it too.
-          headers: { 'content-length': String(size) },
-          body: ({ touch }) => {
-            attempts += 1;
-            meter = new MeteredBody(name, size, (bytes) => {
-              // Bytes moving keep the attempt alive: the timeout measures a stall, not the whole upload.
-              touch();
-              tracker.update(name, size, bytes);
-            });
-            return meter.wrap(source.open());
-          },
-          // Signed addresses carry their own authorization; a bearer token must never reach the storage host.
-          auth: 'none',
-          retryPolicy: source.reopenable ? 'idempotent' : 'never',
-          mapError: (response, bodyText): UploadError => toUploadError(name, response.status, bodyText),
-          ...(urlOptions.signal && { signal: urlOptions.signal }),
-        });
-        tracker.complete(name, size);
-        const etag = response.headers.get('etag');
-        return { name, bytes: size, status: 'uploaded', attempts, ...(etag !== null && { etag }) };
-      } catch (error) {
-        if (error instanceof AbortError) return failed(error);
-        if (!resigned && source.reopenable && isRefusedSignature(error)) {
-          // The address expired (or was refused) before the PUT: one fresh address, one more try.
-          resigned = true;
-          try {
-            address = (await this.getUploadUrls(appId, [name], urlOptions))[name] ?? '';
-            continue;
-          } catch (resignError) {
-            return failed(asUploadError(name, resignError));
+    try {
+      for (;;) {
+        if (urlOptions.signal?.aborted) return failed(abortError(urlOptions.signal));
+        try {
+          const response = await this.#ctx.http.send({
+            operation: 'upload',
+            method: 'PUT',
+            url: new URL(address),
+            // Only what the signature needs. Content-Length always, so the body is never chunked
+            // (storage hosts answer 411/501 to chunked PUTs) and msw handlers see it too.
+            headers: { 'content-length': String(size) },
+            body: ({ touch }) => {
+              attempts += 1;
+              meter = new BodyMeter(name, size, (bytes) => {
+                // Bytes moving keep the attempt alive: the timeout measures a stall, not the whole upload.
+                touch();
+                tracker.update(name, size, bytes);
+              });
+              meters.push(meter);
+              return source.open(meter);
+            },
+            // Signed addresses carry their own authorization; a bearer token must never reach the storage host.
+            auth: 'none',
+            retryPolicy: source.reopenable ? 'idempotent' : 'never',
+            mapError: (response, bodyText): UploadError => toUploadError(name, response.status, bodyText),
+            ...(urlOptions.signal && { signal: urlOptions.signal }),
+          });
+          tracker.complete(name, size);
+          const etag = response.headers.get('etag');
+          return { name, bytes: size, status: 'uploaded', attempts, ...(etag !== null && { etag }) };
+        } catch (error) {
+          if (error instanceof AbortError) return failed(error);
+          if (!resigned && source.reopenable && isRefusedSignature(error)) {
+            // The address expired (or was refused) before the PUT: one fresh address, one more try.
+            resigned = true;
+            try {
+              address = (await this.getUploadUrls(appId, [name], urlOptions))[name] ?? '';
+              continue;
+            } catch (resignError) {
+              return failed(asUploadError(name, resignError));
+            }
           }
+          return failed(meter?.sourceError ?? asUploadError(name, error));
         }
-        return failed(meter?.sourceError ?? asUploadError(name, error));
       }
+    } finally {
+      // A failed attempt may leave its source open (fetch does not always cancel a body it never read).
+      await Promise.all(meters.map((each) => each.dispose()));
     }
   }
 }

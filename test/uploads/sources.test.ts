@@ -100,6 +100,14 @@ describe('upload sources', () => {
     expect(() => source.open()).toThrow(/already read/);
   });
 
+  it('fails the stream of a file that changed size since it was listed, before sending a byte', async () => {
+    const file = path.join(dir, 'changing.bin');
+    await writeFile(file, content);
+    const source = await toUploadSource(file);
+    await writeFile(file, content.subarray(0, 1000));
+    await expect(readAll(source)).rejects.toThrow(/changed size/);
+  });
+
   it('refuses a file over 5 GiB before reading it (sparse file)', async () => {
     const big = path.join(dir, 'big.bin');
     await writeFile(big, '');

@@ -14,6 +14,8 @@ interface CheckpointFile {
   version: 1;
   /** sha256 of the CLI version, the reading options and every input byte. */
   fingerprint: string;
+  /** Where the records were delivered: a checkpoint for one app says nothing about another. */
+  target: CheckpointTarget;
   inputs: { name: string; size: number | undefined }[];
   /** Every ordinal below this may have been sent: it is written before those records are handed over. */
   handedOffThrough: number;
@@ -22,6 +24,25 @@ interface CheckpointFile {
   unknown: Range[];
   complete: boolean;
   updatedAt: string;
+}
+
+/** The app and data API a checkpoint delivers to. No credential: the file is not a secret. */
+export interface CheckpointTarget {
+  appId: string;
+  baseUrl: string;
+}
+
+/** The base URL as the service sees it, so that `http://h:1` and `http://h:1/` are one target. */
+function normalizeBaseUrl(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).href;
+  } catch {
+    return baseUrl;
+  }
+}
+
+function describeTarget(target: CheckpointTarget): string {
+  return `app "${target.appId}" at ${target.baseUrl}`;
 }
 
 /** What a resumed run does with one record. */
@@ -55,6 +76,7 @@ export class Checkpoint {
   private constructor(
     private readonly path: string,
     private readonly fingerprint: string,
+    private readonly target: CheckpointTarget,
     private readonly inputs: CheckpointFile['inputs'],
     previous: CheckpointFile | undefined,
     resendUnknown: boolean,
@@ -73,8 +95,15 @@ export class Checkpoint {
     // Failed batches were refused by the service, so they are simply sent again.
   }
 
-  /** Opens or creates the checkpoint; a file written for other input is refused (exit 2). */
-  static open(path: string, fingerprint: string, inputs: InputSpec[], resendUnknown: boolean): Checkpoint {
+  /** Opens or creates the checkpoint; a file written for other input, another app or another service is refused (exit 2). */
+  static open(
+    path: string,
+    fingerprint: string,
+    inputs: InputSpec[],
+    resendUnknown: boolean,
+    target: CheckpointTarget,
+  ): Checkpoint {
+    const here = { appId: target.appId, baseUrl: normalizeBaseUrl(target.baseUrl) };
     let previous: CheckpointFile | undefined;
     let text: string | undefined;
     try {
@@ -97,9 +126,22 @@ export class Checkpoint {
           `--checkpoint ${path} was written for different input or options; use a new checkpoint file or delete this one`,
         );
       }
+      const there = previous.target;
+      // A checkpoint whose records all failed (a 404 for a mistyped app) delivered nothing
+      // anywhere: it may be reused for the right target.
+      const mayHaveDelivered =
+        previous.delivered.length > 0 ||
+        (previous.unknown?.length ?? 0) > 0 ||
+        new RangeSet(previous.failed ?? []).complementUpTo(previous.handedOffThrough ?? 0).size() > 0;
+      if (mayHaveDelivered && (there?.appId !== here.appId || there.baseUrl !== here.baseUrl)) {
+        const written = there === undefined ? 'an unrecorded app' : describeTarget(there);
+        throw new UsageError(
+          `--checkpoint ${path} was written for ${written}, not ${describeTarget(here)}; use a new checkpoint file`,
+        );
+      }
     }
     const described = inputs.map((input) => ({ name: input.name, size: input.size }));
-    return new Checkpoint(path, fingerprint, described, previous, resendUnknown);
+    return new Checkpoint(path, fingerprint, here, described, previous, resendUnknown);
   }
 
   /** Whether this run sends the record with this ordinal. */
@@ -121,6 +163,15 @@ export class Checkpoint {
     this.save();
   }
 
+  /**
+   * The run ended without being killed, and every record handed over has settled: the mark becomes
+   * exactly what was handed over. The reservation made ahead of the sender (see `handOffThrough`)
+   * would otherwise turn records that were never sent into unknown ones on the next run.
+   */
+  handedOffExactly(ordinal: number): void {
+    this.handedOffThrough = ordinal;
+  }
+
   settle(status: 'sent' | 'failed' | 'unknown', ordinals: readonly number[]): void {
     const target = status === 'sent' ? this.delivered : status === 'failed' ? this.failed : this.unknown;
     target.addAll(ordinals);
@@ -135,6 +186,7 @@ export class Checkpoint {
     const file: CheckpointFile = {
       version: 1,
       fingerprint: this.fingerprint,
+      target: this.target,
       inputs: this.inputs,
       handedOffThrough: this.handedOffThrough,
       delivered: this.delivered.ranges(),

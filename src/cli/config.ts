@@ -72,9 +72,10 @@ async function readSecret(flags: ConnectionFlags, env: NodeJS.ProcessEnv, stdin:
       secret = firstLine(await readFile(flags.clientSecretFile, 'utf8'));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      throw new UsageError(`--client-secret-file ${flags.clientSecretFile}: cannot read file (${code})`);
+      // No path in the message: a secret pasted where the path belongs would be printed.
+      throw new UsageError(`cannot read the file given to --client-secret-file (${code})`);
     }
-    if (secret === '') throw new UsageError(`--client-secret-file ${flags.clientSecretFile}: the file is empty`);
+    if (secret === '') throw new UsageError('the file given to --client-secret-file is empty');
   } else if (flags.clientSecretStdin) {
     secret = firstLine(await readAll(stdin));
     if (secret === '') throw new UsageError('--client-secret-stdin: nothing was read from stdin');

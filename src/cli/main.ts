@@ -7,9 +7,14 @@ import { financeCommand } from './commands/finance-publish.js';
 import { tokenCommand } from './commands/token.js';
 import { uploadCommand } from './commands/upload.js';
 import { ExitCode, UsageError } from './exit-codes.js';
+import { redactOptionValues } from './options.js';
+import { wasJsonReportWritten } from './output.js';
 
-/** The `push-api` program. Commander's own usage errors exit 2, like every other usage error. */
-export function buildProgram(): Command {
+/**
+ * The `push-api` program. Commander's own usage errors exit 2, like every other usage error, and
+ * never echo an option's value (see {@link redactOptionValues}).
+ */
+export function buildProgram(argv: readonly string[] = process.argv): Command {
   const program = new Command('push-api')
     .description('push finance records and batch files to the Push API')
     .version(VERSION)
@@ -21,6 +26,7 @@ export function buildProgram(): Command {
     .addCommand(demoCommand());
   const override = (command: Command): void => {
     command.exitOverride();
+    command.configureOutput({ outputError: (text, write) => write(redactOptionValues(text, argv)) });
     for (const sub of command.commands) override(sub);
   };
   override(program);
@@ -45,13 +51,32 @@ function report(error: unknown, verbose: boolean): void {
   if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
 }
 
+/**
+ * Under `--json`, stdout carries exactly one JSON object whatever happens: a command that fails
+ * before printing its report (a usage, configuration or token error) prints this one instead.
+ */
+function reportJsonError(error: unknown, exitCode: number, argv: readonly string[]): void {
+  const commander = error instanceof CommanderError;
+  const name = commander ? 'UsageError' : error instanceof Error ? error.name : 'Error';
+  const raw = error instanceof Error ? error.message : String(error);
+  const message = commander
+    ? redactOptionValues(raw, argv)
+        .replace(/^error: /, '')
+        .split('\n')[0]
+    : raw;
+  process.stdout.write(`${JSON.stringify({ ok: false, exitCode, error: { name, message } })}\n`);
+}
+
 export async function main(argv: string[]): Promise<number> {
   try {
-    await buildProgram().parseAsync(argv);
+    await buildProgram(argv).parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.Success;
   } catch (error) {
     report(error, argv.includes('--verbose'));
-    return exitCodeOf(error);
+    const exitCode = exitCodeOf(error);
+    const helpOrVersion = error instanceof CommanderError && error.exitCode === 0;
+    if (argv.includes('--json') && !helpOrVersion && !wasJsonReportWritten()) reportJsonError(error, exitCode, argv);
+    return exitCode;
   }
 }
 

@@ -17,3 +17,18 @@ export interface CommonFlags {
   json?: boolean;
   verbose?: boolean;
 }
+
+/**
+ * Commander quotes an unknown option as it was typed, `--name=value` included, and that value may
+ * be a secret typed where it does not belong (`--client-secret=…`). Error text keeps only the name.
+ */
+export function redactOptionValues(text: string, argv: readonly string[]): string {
+  let out = text;
+  for (const arg of argv) {
+    const eq = arg.indexOf('=');
+    if (!arg.startsWith('-') || eq < 0) continue;
+    const name = arg.slice(0, eq);
+    out = out.split(`'${arg}'`).join(`'${name}' (values are not echoed)`).split(arg).join(name);
+  }
+  return out;
+}

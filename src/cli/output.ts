@@ -8,6 +8,13 @@ export interface OutputOptions {
   stderr?: Writable & { isTTY?: boolean };
 }
 
+/** Whether a command has printed its `--json` report; if not, a failure prints an error report instead. */
+let jsonReportWritten = false;
+
+export function wasJsonReportWritten(): boolean {
+  return jsonReportWritten;
+}
+
 /**
  * Where each kind of text goes. Results (summary, token details) go to stdout, or to stderr under
  * `--json`; progress and log lines always go to stderr so that stdout stays clean for pipes.
@@ -42,7 +49,9 @@ export class Output {
 
   /** The one JSON report of `--json`. */
   report(value: unknown): void {
-    if (this.json) this.stdout.write(`${JSON.stringify(value)}\n`);
+    if (!this.json) return;
+    jsonReportWritten = true;
+    this.stdout.write(`${JSON.stringify(value)}\n`);
   }
 
   error(message: string, error?: unknown): void {

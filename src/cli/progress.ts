@@ -31,7 +31,10 @@ async function barProgress(output: Output, label: string, total: number | undefi
   const bar = new cliProgress.SingleBar(
     {
       stream: output.stderr,
-      format: known ? `${label} {bar} {percentage}% | {detail} | ETA {eta_formatted}` : `${label} {detail}`,
+      // The bar measures input read, not records confirmed: the counts in {detail} are the settled ones.
+      format: known
+        ? `${label} {bar} {percentage}% of input read | {detail} | ETA {eta_formatted}`
+        : `${label} {detail}`,
       hideCursor: true,
       clearOnComplete: false,
       etaBuffer: 50,

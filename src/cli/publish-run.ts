@@ -107,6 +107,8 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
   let inputComplete = false;
   let inputError: InputError | undefined;
   let handedOffMark = 0;
+  /** Records handed to the publisher so far: one past the last ordinal it was given. */
+  let handedOff = 0;
   const progress = () => options.onProgress(counts, bytesRead);
 
   async function* records(): AsyncGenerator<FinanceRecord> {
@@ -153,6 +155,7 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
               checkpoint.handOffThrough(handedOffMark);
             }
             inFlight.add(publisherIndex++, current, inputIndex, row.line);
+            handedOff = current + 1;
             yield result.record;
             // Ctrl-C stops reading at once, not at the end of the chunk; the rest of it was never handed over.
             if (options.stopReading.aborted) return;
@@ -229,6 +232,9 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
   if (inputError) fatal = inputError;
   if (options.stopReading.aborted && !inputComplete) interrupted = true;
   if (checkpoint) {
+    // Every record handed over has settled by now (the leftovers as unknown): only a killed run
+    // leaves the reservation ahead of the sender in the file.
+    checkpoint.handedOffExactly(handedOff);
     if (inputComplete && !interrupted && fatal === undefined) checkpoint.markComplete();
     checkpoint.save();
   }

@@ -5,27 +5,28 @@ import { PLAIN_PROGRESS_INTERVAL_MS } from './progress.js';
 
 export interface UploadProgressView {
   update: (progress: UploadProgress) => void;
+  /** The storage host confirmed the file: only now is it reported as uploaded. */
+  confirmed: (file: string, bytes: number) => void;
   stop: () => void;
 }
 
 /**
  * Bytes per file and in total. On a terminal: one bar for the total and one per file while it
- * uploads. Otherwise: a line when a file completes and a total line every few seconds.
+ * uploads. Otherwise: a line when the storage host confirms a file (not when its last byte is
+ * written: the host may still refuse it) and a total line every few seconds.
  */
 export async function createUploadProgress(output: Output, totalBytes: number): Promise<UploadProgressView> {
   if (output.interactive) return bars(output, totalBytes);
   let last = Date.now();
-  const done = new Set<string>();
   return {
     update(progress) {
-      if (progress.fileBytes >= progress.fileTotal && !done.has(progress.file)) {
-        done.add(progress.file);
-        output.log(`upload: ${progress.file} ${formatBytes(progress.fileTotal)} sent`);
-      }
       const now = Date.now();
       if (now - last < PLAIN_PROGRESS_INTERVAL_MS) return;
       last = now;
-      output.log(`upload: ${formatBytes(progress.bytes)} of ${formatBytes(progress.totalBytes)} sent`);
+      output.log(`upload: ${formatBytes(progress.bytes)} of ${formatBytes(progress.totalBytes)} written`);
+    },
+    confirmed(file, bytes) {
+      output.log(`upload: ${file} ${formatBytes(bytes)} uploaded`);
     },
     stop() {},
   };
@@ -61,11 +62,13 @@ async function bars(output: Output, totalBytes: number): Promise<UploadProgressV
         files.set(progress.file, bar);
       }
       bar.update(progress.fileBytes, { sent: formatBytes(progress.fileBytes) });
-      if (progress.fileBytes >= progress.fileTotal) {
-        multibar.remove(bar);
-        multibar.log(`  ${progress.file} ${formatBytes(progress.fileTotal)} sent\n`);
-      }
       total.update(progress.bytes, { sent: formatBytes(progress.bytes) });
+    },
+    confirmed(file, bytes) {
+      const bar = files.get(file);
+      if (bar !== undefined) multibar.remove(bar);
+      files.delete(file);
+      multibar.log(`  ${file} ${formatBytes(bytes)} uploaded\n`);
     },
     stop() {
       multibar.stop();

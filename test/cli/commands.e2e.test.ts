@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID, DEMO_CLIENT_SECRET, type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildCli } from './helpers/build.js';
-import { ANSI_ESCAPE, emulatorEnv, killChildren, makeTempDir, runCli } from './helpers/run.js';
+import { ANSI_ESCAPE, emulatorEnv, killChildren, makeTempDir, runCli, startCli } from './helpers/run.js';
 
 let cli: string;
 let emulator: RunningEmulator;
@@ -53,6 +54,51 @@ describe('push-api token', () => {
   });
 });
 
+describe('a secret typed on the command line', () => {
+  const SECRET = 'TOPSECRET-9f3c1a';
+  it.each([
+    [['token', `--client-secret=${SECRET}`]],
+    [['token', '--client-secret', SECRET]],
+    [['token', `--client-secret-stdin=${SECRET}`]],
+    [['token', `--client-secret-file=${SECRET}`]],
+    [['token', `--clientsecret=${SECRET}`]],
+    [['token', '--json', `--client-secret=${SECRET}`]],
+    [['finance', 'publish', '--app', 'a', `--client-secret=${SECRET}`, 'x.csv']],
+  ])('is echoed nowhere, and the run exits 2: %j', async (args) => {
+    const result = await runCli(cli, args, { env: { ...emulatorEnv(emulator), PUSH_CLIENT_SECRET: undefined } });
+    expect(result.code).toBe(2);
+    expect(result.stdout + result.stderr).not.toContain(SECRET);
+    expect(result.stdout + result.stderr).not.toContain('TOPSECRET');
+  });
+
+  it('names the unknown option without its value', async () => {
+    const result = await runCli(cli, ['token', `--client-secret=${SECRET}`]);
+    expect(result.stderr).toMatch(/unknown option '--client-secret' \(values are not echoed\)/);
+  });
+});
+
+describe('--json on failure', () => {
+  it.each([
+    ['a usage error from commander', ['token', '--json', '--no-such-flag'], {}, 2, 'UsageError'],
+    ['a missing setting', ['token', '--json'], { PUSH_CLIENT_ID: undefined }, 2, 'UsageError'],
+    ['wrong credentials', ['token', '--json'], { PUSH_CLIENT_SECRET: 'wrong-secret' }, 1, 'TokenError'],
+    ['a missing input file', ['finance', 'publish', '--app', 'a', '--json', 'missing.csv'], {}, 2, 'UsageError'],
+    ['a glob that matches nothing', ['upload', '--app', 'a', '--json', 'none/*.csv'], {}, 2, 'UsageError'],
+  ])('prints exactly one JSON error report on stdout for %s', async (_, args, env, exitCode, name) => {
+    const result = await runCli(cli, args as string[], { env: { ...emulatorEnv(emulator), ...env }, cwd: temp.dir });
+    expect(result.code).toBe(exitCode);
+    expect(result.stdout.trim().split('\n')).toHaveLength(1);
+    const report = JSON.parse(result.stdout) as {
+      ok: boolean;
+      exitCode: number;
+      error: { name: string; message: string };
+    };
+    expect(report).toMatchObject({ ok: false, exitCode, error: { name } });
+    expect(report.error.message.length).toBeGreaterThan(0);
+    expect(result.stdout).not.toContain('wrong-secret');
+  });
+});
+
 describe('push-api upload', () => {
   it('uploads the files a glob matches and reports bytes per file, exit 0', async () => {
     writeFileSync(temp.path('users.csv'), 'email\na@example.com\n');
@@ -66,7 +112,7 @@ describe('push-api upload', () => {
     );
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ filesUploaded: 2, filesFailed: 0, bytesUploaded: 32 });
-    expect(result.stderr).toMatch(/users\.csv 20 B sent/);
+    expect(result.stderr).toMatch(/upload: users\.csv 20 B uploaded/);
     expect(result.stderr).not.toMatch(ANSI_ESCAPE);
     expect(
       emulator.mock.state
@@ -74,6 +120,49 @@ describe('push-api upload', () => {
         .map((file) => file.name)
         .sort(),
     ).toEqual(['contracts.csv', 'users.csv']);
+  });
+
+  it('on Ctrl-C starts no more files, lets the one in flight finish, and reports every file, exit 1', async () => {
+    for (const name of ['a', 'b', 'c', 'd']) writeFileSync(temp.path(`${name}.csv`), `x\n${name}\n`);
+    emulator.mock.faults.add({ match: { operation: 'upload' }, delayMs: 400, times: Infinity });
+    const { child, done } = startCli(
+      cli,
+      ['upload', '--app', DEMO_APP_ID, '--concurrency', '1', '--json', `${temp.dir}/*.csv`],
+      { env: emulatorEnv(emulator) },
+    );
+    const deadline = Date.now() + 10_000;
+    while (!emulator.mock.state.requests.some((request) => request.operation === 'upload') && Date.now() < deadline) {
+      await sleep(10);
+    }
+    child.kill('SIGINT');
+    const result = await done;
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as {
+      files: { name: string; status: string }[];
+      filesUploaded: number;
+      filesNotStarted: number;
+    };
+    expect(report).toMatchObject({ ok: false, interrupted: true, filesFailed: 0 });
+    expect(report.filesUploaded).toBeGreaterThanOrEqual(1);
+    expect(report.filesNotStarted).toBeGreaterThanOrEqual(1);
+    const statuses = report.files.map((file) => file.status);
+    expect(statuses).toEqual([
+      ...Array<string>(report.filesUploaded).fill('uploaded'),
+      ...Array<string>(report.filesNotStarted).fill('not started'),
+    ]);
+    expect(result.stderr).not.toMatch(/AbortError/);
+    expect(emulator.mock.state.files(DEMO_APP_ID)).toHaveLength(report.filesUploaded);
+  });
+
+  it('reports a file as uploaded only once the storage host has confirmed it', async () => {
+    writeFileSync(temp.path('users.csv'), 'email\na@example.com\n');
+    emulator.mock.faults.add({ match: { operation: 'upload' }, status: 400, times: Infinity });
+    const result = await runCli(cli, ['upload', '--app', DEMO_APP_ID, '--json', temp.path('users.csv')], {
+      env: emulatorEnv(emulator),
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).not.toMatch(/users\.csv .* (sent|uploaded)/);
+    expect(JSON.parse(result.stdout)).toMatchObject({ filesUploaded: 0, filesFailed: 1 });
   });
 
   it('exits 2 when a glob matches nothing', async () => {

@@ -14,11 +14,20 @@ import {
   startCli,
 } from './helpers/run.js';
 
-const DOC = resolve(import.meta.dirname, '../../docs/drafts/cli.md');
+const README = resolve(import.meta.dirname, '../../README.md');
 
-/** Every `$ push-api …` line of the CLI docs, with an optional `< file` stdin redirect. */
+/** The README's "## Command line" section, up to the next second-level heading. */
+function commandLineSection(): string {
+  const text = readFileSync(README, 'utf8');
+  const start = text.indexOf('\n## Command line\n');
+  if (start === -1) throw new Error('README.md has no "## Command line" section');
+  const end = text.indexOf('\n## ', start + 1);
+  return text.slice(start, end === -1 ? undefined : end);
+}
+
+/** Every `$ push-api …` line of the README's "Command line" section, with an optional `< file` stdin redirect. */
 function examples(): { line: string; args: string[]; stdinFile?: string }[] {
-  return readFileSync(DOC, 'utf8')
+  return commandLineSection()
     .split('\n')
     .filter((line) => line.startsWith('$ push-api '))
     .map((line) => {
@@ -55,7 +64,7 @@ afterAll(async () => {
   temp.remove();
 });
 
-describe('docs/drafts/cli.md examples', () => {
+describe('README.md "Command line" examples', () => {
   it('has examples of every command', () => {
     const commands = new Set(
       examples().map((example) => example.args.slice(0, example.args[0] === 'finance' ? 2 : 1).join(' ')),

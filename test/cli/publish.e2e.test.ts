@@ -75,6 +75,43 @@ describe('push-api finance publish', () => {
     expect(count()).toBe(3);
   });
 
+  it('sends every valid row after a malformed quote, rejecting only that row by its line (exit 3)', async () => {
+    const lines = csvRows(1000).split('\n');
+    lines.splice(11, 0, '1704067200000,1,USD,x,expense,"bad"quote,d');
+    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${lines.join('\n')}\n`);
+    const result = await runCli(cli, publish('--json', '--rejects', temp.path('r.jsonl'), temp.path('in.csv')), {
+      env: emulatorEnv(emulator),
+    });
+    expect(result.code).toBe(3);
+    expect(JSON.parse(result.stdout)).toMatchObject({ rowsRead: 1001, recordsSent: 1000, recordsInvalid: 1 });
+    const rejects = readFileSync(temp.path('r.jsonl'), 'utf8').trim().split('\n');
+    expect(rejects).toHaveLength(1);
+    expect(JSON.parse(rejects[0] as string)).toMatchObject({
+      kind: 'invalid',
+      line: 13,
+      issues: [{ field: 'vendor' }],
+    });
+    expect(count()).toBe(1000);
+  });
+
+  it('applies --map to JSON Lines keys as it does to CSV columns', async () => {
+    const record = { ...JSON.parse(jsonlRecord(0)), Supplier: 'Acme' };
+    delete record.vendor;
+    writeFileSync(temp.path('in.jsonl'), `${JSON.stringify(record)}\n`);
+    const result = await runCli(cli, publish('--json', '--map', 'vendor=Supplier', temp.path('in.jsonl')), {
+      env: emulatorEnv(emulator),
+    });
+    expect(result.code).toBe(0);
+    expect(emulator.mock.state.records(DEMO_APP_ID)[0]).toMatchObject({ vendor: 'Acme' });
+  });
+
+  it('refuses --checkpoint with --dry-run, exit 2, in one line', async () => {
+    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(1)}\n`);
+    const result = await runCli(cli, publish('--dry-run', '--checkpoint', temp.path('cp.json'), temp.path('in.csv')));
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe('push-api: --checkpoint cannot be used with --dry-run');
+  });
+
   it('reads JSON Lines from stdin and rejects malformed lines by number', async () => {
     const input = [jsonlRecord(0), '{not json', jsonlRecord(1), '', jsonlRecord(2)].join('\n');
     const result = await runCli(cli, publish('--format', 'jsonl', '--rejects', temp.path('r.jsonl'), '-'), {

@@ -71,6 +71,87 @@ describe('push-api finance publish --checkpoint', () => {
     expect(third.code).toBe(0);
   }, 30_000);
 
+  it('resumes after one Ctrl-C with no unknown records, delivering every record exactly once', async () => {
+    const total = 400;
+    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(total)}\n`);
+    emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 100, times: Infinity });
+    const args = [
+      'finance',
+      'publish',
+      '--app',
+      DEMO_APP_ID,
+      '--batch-size',
+      '20',
+      '--concurrency',
+      '2',
+      '--json',
+      '--checkpoint',
+      temp.path('cp.json'),
+      temp.path('in.csv'),
+    ];
+    const first = startCli(cli, args, { env: emulatorEnv(emulator) });
+    const deadline = Date.now() + 10_000;
+    while (emulator.mock.state.recordCount(DEMO_APP_ID) < 40 && Date.now() < deadline) await sleep(20);
+    first.child.kill('SIGINT');
+    const stopped = await first.done;
+    expect(stopped.code).toBe(1);
+    const stoppedReport = JSON.parse(stopped.stdout) as { interrupted: boolean; recordsUnknown: number };
+    expect(stoppedReport).toMatchObject({ interrupted: true, recordsUnknown: 0 });
+    expect(emulator.mock.state.recordCount(DEMO_APP_ID)).toBeLessThan(total);
+
+    emulator.mock.faults.clear();
+    const second = await runCli(cli, args, { env: emulatorEnv(emulator) });
+    expect(JSON.parse(second.stdout)).toMatchObject({ recordsUnknown: 0, recordsFailed: 0 });
+    expect(second.code).toBe(0);
+    const ids = delivered();
+    expect(ids).toHaveLength(total);
+    expect(new Set(ids).size).toBe(total);
+  }, 30_000);
+
+  it('resumes after a run stopped by a 404 (a mistyped app) with no phantom unknown records', async () => {
+    const total = 100;
+    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(total)}\n`);
+    const args = (app: string) => [
+      'finance',
+      'publish',
+      '--app',
+      app,
+      '--batch-size',
+      '10',
+      '--json',
+      '--checkpoint',
+      temp.path('cp.json'),
+      temp.path('in.csv'),
+    ];
+    const wrong = await runCli(cli, args('no-such-app'), { env: emulatorEnv(emulator) });
+    expect(wrong.code).toBe(1);
+    expect(JSON.parse(wrong.stdout)).toMatchObject({ recordsSent: 0, recordsUnknown: 0 });
+    const right = await runCli(cli, args(DEMO_APP_ID), { env: emulatorEnv(emulator) });
+    expect(JSON.parse(right.stdout)).toMatchObject({ recordsSent: total, recordsUnknown: 0, recordsSkipped: 0 });
+    expect(right.code).toBe(0);
+    expect(delivered()).toHaveLength(total);
+  });
+
+  it('refuses a checkpoint that delivered records to another app, exit 2, sending nothing', async () => {
+    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(5)}\n`);
+    const args = (app: string) => [
+      'finance',
+      'publish',
+      '--app',
+      app,
+      '--checkpoint',
+      temp.path('cp.json'),
+      temp.path('in.csv'),
+    ];
+    expect((await runCli(cli, args(DEMO_APP_ID), { env: emulatorEnv(emulator) })).code).toBe(0);
+    const requests = emulator.mock.state.requests.length;
+    const other = await runCli(cli, args('other-app'), { env: emulatorEnv(emulator) });
+    expect(other.code).toBe(2);
+    expect(other.stderr.trim().split('\n')).toHaveLength(1);
+    expect(other.stderr).toMatch(/was written for app "demo-app" at http:\/\/127\.0\.0\.1:\d+\/, not app "other-app"/);
+    expect(emulator.mock.state.requests).toHaveLength(requests);
+  });
+
   it('refuses a checkpoint written for different input, exit 2', async () => {
     writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(5)}\n`);
     const args = [

@@ -3,11 +3,13 @@
  * - a CSV file saved with a UTF-8 BOM had every non-ASCII cell rejected as invalid UTF-8 (csv-parse
  *   switched to UTF-8 decoding on the BOM, under the reader's latin1 round trip);
  * - after a row over MAX_ROW_BYTES, the following rows vanished: csv-parse's max_record_size with
- *   skip_records_with_error drops the rest of the chunk.
+ *   skip_records_with_error drops the rest of the chunk;
+ * - after an invalid closing quote (`"bad"quote`), csv-parse stayed inside the quote and every later
+ *   row up to the next quote vanished, neither sent nor rejected.
  */
 import { describe, expect, it } from 'vitest';
 import { readCsv } from '../../src/cli/readers/csv.js';
-import { InputError, MAX_ROW_BYTES } from '../../src/cli/readers/types.js';
+import { MAX_ROW_BYTES } from '../../src/cli/readers/types.js';
 import { chunked, drain } from './reader-input.js';
 
 const HEADER = 'created,amount,currency,identifier,type,vendor\n';
@@ -49,14 +51,60 @@ describe('CSV reader regressions', () => {
     ]);
   });
 
-  it('stops with a typed InputError naming the line when an unbalanced quote makes a row grow without end', async () => {
-    const text = `${HEADER}1700000000000,1,EUR,a,expense,ok\n1700000000000,2,EUR,b,expense,"never closed\n${'y,'.repeat(2 * MAX_ROW_BYTES)}\n`;
+  it('rejects an unbalanced quote that runs past twice MAX_ROW_BYTES by its line, and reads the lines after it', async () => {
+    const text = `${HEADER}1700000000000,1,EUR,a,expense,ok\n1700000000000,2,EUR,b,expense,"never closed\n${'y,'.repeat(2 * MAX_ROW_BYTES)}\n1700000000000,3,EUR,c,expense,C\n`;
     const { rows, fatal } = await read(
       text,
       Array.from({ length: 80 }, () => 65_536),
     );
-    expect(rows.filter((row) => row.kind === 'record')).toHaveLength(1);
-    expect(fatal).toBeInstanceOf(InputError);
-    expect(fatal?.message).toMatch(/^in\.csv:\d+: a row is longer than/);
+    expect(fatal).toBeUndefined();
+    expect(rows.map((row) => [row.kind, row.line])).toEqual([
+      ['record', 2],
+      ['reject', 3],
+      ['reject', 4],
+      ['record', 5],
+    ]);
+    expect(rows[1]).toMatchObject({ issues: [{ message: expect.stringMatching(/row is longer than/) }] });
+  });
+
+  it('reads every row after a quoted cell with junk after its closing quote ("bad"quote)', async () => {
+    const good = (i: number) => `1700000000000,${i},EUR,id${i},expense,V${i}`;
+    const lines = Array.from({ length: 1000 }, (_, i) => good(i));
+    lines.splice(11, 0, '1700000000000,5,EUR,x,expense,"bad"quote');
+    const { rows, fatal } = await read(`${HEADER}${lines.join('\n')}\n`, [4096, 4096]);
+    expect(fatal).toBeUndefined();
+    expect(rows).toHaveLength(1001);
+    expect(rows.filter((row) => row.kind === 'record')).toHaveLength(1000);
+    expect(rows.filter((row) => row.kind === 'reject')).toEqual([
+      {
+        kind: 'reject',
+        file: 'in.csv',
+        line: 13,
+        issues: [{ field: 'vendor', message: expect.stringMatching(/^Invalid Closing Quote: .*"q"/) }],
+      },
+    ]);
+  });
+
+  it('rejects an unclosed quote by its own line and reads the rows it would swallow, to the end of the file', async () => {
+    const text = `${HEADER}1700000000000,1,EUR,a,expense,"open\n1700000000000,2,EUR,b,expense,B\n1700000000000,3,EUR,c,expense,"C"\n1700000000000,4,EUR,d,expense,D`;
+    for (const sizes of [[], [7, 13, 1, 1, 30]]) {
+      const { rows } = await read(text, sizes);
+      expect(rows.map((row) => [row.kind, row.line])).toEqual([
+        ['reject', 2],
+        ['record', 3],
+        ['record', 4],
+        ['record', 5],
+      ]);
+    }
+  });
+
+  it('gives a malformed quoted multi-line cell the line it starts on, and reads the next line again', async () => {
+    const text = `${HEADER}1700000000000,1,EUR,a,expense,"two\nlines"junk\n1700000000000,2,EUR,b,expense,B\n`;
+    const { rows } = await read(text);
+    expect(rows.map((row) => [row.kind, row.line])).toEqual([
+      ['reject', 2],
+      ['reject', 3],
+      ['record', 4],
+    ]);
   });
 });

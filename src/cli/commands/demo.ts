@@ -82,7 +82,9 @@ export function demoCommand(): Command {
         );
         const stored = emulator.mock.state.recordCount(DEMO_APP_ID);
         output.result(`\nthe emulator now holds ${stored} records for ${DEMO_APP_ID}`);
+        const ok = upload.filesFailed === 0 && publish.recordsSent === DEMO_RECORDS;
         output.report({
+          ok,
           command: 'demo',
           token: { tokenType: token.tokenType, expiresAt: token.expiresAt.toISOString(), scopes: token.scopes },
           upload: {
@@ -97,7 +99,6 @@ export function demoCommand(): Command {
           },
           recordsStored: stored,
         });
-        const ok = upload.filesFailed === 0 && publish.recordsSent === DEMO_RECORDS;
         process.exitCode = ok ? ExitCode.Success : ExitCode.Failure;
       } finally {
         await emulator.close();

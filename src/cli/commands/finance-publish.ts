@@ -32,7 +32,7 @@ export function financeCommand(): Command {
     .argument('<files...>', 'input files; - reads stdin (needs --format)')
     .requiredOption('--app <appId>', 'application the records belong to')
     .option('--format <format>', 'csv, jsonl or json (default: by file extension)')
-    .option('--map <pairs>', 'CSV column renames, field=Column pairs: vendor=Supplier,amount=Total')
+    .option('--map <pairs>', 'rename CSV columns or JSON keys, field=Column pairs: vendor=Supplier,amount=Total')
     .option('--batch-size <n>', 'records per request (at most 1000)', integerOption('--batch-size', 1, 1000), 1000)
     .option(
       '--max-batch-bytes <n>',
@@ -67,13 +67,18 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
   }
   if (flags.resendUnknown && flags.checkpoint === undefined)
     throw new UsageError('--resend-unknown needs --checkpoint');
-  const client = flags.dryRun
-    ? undefined
-    : createClient(await resolveConfig(flags), { retryAmbiguous: flags.retryAmbiguous === true });
+  // A dry run delivers nothing, so it has nothing to checkpoint; accepting the flag would suggest otherwise.
+  if (flags.dryRun && flags.checkpoint !== undefined)
+    throw new UsageError('--checkpoint cannot be used with --dry-run');
+  const config = flags.dryRun ? undefined : await resolveConfig(flags);
+  const client = config && createClient(config, { retryAmbiguous: flags.retryAmbiguous === true });
   let checkpoint: Checkpoint | undefined;
-  if (flags.checkpoint !== undefined && !flags.dryRun) {
+  if (flags.checkpoint !== undefined && config !== undefined) {
     const fingerprint = await fingerprintInputs(inputs, { map: [...columnMap] });
-    checkpoint = Checkpoint.open(flags.checkpoint, fingerprint, inputs, flags.resendUnknown === true);
+    checkpoint = Checkpoint.open(flags.checkpoint, fingerprint, inputs, flags.resendUnknown === true, {
+      appId: flags.app,
+      baseUrl: config.baseUrl,
+    });
   }
   const rejects = new RejectsWriter(flags.rejects);
   const totalBytes = inputs.every((input) => input.size !== undefined)
@@ -143,6 +148,7 @@ function summarize(output: Output, flags: PublishFlags, result: PublishRunResult
     output.result(`rejected rows and unsent records: ${flags.rejects}`);
   }
   output.report({
+    ok: exitCode === ExitCode.Success,
     command: 'finance publish',
     appId: flags.app,
     dryRun: flags.dryRun === true,

@@ -29,6 +29,7 @@ export function tokenCommand(): Command {
     );
     if (flags.printToken && !flags.json) output.result(token.accessToken);
     output.report({
+      ok: true,
       command: 'token',
       tokenType: token.tokenType,
       expiresAt: token.expiresAt.toISOString(),

@@ -8,6 +8,7 @@ import { type CommonFlags, integerOption } from '../options.js';
 import { formatBytes, formatDuration, formatTable, Output } from '../output.js';
 import { onInterrupt } from '../signals.js';
 import { createUploadProgress } from '../upload-progress.js';
+import { runUpload, type UploadRunResult } from '../upload-run.js';
 
 interface UploadFlags extends ConnectionFlags, CommonFlags {
   app: string;
@@ -70,44 +71,53 @@ export function uploadCommand(): Command {
       output,
       sizes.reduce((sum, size) => sum + size, 0),
     );
-    const signals = onInterrupt(output, 'aborting uploads');
-    let report: Awaited<ReturnType<typeof client.uploads.upload>>;
+    const signals = onInterrupt(
+      output,
+      'stopping: starting no more files; uploads in flight finish (Ctrl-C again to abort them)',
+    );
+    let run: UploadRunResult;
     try {
-      report = await client.uploads.upload(flags.app, paths, {
+      run = await runUpload(client, {
+        appId: flags.app,
+        paths,
+        sizes,
         type: flags.type,
         concurrency: flags.concurrency,
-        onProgress: progress.update,
-        signal: signals.stop,
+        progress,
+        stop: signals.stop,
+        abort: signals.abort,
       });
     } finally {
       progress.stop();
       signals.dispose();
     }
-    const rows: [string, string][] = report.files.map((file) => [
+    const uploaded = run.files.filter((file) => file.status === 'uploaded');
+    const failed = run.files.filter((file) => file.status === 'failed').length;
+    const notStarted = run.files.length - uploaded.length - failed;
+    const bytesUploaded = uploaded.reduce((sum, file) => sum + file.bytes, 0);
+    const rows: [string, string][] = run.files.map((file) => [
       file.name,
       file.status === 'uploaded'
         ? `uploaded ${formatBytes(file.bytes)}`
-        : `FAILED: ${file.error?.message ?? 'unknown error'}`,
+        : `${file.status === 'failed' ? 'FAILED' : 'NOT STARTED'}: ${file.error ?? 'unknown error'}`,
     ]);
     rows.push([
       'total',
-      `${report.filesUploaded} uploaded, ${report.filesFailed} failed, ${formatBytes(report.bytesUploaded)} in ${formatDuration(report.durationMs)}`,
+      `${uploaded.length} uploaded, ${failed} failed, ${notStarted} not started, ${formatBytes(bytesUploaded)} in ${formatDuration(run.durationMs)}`,
     ]);
-    output.result(`upload finished\n${formatTable(rows)}`);
-    const exitCode = report.filesFailed > 0 ? ExitCode.Failure : ExitCode.Success;
+    output.result(`${run.interrupted ? 'upload interrupted' : 'upload finished'}\n${formatTable(rows)}`);
+    const exitCode = uploaded.length === run.files.length ? ExitCode.Success : ExitCode.Failure;
     output.report({
+      ok: exitCode === ExitCode.Success,
       command: 'upload',
       appId: flags.app,
-      files: report.files.map((file) => ({
-        name: file.name,
-        bytes: file.bytes,
-        status: file.status,
-        error: file.error?.message,
-      })),
-      filesUploaded: report.filesUploaded,
-      filesFailed: report.filesFailed,
-      bytesUploaded: report.bytesUploaded,
-      durationMs: report.durationMs,
+      files: run.files,
+      filesUploaded: uploaded.length,
+      filesFailed: failed,
+      filesNotStarted: notStarted,
+      bytesUploaded,
+      durationMs: run.durationMs,
+      interrupted: run.interrupted,
       exitCode,
     });
     process.exitCode = exitCode;

@@ -1,5 +1,5 @@
 import { UsageError } from '../exit-codes.js';
-import type { RowIssue } from './types.js';
+import type { RowIssue, SourceRow } from './types.js';
 
 /** `--map vendor=Supplier,amount=Total`: record field = CSV column. Returned as column -> field. */
 export function parseColumnMap(spec: string | undefined): Map<string, string> {
@@ -16,6 +16,27 @@ export function parseColumnMap(spec: string | undefined): Map<string, string> {
     map.set(column, field);
   }
   return map;
+}
+
+/**
+ * `--map` applied to a JSON record: each mapped key is renamed to its field. A record holding both
+ * the mapped key and the field it maps to is rejected rather than guessing which one counts.
+ */
+export function renameKeys(row: SourceRow, columnMap: Map<string, string>): SourceRow {
+  if (row.kind !== 'record') return row;
+  const record: Record<string, unknown> = {};
+  const issues: RowIssue[] = [];
+  for (const [key, value] of Object.entries(row.record)) {
+    const field = columnMap.get(key) ?? key;
+    if (Object.hasOwn(record, field)) {
+      issues.push({ field, message: `"${field}" is given twice (once through --map)` });
+      continue;
+    }
+    // defineProperty, not assignment: a "__proto__" key in the JSON stays a plain key.
+    Object.defineProperty(record, field, { value, enumerable: true, writable: true, configurable: true });
+  }
+  if (issues.length > 0) return { kind: 'reject', file: row.file, line: row.line, issues };
+  return { ...row, record };
 }
 
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;

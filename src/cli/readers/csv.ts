@@ -1,5 +1,6 @@
-import { CsvError, parse } from 'csv-parse';
+import { CsvError } from 'csv-parse';
 import { convertCsvRow } from './convert.js';
+import { ResyncingCsvParser } from './csv-resync.js';
 import { decodeUtf8, InputError, MAX_ROW_BYTES, type RowIssue, type SourceRow } from './types.js';
 
 export interface CsvReadOptions {
@@ -112,16 +113,10 @@ function toRow(file: string, cells: Record<string, string>, endLine: number): So
 /**
  * Streams a CSV file as arrays of rows, one array per chunk of input, so that a consumer pays for
  * one `await` per chunk rather than per row. A malformed row (wrong cell count, bad quoting, a row
- * over {@link MAX_ROW_BYTES}) becomes a rejection with its line and the parser's reason, and
- * parsing goes on: csv-parse's `skip_records_with_error` reports it through `on_skip` instead of
- * failing. A row still open at twice that size (an unbalanced quote swallowing the file) is a fatal
- * InputError, after every row before it. Cells are read as latin1 and then decoded as strict
- * UTF-8, so that invalid UTF-8 is reported per field rather than silently replaced (csv-parse's
- * buffer mode cannot report skipped rows).
- *
- * Line numbers come from the parser's running counters (`parser.info`), read as each record is
- * emitted, rather than from `info: true` and `raw: true`: those copy the info object and convert
- * the row's raw text to a string twice, for every row, which cost as much as parsing it.
+ * over {@link MAX_ROW_BYTES}) becomes a rejection with the line it starts on and the parser's
+ * reason, and parsing goes on from the next line (see {@link ResyncingCsvParser}). Cells are read
+ * as latin1 and then decoded as strict UTF-8, so that invalid UTF-8 is reported per field rather
+ * than silently replaced (csv-parse's buffer mode cannot report skipped rows).
  */
 export async function* readCsvChunks(
   source: AsyncIterable<Buffer | string>,
@@ -129,82 +124,26 @@ export async function* readCsvChunks(
   options: CsvReadOptions,
 ): AsyncGenerator<SourceRow[]> {
   let rows: SourceRow[] = [];
-  let failure: unknown;
-  let emitted = 0;
-  /** Where the last complete row ended, in bytes: a row still open far past it is runaway. */
-  let rowEnd = 0;
-  const parser = parse({
-    bom: false, // stripped by withoutBom
-    encoding: 'latin1',
-    skip_empty_lines: true,
-    skip_records_with_error: true,
-    columns: (header: unknown[]) => headerToFields(file, options.columnMap, header),
-    on_skip: (error: CsvError | undefined) => {
-      if (error === undefined) return;
-      const line = typeof error.lines === 'number' ? error.lines : 0;
-      // A wrong cell count concerns the row as a whole; csv-parse's `column` there is just where it stopped.
-      const wholeRow =
-        error.code === 'CSV_RECORD_INCONSISTENT_COLUMNS' || error.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH';
-      const field = !wholeRow && typeof error.column === 'string' ? error.column : '';
-      if (typeof error.bytes === 'number') rowEnd = error.bytes;
-      rows.push({ kind: 'reject', file, line, issues: [{ field, message: error.message }] });
-    },
-  });
-  parser.on('data', (cells: Record<string, string>) => {
-    const { info } = parser;
-    // The counters describe this record only while the parser has not moved past it, which holds
-    // as long as records are emitted as they are parsed. If a future stream ever buffered them,
-    // the counts would disagree: stop rather than report wrong line numbers.
-    if (info.records !== ++emitted) {
-      failure ??= new Error('csv-parse emitted a record after parsing past it; line numbers would be wrong');
-      return;
-    }
-    rowEnd = info.bytes;
-    rows.push(toRow(file, cells, info.lines));
-  });
-  parser.on('error', (error) => {
-    failure ??= error;
+  const parser = new ResyncingCsvParser(file, {
+    header: (header) => headerToFields(file, options.columnMap, header),
+    record: (cells, endLine) => rows.push(toRow(file, cells, endLine)),
+    reject: (line, field, message) => rows.push({ kind: 'reject', file, line, issues: [{ field, message }] }),
   });
   const take = (): SourceRow[] => {
     const out = rows;
     rows = [];
     return out;
   };
-  // Each chunk is parsed before the next is read: memory holds one chunk's rows, whatever the input.
-  // The callback's error comes before the 'error' event, so it is kept here too.
-  const write = (bytes: Buffer) =>
-    new Promise<void>((resolve) =>
-      parser.write(bytes, (error) => {
-        if (error) failure ??= error;
-        resolve();
-      }),
-    );
   try {
-    // The 'data' listener makes the stream flow from the next tick on; from then on each record is
-    // emitted while it is parsed.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    let written = 0;
+    // Each chunk is parsed before the next is read: memory holds one chunk's rows, whatever the input.
     for await (const bytes of withoutBom(source)) {
-      written += bytes.length;
-      await write(bytes);
-      if (failure !== undefined) break;
-      if (written - rowEnd > 2 * MAX_ROW_BYTES + bytes.length) {
-        if (rows.length > 0) yield take();
-        throw new InputError(
-          `${file}:${parser.info.lines}: a row is longer than ${MAX_ROW_BYTES} bytes (an unbalanced quote?); stopped reading`,
-        );
-      }
+      await parser.write(bytes);
+      if (parser.failure !== undefined) break;
       if (rows.length > 0) yield take();
     }
-    if (failure === undefined) {
-      await new Promise<void>((resolve) => {
-        parser.once('end', resolve);
-        parser.once('error', () => resolve());
-        parser.end();
-      });
-    }
+    if (parser.failure === undefined) await parser.end();
     if (rows.length > 0) yield take();
-    if (failure !== undefined) throw failure;
+    if (parser.failure !== undefined) throw parser.failure;
   } catch (error) {
     throw toInputError(file, error);
   } finally {

@@ -3,6 +3,7 @@ import { access, constants, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { UsageError } from '../exit-codes.js';
+import { renameKeys } from './convert.js';
 import { readCsvChunks } from './csv.js';
 import { readJsonChunks } from './json.js';
 import { readJsonlChunks } from './jsonl.js';
@@ -97,8 +98,17 @@ export function readInput(spec: InputSpec, options: ReadOptions): AsyncGenerator
     case 'csv':
       return readCsvChunks(source, spec.name, { columnMap: options.columnMap });
     case 'jsonl':
-      return readJsonlChunks(source, spec.name);
+      return renamed(readJsonlChunks(source, spec.name), options.columnMap);
     case 'json':
-      return readJsonChunks(source, spec.name);
+      return renamed(readJsonChunks(source, spec.name), options.columnMap);
   }
+}
+
+/** `--map` for JSON input: the same renames as CSV columns, applied to each object's top-level keys. */
+async function* renamed(
+  chunks: AsyncGenerator<SourceRow[]>,
+  columnMap: Map<string, string>,
+): AsyncGenerator<SourceRow[]> {
+  if (columnMap.size === 0) return yield* chunks;
+  for await (const rows of chunks) yield rows.map((row) => renameKeys(row, columnMap));
 }

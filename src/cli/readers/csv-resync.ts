@@ -1,0 +1,290 @@
+import { type CsvError, type Parser, parse } from 'csv-parse';
+import { InputError, MAX_ROW_BYTES } from './types.js';
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** csv-parse reports these when a record has ended; its state is sound and it reads on. */
+const RECORD_END_ERROR = /^CSV_RECORD_/;
+
+export interface CsvRecordHandlers {
+  /** Names the fields from the header row (after `--map`); throws an InputError for a bad header. */
+  header: (cells: unknown[]) => string[];
+  /** One record, keyed by field, cells as latin1 text; `endLine` is the line it ends on. */
+  record: (cells: Record<string, string>, endLine: number) => void;
+  /** A record that could not be read, by the line it starts on. */
+  reject: (line: number, field: string, message: string) => void;
+}
+
+/** A record csv-parse lost track of: it is rejected, and reading starts again on the line after `line`. */
+interface LostRecord {
+  line: number;
+  /** Byte offset of its first line, in the current parser's input. */
+  offset: number;
+  field: string;
+  message: string;
+}
+
+/**
+ * csv-parse's reason without its line number: the reject carries the line the record starts on,
+ * and csv-parse counts a CRLF inside a quoted cell as two lines.
+ */
+function describe(error: CsvError): string {
+  if (error.code === 'CSV_QUOTE_NOT_CLOSED')
+    return 'Quote Not Closed: a quoted cell that opens on this line never closes';
+  if (error.code === 'CSV_INVALID_CLOSING_QUOTE') {
+    const found = /got ("[^"]*"|"")/.exec(error.message)?.[1] ?? 'a character';
+    return `Invalid Closing Quote: a quoted cell that opens on this line is followed by ${found} instead of a comma or a line break`;
+  }
+  return error.message.replace(/ (at|on) line \d+/g, '');
+}
+
+/**
+ * Where the line starting at `from` ends: the offset after its line break (LF, CRLF or a lone CR),
+ * -1 when the bytes end first, or -2 when they end on a CR that an LF may follow.
+ */
+function afterLineBreak(bytes: Buffer, from: number): number {
+  const lf = bytes.indexOf(LF, from);
+  const cr = bytes.indexOf(CR, from);
+  if (cr === -1 || (lf !== -1 && lf < cr)) return lf === -1 ? -1 : lf + 1;
+  if (cr === bytes.length - 1) return -2;
+  return bytes[cr + 1] === LF ? cr + 2 : cr + 1;
+}
+
+/**
+ * csv-parse, restarted after a record it cannot read. With `skip_records_with_error`, csv-parse
+ * reports an invalid closing quote (`"bad"quote`) and then stays inside the quote, so one stray
+ * quote swallowed every later row up to the next quote in the file. Here, a record that breaks
+ * mid-way (a quote error), that never ends (a quote left open to the end of the input, or a row
+ * over twice {@link MAX_ROW_BYTES}), or that spans lines and has the wrong number of cells is
+ * rejected by the line it starts on, and a new parser reads again from the next line: every line
+ * after a broken one is read as a row of its own, never silently skipped.
+ *
+ * The bytes since the last complete record are kept for that restart; the runaway limit bounds them.
+ * Line numbers come from the parser's running counters (`parser.info`), read as each record is
+ * emitted: `info: true` and `raw: true` copy and convert every row, which cost as much as parsing.
+ */
+export class ResyncingCsvParser {
+  /** The first error that ends the input (a bad header, a parser failure). */
+  failure: unknown;
+  private fields: string[] | undefined;
+  private parser: Parser;
+  /** Settles once the current parser flows: from then on each record is emitted while it is parsed. */
+  private flowing: Promise<void> = Promise.resolve();
+  /** Lines before the current parser's first line: a restarted parser counts from 1 again. */
+  private lineOffset = 0;
+  /** Bytes given to the current parser from `pendingStart` on, kept until a record ends past them. */
+  private pending: Buffer[] = [];
+  private pendingStart = 0;
+  private written = 0;
+  /** Where the last complete record (or the header) ended: byte offset and absolute line. */
+  private rowEnd = 0;
+  private rowEndLine = 0;
+  private lost: LostRecord | undefined;
+  /** After a lost record whose first line had not ended yet: drop bytes up to its line break. */
+  private discarding: 'line' | 'cr' | undefined;
+
+  constructor(
+    private readonly file: string,
+    private readonly handlers: CsvRecordHandlers,
+  ) {
+    this.parser = this.startParser();
+  }
+
+  /** Parses one chunk; records and rejects go to the handlers before the promise settles. */
+  async write(bytes: Buffer): Promise<void> {
+    let input = this.discarding === undefined ? bytes : this.discard(bytes);
+    while (input !== undefined && input.length > 0 && this.failure === undefined) {
+      this.pending.push(input);
+      this.written += input.length;
+      await this.feed(input);
+      if (this.lost === undefined && this.written - this.rowEnd > 2 * MAX_ROW_BYTES + input.length) {
+        const start = this.nextRecordStart();
+        this.lost = {
+          ...start,
+          field: '',
+          message: `row is longer than ${MAX_ROW_BYTES} bytes (an unbalanced quote?); reading resumed on the next line`,
+        };
+      }
+      if (this.lost === undefined) {
+        this.trim();
+        return;
+      }
+      input = this.restart();
+    }
+  }
+
+  /** Ends the input: a quote still open is a lost record too, and the lines after it are read again. */
+  async end(): Promise<void> {
+    while (this.failure === undefined && this.discarding === undefined) {
+      await this.flowing;
+      await new Promise<void>((resolve) => {
+        this.parser.once('end', resolve);
+        this.parser.once('error', () => resolve());
+        this.parser.end();
+      });
+      if (this.lost === undefined) return;
+      const rest = this.restart();
+      if (rest !== undefined) await this.write(rest);
+    }
+  }
+
+  destroy(): void {
+    this.parser.destroy();
+  }
+
+  private startParser(): Parser {
+    let emitted = 0;
+    const parser: Parser = parse({
+      bom: false, // the caller strips it
+      encoding: 'latin1',
+      skip_empty_lines: true,
+      skip_records_with_error: true,
+      columns:
+        this.fields ??
+        ((header: unknown[]) => {
+          const fields = this.handlers.header(header);
+          this.fields = fields;
+          this.rowEnd = parser.info.bytes;
+          this.rowEndLine = this.lineOffset + parser.info.lines;
+          return fields;
+        }),
+      on_skip: (error: CsvError | undefined) => {
+        if (error === undefined || parser !== this.parser || this.lost !== undefined) return;
+        this.onSkip(error);
+      },
+    });
+    parser.on('data', (cells: Record<string, string>) => {
+      if (parser !== this.parser || this.lost !== undefined) return;
+      const { info } = parser;
+      // The counters describe this record only while the parser has not moved past it, which holds
+      // as long as records are emitted as they are parsed. If a future stream ever buffered them,
+      // the counts would disagree: stop rather than report wrong line numbers.
+      if (info.records !== ++emitted) {
+        this.failure ??= new Error('csv-parse emitted a record after parsing past it; line numbers would be wrong');
+        return;
+      }
+      this.rowEnd = info.bytes;
+      this.rowEndLine = this.lineOffset + info.lines;
+      this.handlers.record(cells, this.rowEndLine);
+    });
+    parser.on('error', (error) => {
+      if (parser === this.parser) this.failure ??= error;
+    });
+    // The 'data' listener makes the stream flow from the next tick on; records written before then
+    // would be buffered and emitted after the counters have moved past them.
+    this.flowing = new Promise<void>((resolve) => setImmediate(resolve));
+    return parser;
+  }
+
+  private async feed(bytes: Buffer): Promise<void> {
+    await this.flowing;
+    const parser = this.parser;
+    // The callback's error comes before the 'error' event, so it is kept here too.
+    return new Promise<void>((resolve) =>
+      parser.write(bytes, (error) => {
+        if (error) this.failure ??= error;
+        resolve();
+      }),
+    );
+  }
+
+  private onSkip(error: CsvError): void {
+    const start = this.nextRecordStart();
+    const endLine = this.lineOffset + this.parser.info.lines;
+    // A wrong cell count concerns the row as a whole; csv-parse's `column` there is just where it stopped.
+    const recordEnd = RECORD_END_ERROR.test(error.code);
+    const field = !recordEnd && typeof error.column === 'string' ? error.column : '';
+    if (recordEnd && endLine === start.line) {
+      this.handlers.reject(start.line, field, describe(error));
+      this.rowEnd = this.parser.info.bytes;
+      this.rowEndLine = endLine;
+      return;
+    }
+    // The record broke mid-way, or it spans lines and is malformed: its quoted cell most likely
+    // swallowed the lines after its first, which are read again.
+    this.lost = { ...start, field, message: `${describe(error)}; reading resumed on the next line` };
+  }
+
+  /** The line and byte offset where the record after the last complete one starts, past empty lines. */
+  private nextRecordStart(): { line: number; offset: number } {
+    let line = this.rowEndLine + 1;
+    let offset = this.rowEnd;
+    for (let byte = this.at(offset); byte === LF || byte === CR; byte = this.at(offset)) {
+      offset++;
+      if (byte === LF || this.at(offset) !== LF) line++;
+    }
+    return { line, offset };
+  }
+
+  /** The byte at `offset` of the current parser's input, if it is still pending. */
+  private at(offset: number): number | undefined {
+    let base = this.pendingStart;
+    for (const part of this.pending) {
+      if (offset < base + part.length) return offset >= base ? part[offset - base] : undefined;
+      base += part.length;
+    }
+    return undefined;
+  }
+
+  /** Drops the bytes before the end of the last complete record: no restart goes back that far. */
+  private trim(): void {
+    let drop = this.rowEnd - this.pendingStart;
+    while (drop > 0 && this.pending.length > 0) {
+      const first = this.pending[0] as Buffer;
+      if (drop >= first.length) {
+        this.pending.shift();
+        this.pendingStart += first.length;
+        drop -= first.length;
+      } else {
+        this.pending[0] = first.subarray(drop);
+        this.pendingStart += drop;
+        drop = 0;
+      }
+    }
+  }
+
+  /**
+   * Rejects the lost record by its first line and starts a new parser on the line after it.
+   * Returns the bytes after that line for the new parser, or undefined when the line has not ended yet.
+   */
+  private restart(): Buffer | undefined {
+    const lost = this.lost as LostRecord;
+    if (this.fields === undefined) {
+      this.failure ??= new InputError(`${this.file}:${lost.line}: header row: ${lost.message}`);
+      return undefined;
+    }
+    this.handlers.reject(lost.line, lost.field, lost.message);
+    const buffered = Buffer.concat(this.pending);
+    const after = afterLineBreak(buffered, lost.offset - this.pendingStart);
+    this.parser.destroy();
+    this.lost = undefined;
+    this.lineOffset = lost.line;
+    this.pending = [];
+    this.pendingStart = 0;
+    this.written = 0;
+    this.rowEnd = 0;
+    this.rowEndLine = lost.line;
+    this.parser = this.startParser();
+    if (after === -1) this.discarding = 'line';
+    else if (after === -2) this.discarding = 'cr';
+    else return buffered.subarray(after);
+    return undefined;
+  }
+
+  /** Drops the rest of a lost record's first line; returns what follows it, if this chunk holds it. */
+  private discard(bytes: Buffer): Buffer | undefined {
+    if (this.discarding === 'cr') {
+      this.discarding = undefined;
+      return bytes[0] === LF ? bytes.subarray(1) : bytes;
+    }
+    const after = afterLineBreak(bytes, 0);
+    if (after === -1) return undefined;
+    if (after === -2) {
+      this.discarding = 'cr';
+      return undefined;
+    }
+    this.discarding = undefined;
+    return bytes.subarray(after);
+  }
+}

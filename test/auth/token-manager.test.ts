@@ -1,11 +1,11 @@
 import { createPushApiMock } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { TokenManager, type TokenManagerOptions } from '../../src/auth/token-manager.js';
+import type { TokenManagerOptions } from '../../src/auth/token-manager.js';
 import { MemoryTokenStore } from '../../src/auth/token-store.js';
 import { AbortError, TokenError } from '../../src/errors.js';
 import type { FetchLike } from '../../src/http/fetch.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
-import { capturingFetch, recordingLogger } from '../http/support.js';
+import { capturingFetch, emulatorTokenManager, recordingLogger } from '../support/clients.js';
 
 type Mock = ReturnType<typeof createPushApiMock>;
 
@@ -27,14 +27,7 @@ function setup(
     logger: recordingLogger(),
     backoff: { initialDelayMs: 1, maxDelayMs: 5 },
   });
-  const tokens = new TokenManager({
-    http,
-    authUrl: new URL(mock.authUrl),
-    clientId: mock.clientId,
-    clientSecret: mock.clientSecret,
-    scopes: [`${mock.scopeBase}/connector.write`],
-    ...rest,
-  });
+  const tokens = emulatorTokenManager(http, mock, rest);
   return { mock, tokens };
 }
 

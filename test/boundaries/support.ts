@@ -1,6 +1,7 @@
 /** Clients and records for the boundary tests. */
-import { type FetchLike, type FinanceRecordInput, PushClient } from '../../src/index.js';
+import type { FetchLike, FinanceRecordInput, PushClient } from '../../src/index.js';
 import type { PushApiEmulator, RunningEmulator } from '../../src/testing/index.js';
+import { emulatorClient, serverClient } from '../support/clients.js';
 
 export function record(i: number, extra: Partial<FinanceRecordInput> = {}): FinanceRecordInput {
   return {
@@ -21,29 +22,12 @@ export function records(count: number): FinanceRecordInput[] {
 
 /** A client for the in-process emulator; `fetch` may wrap `mock.fetch` to watch the wire. */
 export function clientFor(mock: PushApiEmulator, fetch: FetchLike = mock.fetch): PushClient {
-  return new PushClient({
-    clientId: mock.clientId,
-    clientSecret: mock.clientSecret,
-    authUrl: mock.authUrl,
-    baseUrl: mock.baseUrl,
-    scopeBase: mock.scopeBase,
-    fetch,
-    maxRetries: 0,
-    env: {},
-  });
+  return emulatorClient(mock, { fetch, maxRetries: 0 });
 }
 
 /** A client for the emulator over real HTTP on 127.0.0.1. */
 export function httpClientFor(emulator: RunningEmulator): PushClient {
-  return new PushClient({
-    clientId: emulator.mock.clientId,
-    clientSecret: emulator.mock.clientSecret,
-    authUrl: emulator.authUrl,
-    baseUrl: emulator.baseUrl,
-    scopeBase: emulator.mock.scopeBase,
-    maxRetries: 0,
-    env: {},
-  });
+  return serverClient(emulator, { maxRetries: 0 });
 }
 
 /** Wraps a fetch and keeps the UTF-8 byte length of each finance request body. */

@@ -6,8 +6,9 @@
  * fetched, and gave up when that one was refused too (revoked meanwhile): it now refreshes then.
  */
 import { describe, expect, it } from 'vitest';
-import { PushClient } from '../../src/index.js';
+import type { PushClient } from '../../src/index.js';
 import { createPushApiHandler, type EmulatorFetch } from '../../src/testing/index.js';
+import { emulatorClient } from '../support/clients.js';
 
 const record = {
   created: 1_700_000_000_000,
@@ -35,15 +36,7 @@ describe('401 refresh across retries', () => {
       }
       return response;
     };
-    const client = new PushClient({
-      clientId: mock.clientId,
-      clientSecret: mock.clientSecret,
-      authUrl: mock.authUrl,
-      baseUrl: mock.baseUrl,
-      scopeBase: mock.scopeBase,
-      fetch,
-      env: {},
-    });
+    const client = emulatorClient(mock, { fetch });
     await client.tokens.getToken();
     mock.revokeAllTokens();
     const statuses = () => mock.state.requests.filter((r) => r.operation === 'finance').map((r) => r.status);
@@ -69,16 +62,7 @@ describe('401 refresh across retries', () => {
       }
       return mock.fetch(request);
     };
-    client = new PushClient({
-      clientId: mock.clientId,
-      clientSecret: mock.clientSecret,
-      authUrl: mock.authUrl,
-      baseUrl: mock.baseUrl,
-      scopeBase: mock.scopeBase,
-      fetch,
-      maxRetries: 0,
-      env: {},
-    });
+    client = emulatorClient(mock, { fetch, maxRetries: 0 });
     await expect(client.finance.publishBatch(mock.appId, [record])).resolves.toEqual({ success: true });
     const finance = mock.state.requests.filter((r) => r.operation === 'finance').map((r) => r.status);
     expect(finance).toEqual([401, 401, 200]);
@@ -88,15 +72,7 @@ describe('401 refresh across retries', () => {
 
   it('a 401 right after a refresh is still final', async () => {
     const mock = createPushApiHandler();
-    const client = new PushClient({
-      clientId: mock.clientId,
-      clientSecret: mock.clientSecret,
-      authUrl: mock.authUrl,
-      baseUrl: mock.baseUrl,
-      scopeBase: mock.scopeBase,
-      fetch: mock.fetch,
-      env: {},
-    });
+    const client = emulatorClient(mock);
     mock.faults.add({ match: { operation: 'finance' }, status: 401, times: 5 });
     await expect(client.finance.publishBatch(mock.appId, [record])).rejects.toMatchObject({
       name: 'AuthenticationError',

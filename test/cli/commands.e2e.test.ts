@@ -1,51 +1,36 @@
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEMO_APP_ID, DEMO_CLIENT_SECRET, type RunningEmulator, startEmulator } from 'push-api-client/testing';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildCli } from './helpers/build.js';
-import { ANSI_ESCAPE, emulatorEnv, killChildren, makeTempDir, runCli, startCli } from './helpers/run.js';
+import { DEMO_APP_ID, DEMO_CLIENT_SECRET } from 'push-api-client/testing';
+import { describe, expect, it } from 'vitest';
+import { useCliFixture } from './helpers/emulator.js';
+import { ANSI_ESCAPE, emulatorEnv, runCli, startCli } from './helpers/run.js';
 
-let cli: string;
-let emulator: RunningEmulator;
-let temp: ReturnType<typeof makeTempDir>;
-
-beforeAll(async () => {
-  cli = await buildCli();
-}, 60_000);
-beforeEach(async () => {
-  emulator = await startEmulator({ port: 0 });
-  temp = makeTempDir();
-});
-afterEach(async () => {
-  killChildren();
-  await emulator.close();
-  temp.remove();
-});
+const ctx = useCliFixture();
 
 describe('push-api token', () => {
   it('prints type, expiry and scopes but not the token', async () => {
-    const result = await runCli(cli, ['token'], { env: emulatorEnv(emulator) });
+    const result = await runCli(ctx.cli, ['token'], { env: emulatorEnv(ctx.emulator) });
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/type\s+Bearer/);
     expect(result.stdout).toMatch(/scopes\s+\S+\/connector\.write/);
-    const [issued] = emulator.mock.state.tokens;
+    const [issued] = ctx.emulator.mock.state.tokens;
     expect(result.stdout + result.stderr).not.toContain(issued?.token);
     expect(result.stdout + result.stderr).not.toContain(DEMO_CLIENT_SECRET);
   });
 
   it('prints the token with --print-token, and reads the secret from stdin', async () => {
-    const env = { ...emulatorEnv(emulator), PUSH_CLIENT_SECRET: undefined };
-    const result = await runCli(cli, ['token', '--print-token', '--client-secret-stdin'], {
+    const env = { ...emulatorEnv(ctx.emulator), PUSH_CLIENT_SECRET: undefined };
+    const result = await runCli(ctx.cli, ['token', '--print-token', '--client-secret-stdin'], {
       env,
       stdin: `${DEMO_CLIENT_SECRET}\n`,
     });
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain(emulator.mock.state.tokens[0]?.token);
+    expect(result.stdout).toContain(ctx.emulator.mock.state.tokens[0]?.token);
   });
 
   it('exits 1 with a one-line error when the credentials are wrong', async () => {
-    const result = await runCli(cli, ['token'], {
-      env: { ...emulatorEnv(emulator), PUSH_CLIENT_SECRET: 'wrong-secret' },
+    const result = await runCli(ctx.cli, ['token'], {
+      env: { ...emulatorEnv(ctx.emulator), PUSH_CLIENT_SECRET: 'wrong-secret' },
     });
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
@@ -65,14 +50,16 @@ describe('a secret typed on the command line', () => {
     [['token', '--json', `--client-secret=${SECRET}`]],
     [['finance', 'publish', '--app', 'a', `--client-secret=${SECRET}`, 'x.csv']],
   ])('is echoed nowhere, and the run exits 2: %j', async (args) => {
-    const result = await runCli(cli, args, { env: { ...emulatorEnv(emulator), PUSH_CLIENT_SECRET: undefined } });
+    const result = await runCli(ctx.cli, args, {
+      env: { ...emulatorEnv(ctx.emulator), PUSH_CLIENT_SECRET: undefined },
+    });
     expect(result.code).toBe(2);
     expect(result.stdout + result.stderr).not.toContain(SECRET);
     expect(result.stdout + result.stderr).not.toContain('TOPSECRET');
   });
 
   it('names the unknown option without its value', async () => {
-    const result = await runCli(cli, ['token', `--client-secret=${SECRET}`]);
+    const result = await runCli(ctx.cli, ['token', `--client-secret=${SECRET}`]);
     expect(result.stderr).toMatch(/unknown option '--client-secret' \(values are not echoed\)/);
   });
 });
@@ -85,7 +72,10 @@ describe('--json on failure', () => {
     ['a missing input file', ['finance', 'publish', '--app', 'a', '--json', 'missing.csv'], {}, 2, 'UsageError'],
     ['a glob that matches nothing', ['upload', '--app', 'a', '--json', 'none/*.csv'], {}, 2, 'UsageError'],
   ])('prints exactly one JSON error report on stdout for %s', async (_, args, env, exitCode, name) => {
-    const result = await runCli(cli, args as string[], { env: { ...emulatorEnv(emulator), ...env }, cwd: temp.dir });
+    const result = await runCli(ctx.cli, args as string[], {
+      env: { ...emulatorEnv(ctx.emulator), ...env },
+      cwd: ctx.temp.dir,
+    });
     expect(result.code).toBe(exitCode);
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
     const report = JSON.parse(result.stdout) as {
@@ -101,13 +91,13 @@ describe('--json on failure', () => {
 
 describe('push-api upload', () => {
   it('uploads the files a glob matches and reports bytes per file, exit 0', async () => {
-    writeFileSync(temp.path('users.csv'), 'email\na@example.com\n');
-    writeFileSync(temp.path('contracts.csv'), 'vendor\nAcme\n');
+    writeFileSync(ctx.temp.path('users.csv'), 'email\na@example.com\n');
+    writeFileSync(ctx.temp.path('contracts.csv'), 'vendor\nAcme\n');
     const result = await runCli(
-      cli,
-      ['upload', '--app', DEMO_APP_ID, '--type', 'users', '--json', `${temp.dir}/*.csv`],
+      ctx.cli,
+      ['upload', '--app', DEMO_APP_ID, '--type', 'users', '--json', `${ctx.temp.dir}/*.csv`],
       {
-        env: emulatorEnv(emulator),
+        env: emulatorEnv(ctx.emulator),
       },
     );
     expect(result.code).toBe(0);
@@ -115,7 +105,7 @@ describe('push-api upload', () => {
     expect(result.stderr).toMatch(/upload: users\.csv 20 B uploaded/);
     expect(result.stderr).not.toMatch(ANSI_ESCAPE);
     expect(
-      emulator.mock.state
+      ctx.emulator.mock.state
         .files(DEMO_APP_ID)
         .map((file) => file.name)
         .sort(),
@@ -123,15 +113,18 @@ describe('push-api upload', () => {
   });
 
   it('on Ctrl-C starts no more files, lets the one in flight finish, and reports every file, exit 1', async () => {
-    for (const name of ['a', 'b', 'c', 'd']) writeFileSync(temp.path(`${name}.csv`), `x\n${name}\n`);
-    emulator.mock.faults.add({ match: { operation: 'upload' }, delayMs: 400, times: Infinity });
+    for (const name of ['a', 'b', 'c', 'd']) writeFileSync(ctx.temp.path(`${name}.csv`), `x\n${name}\n`);
+    ctx.emulator.mock.faults.add({ match: { operation: 'upload' }, delayMs: 400, times: Infinity });
     const { child, done } = startCli(
-      cli,
-      ['upload', '--app', DEMO_APP_ID, '--concurrency', '1', '--json', `${temp.dir}/*.csv`],
-      { env: emulatorEnv(emulator) },
+      ctx.cli,
+      ['upload', '--app', DEMO_APP_ID, '--concurrency', '1', '--json', `${ctx.temp.dir}/*.csv`],
+      { env: emulatorEnv(ctx.emulator) },
     );
     const deadline = Date.now() + 10_000;
-    while (!emulator.mock.state.requests.some((request) => request.operation === 'upload') && Date.now() < deadline) {
+    while (
+      !ctx.emulator.mock.state.requests.some((request) => request.operation === 'upload') &&
+      Date.now() < deadline
+    ) {
       await sleep(10);
     }
     child.kill('SIGINT');
@@ -151,14 +144,14 @@ describe('push-api upload', () => {
       ...Array<string>(report.filesNotStarted).fill('not started'),
     ]);
     expect(result.stderr).not.toMatch(/AbortError/);
-    expect(emulator.mock.state.files(DEMO_APP_ID)).toHaveLength(report.filesUploaded);
+    expect(ctx.emulator.mock.state.files(DEMO_APP_ID)).toHaveLength(report.filesUploaded);
   });
 
   it('reports a file as uploaded only once the storage host has confirmed it', async () => {
-    writeFileSync(temp.path('users.csv'), 'email\na@example.com\n');
-    emulator.mock.faults.add({ match: { operation: 'upload' }, status: 400, times: Infinity });
-    const result = await runCli(cli, ['upload', '--app', DEMO_APP_ID, '--json', temp.path('users.csv')], {
-      env: emulatorEnv(emulator),
+    writeFileSync(ctx.temp.path('users.csv'), 'email\na@example.com\n');
+    ctx.emulator.mock.faults.add({ match: { operation: 'upload' }, status: 400, times: Infinity });
+    const result = await runCli(ctx.cli, ['upload', '--app', DEMO_APP_ID, '--json', ctx.temp.path('users.csv')], {
+      env: emulatorEnv(ctx.emulator),
     });
     expect(result.code).toBe(1);
     expect(result.stderr).not.toMatch(/users\.csv .* (sent|uploaded)/);
@@ -166,8 +159,8 @@ describe('push-api upload', () => {
   });
 
   it('exits 2 when a glob matches nothing', async () => {
-    const result = await runCli(cli, ['upload', '--app', DEMO_APP_ID, `${temp.dir}/*.none`], {
-      env: emulatorEnv(emulator),
+    const result = await runCli(ctx.cli, ['upload', '--app', DEMO_APP_ID, `${ctx.temp.dir}/*.none`], {
+      env: emulatorEnv(ctx.emulator),
     });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/no file matches/);
@@ -176,7 +169,7 @@ describe('push-api upload', () => {
 
 describe('push-api demo', () => {
   it('runs token, upload and publish against the embedded emulator', async () => {
-    const result = await runCli(cli, ['demo', '--json']);
+    const result = await runCli(ctx.cli, ['demo', '--json']);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({
       publish: { recordsSent: 2500 },

@@ -1,44 +1,20 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { DEMO_APP_ID, DEMO_CLIENT_SECRET, type RunningEmulator, startEmulator } from 'push-api-client/testing';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildCli } from './helpers/build.js';
-import {
-  ANSI_ESCAPE,
-  CSV_HEADER,
-  csvRows,
-  emulatorEnv,
-  jsonlRecord,
-  killChildren,
-  makeTempDir,
-  runCli,
-} from './helpers/run.js';
+import { DEMO_APP_ID, DEMO_CLIENT_SECRET } from 'push-api-client/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useCliFixture } from './helpers/emulator.js';
+import { ANSI_ESCAPE, CSV_HEADER, csvRows, emulatorEnv, jsonlRecord, killChildren, runCli } from './helpers/run.js';
 
-let cli: string;
-let emulator: RunningEmulator;
-let temp: ReturnType<typeof makeTempDir>;
-
-beforeAll(async () => {
-  cli = await buildCli();
-}, 60_000);
-beforeEach(async () => {
-  emulator = await startEmulator({ port: 0 });
-  temp = makeTempDir();
-});
-afterEach(async () => {
-  killChildren();
-  await emulator.close();
-  temp.remove();
-});
+const ctx = useCliFixture();
 afterAll(killChildren);
 
 const publish = (...args: string[]) => ['finance', 'publish', '--app', DEMO_APP_ID, ...args];
-const count = () => emulator.mock.state.recordCount(DEMO_APP_ID);
+const count = () => ctx.emulator.mock.state.recordCount(DEMO_APP_ID);
 
 describe('push-api finance publish', () => {
   it('exits 0 when every record is sent, and --json prints exactly one parseable report on stdout', async () => {
-    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(2500)}\n`);
-    const result = await runCli(cli, publish('--json', '--batch-size', '1000', temp.path('in.csv')), {
-      env: emulatorEnv(emulator),
+    writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(2500)}\n`);
+    const result = await runCli(ctx.cli, publish('--json', '--batch-size', '1000', ctx.temp.path('in.csv')), {
+      env: emulatorEnv(ctx.emulator),
     });
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as Record<string, unknown>;
@@ -57,12 +33,16 @@ describe('push-api finance publish', () => {
       csvRows(1, 2),
       '1704067200000,1,usd,x,expense,V,d',
     ];
-    writeFileSync(temp.path('in.csv'), `${rows.join('\n')}\n`);
-    const result = await runCli(cli, publish('--rejects', temp.path('rejects.jsonl'), temp.path('in.csv')), {
-      env: emulatorEnv(emulator),
-    });
+    writeFileSync(ctx.temp.path('in.csv'), `${rows.join('\n')}\n`);
+    const result = await runCli(
+      ctx.cli,
+      publish('--rejects', ctx.temp.path('rejects.jsonl'), ctx.temp.path('in.csv')),
+      {
+        env: emulatorEnv(ctx.emulator),
+      },
+    );
     expect(result.code).toBe(3);
-    const rejects = readFileSync(temp.path('rejects.jsonl'), 'utf8')
+    const rejects = readFileSync(ctx.temp.path('rejects.jsonl'), 'utf8')
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
@@ -71,20 +51,24 @@ describe('push-api finance publish', () => {
       ['invalid', 5, ''],
       ['invalid', 7, 'currency'],
     ]);
-    expect(rejects[0].file).toBe(temp.path('in.csv'));
+    expect(rejects[0].file).toBe(ctx.temp.path('in.csv'));
     expect(count()).toBe(3);
   });
 
   it('sends every valid row after a malformed quote, rejecting only that row by its line (exit 3)', async () => {
     const lines = csvRows(1000).split('\n');
     lines.splice(11, 0, '1704067200000,1,USD,x,expense,"bad"quote,d');
-    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${lines.join('\n')}\n`);
-    const result = await runCli(cli, publish('--json', '--rejects', temp.path('r.jsonl'), temp.path('in.csv')), {
-      env: emulatorEnv(emulator),
-    });
+    writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${lines.join('\n')}\n`);
+    const result = await runCli(
+      ctx.cli,
+      publish('--json', '--rejects', ctx.temp.path('r.jsonl'), ctx.temp.path('in.csv')),
+      {
+        env: emulatorEnv(ctx.emulator),
+      },
+    );
     expect(result.code).toBe(3);
     expect(JSON.parse(result.stdout)).toMatchObject({ rowsRead: 1001, recordsSent: 1000, recordsInvalid: 1 });
-    const rejects = readFileSync(temp.path('r.jsonl'), 'utf8').trim().split('\n');
+    const rejects = readFileSync(ctx.temp.path('r.jsonl'), 'utf8').trim().split('\n');
     expect(rejects).toHaveLength(1);
     expect(JSON.parse(rejects[0] as string)).toMatchObject({
       kind: 'invalid',
@@ -97,29 +81,32 @@ describe('push-api finance publish', () => {
   it('applies --map to JSON Lines keys as it does to CSV columns', async () => {
     const record = { ...JSON.parse(jsonlRecord(0)), Supplier: 'Acme' };
     delete record.vendor;
-    writeFileSync(temp.path('in.jsonl'), `${JSON.stringify(record)}\n`);
-    const result = await runCli(cli, publish('--json', '--map', 'vendor=Supplier', temp.path('in.jsonl')), {
-      env: emulatorEnv(emulator),
+    writeFileSync(ctx.temp.path('in.jsonl'), `${JSON.stringify(record)}\n`);
+    const result = await runCli(ctx.cli, publish('--json', '--map', 'vendor=Supplier', ctx.temp.path('in.jsonl')), {
+      env: emulatorEnv(ctx.emulator),
     });
     expect(result.code).toBe(0);
-    expect(emulator.mock.state.records(DEMO_APP_ID)[0]).toMatchObject({ vendor: 'Acme' });
+    expect(ctx.emulator.mock.state.records(DEMO_APP_ID)[0]).toMatchObject({ vendor: 'Acme' });
   });
 
   it('refuses --checkpoint with --dry-run, exit 2, in one line', async () => {
-    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(1)}\n`);
-    const result = await runCli(cli, publish('--dry-run', '--checkpoint', temp.path('cp.json'), temp.path('in.csv')));
+    writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(1)}\n`);
+    const result = await runCli(
+      ctx.cli,
+      publish('--dry-run', '--checkpoint', ctx.temp.path('cp.json'), ctx.temp.path('in.csv')),
+    );
     expect(result.code).toBe(2);
     expect(result.stderr.trim()).toBe('push-api: --checkpoint cannot be used with --dry-run');
   });
 
   it('reads JSON Lines from stdin and rejects malformed lines by number', async () => {
     const input = [jsonlRecord(0), '{not json', jsonlRecord(1), '', jsonlRecord(2)].join('\n');
-    const result = await runCli(cli, publish('--format', 'jsonl', '--rejects', temp.path('r.jsonl'), '-'), {
-      env: emulatorEnv(emulator),
+    const result = await runCli(ctx.cli, publish('--format', 'jsonl', '--rejects', ctx.temp.path('r.jsonl'), '-'), {
+      env: emulatorEnv(ctx.emulator),
       stdin: input,
     });
     expect(result.code).toBe(3);
-    const [reject] = readFileSync(temp.path('r.jsonl'), 'utf8')
+    const [reject] = readFileSync(ctx.temp.path('r.jsonl'), 'utf8')
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
@@ -129,8 +116,8 @@ describe('push-api finance publish', () => {
   });
 
   it('--dry-run validates and sends nothing, without credentials', async () => {
-    writeFileSync(temp.path('in.json'), JSON.stringify({ records: [JSON.parse(jsonlRecord(0)), { vendor: 'x' }] }));
-    const result = await runCli(cli, publish('--dry-run', '--json', temp.path('in.json')));
+    writeFileSync(ctx.temp.path('in.json'), JSON.stringify({ records: [JSON.parse(jsonlRecord(0)), { vendor: 'x' }] }));
+    const result = await runCli(ctx.cli, publish('--dry-run', '--json', ctx.temp.path('in.json')));
     expect(result.code).toBe(3);
     expect(JSON.parse(result.stdout)).toMatchObject({
       dryRun: true,
@@ -139,21 +126,29 @@ describe('push-api finance publish', () => {
       recordsSent: 0,
     });
     expect(count()).toBe(0);
-    expect(emulator.mock.state.requests).toHaveLength(0);
+    expect(ctx.emulator.mock.state.requests).toHaveLength(0);
   });
 
   it('exits 1 when the service refuses a batch, and lists its records as failed in --rejects', async () => {
-    emulator.mock.faults.add({ match: { operation: 'finance' }, status: 400, times: 1 });
-    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(20)}\n`);
+    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, status: 400, times: 1 });
+    writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(20)}\n`);
     const result = await runCli(
-      cli,
-      publish('--batch-size', '10', '--concurrency', '1', '--rejects', temp.path('r.jsonl'), temp.path('in.csv')),
+      ctx.cli,
+      publish(
+        '--batch-size',
+        '10',
+        '--concurrency',
+        '1',
+        '--rejects',
+        ctx.temp.path('r.jsonl'),
+        ctx.temp.path('in.csv'),
+      ),
       {
-        env: emulatorEnv(emulator),
+        env: emulatorEnv(ctx.emulator),
       },
     );
     expect(result.code).toBe(1);
-    const rejects = readFileSync(temp.path('r.jsonl'), 'utf8')
+    const rejects = readFileSync(ctx.temp.path('r.jsonl'), 'utf8')
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
@@ -163,13 +158,13 @@ describe('push-api finance publish', () => {
   });
 
   it('exits 3 when a batch outcome is unknown (502) and the rest was sent', async () => {
-    emulator.mock.faults.add({ match: { operation: 'finance' }, status: 502, times: 1 });
-    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(20)}\n`);
+    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, status: 502, times: 1 });
+    writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(20)}\n`);
     const result = await runCli(
-      cli,
-      publish('--batch-size', '10', '--concurrency', '1', '--json', temp.path('in.csv')),
+      ctx.cli,
+      publish('--batch-size', '10', '--concurrency', '1', '--json', ctx.temp.path('in.csv')),
       {
-        env: emulatorEnv(emulator),
+        env: emulatorEnv(ctx.emulator),
       },
     );
     expect(result.code).toBe(3);
@@ -183,46 +178,46 @@ describe('push-api finance publish', () => {
     [['finance', 'publish', 'x.csv'], /--app/],
     [['finance', 'publish', '--app', 'a', '--client-secret', 's', 'x.csv'], /unknown option/],
   ])('exits 2 with a one-line error for %j', async (args, message) => {
-    const result = await runCli(cli, args, { cwd: temp.dir });
+    const result = await runCli(ctx.cli, args, { cwd: ctx.temp.dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('names the missing variable or flag, exit 2', async () => {
-    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(1)}\n`);
-    const env = { ...emulatorEnv(emulator), PUSH_BASE_URL: undefined };
-    const result = await runCli(cli, publish(temp.path('in.csv')), { env });
+    writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(1)}\n`);
+    const env = { ...emulatorEnv(ctx.emulator), PUSH_BASE_URL: undefined };
+    const result = await runCli(ctx.cli, publish(ctx.temp.path('in.csv')), { env });
     expect(result.code).toBe(2);
     expect(result.stderr.trim()).toBe('push-api: missing data API address: set PUSH_BASE_URL or pass --base-url');
   });
 
   it('writes plain progress without escape codes and never prints the secret anywhere', async () => {
-    writeFileSync(temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(30)}\nbad,row\n`);
-    writeFileSync(temp.path('secret.txt'), `${DEMO_CLIENT_SECRET}\n`);
-    const env = { ...emulatorEnv(emulator), PUSH_CLIENT_SECRET: undefined };
+    writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(30)}\nbad,row\n`);
+    writeFileSync(ctx.temp.path('secret.txt'), `${DEMO_CLIENT_SECRET}\n`);
+    const env = { ...emulatorEnv(ctx.emulator), PUSH_CLIENT_SECRET: undefined };
     const args = publish(
       '--client-secret-file',
-      temp.path('secret.txt'),
+      ctx.temp.path('secret.txt'),
       '--verbose',
       '--rejects',
-      temp.path('r.jsonl'),
+      ctx.temp.path('r.jsonl'),
       '--checkpoint',
-      temp.path('cp.json'),
-      temp.path('in.csv'),
+      ctx.temp.path('cp.json'),
+      ctx.temp.path('in.csv'),
     );
-    const result = await runCli(cli, args, { env });
+    const result = await runCli(ctx.cli, args, { env });
     expect(result.code).toBe(3);
     expect(result.stdout + result.stderr).not.toMatch(ANSI_ESCAPE);
     for (const text of [
       result.stdout,
       result.stderr,
-      readFileSync(temp.path('r.jsonl'), 'utf8'),
-      readFileSync(temp.path('cp.json'), 'utf8'),
+      readFileSync(ctx.temp.path('r.jsonl'), 'utf8'),
+      readFileSync(ctx.temp.path('cp.json'), 'utf8'),
     ]) {
       expect(text).not.toContain(DEMO_CLIENT_SECRET);
     }
-    const tokens = emulator.mock.state.tokens.map((token) => token.token);
+    const tokens = ctx.emulator.mock.state.tokens.map((token) => token.token);
     expect(tokens.length).toBeGreaterThan(0);
     for (const token of tokens) expect(result.stdout + result.stderr).not.toContain(token);
   });

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { createPushApiMock } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { PushClient } from '../../src/client.js';
 import { financeRecordSchema } from '../../src/finance/schema.js';
+import { emulatorClient } from '../support/clients.js';
 import { expectAccounted, makeRecord, toAsync } from './helpers.js';
 
 const bytesOf = (text: string) => Buffer.byteLength(text, 'utf8');
@@ -13,13 +13,7 @@ const EMPTY_BODY = 14;
 function capturingClient() {
   const mock = createPushApiMock();
   const bodies: string[] = [];
-  const client = new PushClient({
-    clientId: mock.clientId,
-    clientSecret: mock.clientSecret,
-    authUrl: mock.authUrl,
-    baseUrl: mock.baseUrl,
-    scopeBase: mock.scopeBase,
-    env: {},
+  const client = emulatorClient(mock, {
     fetch: async (input, init) => {
       const request = new Request(input, init);
       if (request.method === 'POST' && new URL(request.url).pathname.endsWith('/finance')) {

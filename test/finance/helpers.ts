@@ -1,7 +1,8 @@
 import { createPushApiMock, type PushApiEmulator, type RunningEmulator } from 'push-api-client/testing';
-import { PushClient } from '../../src/client.js';
+import type { PushClientOptions } from '../../src/client.js';
 import type { FinanceRecordInput } from '../../src/finance/schema.js';
 import type { PublishReport } from '../../src/finance/types.js';
+import { emulatorClient, serverClient } from '../support/clients.js';
 
 /** A valid record whose fields vary with `i`, so that order can be checked on the server side. */
 export function makeRecord(i: number, overrides: Partial<Record<string, unknown>> = {}): FinanceRecordInput {
@@ -26,17 +27,8 @@ export async function* toAsync<T>(items: Iterable<T>): AsyncGenerator<T> {
 }
 
 /** A PushClient wired to an emulator through its in-process fetch (no sockets). */
-export function clientFor(emulator: PushApiEmulator, options: { maxRetries?: number; retryAmbiguous?: boolean } = {}) {
-  return new PushClient({
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    authUrl: emulator.authUrl,
-    baseUrl: emulator.baseUrl,
-    scopeBase: emulator.scopeBase,
-    fetch: emulator.fetch,
-    env: {},
-    ...options,
-  });
+export function clientFor(emulator: PushApiEmulator, options: PushClientOptions = {}) {
+  return emulatorClient(emulator, options);
 }
 
 /** A PushClient talking real HTTP to a running emulator on 127.0.0.1. */
@@ -44,15 +36,7 @@ export function clientForServer(
   server: RunningEmulator,
   options: { maxRetries?: number; retryAmbiguous?: boolean } = {},
 ) {
-  return new PushClient({
-    clientId: server.mock.clientId,
-    clientSecret: server.mock.clientSecret,
-    authUrl: server.authUrl,
-    baseUrl: server.baseUrl,
-    scopeBase: server.mock.scopeBase,
-    env: {},
-    ...options,
-  });
+  return serverClient(server, options);
 }
 
 export function mockWithClient(options: Parameters<typeof createPushApiMock>[0] = {}) {

@@ -10,6 +10,7 @@ import {
 import type { FinanceRecordInput } from '../../src/finance/schema.js';
 import type { PublishReport } from '../../src/finance/types.js';
 import {
+  clientFor,
   clientForServer,
   expectAccounted,
   financeStatuses,
@@ -274,7 +275,6 @@ describe('publish interrupted by the input or a callback', () => {
 
   it('logs a throwing onProgress as a warning and goes on publishing', async () => {
     const { createPushApiMock } = await import('push-api-client/testing');
-    const { PushClient } = await import('../../src/client.js');
     const mock = createPushApiMock();
     const warnings: { message: string; fields: unknown }[] = [];
     const logger = {
@@ -283,16 +283,7 @@ describe('publish interrupted by the input or a callback', () => {
       warn: (message: string, fields?: unknown) => warnings.push({ message, fields }),
       error: () => {},
     };
-    const client = new PushClient({
-      clientId: mock.clientId,
-      clientSecret: mock.clientSecret,
-      authUrl: mock.authUrl,
-      baseUrl: mock.baseUrl,
-      scopeBase: mock.scopeBase,
-      fetch: mock.fetch,
-      env: {},
-      logger,
-    });
+    const client = clientFor(mock, { logger });
     const report = await client.finance.publish(mock.appId, makeRecords(30), {
       batchSize: 10,
       concurrency: 1,

@@ -5,21 +5,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { financeRecordSchema, PushClient, PushError, RecordValidationError } from '../../src/index.js';
+import { financeRecordSchema, type PushClient, PushError, RecordValidationError } from '../../src/index.js';
 import { createPushApiHandler } from '../../src/testing/index.js';
+import { emulatorClient } from '../support/clients.js';
 import { brokenRecord, FUZZ_SEED, notARecord, validRecord } from './arbitraries.js';
 
 function clientFor(mock: ReturnType<typeof createPushApiHandler>): PushClient {
-  return new PushClient({
-    clientId: mock.clientId,
-    clientSecret: mock.clientSecret,
-    authUrl: mock.authUrl,
-    baseUrl: mock.baseUrl,
-    scopeBase: mock.scopeBase,
-    fetch: mock.fetch,
-    maxRetries: 0,
-    env: {},
-  });
+  return emulatorClient(mock, { maxRetries: 0 });
 }
 
 describe('schema', () => {

@@ -1,11 +1,10 @@
 import { setupServer } from 'msw/node';
 import { createPushApiMock } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TokenManager } from '../../src/auth/token-manager.js';
 import { AuthenticationError, ServerError } from '../../src/errors.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import type { RequestSpec } from '../../src/http/types.js';
-import { recordingLogger } from './support.js';
+import { emulatorTokenManager, recordingLogger } from '../support/clients.js';
 
 const mock = createPushApiMock();
 const server = setupServer(...mock.handlers);
@@ -26,13 +25,7 @@ function wire(maxRetries = 2) {
     backoff: { initialDelayMs: 1, maxDelayMs: 5 },
     tokens: () => tokens,
   });
-  const tokens = new TokenManager({
-    http,
-    authUrl: new URL(mock.authUrl),
-    clientId: mock.clientId,
-    clientSecret: mock.clientSecret,
-    scopes: [`${mock.scopeBase}/connector.write`],
-  });
+  const tokens = emulatorTokenManager(http, mock);
   return { http, tokens, logger };
 }
 

@@ -1,30 +1,11 @@
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import type { ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
 import { ConfigurationError, ConnectionError, PushApiError, PushError } from '../../src/errors.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import type { RequestSpec } from '../../src/http/types.js';
+import { useLoopbackServers } from '../support/loopback-server.js';
 
-const servers: Server[] = [];
-
-async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => handler(req, res));
-  });
-  servers.push(server);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
+const serve = useLoopbackServers();
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const http = new FetchHttpClient({
@@ -140,20 +121,11 @@ describe('a body never follows a redirect to another origin', () => {
     redirect?: (res: ServerResponse, path: string) => boolean,
   ): Promise<{ url: string; seen: string[] }> {
     const seen: string[] = [];
-    const server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => {
-        body += chunk;
-      });
-      req.on('end', () => {
-        seen.push(`${req.method} ${req.url} ${body}`);
-        if (!redirect?.(res, req.url ?? '')) res.end('{"success":true}');
-      });
+    const url = await serve((req, res, body) => {
+      seen.push(`${req.method} ${req.url} ${body}`);
+      if (!redirect?.(res, req.url ?? '')) res.end('{"success":true}');
     });
-    servers.push(server);
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+    return { url, seen };
   }
 
   it.each([

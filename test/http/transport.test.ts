@@ -1,8 +1,5 @@
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   AbortError,
   ConfigurationError,
@@ -13,38 +10,11 @@ import {
   TimeoutError,
 } from '../../src/errors.js';
 import { FetchHttpClient, type FetchHttpClientOptions } from '../../src/http/http-client.js';
-import type { Logger, RequestSpec } from '../../src/http/types.js';
+import type { RequestSpec } from '../../src/http/types.js';
+import { useLoopbackServers } from '../support/loopback-server.js';
+import { recordingLogger } from './support.js';
 
-type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
-const servers: Server[] = [];
-
-async function serve(handler: Handler): Promise<string> {
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => handler(req, res, body));
-  });
-  servers.push(server);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
-
-function recordingLogger(): Logger & { lines: { level: string; message: string; fields?: Record<string, unknown> }[] } {
-  const lines: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
-  const at = (level: string) => (message: string, fields?: Record<string, unknown>) =>
-    lines.push({ level, message, fields });
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
+const serve = useLoopbackServers();
 
 function client(overrides: Partial<FetchHttpClientOptions> = {}): FetchHttpClient {
   return new FetchHttpClient({
@@ -67,7 +37,7 @@ function spec(url: string, extra: Partial<RequestSpec> = {}): RequestSpec {
 describe('transport over real HTTP on 127.0.0.1', () => {
   it('a refused connection is a ConnectionError that surely did not send the request', async () => {
     const base = await serve(() => undefined);
-    const server = servers.pop()!;
+    const server = serve.servers.pop()!;
     await new Promise((resolve) => server.close(resolve));
     const error = await client({ maxRetries: 0 })
       .send(spec(`${base}/x`))
@@ -78,7 +48,7 @@ describe('transport over real HTTP on 127.0.0.1', () => {
 
   it('a refused connection is retried even for the non-idempotent policy', async () => {
     const base = await serve(() => undefined);
-    const server = servers.pop()!;
+    const server = serve.servers.pop()!;
     await new Promise((resolve) => server.close(resolve));
     const retries: number[] = [];
     const error = await client({ maxRetries: 2 })

@@ -1,36 +1,13 @@
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TokenManager } from '../../src/auth/token-manager.js';
 import { PermissionDeniedError, TokenError } from '../../src/errors.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import { recordingLogger } from '../http/support.js';
+import { useLoopbackServers } from '../support/loopback-server.js';
 import { secretForms } from './scan.js';
 
-const servers: Server[] = [];
-
-async function serve(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<string> {
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => handler(req, res, body));
-  });
-  servers.push(server);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
+const serve = useLoopbackServers();
 
 const ACCESS_TOKEN = 'at-echoed-0123456789abcdef';
 

@@ -1,39 +1,22 @@
-import { once } from 'node:events';
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { PushClient, TokenError } from 'push-api-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recordingLogger } from '../http/support.js';
+import { useLoopbackServers } from '../support/loopback-server.js';
 import { secretForms } from './scan.js';
 
-const servers: Server[] = [];
+const listen = useLoopbackServers();
 
 /** A loopback server that records each request (body included) and answers with `answer`. */
 async function serve(answer: (res: ServerResponse) => void) {
   const seen: string[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => {
-      seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? '-'} ${body}`);
-      answer(res);
-    });
+  const url = await listen((req, res, body) => {
+    seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? '-'} ${body}`);
+    answer(res);
   });
-  servers.push(server);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  return { url, seen };
 }
-
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
 
 const clientId = 'redirect-client';
 const clientSecret = 'sEcReT+redirect/value=1';

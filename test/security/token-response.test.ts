@@ -1,7 +1,8 @@
 /** A token response that is not a usable token is a TokenError, never a crash or a token used anyway. */
 import { describe, expect, it } from 'vitest';
-import { PushClient, TokenError } from '../../src/index.js';
+import { TokenError } from '../../src/index.js';
 import { createPushApiHandler } from '../../src/testing/index.js';
+import { emulatorClient } from '../support/clients.js';
 
 const bodies: [string, Record<string, unknown> | string][] = [
   ['wrong token_type', { access_token: 'leak-me-not-1', token_type: 'mac', expires_in: 60 }],
@@ -18,15 +19,7 @@ const bodies: [string, Record<string, unknown> | string][] = [
 describe('token response validation', () => {
   it.each(bodies)('%s → TokenError, no data request sent, the token not quoted', async (_, body) => {
     const mock = createPushApiHandler();
-    const client = new PushClient({
-      clientId: mock.clientId,
-      clientSecret: mock.clientSecret,
-      authUrl: mock.authUrl,
-      baseUrl: mock.baseUrl,
-      scopeBase: mock.scopeBase,
-      fetch: mock.fetch,
-      env: {},
-    });
+    const client = emulatorClient(mock);
     mock.faults.add({ match: { operation: 'token' }, status: 200, body, times: 10 });
     const error = await client.finance
       .publishBatch(mock.appId, [

@@ -2,29 +2,11 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PushClient, type PushClientOptions } from '../../src/client.js';
 import type { UploadProgress } from '../../src/uploads/types.js';
-
-interface EmulatorAddresses {
-  authUrl: string;
-  baseUrl: string;
-  scopeBase: string;
-  clientId: string;
-  clientSecret: string;
-}
+import { pushClientFor } from '../support/clients.js';
 
 /** A PushClient pointed at an emulator, with fast retries so that tests stay quick. */
-export function clientFor(emulator: EmulatorAddresses, options: PushClientOptions = {}): PushClient {
-  return new PushClient({
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    authUrl: emulator.authUrl,
-    baseUrl: emulator.baseUrl,
-    scopeBase: emulator.scopeBase,
-    env: {},
-    ...options,
-  });
-}
+export const clientFor = pushClientFor;
 
 export const sha256 = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
 

@@ -1,0 +1,35 @@
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { afterEach, beforeAll, beforeEach } from 'vitest';
+import { buildCli } from './build.js';
+import { killChildren, makeTempDir } from './run.js';
+
+export interface CliFixture {
+  /** The built CLI's entry point, set in beforeAll. */
+  cli: string;
+  /** A fresh emulator on a free port, set in beforeEach. */
+  emulator: RunningEmulator;
+  /** A fresh temporary directory, set in beforeEach. */
+  temp: ReturnType<typeof makeTempDir>;
+}
+
+/**
+ * For an end-to-end CLI test file: builds the CLI once, starts a fresh emulator and temporary
+ * directory before each test, and after each test kills every child, closes the emulator and
+ * removes the directory. Read the fields inside hooks and tests, not at module level.
+ */
+export function useCliFixture(): CliFixture {
+  const fixture = {} as CliFixture;
+  beforeAll(async () => {
+    fixture.cli = await buildCli();
+  }, 60_000);
+  beforeEach(async () => {
+    fixture.emulator = await startEmulator({ port: 0 });
+    fixture.temp = makeTempDir();
+  });
+  afterEach(async () => {
+    killChildren();
+    await fixture.emulator.close();
+    fixture.temp.remove();
+  });
+  return fixture;
+}

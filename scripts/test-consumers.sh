@@ -35,8 +35,8 @@ step "install the tarball into throw-away projects"
 mkdir -p "$tmp/base" "$tmp/vitest-msw"
 echo '{ "name": "consumers-base", "private": true }' >"$tmp/base/package.json"
 cp -R test/consumers/esm test/consumers/cjs test/consumers/ts-node16 test/consumers/ts-bundler "$tmp/base/"
-# Both TypeScript projects check the same SDK-only file, each under its own module resolution.
-for project in ts-node16 ts-bundler; do cp test/consumers/shared/sdk-only.ts "$tmp/base/$project/"; done
+# Both TypeScript projects compile the same files, each under its own module resolution.
+for project in ts-node16 ts-bundler; do cp test/consumers/shared/main.ts test/consumers/shared/sdk-only.ts "$tmp/base/$project/"; done
 cp -R test/consumers/vitest-msw/. "$tmp/vitest-msw/"
 types_node=$(version_of @types/node)
 typescript=$(version_of typescript)

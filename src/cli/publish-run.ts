@@ -1,5 +1,5 @@
 import type { PushClient } from '../client.js';
-import { PublishAbortedError } from '../finance/errors.js';
+import { PublishAbortedError } from '../errors.js';
 import type { FinanceRecord } from '../finance/schema.js';
 import type { SettledBatch } from '../finance/types.js';
 import { validateFinanceRecord } from '../finance/validate.js';

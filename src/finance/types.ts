@@ -1,9 +1,6 @@
 import type { InvalidRecord, PushError } from '../errors.js';
 import type { FinanceRecord } from './schema.js';
 
-/** Defined with every other default in `src/defaults.ts`; re-exported for existing imports (the CLI). */
-export { FINANCE_DEFAULTS } from '../defaults.js';
-
 /** What happened to one batch: `unknown` means the server may or may not have stored it. */
 export type BatchStatus = 'sent' | 'failed' | 'unknown';
 

@@ -4,10 +4,10 @@ import {
   ConfigurationError,
   ConnectionError,
   NotFoundError,
+  PublishAbortedError,
   RecordValidationError,
   ServerError,
 } from '../../src/errors.js';
-import { PublishAbortedError } from '../../src/finance/errors.js';
 import { financeUrl } from '../../src/finance/publisher.js';
 import { uploadUrlsEndpoint } from '../../src/uploads/upload-urls.js';
 import { clientForServer, expectAccounted, financeStatuses, makeRecord, makeRecords, toAsync } from './helpers.js';

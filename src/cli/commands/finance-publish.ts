@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { FINANCE_DEFAULTS } from '../../finance/types.js';
+import { FINANCE_DEFAULTS } from '../../defaults.js';
 import { Checkpoint, fingerprintInputs } from '../checkpoint.js';
 import { addConnectionOptions, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
 import { ExitCode, exitCodeFor, UsageError } from '../exit-codes.js';

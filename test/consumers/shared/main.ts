@@ -1,5 +1,8 @@
-// TypeScript consumer (moduleResolution bundler): the published types must type-check and the compiled output must run.
+// TypeScript consumer, compiled once per project (moduleResolution node16 and bundler): the published
+// types must type-check and the compiled output must run.
 import assert from 'node:assert/strict';
+import { basename, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type FinanceRecordInput, type PublishReport, PushClient, type PushClientOptions } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 
@@ -36,7 +39,9 @@ try {
   assert.equal(report.recordsSent, 1500);
   assert.equal(mock.state.recordCount(mock.appId), 1500);
   assert.equal(mock.state.tokenRequestCount, 1);
-  console.log(`ts-bundler: ok on node ${process.version}`);
+  // dist/main.js sits inside the project folder, whose name says which resolution was used.
+  const project = basename(dirname(dirname(fileURLToPath(import.meta.url))));
+  console.log(`${project}: ok on node ${process.version}`);
 } finally {
   await emulator.close();
 }

@@ -1,7 +1,7 @@
 import { defineConfig, type Options } from 'tsup';
 
 const library: Options = {
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
+  entry: { index: 'src/index.ts', schema: 'src/schema.ts', 'testing/index': 'src/testing/index.ts' },
   sourcemap: true,
   target: 'node20',
   splitting: false,

@@ -9,6 +9,10 @@ export default defineConfig({
         find: /^push-api-client\/testing$/,
         replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)),
       },
+      {
+        find: /^push-api-client\/schema$/,
+        replacement: fileURLToPath(new URL('./src/schema.ts', import.meta.url)),
+      },
       { find: /^push-api-client$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
     ],
   },

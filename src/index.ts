@@ -30,8 +30,8 @@ export {
   UploadError,
 } from './errors.js';
 export type { FinancePublisher } from './finance/publisher.js';
+// The zod schema itself is exported by `push-api-client/schema`, so that this entry does not load zod.
 export type { FinanceRecord, FinanceRecordInput } from './finance/schema.js';
-export { financeRecordSchema } from './finance/schema.js';
 export type {
   BatchReport,
   BatchStatus,

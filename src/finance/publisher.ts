@@ -24,6 +24,7 @@ import {
   prevalidate,
 } from './source.js';
 import type { PublishBatchOptions, PublishOptions, PublishReport } from './types.js';
+import { loadRecordSchema } from './validate.js';
 
 type Settings = Required<
   Pick<PublishOptions, 'batchSize' | 'maxBatchBytes' | 'concurrency' | 'onInvalid' | 'adaptive'>
@@ -101,6 +102,8 @@ export class FinancePublisher {
       throw new ConfigurationError('records must be an array, an iterable or an async iterable of finance records');
     }
 
+    // A sync input is batched in synchronous steps, which cannot wait for zod; an async one loads it on first need.
+    if (!isAsyncIterable(records)) await loadRecordSchema();
     const report = new ReportBuilder();
     const limit = new AdaptiveLimit({ max: settings.concurrency, adaptive: settings.adaptive });
     const run = new PublishRun(this.ctx, url, report, limit, options);
@@ -196,6 +199,7 @@ export class FinancePublisher {
     }
     const maxBatchBytes = options.maxBatchBytes ?? FINANCE_DEFAULTS.maxBatchBytes;
     checkMaxBatchBytes(maxBatchBytes);
+    await loadRecordSchema();
     const checked = prevalidate(records, maxBatchBytes, true);
     if (checked.invalid.length > 0) throw new RecordValidationError(checked.invalid);
     const bodyBytes = bodyBytesFor(

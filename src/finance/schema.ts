@@ -1,38 +1,21 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { RecordIssue } from '../errors.js';
+import { CREATED_LIMITS, isIsoDateOrDateTime, unknownPropertyMessage } from './formats.js';
 
 /**
  * The finance record of SPEC.md ("Resources and their fields → Finance record"). The property
  * table is authoritative: it names `vendor`; the spec's request schematic also shows `merchant`,
  * which is rejected with a message pointing to `vendor` so that data is never sent under a name
  * the service ignores. Unknown properties are rejected so that a typo is not dropped silently.
+ *
+ * The schema is built from a zod namespace handed in, rather than from a top-level import: the
+ * client loads zod only when a record needs it (validate.ts), while `push-api-client/schema`
+ * builds it at once for callers who want the schema itself.
  */
 
-/**
- * The earliest `created` accepted, in every form (1973-03-03T09:46:40Z). Numbers below it are
- * almost always Unix seconds, not milliseconds; Dates and strings get the same floor so that a
- * record is accepted or refused whatever form its time takes.
- */
-const MIN_CREATED_MS = 100_000_000_000;
-/** The largest time a JavaScript Date can hold (ECMA-262 §21.4.1.1). */
-const MAX_CREATED_MS = 8_640_000_000_000_000;
-/** The bounds of `created` in Unix milliseconds, for the fast path of validate.ts. */
-export const CREATED_LIMITS = { min: MIN_CREATED_MS, max: MAX_CREATED_MS } as const;
-
-const isoDate = z.iso.date();
-/** A date-time must carry `Z` or an offset: a local time would be shifted by the sender's time zone. */
-const isoDateTime = z.iso.datetime({ offset: true });
-/** The very patterns zod tests these formats with, so that the fast path of validate.ts cannot drift from them. */
-export const isoDatePattern: RegExp = patternOf(isoDate);
-export const isoDateTimePattern: RegExp = patternOf(isoDateTime);
-
-function patternOf(format: z.ZodStringFormat): RegExp {
-  const pattern = format._zod.def.pattern;
-  if (!(pattern instanceof RegExp) || pattern.global || pattern.sticky) {
-    throw new Error('zod no longer exposes the pattern of an ISO format as a plain RegExp');
-  }
-  return pattern;
-}
+type Zod = typeof z;
+const MIN_CREATED_MS = CREATED_LIMITS.min;
+const MAX_CREATED_MS = CREATED_LIMITS.max;
 
 /**
  * Unix milliseconds are never negative; the service refuses them (and with them the whole batch).
@@ -65,7 +48,7 @@ function toCreatedMs(value: number | Date | string, ctx: z.RefinementCtx): numbe
     else if (ms < MIN_CREATED_MS) ctx.addIssue({ code: 'custom', message: TOO_EARLY_MESSAGE });
     return ms;
   }
-  if (!isoDate.safeParse(value).success && !isoDateTime.safeParse(value).success) {
+  if (!isIsoDateOrDateTime(value)) {
     ctx.addIssue({
       code: 'custom',
       message: 'expected an ISO-8601 date (2024-01-31) or date-time with Z or an offset (2024-01-31T09:30:00Z)',
@@ -78,52 +61,71 @@ function toCreatedMs(value: number | Date | string, ctx: z.RefinementCtx): numbe
   return ms;
 }
 
-const requiredText = (what: string) =>
-  z
-    .string({ error: `expected ${what} (a non-empty string)` })
-    .min(1, { error: `expected ${what} (a non-empty string)` });
-const optionalText = z.string({ error: 'expected a string' }).optional();
-
-export const financeRecordShape = {
-  // A custom type check rather than z.union: a union costs more than the rest of the record together.
-  created: z
-    .custom<number | Date | string>(isCreatedInput, { error: CREATED_MESSAGE })
-    .transform((value, ctx) => toCreatedMs(value, ctx)),
-  amount: z.number({ error: 'expected a finite number' }),
-  /** Format only: the service is the authority on which codes it accepts, and a built-in list goes stale. */
-  currency: z.string({ error: 'expected an ISO 4217 code such as "USD"' }).regex(/^[A-Z]{3}$/, {
-    error: 'expected an ISO 4217 code of three upper-case letters, such as "USD"',
-  }),
-  identifier: requiredText('who or what executed the transaction'),
-  type: z.enum(['expense', 'invoice'], { error: 'expected "expense" or "invoice"' }),
-  vendor: requiredText('the vendor name'),
-  name: optionalText,
-  category: optionalText,
-  description: optionalText,
-  transactionNumber: optionalText,
-};
-
-/** Message for a property the table does not list; `merchant` gets a pointer to `vendor`. */
-export function unknownPropertyMessage(key: string): string {
-  return key === 'merchant'
-    ? 'unknown property: the spec names this field "vendor"; rename "merchant" to "vendor"'
-    : 'unknown property (not in the finance record table)';
+/** Builds the zod schema of one finance record: input as users write it, output as it is sent. */
+export function buildFinanceRecordSchema(z: Zod) {
+  const requiredText = (what: string) =>
+    z
+      .string({ error: `expected ${what} (a non-empty string)` })
+      .min(1, { error: `expected ${what} (a non-empty string)` });
+  const optionalText = z.string({ error: 'expected a string' }).optional();
+  const shape = {
+    // A custom type check rather than z.union: a union costs more than the rest of the record together.
+    created: z
+      .custom<number | Date | string>(isCreatedInput, { error: CREATED_MESSAGE })
+      .transform((value, ctx) => toCreatedMs(value, ctx)),
+    amount: z.number({ error: 'expected a finite number' }),
+    /** Format only: the service is the authority on which codes it accepts, and a built-in list goes stale. */
+    currency: z.string({ error: 'expected an ISO 4217 code such as "USD"' }).regex(/^[A-Z]{3}$/, {
+      error: 'expected an ISO 4217 code of three upper-case letters, such as "USD"',
+    }),
+    identifier: requiredText('who or what executed the transaction'),
+    type: z.enum(['expense', 'invoice'], { error: 'expected "expense" or "invoice"' }),
+    vendor: requiredText('the vendor name'),
+    name: optionalText,
+    category: optionalText,
+    description: optionalText,
+    transactionNumber: optionalText,
+  };
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code === 'unrecognized_keys')
+        return issue.keys.map((key) => `${key}: ${unknownPropertyMessage(key)}`).join('; ');
+      if (issue.code === 'invalid_type') return 'expected a finance record object';
+      return undefined;
+    },
+  });
 }
 
-/** Zod schema of one finance record: input as users write it, output as it is sent. */
-export const financeRecordSchema = z.strictObject(financeRecordShape, {
-  error: (issue) => {
-    if (issue.code === 'unrecognized_keys')
-      return issue.keys.map((key) => `${key}: ${unknownPropertyMessage(key)}`).join('; ');
-    if (issue.code === 'invalid_type') return 'expected a finance record object';
-    return undefined;
-  },
-});
+/** The zod schema of one finance record (`financeRecordSchema` of `push-api-client/schema`). */
+export type FinanceRecordSchema = ReturnType<typeof buildFinanceRecordSchema>;
+/**
+ * A finance record as accepted by `publish` (SPEC.md, "Finance record"): `created` may be Unix
+ * milliseconds, a Date or an ISO-8601 string. Exactly `z.input` of the schema (a type test checks it).
+ */
+export type FinanceRecordInput = {
+  created: number | Date | string;
+  amount: number;
+  /** ISO 4217 code, such as `USD`. */
+  currency: string;
+  /** Who or what executed the transaction, such as a user's e-mail. */
+  identifier: string;
+  type: 'expense' | 'invoice';
+  /** Name of the vendor where the transaction took place. */
+  vendor: string;
+  /** Name associated with the transaction. */
+  name?: string | undefined;
+  /** Free text; may be a colon-separated hierarchy such as `software:saas`. */
+  category?: string | undefined;
+  /** Description of the transaction. */
+  description?: string | undefined;
+  /** Identifying number of the transaction. */
+  transactionNumber?: string | undefined;
+};
 
-/** A finance record as accepted by `publish`: `created` may be milliseconds, a Date or an ISO string. */
-export type FinanceRecordInput = z.input<typeof financeRecordSchema>;
-/** A finance record as sent on the wire: `created` is Unix milliseconds. */
-export type FinanceRecord = z.output<typeof financeRecordSchema>;
+/** A finance record as sent on the wire: `created` is Unix milliseconds. Exactly `z.output` of the schema. */
+export type FinanceRecord = Omit<FinanceRecordInput, 'created'> & {
+  created: number;
+};
 
 /** Flattens zod issues into `{ path, message }`, one per unknown key so every issue names its field. */
 export function toRecordIssues(issues: readonly z.core.$ZodIssue[]): RecordIssue[] {

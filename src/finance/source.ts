@@ -14,6 +14,8 @@ import type { PendingBatch, ReportBuilder } from './report.js';
 import type { FinanceRecord } from './schema.js';
 import {
   inspectFinanceRecordFast,
+  loadRecordSchema,
+  needsRecordSchema,
   objectPrototypeIsClean,
   parseFinanceRecordFast,
   validateFinanceRecord,
@@ -320,6 +322,7 @@ export async function* batchesFromAsyncIterable(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<PendingBatch, void, undefined> {
   for (let next = await input.nextAsync(signal); !next.done; next = await input.nextAsync(signal)) {
+    if (needsRecordSchema(next.value)) await loadRecordSchema();
     const batch = assembler.add(next.value);
     if (batch) yield batch;
     if (assembler.firstInvalid || shouldStop()) return;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createPushApiMock } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { financeRecordSchema } from '../../src/finance/schema.js';
+import { financeRecordSchema } from '../../src/schema.js';
 import { emulatorClient } from '../support/clients.js';
 import { expectAccounted, makeRecord, toAsync } from './helpers.js';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, NotFoundError, RecordValidationError } from '../../src/errors.js';
-import { type FinanceRecordInput, financeRecordSchema } from '../../src/finance/schema.js';
+import type { FinanceRecordInput } from '../../src/finance/schema.js';
 import type { PublishReport, SettledBatch } from '../../src/finance/types.js';
+import { financeRecordSchema } from '../../src/schema.js';
 import { expectAccounted, financeStatuses, makeRecord, makeRecords, mockWithClient, toAsync } from './helpers.js';
 
 describe('FinancePublisher.publish', () => {

@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { financeRecordSchema } from '../../src/finance/schema.js';
-import { validateFinanceRecord } from '../../src/finance/validate.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadRecordSchema, validateFinanceRecord } from '../../src/finance/validate.js';
+import { financeRecordSchema } from '../../src/schema.js';
 import { makeRecord } from './helpers.js';
+
+beforeAll(() => loadRecordSchema());
 
 function issuesOf(input: unknown) {
   const result = validateFinanceRecord(input);

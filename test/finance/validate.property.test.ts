@@ -1,7 +1,14 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { financeRecordSchema } from '../../src/finance/schema.js';
-import { inspectFinanceRecordFast, parseFinanceRecordFast, validateFinanceRecord } from '../../src/finance/validate.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  inspectFinanceRecordFast,
+  loadRecordSchema,
+  parseFinanceRecordFast,
+  validateFinanceRecord,
+} from '../../src/finance/validate.js';
+import { financeRecordSchema } from '../../src/schema.js';
+
+beforeAll(() => loadRecordSchema());
 
 const FLOOR = 100_000_000_000; // 1973-03-03T09:46:40Z, the earliest created accepted
 const FIELDS = [

@@ -5,7 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { financeRecordSchema, type PushClient, PushError, RecordValidationError } from '../../src/index.js';
+import { type PushClient, PushError, RecordValidationError } from '../../src/index.js';
+import { financeRecordSchema } from '../../src/schema.js';
 import { createPushApiHandler } from '../../src/testing/index.js';
 import { emulatorClient } from '../support/clients.js';
 import { brokenRecord, FUZZ_SEED, notARecord, validRecord } from './arbitraries.js';

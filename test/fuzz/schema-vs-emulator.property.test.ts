@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { financeRecordSchema } from '../../src/index.js';
+import { financeRecordSchema } from '../../src/schema.js';
 import { validateFinanceBody } from '../../src/testing/finance-validation.js';
 import { FUZZ_SEED, validRecord } from './arbitraries.js';
 

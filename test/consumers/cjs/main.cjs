@@ -3,6 +3,10 @@ const assert = require('node:assert/strict');
 const { PushClient, RecordValidationError } = require('push-api-client');
 const { startEmulator } = require('push-api-client/testing');
 
+// zod is loaded on first need only (by import(), so it never shows in require.cache): the client entry must not require it.
+const zodLoaded = () => Object.keys(require.cache).some((file) => /[\\/]node_modules[\\/]zod[\\/]/.test(file));
+assert.equal(zodLoaded(), false, 'requiring push-api-client loaded zod');
+
 async function main() {
   const emulator = await startEmulator();
   try {
@@ -34,6 +38,10 @@ async function main() {
     assert.equal(mock.state.tokenRequestCount, 1);
 
     await assert.rejects(client.finance.publish(mock.appId, [{ amount: 1 }]), RecordValidationError);
+
+    const { financeRecordSchema } = require('push-api-client/schema');
+    assert.equal(financeRecordSchema.safeParse(records[0]).success, true);
+    assert.equal(financeRecordSchema.safeParse({ ...records[0], merchant: 'Globex' }).success, false);
     console.log(`cjs: ok on node ${process.version}`);
   } finally {
     await emulator.close();

@@ -1,6 +1,7 @@
 // Plain ESM consumer: `import` from the installed tarball, token + upload + publish against the emulator.
 import assert from 'node:assert/strict';
 import { PushClient, RecordValidationError } from 'push-api-client';
+import { financeRecordSchema } from 'push-api-client/schema';
 import { startEmulator } from 'push-api-client/testing';
 
 const emulator = await startEmulator();
@@ -35,6 +36,7 @@ try {
   assert.equal(mock.state.tokenRequestCount, 1);
 
   await assert.rejects(client.finance.publish(mock.appId, [{ amount: 1 }]), RecordValidationError);
+  assert.equal(financeRecordSchema.parse({ ...records[0], created: '2025-01-01' }).created, Date.UTC(2025, 0, 1));
   console.log(`esm: ok on node ${process.version}`);
 } finally {
   await emulator.close();

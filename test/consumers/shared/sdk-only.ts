@@ -3,7 +3,6 @@ import {
   type AccessToken,
   type BatchReport,
   type FinanceRecordInput,
-  financeRecordSchema,
   type PublishOptions,
   type PublishReport,
   PushClient,
@@ -14,6 +13,7 @@ import {
   type UploadInput,
   type UploadReport,
 } from 'push-api-client';
+import { type FinanceRecord, financeRecordSchema } from 'push-api-client/schema';
 
 const options: PushClientOptions = { clientId: 'id', authUrl: 'https://auth.example', baseUrl: 'https://api.example' };
 const store: TokenStore = {
@@ -41,7 +41,8 @@ const files: UploadInput[] = [
 ];
 
 export async function run(): Promise<[PublishReport, UploadReport, BatchReport | undefined]> {
-  financeRecordSchema.parse(record);
+  const wire: FinanceRecord = financeRecordSchema.parse(record);
+  if (typeof wire.created !== 'number') throw new Error('created should be sent as Unix milliseconds');
   try {
     const report = await client.finance.publish('app', [record], publishOptions);
     return [report, await client.uploads.upload('app', files), report.batches[0]];

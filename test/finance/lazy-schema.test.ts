@@ -1,0 +1,62 @@
+/**
+ * zod is loaded on first need (validate.ts): valid records never load it, and the first record
+ * the fast path does not accept loads it before it is judged, whatever the input's form. Vitest
+ * isolates each test file's modules, so the schema starts unloaded here; the tests run in order.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ISO_DATE_PATTERN, ISO_DATE_TIME_PATTERN } from '../../src/finance/formats.js';
+import type { FinanceRecord, FinanceRecordInput } from '../../src/finance/schema.js';
+import { recordSchemaLoaded } from '../../src/finance/validate.js';
+import type { financeRecordSchema } from '../../src/schema.js';
+import { makeRecords, mockWithClient, toAsync } from './helpers.js';
+
+describe('zod, loaded on first need', () => {
+  it('is not loaded to publish valid records from an async iterable', async () => {
+    const { mock, client } = mockWithClient();
+    const report = await client.finance.publish(mock.appId, toAsync(makeRecords(1500)));
+    expect(report.recordsSent).toBe(1500);
+    expect(recordSchemaLoaded()).toBe(false);
+  });
+
+  it('is loaded by the first invalid record of an async iterable, which is then explained by field', async () => {
+    const { mock, client } = mockWithClient();
+    const records: unknown[] = makeRecords(3);
+    records[1] = { ...(records[1] as object), amount: 'ten' };
+    const report = await client.finance.publish(mock.appId, toAsync(records) as AsyncIterable<never>, {
+      onInvalid: 'skip',
+    });
+    expect(recordSchemaLoaded()).toBe(true);
+    expect(report.recordsSent).toBe(2);
+    expect(report.invalid).toEqual([{ index: 1, issues: [{ path: 'amount', message: 'expected a finite number' }] }]);
+  });
+});
+
+describe('the fast path ISO patterns', () => {
+  it('are the very patterns zod checks ISO dates and date-times with', () => {
+    const zodDate = z.iso.date()._zod.def.pattern;
+    const zodDateTime = z.iso.datetime({ offset: true })._zod.def.pattern;
+    expect([ISO_DATE_PATTERN.source, ISO_DATE_PATTERN.flags]).toEqual([zodDate?.source, zodDate?.flags]);
+    expect([ISO_DATE_TIME_PATTERN.source, ISO_DATE_TIME_PATTERN.flags]).toEqual([
+      zodDateTime?.source,
+      zodDateTime?.flags,
+    ]);
+  });
+});
+
+describe('the record types', () => {
+  it('are exactly what the schema takes in and gives out (checked by the type checker)', () => {
+    // Each assignable to the other, with the same keys (an optional key is still a key).
+    type Same<A, B> = [A] extends [B]
+      ? [B] extends [A]
+        ? [keyof A] extends [keyof B]
+          ? true
+          : false
+        : false
+      : false;
+    const input: Same<FinanceRecordInput, z.input<typeof financeRecordSchema>> = true;
+    const output: Same<FinanceRecord, z.output<typeof financeRecordSchema>> = true;
+    expect([input, output]).toEqual([true, true]);
+  });
+});

@@ -110,7 +110,7 @@ export class FinancePublisher {
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
     const assembler = new BatchAssembler(limits, report, {
       stopAtInvalid: settings.onInvalid === 'throw',
-      keepRecords: options.onBatchSettled !== undefined,
+      keepIndexes: options.onBatchSettled !== undefined,
       sendAsIs: Array.isArray(records),
     });
 

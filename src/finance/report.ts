@@ -1,6 +1,4 @@
 import type { InvalidRecord, PushError, RecordIssue } from '../errors.js';
-import type { BatchItem } from './batcher.js';
-import type { FinanceRecord } from './schema.js';
 import type { BatchReport, BatchStatus, PublishProgress, PublishReport } from './types.js';
 
 /** A batch read from the input and not yet settled. */
@@ -13,8 +11,11 @@ export interface PendingBatch {
   recordCount: number;
   /** The request body, built once when the batch was read (every attempt sends it). */
   body: string;
-  /** The records, kept only for `onBatchSettled` (otherwise empty), and dropped once it settles. */
-  items: BatchItem<FinanceRecord>[];
+  /**
+   * Input index of each record, kept only for `onBatchSettled` (otherwise empty). The records
+   * themselves are not kept: `onBatchSettled` parses them from `body` when asked.
+   */
+  indexes: number[];
 }
 
 /**

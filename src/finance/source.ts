@@ -95,10 +95,11 @@ export interface AssemblerOptions {
   /** Reading stops at the first invalid record (`onInvalid: 'throw'`). */
   stopAtInvalid: boolean;
   /**
-   * Batches keep their records after the body is built (someone wants them: `onBatchSettled`).
-   * Otherwise only the body and the index range are kept, so records die young.
+   * Batches keep the input index of each record (someone wants them: `onBatchSettled`). Records
+   * are never kept once the body is built, so they die young: records held by every batch in
+   * flight lived long enough to be promoted, and filled V8's old generation with garbage.
    */
-  keepRecords: boolean;
+  keepIndexes: boolean;
   /**
    * Valid records may be sent as they are rather than copied: the input is an array, whose
    * records no caller code can replace or change between being validated and being serialized,
@@ -176,7 +177,7 @@ export class BatchAssembler {
       lastRecord: items[items.length - 1]?.index ?? -1,
       recordCount: items.length,
       body: buildBody(items),
-      items: this.options.keepRecords ? items : [],
+      indexes: this.options.keepIndexes ? items.map((item) => item.index) : [],
     };
     // Checked once per batch: cheap, and no caller code runs while an array's batch is read.
     if (this.options.sendAsIs) this.#asIs = objectPrototypeIsClean();

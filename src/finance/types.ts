@@ -31,9 +31,9 @@ export interface BatchReport {
 /** A settled batch as given to `onBatchSettled`: the report entry plus its records, for checkpoints and rejects. */
 export interface SettledBatch extends BatchReport {
   /**
-   * The records in wire form, as sent (or as they would have been sent). From an array, a record
-   * that was in wire form already (a plain object, `created` in milliseconds) is the caller's own
-   * object, not a copy.
+   * The records in wire form, as sent (or as they would have been sent): parsed from the request
+   * body when first read, so that a batch in flight holds no record objects. An optional field
+   * that was `undefined` is absent, as on the wire.
    */
   records: FinanceRecord[];
   /** Input index of each record, in the same order (not contiguous when invalid records were skipped). */

@@ -172,6 +172,30 @@ describe('FinancePublisher.publish', () => {
     expect(report.batches.map((b) => b.index)).toEqual([0, 1, 2, 3]);
   });
 
+  it('gives onBatchSettled the records exactly as the service received them, failed batches included', async () => {
+    const { mock, client } = mockWithClient();
+    mock.faults.add({ match: { operation: 'finance' }, times: 1, status: 400 });
+    const records: FinanceRecordInput[] = makeRecords(20).map((record, i) =>
+      i === 3 ? { ...record, name: undefined, created: new Date(record.created) } : record,
+    );
+    const settled: SettledBatch[] = [];
+    await client.finance.publish(mock.appId, toAsync(records), {
+      batchSize: 10,
+      concurrency: 1,
+      onBatchSettled: (batch) => {
+        settled.push(batch);
+      },
+    });
+    expect(settled.map((batch) => batch.status)).toEqual(['failed', 'sent']);
+    const wire = (record: FinanceRecordInput) => JSON.parse(JSON.stringify(financeRecordSchema.parse(record)));
+    expect(settled[0]?.records).toEqual(records.slice(0, 10).map(wire));
+    // An undefined optional field is absent, as on the wire; a Date is sent as milliseconds.
+    expect(Object.keys(settled[0]?.records[3] ?? {})).not.toContain('name');
+    expect(settled[0]?.records[3]?.created).toBe(new Date(records[3]?.created as number).getTime());
+    expect(settled[1]?.records).toEqual(mock.state.records(mock.appId));
+    expect(JSON.parse(JSON.stringify(settled[1])).records).toHaveLength(10);
+  });
+
   it('reports progress after every batch', async () => {
     const { mock, client } = mockWithClient();
     const sent: number[] = [];

@@ -1,7 +1,8 @@
 /**
  * 3. Upload: `client.uploads.upload` in a child process (its peak RSS is the SDK's) against
  * `curl -T` (one big file) and `curl --parallel` (many small ones), to the same sink in a third
- * process, which checks Content-Length and counts the bytes without keeping them.
+ * process, which checks Content-Length and counts the bytes without keeping them. Beside them, a
+ * hand-written script on Node's `fetch` (the transport the SDK uses), in a child process too.
  */
 import path from 'node:path';
 import { alternate } from '../lib/alternate.js';
@@ -53,6 +54,17 @@ async function viaSdk(server: ServerProcess, files: string[]): Promise<Sample> {
   return { ms, rssMB: toMB(run.maxRssBytes ?? Number.NaN) };
 }
 
+async function viaFetchScript(server: ServerProcess, files: string[]): Promise<Sample> {
+  const run = await runChildOk({
+    command: process.execPath,
+    args: [childScript('upload-fetch'), String(CONCURRENCY), ...files],
+    env: connectionEnv(server),
+    measureRss: true,
+  });
+  const { ms } = JSON.parse(run.stdout) as { ms: number };
+  return { ms, rssMB: toMB(run.maxRssBytes ?? Number.NaN) };
+}
+
 async function viaCurl(server: ServerProcess, files: string[]): Promise<Sample> {
   // `Expect:` off: no 100-continue round trip, as fetch does not send one either.
   const args = ['-sS', '--fail', '-H', 'Expect:'];
@@ -74,11 +86,14 @@ async function compare(
   const samples = await alternate(rounds, [
     { name: 'sdk', run: () => checked(server, bytes, 'SDK', () => viaSdk(server, files)) },
     { name: 'curl', run: () => checked(server, bytes, 'curl', () => viaCurl(server, files)) },
+    { name: 'fetch', run: () => checked(server, bytes, 'fetch script', () => viaFetchScript(server, files)) },
   ]);
   const sdk = samples.get('sdk') ?? [];
   const curl = samples.get('curl') ?? [];
+  const script = samples.get('fetch') ?? [];
   const throughput = (list: Sample[]) => list.map((sample) => toMB(bytes) / (sample.ms / 1000));
   const rss = sdk.map((sample) => sample.rssMB);
+  const scriptRss = script.map((sample) => sample.rssMB);
   const curlName = files.length > 1 ? `curl --parallel (${CONCURRENCY})` : 'curl -T';
   return [
     makeRow({
@@ -86,8 +101,11 @@ async function compare(
       metric: `peak RSS, SDK, ${label}`,
       unit: 'MB',
       ours: median(rss),
+      baselineName: 'fetch script',
+      baseline: median(scriptRss),
+      ratio: ratio(median(rss), median(scriptRss)),
       target: { of: 'value', op: '<=', limit: 120 },
-      samples: { ours: rss },
+      samples: { ours: rss, baseline: scriptRss },
     }),
     makeRow({
       benchmark: '3 upload',
@@ -100,6 +118,17 @@ async function compare(
       target: { of: 'ratio', op: '>=', limit: 0.8 },
       samples: { ours: throughput(sdk), baseline: throughput(curl) },
       note: `SDK concurrency ${CONCURRENCY}; SDK time is the upload() call, curl time its process`,
+    }),
+    makeRow({
+      benchmark: '3 upload',
+      metric: `throughput vs a fetch script, ${label}`,
+      unit: 'MB/s',
+      ours: median(throughput(sdk)),
+      baselineName: 'fetch script',
+      baseline: median(throughput(script)),
+      ratio: ratio(median(throughput(sdk)), median(throughput(script))),
+      samples: { ours: throughput(sdk), baseline: throughput(script) },
+      note: 'the script: token, addresses, then fetch PUTs of 1 MiB disk reads, no checks or retries',
     }),
   ];
 }

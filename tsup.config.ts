@@ -21,6 +21,11 @@ export default defineConfig([
     // takes the module namespace for the default export and calls it. Bundling them into the CJS
     // copy avoids the interop; the ESM build imports the shared installed copies.
     noExternal: ['p-retry', 'p-limit'],
+    // `import('zod')` (loaded on first need) becomes a lazy require(): a CJS app then shares the zod
+    // it requires itself, and runners that load CJS through node:vm (Jest) have no import().
+    esbuildOptions(options) {
+      options.supported = { ...options.supported, 'dynamic-import': false };
+    },
   },
   {
     // The CLI is ESM only: it is run, never imported.

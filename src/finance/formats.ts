@@ -17,7 +17,7 @@ export const CREATED_LIMITS = { min: MIN_CREATED_MS, max: MAX_CREATED_MS } as co
 
 /**
  * An ISO-8601 calendar date (2024-01-31), leap years included: the pattern of zod's `z.iso.date()`
- * (test/finance/formats.test.ts checks that they stay the same).
+ * (test/finance/lazy-schema.test.ts checks that they stay the same).
  */
 export const ISO_DATE_PATTERN =
   /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))$/;

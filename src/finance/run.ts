@@ -182,5 +182,10 @@ function settledBatch(entry: BatchReport, body: string, indexes: number[]): Sett
       }
       return records;
     },
+    // Still a plain property to the caller, who may replace it (say, with redacted records).
+    set(value: FinanceRecord[]) {
+      records = value;
+      text = undefined;
+    },
   });
 }

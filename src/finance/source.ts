@@ -15,9 +15,9 @@ import type { FinanceRecord } from './schema.js';
 import {
   inspectFinanceRecordFast,
   loadRecordSchema,
-  needsRecordSchema,
   objectPrototypeIsClean,
   parseFinanceRecordFast,
+  recordSchemaLoaded,
   validateFinanceRecord,
 } from './validate.js';
 
@@ -39,11 +39,23 @@ function tooLargeIssue(item: Item, maxBatchBytes: number): RecordIssue {
 }
 
 /**
+ * Returned for a record that only zod can judge while zod is not loaded (validate.ts loads it on
+ * first need): nothing was read; load it, then offer the record again. Only an async input meets
+ * it; sync inputs load zod before their first record, since they are read in synchronous steps.
+ */
+export const SCHEMA_NEEDED: unique symbol = Symbol('schema needed');
+
+/**
  * Validates one record: the batch item, or the issues that make it invalid. `asIs`: a valid record
  * that is its own wire form (see `inspectFinanceRecordFast`) goes into the batch itself, not a
  * copy; only for a caller whose records cannot change before the batch body is built (below).
  */
-function prepare(input: unknown, index: number, maxBatchBytes: number, asIs: boolean): Item | RecordIssue[] {
+function prepare(
+  input: unknown,
+  index: number,
+  maxBatchBytes: number,
+  asIs: boolean,
+): Item | RecordIssue[] | typeof SCHEMA_NEEDED {
   let record: FinanceRecord | undefined;
   let bound = 0;
   if (asIs) {
@@ -58,6 +70,7 @@ function prepare(input: unknown, index: number, maxBatchBytes: number, asIs: boo
     record = parseFinanceRecordFast(input);
   }
   if (record === undefined) {
+    if (!recordSchemaLoaded()) return SCHEMA_NEEDED;
     const result = validateFinanceRecord(input);
     if (!result.ok) return result.issues;
     record = result.record;
@@ -73,8 +86,15 @@ function prepare(input: unknown, index: number, maxBatchBytes: number, asIs: boo
 function check(input: unknown, index: number, maxBatchBytes: number): RecordIssue[] | undefined {
   const verdict = inspectFinanceRecordFast(input);
   if (verdict !== 0 && bodyBytesFor(1, Math.abs(verdict)) <= maxBatchBytes) return undefined;
-  const prepared = prepare(input, index, maxBatchBytes, false);
+  const prepared = loadedPrepare(input, index, maxBatchBytes, false);
   return Array.isArray(prepared) ? prepared : undefined;
+}
+
+/** `prepare` for sync inputs, which load zod before their first record. */
+function loadedPrepare(input: unknown, index: number, maxBatchBytes: number, asIs: boolean): Item | RecordIssue[] {
+  const prepared = prepare(input, index, maxBatchBytes, asIs);
+  if (prepared === SCHEMA_NEEDED) throw new Error('push-api-client: zod must be loaded before a sync input is read');
+  return prepared;
 }
 
 /**
@@ -135,11 +155,13 @@ export class BatchAssembler {
     this.#asIs = options.sendAsIs && objectPrototypeIsClean();
   }
 
-  /** Reads one input record; returns the batch it completed, if any. */
-  add(input: unknown): PendingBatch | undefined {
-    const index = this.#nextRecord++;
-    this.report.read();
+  /** Reads one input record; returns the batch it completed, if any, or `SCHEMA_NEEDED` (nothing read). */
+  add(input: unknown): PendingBatch | undefined | typeof SCHEMA_NEEDED {
+    const index = this.#nextRecord;
     const prepared = prepare(input, index, this.limits.maxBatchBytes, this.#asIs);
+    if (prepared === SCHEMA_NEEDED) return SCHEMA_NEEDED;
+    this.#nextRecord++;
+    this.report.read();
     if (Array.isArray(prepared)) {
       const entry = this.report.addInvalid(index, prepared);
       if (this.options.stopAtInvalid) this.firstInvalid ??= entry;
@@ -304,6 +326,7 @@ export function* batchesFromIterable(
 ): Generator<PendingBatch, void, undefined> {
   for (let next = input.nextSync(); !next.done; next = input.nextSync()) {
     const batch = assembler.add(next.value);
+    if (batch === SCHEMA_NEEDED) throw new Error('push-api-client: zod must be loaded before a sync input is read');
     if (batch) yield batch;
     if (assembler.firstInvalid || shouldStop()) return;
   }
@@ -323,8 +346,12 @@ export async function* batchesFromAsyncIterable(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<PendingBatch, void, undefined> {
   for (let next = await input.nextAsync(signal); !next.done; next = await input.nextAsync(signal)) {
-    if (needsRecordSchema(next.value)) await loadRecordSchema();
-    const batch = assembler.add(next.value);
+    let batch = assembler.add(next.value);
+    if (batch === SCHEMA_NEEDED) {
+      await loadRecordSchema();
+      batch = assembler.add(next.value);
+      if (batch === SCHEMA_NEEDED) throw new Error('push-api-client: zod did not load');
+    }
     if (batch) yield batch;
     if (assembler.firstInvalid || shouldStop()) return;
   }
@@ -365,7 +392,7 @@ export function prevalidate(
   let index = 0;
   for (const input of records) {
     if (keepItems) {
-      const prepared = prepare(input, index, maxBatchBytes, false);
+      const prepared = loadedPrepare(input, index, maxBatchBytes, false);
       if (Array.isArray(prepared)) invalid.push({ index, issues: prepared });
       else items.push(prepared);
     } else {

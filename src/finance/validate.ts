@@ -75,9 +75,9 @@ const isRequiredText = (value: unknown): value is string => typeof value === 'st
  * `record` is valid, `undefined` when only zod can tell. `keys` is the number of keys `for...in`
  * yields (all of them schema keys).
  */
-function checkFields(record: Record<string, unknown>, keys: number): number | undefined {
+function checkFields(record: Record<string, unknown>, keys: number, createdInput = record.created): number | undefined {
   if (keys < 0) return undefined;
-  const created = createdMs(record.created);
+  const created = createdMs(createdInput);
   if (created === undefined) return undefined;
   const amount = record.amount;
   if (typeof amount !== 'number' || !Number.isFinite(amount)) return undefined;
@@ -114,21 +114,26 @@ const isRecordObject = (input: unknown): input is Record<string, unknown> =>
 /** The wire record when `input` is valid; `undefined` means "not certain: let zod decide and explain". */
 export function parseFinanceRecordFast(input: unknown): FinanceRecord | undefined {
   if (!isRecordObject(input)) return undefined;
-  const record = input;
-  const created = checkFields(record, knownKeyCount(record));
-  if (created === undefined) return undefined;
+  const keys = knownKeyCount(input);
+  if (keys < 0) return undefined;
+  // Each field is read once, as zod reads it, and the checks look at the copy: a getter cannot
+  // show the checks one value and the wire record another.
+  const createdInput = input.created;
   const out: FinanceRecord = {
-    created,
-    amount: record.amount as number,
-    currency: record.currency as string,
-    identifier: record.identifier as string,
-    type: record.type as FinanceRecord['type'],
-    vendor: record.vendor as string,
+    created: 0,
+    amount: input.amount as number,
+    currency: input.currency as string,
+    identifier: input.identifier as string,
+    type: input.type as FinanceRecord['type'],
+    vendor: input.vendor as string,
   };
-  if ('name' in record) out.name = record.name as string | undefined;
-  if ('category' in record) out.category = record.category as string | undefined;
-  if ('description' in record) out.description = record.description as string | undefined;
-  if ('transactionNumber' in record) out.transactionNumber = record.transactionNumber as string | undefined;
+  if ('name' in input) out.name = input.name as string | undefined;
+  if ('category' in input) out.category = input.category as string | undefined;
+  if ('description' in input) out.description = input.description as string | undefined;
+  if ('transactionNumber' in input) out.transactionNumber = input.transactionNumber as string | undefined;
+  const created = checkFields(out, keys, createdInput);
+  if (created === undefined) return undefined;
+  out.created = created;
   return out;
 }
 
@@ -204,9 +209,11 @@ export type ValidationResult = { ok: true; record: FinanceRecord } | { ok: false
 
 /**
  * zod, loaded on first need. A valid record never needs it (the fast path decides), so a process
- * that only uploads, or publishes valid records, never loads it: zod and the schema add about
- * 3 MB of live heap and 12 MB of RSS, and a larger heap makes V8 run full collections far more
- * often while an upload churns through buffers.
+ * that only uploads, fetches tokens, or publishes valid records from an async iterable (as the CLI
+ * does) never loads it; an array or sync iterable loads it before its first record, because it is
+ * batched in synchronous steps that cannot wait. zod and the schema add about 3 MB of live heap
+ * and 12 MB of RSS, and that larger heap made V8 run a full collection every ~25 ms while an upload
+ * churned through read buffers.
  */
 let schema: FinanceRecordSchema | undefined;
 let loading: Promise<void> | undefined;

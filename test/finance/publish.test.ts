@@ -196,6 +196,18 @@ describe('FinancePublisher.publish', () => {
     expect(JSON.parse(JSON.stringify(settled[1])).records).toHaveLength(10);
   });
 
+  it('lets onBatchSettled replace the records it was given', async () => {
+    const { mock, client } = mockWithClient();
+    const seen: string[] = [];
+    await client.finance.publish(mock.appId, makeRecords(10), {
+      onBatchSettled: (batch) => {
+        batch.records = batch.records.map((record) => ({ ...record, identifier: 'redacted' }));
+        seen.push(...batch.records.map((record) => record.identifier));
+      },
+    });
+    expect(seen).toEqual(Array.from({ length: 10 }, () => 'redacted'));
+  });
+
   it('reports progress after every batch', async () => {
     const { mock, client } = mockWithClient();
     const sent: number[] = [];

@@ -48,7 +48,55 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+// Jest runs CommonJS through node:vm, where import() fails unless Node has
+// --experimental-vm-modules: the CJS build must load zod (and undici) with require().
+async function underVm() {
+  const vm = require('node:vm');
+  const fs = require('node:fs');
+  const Module = require('node:module');
+  const file = require.resolve('push-api-client');
+  const factory = vm.compileFunction(fs.readFileSync(file, 'utf8'), [
+    'exports',
+    'require',
+    'module',
+    '__filename',
+    '__dirname',
+  ]);
+  const loaded = { exports: {} };
+  factory(loaded.exports, Module.createRequire(file), loaded, file, require('node:path').dirname(file));
+  const { startEmulator } = require('push-api-client/testing');
+  const emulator = await startEmulator();
+  try {
+    const { mock } = emulator;
+    const client = new loaded.exports.PushClient({
+      clientId: mock.clientId,
+      clientSecret: mock.clientSecret,
+      authUrl: emulator.authUrl,
+      baseUrl: emulator.baseUrl,
+      scopeBase: mock.scopeBase,
+    });
+    const record = {
+      created: Date.UTC(2025, 0, 1),
+      amount: 1,
+      currency: 'USD',
+      identifier: 'a',
+      type: 'expense',
+      vendor: 'v',
+    };
+    const error = await client.finance
+      .publish(mock.appId, [record, { ...record, amount: 'ten' }])
+      .catch((thrown) => thrown);
+    assert.ok(error instanceof loaded.exports.RecordValidationError, `expected RecordValidationError, got ${error}`);
+    assert.deepEqual(error.invalid, [{ index: 1, issues: [{ path: 'amount', message: 'expected a finite number' }] }]);
+    console.log(`cjs under node:vm: ok on node ${process.version}`);
+  } finally {
+    await emulator.close();
+  }
+}
+
+main()
+  .then(underVm)
+  .catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  });

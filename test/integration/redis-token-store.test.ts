@@ -17,6 +17,8 @@ let emulator: RunningEmulator;
 interface Worker {
   child: ChildProcessWithoutNullStreams;
   lines: AsyncIterator<string>;
+  /** Listened for from the start: a worker may exit before the test gets round to waiting for it. */
+  exited: Promise<unknown[]>;
 }
 
 function startWorker(): Worker {
@@ -40,7 +42,8 @@ function startWorker(): Worker {
   child.on('exit', (code) => {
     if (code !== 0) console.error(`worker exited with ${code}: ${stderr}`);
   });
-  return { child, lines: createInterface({ input: child.stdout })[Symbol.asyncIterator]() };
+  const exited = once(child, 'exit');
+  return { child, lines: createInterface({ input: child.stdout })[Symbol.asyncIterator](), exited };
 }
 
 async function nextLine(worker: Worker): Promise<string> {
@@ -73,7 +76,7 @@ describe('redis-token-store recipe (real Redis)', () => {
           async (worker) => JSON.parse(await nextLine(worker)) as { accessToken: string; recordsSent: number },
         ),
       );
-      const exits = await Promise.all(workers.map((worker) => once(worker.child, 'exit')));
+      const exits = await Promise.all(workers.map((worker) => worker.exited));
 
       expect(exits.map(([code]) => code)).toEqual([0, 0, 0, 0]);
       expect(emulator.mock.state.tokenRequestCount).toBe(1);

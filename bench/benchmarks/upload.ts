@@ -43,21 +43,15 @@ async function checked(
   return sample;
 }
 
-async function viaSdk(server: ServerProcess, files: string[]): Promise<Sample> {
+/** `client.uploads.upload` (upload-sdk) or the hand-written fetch script (upload-fetch), in a child process. */
+async function viaChild(
+  script: 'upload-sdk' | 'upload-fetch',
+  server: ServerProcess,
+  files: string[],
+): Promise<Sample> {
   const run = await runChildOk({
     command: process.execPath,
-    args: [childScript('upload-sdk'), String(CONCURRENCY), ...files],
-    env: connectionEnv(server),
-    measureRss: true,
-  });
-  const { ms } = JSON.parse(run.stdout) as { ms: number };
-  return { ms, rssMB: toMB(run.maxRssBytes ?? Number.NaN) };
-}
-
-async function viaFetchScript(server: ServerProcess, files: string[]): Promise<Sample> {
-  const run = await runChildOk({
-    command: process.execPath,
-    args: [childScript('upload-fetch'), String(CONCURRENCY), ...files],
+    args: [childScript(script), String(CONCURRENCY), ...files],
     env: connectionEnv(server),
     measureRss: true,
   });
@@ -84,9 +78,9 @@ async function compare(
 ): Promise<Row[]> {
   ctx.log(`upload: ${rounds} rounds of ${label}`);
   const samples = await alternate(rounds, [
-    { name: 'sdk', run: () => checked(server, bytes, 'SDK', () => viaSdk(server, files)) },
+    { name: 'sdk', run: () => checked(server, bytes, 'SDK', () => viaChild('upload-sdk', server, files)) },
     { name: 'curl', run: () => checked(server, bytes, 'curl', () => viaCurl(server, files)) },
-    { name: 'fetch', run: () => checked(server, bytes, 'fetch script', () => viaFetchScript(server, files)) },
+    { name: 'fetch', run: () => checked(server, bytes, 'fetch script', () => viaChild('upload-fetch', server, files)) },
   ]);
   const sdk = samples.get('sdk') ?? [];
   const curl = samples.get('curl') ?? [];

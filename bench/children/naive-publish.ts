@@ -5,26 +5,7 @@
  * PUSH_* and BENCH_APP_ID in the environment.
  */
 import { readFile } from 'node:fs/promises';
-
-function env(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-}
-
-async function token(): Promise<string> {
-  const response = await fetch(`${env('PUSH_AUTH_URL')}/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: env('PUSH_CLIENT_ID'),
-      client_secret: env('PUSH_CLIENT_SECRET'),
-      scope: `${env('PUSH_SCOPE_BASE')}/connector.write`,
-    }),
-  });
-  return ((await response.json()) as { access_token: string }).access_token;
-}
+import { appResource, fetchToken } from '../lib/script-env.js';
 
 const [file = '', concurrencyText = '8'] = process.argv.slice(2);
 const lines = (await readFile(file, 'utf8')).split('\n').filter((line) => line !== '');
@@ -39,8 +20,8 @@ const records = lines.map((line) => {
   return record;
 });
 
-const url = `${env('PUSH_BASE_URL')}/services/push/v1/customer/apps/${encodeURIComponent(env('BENCH_APP_ID'))}/finance`;
-const headers = { authorization: `Bearer ${await token()}`, 'content-type': 'application/json' };
+const url = appResource('finance');
+const headers = { authorization: `Bearer ${await fetchToken()}`, 'content-type': 'application/json' };
 let next = 0;
 let sent = 0;
 const worker = async (): Promise<void> => {

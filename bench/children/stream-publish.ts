@@ -7,26 +7,12 @@
  */
 import { createReadStream } from 'node:fs';
 import { parse } from 'csv-parse';
-
-function env(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-}
-
-async function token(): Promise<string> {
-  const response = await fetch(`${env('PUSH_AUTH_URL')}/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: env('PUSH_CLIENT_ID') }),
-  });
-  return ((await response.json()) as { access_token: string }).access_token;
-}
+import { appResource, fetchToken } from '../lib/script-env.js';
 
 const [file = '', concurrencyText = '8'] = process.argv.slice(2);
 const concurrency = Number(concurrencyText);
-const url = `${env('PUSH_BASE_URL')}/services/push/v1/customer/apps/${encodeURIComponent(env('BENCH_APP_ID'))}/finance`;
-const headers = { authorization: `Bearer ${await token()}`, 'content-type': 'application/json' };
+const url = appResource('finance');
+const headers = { authorization: `Bearer ${await fetchToken()}`, 'content-type': 'application/json' };
 const inFlight = new Set<Promise<void>>();
 let sent = 0;
 

@@ -8,23 +8,9 @@
  */
 import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { appResource, fetchToken } from '../lib/script-env.js';
 
 const CHUNK = 1024 * 1024;
-
-function env(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-}
-
-async function token(): Promise<string> {
-  const response = await fetch(`${env('PUSH_AUTH_URL')}/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: env('PUSH_CLIENT_ID') }),
-  });
-  return ((await response.json()) as { access_token: string }).access_token;
-}
 
 /** A file's bytes, read on demand in 1 MiB chunks. */
 async function fileStream(file: string, size: number): Promise<ReadableStream<Uint8Array>> {
@@ -52,16 +38,12 @@ async function fileStream(file: string, size: number): Promise<ReadableStream<Ui
 
 const [concurrencyText = '4', ...files] = process.argv.slice(2);
 const started = performance.now();
-const bearer = await token();
+const bearer = await fetchToken();
 const names = files.map((file) => path.basename(file));
 const query = new URLSearchParams(names.map((name) => ['filenames', name]));
-const appId = encodeURIComponent(env('BENCH_APP_ID'));
-const addressesResponse = await fetch(
-  `${env('PUSH_BASE_URL')}/services/push/v1/customer/apps/${appId}/upload?${query}`,
-  {
-    headers: { authorization: `Bearer ${bearer}` },
-  },
-);
+const addressesResponse = await fetch(`${appResource('upload')}?${query}`, {
+  headers: { authorization: `Bearer ${bearer}` },
+});
 const addresses = (await addressesResponse.json()) as Record<string, string>;
 let next = 0;
 let bytes = 0;

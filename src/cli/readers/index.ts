@@ -81,7 +81,7 @@ export interface ReadOptions {
 /**
  * Bytes read from a file at a time (Node's default is 64 KiB). Measured on a 1,000,000-row CSV
  * published with `--concurrency 8`: peak RSS about 158 MB with 64 KiB reads, 147 MB with 16 KiB,
- * 138 MB with 8 KiB, for about 10% of the speed. Parsing a 64 KiB read 8 KiB at a time did not
+ * 138 MB with 8 KiB, for about 15% of the speed. Parsing a 64 KiB read 8 KiB at a time did not
  * help (156 MB): it is the read buffers themselves, allocated outside V8's heap, that pile up while
  * the publisher waits for a free request slot, and smaller ones leave fewer and smaller holes.
  */

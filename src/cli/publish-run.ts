@@ -2,7 +2,7 @@ import type { PushClient } from '../client.js';
 import { PublishAbortedError } from '../errors.js';
 import type { FinanceRecord } from '../finance/schema.js';
 import type { SettledBatch } from '../finance/types.js';
-import { loadRecordSchema, needsRecordSchema, validateFinanceRecord } from '../finance/validate.js';
+import { loadRecordSchema, validateFinanceRecord, validateFinanceRecordIfReady } from '../finance/validate.js';
 import type { Checkpoint } from './checkpoint.js';
 import { OriginTable } from './origins.js';
 import { type InputSpec, readInput } from './readers/index.js';
@@ -127,8 +127,11 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
               await rejects.write({ kind: 'invalid', file: row.file, line: row.line, issues: row.issues });
               continue;
             }
-            if (needsRecordSchema(row.record)) await loadRecordSchema();
-            const result = validateFinanceRecord(row.record);
+            let result = validateFinanceRecordIfReady(row.record);
+            if (result === undefined) {
+              await loadRecordSchema();
+              result = validateFinanceRecord(row.record);
+            }
             if (!result.ok) {
               counts.recordsInvalid++;
               const issues = result.issues.map((issue) => ({ field: issue.path, message: issue.message }));

@@ -17,8 +17,7 @@ import {
   loadRecordSchema,
   objectPrototypeIsClean,
   parseFinanceRecordFast,
-  recordSchemaLoaded,
-  validateFinanceRecord,
+  validateWithSchema,
 } from './validate.js';
 
 /**
@@ -43,7 +42,7 @@ function tooLargeIssue(item: Item, maxBatchBytes: number): RecordIssue {
  * first need): nothing was read; load it, then offer the record again. Only an async input meets
  * it; sync inputs load zod before their first record, since they are read in synchronous steps.
  */
-export const SCHEMA_NEEDED: unique symbol = Symbol('schema needed');
+const SCHEMA_NEEDED: unique symbol = Symbol('schema needed');
 
 /**
  * Validates one record: the batch item, or the issues that make it invalid. `asIs`: a valid record
@@ -70,8 +69,9 @@ function prepare(
     record = parseFinanceRecordFast(input);
   }
   if (record === undefined) {
-    if (!recordSchemaLoaded()) return SCHEMA_NEEDED;
-    const result = validateFinanceRecord(input);
+    // The fast path has spoken: zod alone decides the rest (and reads each field once more, as zod).
+    const result = validateWithSchema(input);
+    if (result === undefined) return SCHEMA_NEEDED;
     if (!result.ok) return result.issues;
     record = result.record;
   }

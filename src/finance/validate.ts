@@ -240,19 +240,25 @@ export function recordSchemaLoaded(): boolean {
 
 /**
  * Validates one record with the finance record schema: the fast path for a valid record, zod for
- * the rest, so that issues name the field (`amount`) and say what was expected. Call
- * `loadRecordSchema` first (or check `needsRecordSchema`): only a valid record is answered without it.
+ * the rest, so that issues name the field (`amount`) and say what was expected. `undefined` when
+ * only zod can judge the record and it is not loaded yet: await `loadRecordSchema`, then ask again.
  */
-export function validateFinanceRecord(input: unknown): ValidationResult {
+export function validateFinanceRecordIfReady(input: unknown): ValidationResult | undefined {
   const record = parseFinanceRecordFast(input);
-  if (record !== undefined) return { ok: true, record };
-  if (schema === undefined) throw new Error('push-api-client: loadRecordSchema() must complete before zod validation');
+  return record !== undefined ? { ok: true, record } : validateWithSchema(input);
+}
+
+/** zod's verdict alone, for a record the fast path did not accept; `undefined` while zod is not loaded. */
+export function validateWithSchema(input: unknown): ValidationResult | undefined {
+  if (schema === undefined) return undefined;
   const result = schema.safeParse(input);
   if (result.success) return { ok: true, record: result.data };
   return { ok: false, issues: toRecordIssues(result.error.issues) };
 }
 
-/** Whether validating `input` needs zod, which is not loaded yet: then await `loadRecordSchema` first. */
-export function needsRecordSchema(input: unknown): boolean {
-  return schema === undefined && inspectFinanceRecordFast(input) === 0;
+/** `validateFinanceRecordIfReady` once `loadRecordSchema` has completed. */
+export function validateFinanceRecord(input: unknown): ValidationResult {
+  const result = validateFinanceRecordIfReady(input);
+  if (result === undefined) throw new Error('push-api-client: loadRecordSchema() must complete before zod validation');
+  return result;
 }

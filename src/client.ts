@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { type TokenAuthMethod, TokenManager } from './auth/token-manager.js';
+import { type ClientSecretSource, type TokenAuthMethod, TokenManager } from './auth/token-manager.js';
 import type { TokenStore } from './auth/token-store.js';
 import type { ClientContext } from './context.js';
 import { DEFAULTS, ENV_VARS } from './defaults.js';
@@ -21,8 +21,13 @@ import { VERSION } from './version.js';
 export interface PushClientOptions {
   /** Client ID of the API credential. @default process.env.PUSH_CLIENT_ID */
   clientId?: string;
-  /** Client secret of the API credential; kept in a private field, never logged. @default process.env.PUSH_CLIENT_SECRET */
-  clientSecret?: string;
+  /**
+   * Client secret of the API credential; kept in a private field, never logged. Or a function that
+   * returns it (a vault, a secret manager): called each time a token is requested, and once more
+   * after an `invalid_client` answer, so that a rotated secret is picked up without a restart.
+   * @default process.env.PUSH_CLIENT_SECRET
+   */
+  clientSecret?: ClientSecretSource;
   /** `{auth_url}`: the token service; tokens come from `{authUrl}/oauth2/token`. @default process.env.PUSH_AUTH_URL */
   authUrl?: string | URL;
   /** `{base_url}`: the data API. @default process.env.PUSH_BASE_URL */
@@ -33,6 +38,11 @@ export interface PushClientOptions {
   scopes?: string[];
   /** How the credentials travel to the token endpoint. @default 'client_secret_post' (form body, as the spec shows) */
   tokenAuthMethod?: TokenAuthMethod;
+  /**
+   * How long before expiry a token is refreshed; capped at half the token's lifetime.
+   * @default min(60000, 10% of the token's lifetime)
+   */
+  refreshMarginMs?: number;
   /** Time allowed for one attempt, response body included, in milliseconds. @default 30000 */
   timeoutMs?: number;
   /** Re-sends after the first attempt of a request; a 401 refresh is not counted. @default 3 */
@@ -64,6 +74,7 @@ interface ResolvedOptions {
   scopes: string[];
   timeoutMs: number;
   maxRetries: number;
+  refreshMarginMs: number | undefined;
   retryAmbiguous: boolean;
   allowInsecureHttp: boolean;
   userAgent: string;
@@ -75,6 +86,7 @@ function fromEnv(
   name: keyof typeof ENV_VARS,
 ): string | undefined {
   const given = options[name];
+  if (typeof given === 'function') return undefined; // a secret provider, handled by the caller
   if (given !== undefined && given !== null && String(given) !== '') return String(given);
   const value = env[ENV_VARS[name]];
   return value === undefined || value.trim() === '' ? undefined : value.trim();
@@ -132,11 +144,14 @@ function urlOption(value: string, name: 'authUrl' | 'baseUrl', allowInsecureHttp
 }
 
 /** Resolves options and environment into validated settings; throws ConfigurationError naming the option. */
-function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientSecret: string } {
+function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientSecret: ClientSecretSource } {
   const env = options.env ?? (typeof process !== 'undefined' ? process.env : {});
   const allowInsecureHttp = options.allowInsecureHttp ?? DEFAULTS.allowInsecureHttp;
   const clientId = required(fromEnv(options, env, 'clientId'), 'clientId');
-  const clientSecret = required(fromEnv(options, env, 'clientSecret'), 'clientSecret');
+  const clientSecret =
+    typeof options.clientSecret === 'function'
+      ? options.clientSecret
+      : required(fromEnv(options, env, 'clientSecret'), 'clientSecret');
   if (isBrowserLike() && !(options.dangerouslyAllowBrowser ?? DEFAULTS.dangerouslyAllowBrowser)) {
     throw new ConfigurationError(
       'PushClient: a client secret must not be used in a browser, where any user can read it. ' +
@@ -180,6 +195,10 @@ function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientS
     scopes,
     timeoutMs: positiveNumber(options.timeoutMs, 'timeoutMs', DEFAULTS.timeoutMs, false, 1),
     maxRetries: positiveNumber(options.maxRetries, 'maxRetries', DEFAULTS.maxRetries, true, 0),
+    refreshMarginMs:
+      options.refreshMarginMs === undefined
+        ? undefined
+        : positiveNumber(options.refreshMarginMs, 'refreshMarginMs', 0, false, 0),
     retryAmbiguous: options.retryAmbiguous ?? DEFAULTS.retryAmbiguous,
     allowInsecureHttp,
     userAgent: userAgent ? `${userAgent} ${product}` : product,
@@ -256,6 +275,7 @@ export class PushClient {
       scopes: settings.scopes,
       tokenAuthMethod: options.tokenAuthMethod,
       tokenStore: options.tokenStore,
+      refreshMarginMs: settings.refreshMarginMs,
       logger,
     });
     const context: ClientContext = {

@@ -1,6 +1,6 @@
 /** Public API of push-api-client. Internal helpers are deliberately not exported. */
 
-export type { GetTokenOptions, TokenAuthMethod, TokenManager } from './auth/token-manager.js';
+export type { ClientSecretSource, GetTokenOptions, TokenAuthMethod, TokenManager } from './auth/token-manager.js';
 export type { AccessToken, MemoryTokenStoreOptions, TokenStore } from './auth/token-store.js';
 export { MemoryTokenStore } from './auth/token-store.js';
 export type { PushClientOptions } from './client.js';

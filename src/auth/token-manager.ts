@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../defaults.js';
+import { ConfigurationError, TokenError } from '../errors.js';
 import { raceSignal } from '../http/delay.js';
 import { silentLogger } from '../http/logger.js';
 import type { HttpClient, Logger } from '../http/types.js';
@@ -11,12 +12,22 @@ import { type AccessToken, MemoryTokenStore, type TokenStore } from './token-sto
  */
 export type TokenAuthMethod = 'client_secret_post' | 'client_secret_basic';
 
+/**
+ * The client secret, or a function that fetches it from a vault or secret manager. The function
+ * is called each time a token is requested from the token endpoint (never for a cached or stored
+ * token), and once more after an `invalid_client` answer, so that a rotated secret is picked up
+ * without a restart. What it returns is treated like a string secret: never logged, scrubbed from
+ * error bodies.
+ */
+export type ClientSecretSource = string | (() => string | Promise<string>);
+
 export interface TokenManagerOptions {
   http: HttpClient;
   /** `{auth_url}`; the token operation is `{auth_url}/oauth2/token`. */
   authUrl: URL;
   clientId: string;
-  clientSecret: string;
+  /** The secret, or a function that fetches it when a token is needed (see {@link ClientSecretSource}). */
+  clientSecret: ClientSecretSource;
   /** Scopes requested when `getToken` is called without `scopes`. */
   scopes: readonly string[];
   /** How the credentials travel to the token endpoint. @default 'client_secret_post' */
@@ -27,6 +38,12 @@ export interface TokenManagerOptions {
   logger?: Logger;
   /** Clock in milliseconds; all expiry decisions use it. Injectable for tests. @default Date.now */
   now?: () => number;
+  /**
+   * How long before expiry a token is refreshed, so that no request sets out with a token about to
+   * expire on the way. Capped at half the token's lifetime, so a token is always used for a while.
+   * @default min(60000, 10% of the token's lifetime)
+   */
+  refreshMarginMs?: number;
 }
 
 export interface GetTokenOptions {
@@ -54,8 +71,12 @@ interface PendingRefresh {
   forced: boolean;
 }
 
-function refreshMargin(lifetimeMs: number): number {
+function defaultRefreshMargin(lifetimeMs: number): number {
   return Math.min(DEFAULTS.earlyRefreshMaxMs, lifetimeMs * DEFAULTS.earlyRefreshFraction);
+}
+
+function isInvalidClient(error: unknown): boolean {
+  return error instanceof TokenError && error.error === 'invalid_client';
 }
 
 function copy(token: AccessToken): AccessToken {
@@ -89,7 +110,8 @@ export class TokenManager {
   readonly #http: HttpClient;
   readonly #tokenUrl: URL;
   readonly #clientId: string;
-  readonly #clientSecret: string;
+  readonly #clientSecret: ClientSecretSource;
+  readonly #refreshMarginMs: number | undefined;
   readonly #scopes: readonly string[];
   readonly #method: TokenAuthMethod;
   readonly #store: TokenStore;
@@ -107,6 +129,7 @@ export class TokenManager {
     this.#tokenUrl = new URL(base + DEFAULTS.tokenPath);
     this.#clientId = options.clientId;
     this.#clientSecret = options.clientSecret;
+    this.#refreshMarginMs = options.refreshMarginMs;
     this.#scopes = normalizeScopes(options.scopes);
     this.#method = options.tokenAuthMethod ?? DEFAULTS.tokenAuthMethod;
     this.#now = options.now ?? Date.now;
@@ -121,7 +144,8 @@ export class TokenManager {
 
   /**
    * A valid access token for the scope set, from the cache, the store, or the token endpoint.
-   * Tokens are refreshed min(60 s, 10% of their lifetime) before they expire, so that a request
+   * Tokens are refreshed `refreshMarginMs` (by default min(60 s, 10% of their lifetime)) before
+   * they expire, so that a request
    * does not set out with a token about to expire on the way.
    * @throws {TokenError} the token endpoint answered an error status (after retries, for those that
    *   are retryable) or an unusable token; its `error` holds the OAuth code, such as `invalid_client`.
@@ -207,7 +231,7 @@ export class TokenManager {
       }
     }
     const { token, lifetimeMs } = await this.#request(scopes);
-    this.#cache.set(key, { token, refreshAt: token.expiresAt.getTime() - refreshMargin(lifetimeMs) });
+    this.#cache.set(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
     this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
     try {
       await this.#store.set(storeKey, copy(token), new Date(token.expiresAt.getTime()));
@@ -221,31 +245,74 @@ export class TokenManager {
    * When a token read from the store is due for refresh. A token this manager fetched keeps the
    * point computed from its full lifetime: a margin recomputed from the time left would shrink at
    * each read, and the token would be used until just before it expires. A token stored by another
-   * process has an unknown lifetime, so it gets the largest margin (60 s); shorter-lived tokens
-   * are then not shared, which costs a token request, never a request sent with a dying token.
+   * process has an unknown lifetime, so it gets the largest margin (60 s, or `refreshMarginMs`);
+   * shorter-lived tokens are then not shared, which costs a token request, never a request sent
+   * with a dying token.
    */
   #storedRefreshAt(key: string, stored: AccessToken): number {
     const cached = this.#cache.get(key);
     if (cached?.token.accessToken === stored.accessToken) return cached.refreshAt;
-    return stored.expiresAt.getTime() - DEFAULTS.earlyRefreshMaxMs;
+    return stored.expiresAt.getTime() - (this.#refreshMarginMs ?? DEFAULTS.earlyRefreshMaxMs);
   }
 
+  #refreshMargin(lifetimeMs: number): number {
+    if (this.#refreshMarginMs === undefined) return defaultRefreshMargin(lifetimeMs);
+    return Math.min(this.#refreshMarginMs, lifetimeMs / 2);
+  }
+
+  /**
+   * A token from the endpoint. With a secret provider, an `invalid_client` answer may mean the
+   * secret was rotated since it was read: the provider is asked once more and, if its answer
+   * differs, the request is sent once more with it.
+   */
   async #request(scopes: readonly string[]): Promise<{ token: AccessToken; lifetimeMs: number }> {
+    const secret = await this.#secret();
+    try {
+      return await this.#requestWith(scopes, secret);
+    } catch (error) {
+      if (typeof this.#clientSecret !== 'function' || !isInvalidClient(error)) throw error;
+      const rotated = await this.#secret();
+      if (rotated === secret) throw error;
+      this.#logger.info("push-api-client client secret refused; sending the secret provider's new value once", {});
+      return this.#requestWith(scopes, rotated);
+    }
+  }
+
+  /** The secret as given, or what the provider returns now. */
+  async #secret(): Promise<string> {
+    const source = this.#clientSecret;
+    if (typeof source === 'string') return source;
+    let value: unknown;
+    try {
+      value = await source();
+    } catch (error) {
+      throw new ConfigurationError('PushClient: the clientSecret provider failed', { cause: error });
+    }
+    if (typeof value !== 'string' || value === '') {
+      throw new ConfigurationError('PushClient: the clientSecret provider must resolve to a non-empty string');
+    }
+    return value;
+  }
+
+  async #requestWith(
+    scopes: readonly string[],
+    clientSecret: string,
+  ): Promise<{ token: AccessToken; lifetimeMs: number }> {
     const form = new URLSearchParams({ grant_type: 'client_credentials', scope: scopes.join(' ') });
     const headers: Record<string, string> = {
       'content-type': 'application/x-www-form-urlencoded',
       accept: 'application/json',
     };
     // The secret in every form it is sent in, so that an error body echoing the request is scrubbed.
-    const secrets = [this.#clientSecret, formEncode(this.#clientSecret), encodeURIComponent(this.#clientSecret)];
+    const secrets = [clientSecret, formEncode(clientSecret), encodeURIComponent(clientSecret)];
     if (this.#method === 'client_secret_basic') {
-      const pair = btoa(`${formEncode(this.#clientId)}:${formEncode(this.#clientSecret)}`);
+      const pair = btoa(`${formEncode(this.#clientId)}:${formEncode(clientSecret)}`);
       headers.authorization = `Basic ${pair}`;
       secrets.push(pair);
     } else {
       // The spec's default: both credentials in the form body.
       form.set('client_id', this.#clientId);
-      form.set('client_secret', this.#clientSecret);
+      form.set('client_secret', clientSecret);
     }
     const response = await this.#http.send({
       operation: 'token',

@@ -7,7 +7,7 @@ import { ConfigurationError } from './errors.js';
 import { FinancePublisher } from './finance/publisher.js';
 import type { FetchLike } from './http/fetch.js';
 import { FetchHttpClient } from './http/http-client.js';
-import { safeLogger, silentLogger } from './http/logger.js';
+import { consoleLogger, filterLogger, LOG_LEVELS, type LogLevel, safeLogger, silentLogger } from './http/logger.js';
 import type { Logger } from './http/types.js';
 import { assertSecureUrl, parseUrlOption } from './http/url-guard.js';
 import { Uploader } from './uploads/uploader.js';
@@ -53,8 +53,16 @@ export interface PushClientOptions {
   fetch?: FetchLike;
   /** An undici dispatcher (Agent, Pool, ProxyAgent, EnvHttpProxyAgent); requests then go through undici's own fetch. @default undefined */
   dispatcher?: Dispatcher;
-  /** Receives one debug line per attempt (method, path, status, attempt, duration) and warnings on retries. console and pino fit. @default no logging */
+  /** Receives one debug line per attempt (method, path, status, attempt, duration) and warnings on retries. console and pino fit. @default no logging, unless `logLevel` or PUSH_LOG is set */
   logger?: Logger;
+  /**
+   * How much to log: `debug` (one line per attempt), `info`, `warn` (retries), `error`, or `off`.
+   * With a `logger`, lines below the level are dropped; without one, the client logs to stderr
+   * through a built-in console logger, so `PUSH_LOG=debug node app.js` shows every attempt
+   * without a code change. The lines never hold a secret, a token, a header or a query string.
+   * @default process.env.PUSH_LOG, else every line when a `logger` is given and none otherwise
+   */
+  logLevel?: LogLevel;
   /** Prepended to the User-Agent, such as `my-app/1.2`. @default undefined (`push-api-client/<version> node/<version>`) */
   userAgent?: string;
   /** Where tokens are cached; share one between processes to share tokens. @default a new MemoryTokenStore */
@@ -69,6 +77,7 @@ export interface PushClientOptions {
 
 interface ResolvedOptions {
   clientId: string;
+  logger: Logger;
   authUrl: URL;
   baseUrl: URL;
   scopes: string[];
@@ -111,6 +120,25 @@ function positiveNumber(
     throw new ConfigurationError(`PushClient: ${name} must be ${integer ? 'an integer' : 'a number'} ≥ ${min}`);
   }
   return value;
+}
+
+function logLevelOption(value: string | undefined): LogLevel | undefined {
+  if (value === undefined) return undefined;
+  const level = value.toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(level)) {
+    throw new ConfigurationError(`PushClient: logLevel (${ENV_VARS.logLevel}) must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  return level;
+}
+
+/** The user's logger, or the console one when only a level is asked for; filtered to the level. */
+function resolveLogger(options: PushClientOptions, env: Record<string, string | undefined>): Logger {
+  const level = logLevelOption(fromEnv(options, env, 'logLevel'));
+  if (options.logger) {
+    const logger = safeLogger(options.logger);
+    return level === undefined ? logger : filterLogger(logger, level);
+  }
+  return level === undefined || level === 'off' ? silentLogger : filterLogger(consoleLogger(), level);
 }
 
 function isBrowserLike(): boolean {
@@ -189,6 +217,7 @@ function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientS
   const userAgent = userAgentOption(options.userAgent);
   return {
     clientId,
+    logger: resolveLogger(options, env),
     clientSecret,
     authUrl,
     baseUrl,
@@ -244,7 +273,7 @@ export class PushClient {
   readonly uploads: Uploader;
   /** Finance records: validation, batching and sending. */
   readonly finance: FinancePublisher;
-  readonly #settings: ResolvedOptions;
+  readonly #settings: Omit<ResolvedOptions, 'logger'>;
 
   /**
    * Validates the options (and the environment variables they default to) and wires the client.
@@ -253,9 +282,8 @@ export class PushClient {
    *   to a non-loopback host, bad scopes, a secret in a browser...); the message names the option.
    */
   constructor(options: PushClientOptions = {}) {
-    const { clientSecret, ...settings } = resolveOptions(options);
+    const { clientSecret, logger, ...settings } = resolveOptions(options);
     this.#settings = settings;
-    const logger = safeLogger(options.logger ?? silentLogger);
     const http = new FetchHttpClient({
       fetch: options.fetch,
       dispatcher: options.dispatcher,

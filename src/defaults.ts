@@ -10,6 +10,7 @@ export const ENV_VARS = {
   authUrl: 'PUSH_AUTH_URL',
   baseUrl: 'PUSH_BASE_URL',
   scopeBase: 'PUSH_SCOPE_BASE',
+  logLevel: 'PUSH_LOG',
 } as const;
 
 export const DEFAULTS = {

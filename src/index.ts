@@ -42,6 +42,7 @@ export type {
   SettledBatch,
 } from './finance/types.js';
 export type { FetchLike } from './http/fetch.js';
+export type { LogLevel } from './http/logger.js';
 export type { Logger } from './http/types.js';
 export type {
   GetUploadUrlsOptions,

@@ -1,5 +1,11 @@
 import type { Logger } from './types.js';
 
+/** How much the client logs: each level includes the ones after it; `off` logs nothing. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
+
+/** In order of decreasing detail. */
+export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'off'];
+
 /** The logger used when none is given: drops every line. */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -22,4 +28,32 @@ export function safeLogger(logger: Partial<Logger>): Logger {
     }
   };
   return { debug: call('debug'), info: call('info'), warn: call('warn'), error: call('error') };
+}
+
+/** Keeps the lines at `level` and above; the others are dropped before they are formatted. */
+export function filterLogger(logger: Logger, level: LogLevel): Logger {
+  const min = LOG_LEVELS.indexOf(level);
+  const pass = (at: keyof Logger) => (LOG_LEVELS.indexOf(at) >= min ? logger[at].bind(logger) : () => {});
+  return { debug: pass('debug'), info: pass('info'), warn: pass('warn'), error: pass('error') };
+}
+
+function formatFields(fields: Record<string, unknown> | undefined): string {
+  if (!fields || Object.keys(fields).length === 0) return '';
+  try {
+    return ` ${JSON.stringify(fields)}`;
+  } catch {
+    return ' [fields not serializable]';
+  }
+}
+
+/**
+ * The built-in logger of `logLevel` / `PUSH_LOG`: one line per call on stderr (`console.error`,
+ * whatever the level, so that stdout stays the program's own), as
+ * `2025-01-31T12:00:00.000Z debug push-api-client request {"operation":"finance",...}`. It gets
+ * the same fields as any other logger, which never hold a secret, a token, a header or a query.
+ */
+export function consoleLogger(write: (line: string) => void = (line) => console.error(line)): Logger {
+  const at = (level: keyof Logger) => (message: string, fields?: Record<string, unknown>) =>
+    write(`${new Date().toISOString()} ${level} ${message}${formatFields(fields)}`);
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }

@@ -1,0 +1,116 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ConfigurationError, type PushClientOptions } from 'push-api-client';
+import { createPushApiHandler } from 'push-api-client/testing';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { emulatorClient, recordingLogger } from '../support/clients.js';
+
+const record = {
+  created: '2025-01-31',
+  amount: 42,
+  currency: 'USD',
+  identifier: 'ada@example.com',
+  type: 'expense',
+  vendor: 'Acme',
+} as const;
+
+function setup(options: PushClientOptions = {}) {
+  const emulator = createPushApiHandler();
+  const mock = {
+    ...emulator,
+    authUrl: 'https://auth.push.test',
+    baseUrl: 'https://api.push.test',
+    scopeBase: 'https://api.push.test',
+    clientId: 'demo-client',
+    clientSecret: 'demo-secret-do-not-use-in-production',
+  };
+  return { emulator, mock, client: emulatorClient(mock, options) };
+}
+
+/** What the built-in logger wrote (it writes every level through console.error, to stderr). */
+function captureStderr(): { lines: string[] } {
+  const lines: string[] = [];
+  vi.spyOn(console, 'error').mockImplementation((line: unknown) => void lines.push(String(line)));
+  return { lines };
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('logging on demand', () => {
+  it('PUSH_LOG=debug logs one line per attempt to stderr, without secrets or tokens', async () => {
+    const stderr = captureStderr();
+    const { emulator, client } = setup({ env: { PUSH_LOG: 'debug' } });
+    await client.finance.publish('demo-app', [record]);
+    const attempts = stderr.lines.filter((line) => / debug push-api-client request /.test(line));
+    expect(attempts.map((line) => JSON.parse(line.slice(line.indexOf('{'))))).toEqual([
+      expect.objectContaining({ operation: 'token', method: 'POST', status: 200, attempt: 1 }),
+      expect.objectContaining({ operation: 'finance', method: 'POST', status: 200, attempt: 1 }),
+    ]);
+    expect(stderr.lines[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z debug /);
+    expect(emulator.state.tokens).toHaveLength(1);
+    const token = emulator.state.tokens[0]?.token ?? 'missing';
+    for (const line of stderr.lines) {
+      expect(line).not.toContain('demo-secret-do-not-use-in-production');
+      expect(line).not.toContain(token);
+    }
+  });
+
+  it('PUSH_LOG=warn shows the retry of a 429 and no attempt lines', async () => {
+    const stderr = captureStderr();
+    const { emulator, client } = setup({ env: { PUSH_LOG: 'WARN' } });
+    emulator.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 0, times: 1 });
+    const report = await client.finance.publish('demo-app', [record]);
+    expect(report.recordsSent).toBe(1);
+    expect(stderr.lines).toHaveLength(1);
+    expect(stderr.lines[0]).toMatch(/ warn push-api-client retrying \{.*"operation":"finance".*"status":429/);
+  });
+
+  it('logLevel filters a given logger, and wins over PUSH_LOG', async () => {
+    const logger = recordingLogger();
+    const { emulator, client } = setup({ logger, logLevel: 'warn', env: { PUSH_LOG: 'debug' } });
+    emulator.faults.add({ match: { operation: 'finance' }, status: 503, times: 1 });
+    await client.finance.publish('demo-app', [record]);
+    expect(logger.lines.map((line) => `${line.level} ${line.message}`)).toEqual(['warn push-api-client retrying']);
+  });
+
+  it('a logger with no level gets every line, and off silences it', async () => {
+    const all = recordingLogger();
+    await setup({ logger: all }).client.finance.publish('demo-app', [record]);
+    expect(all.lines.filter((line) => line.level === 'debug').length).toBeGreaterThanOrEqual(2);
+    const none = recordingLogger();
+    await setup({ logger: none, env: { PUSH_LOG: 'off' } }).client.finance.publish('demo-app', [record]);
+    expect(none.lines).toEqual([]);
+  });
+
+  it('an unknown PUSH_LOG value is a ConfigurationError naming the variable and the levels', () => {
+    expect(() => setup({ env: { PUSH_LOG: 'verbose' } })).toThrow(ConfigurationError);
+    expect(() => setup({ env: { PUSH_LOG: 'verbose' } })).toThrow(/PUSH_LOG.*debug, info, warn, error, off/);
+  });
+
+  it('a program started with PUSH_LOG=debug writes the lines to stderr and nothing to stdout', async () => {
+    const script = `
+      import { PushClient } from './src/index.ts';
+      import { createPushApiHandler } from './src/testing/index.ts';
+      const emulator = createPushApiHandler();
+      const client = new PushClient({ fetch: emulator.fetch });
+      await client.tokens.getToken();
+    `;
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', script], {
+      env: {
+        ...process.env,
+        PUSH_LOG: 'debug',
+        PUSH_CLIENT_ID: 'demo-client',
+        PUSH_CLIENT_SECRET: 'demo-secret-do-not-use-in-production',
+        PUSH_AUTH_URL: 'https://auth.push.test',
+        PUSH_BASE_URL: 'https://api.push.test',
+        PUSH_SCOPE_BASE: 'https://api.push.test',
+      },
+    });
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/ debug push-api-client request \{"operation":"token","method":"POST".*"status":200/);
+    expect(stderr).toMatch(/ debug push-api-client token acquired /);
+    expect(stderr).not.toContain('demo-secret-do-not-use-in-production');
+  });
+});

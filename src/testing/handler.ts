@@ -150,7 +150,7 @@ function sleep(ms: number): Promise<void> {
 export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmulator {
   const config = resolveOptions(options);
   const initial = { ...config, credentials: config.credentials, apps: [...config.apps] };
-  const state = new EmulatorState(config.maxRequestLog);
+  const state = new EmulatorState(config.maxRequestLog, config.maxStoredUploadBytes);
   const clock = new Clock(config.now);
   const signer = new UrlSigner();
   const faults = new FaultInjector();

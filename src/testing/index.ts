@@ -32,4 +32,5 @@ export type {
   RequestLogEntry,
   StoredFile,
   TokenRecord,
+  UploadStorageView,
 } from './state.js';

@@ -33,8 +33,9 @@ export const EMULATOR_DEFAULTS = {
   tokenTtlSeconds: 3600,
   signedUrlTtlSeconds: 900,
   maxBodyBytes: 10 * 1024 * 1024,
-  // S3's limit for a single PUT; files are held in memory, so tests should stay far below it.
+  // S3's limit for a single PUT. Uploads stream through a hash, so only maxStoredUploadBytes is held.
   maxUploadBytes: 5 * 1024 * 1024 * 1024,
+  maxStoredUploadBytes: 64 * 1024 * 1024,
   maxRequestLog: 100_000,
 } as const;
 
@@ -84,6 +85,12 @@ export interface EmulatorOptions {
   /** Largest accepted PUT to a signed address; bigger answers 400 EntityTooLarge. @default 5 GiB */
   maxUploadBytes?: number;
   /**
+   * How many bytes of uploaded content the emulator holds in memory, across every file. Each file's
+   * size and SHA-256 are always kept; its bytes (`state.file(...).bytes`) only while they fit under
+   * this total, and are undefined past it (`state.uploadStorage` counts such files). @default 64 MiB
+   */
+  maxStoredUploadBytes?: number;
+  /**
    * Keep each finance record. When false only counts are kept, which is what a benchmark pushing
    * millions of records wants. @default true
    */
@@ -111,6 +118,7 @@ export interface ResolvedOptions {
   rateLimit: RateLimit | undefined;
   maxBodyBytes: number;
   maxUploadBytes: number;
+  maxStoredUploadBytes: number;
   keepRecords: boolean;
   requireContentLength: boolean;
   maxRequestLog: number;
@@ -142,6 +150,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     rateLimit: options.rateLimit ? { ...options.rateLimit } : undefined,
     maxBodyBytes: options.maxBodyBytes ?? EMULATOR_DEFAULTS.maxBodyBytes,
     maxUploadBytes: options.maxUploadBytes ?? EMULATOR_DEFAULTS.maxUploadBytes,
+    maxStoredUploadBytes: options.maxStoredUploadBytes ?? EMULATOR_DEFAULTS.maxStoredUploadBytes,
     keepRecords: options.keepRecords ?? true,
     requireContentLength: options.requireContentLength ?? false,
     maxRequestLog: options.maxRequestLog ?? EMULATOR_DEFAULTS.maxRequestLog,

@@ -3,6 +3,7 @@
  */
 import { type FinanceDelivery, type FinanceRecord, FinanceStore } from './finance-store.js';
 import type { CredentialInput } from './options.js';
+import { UploadBudget } from './upload-budget.js';
 
 /**
  * The spec's operations, by which faults are matched and requests are logged: `token` (get an
@@ -68,11 +69,14 @@ export interface StoredFile {
   name: string;
   /** The `type` the upload address was issued for, when one was given. */
   type: string | undefined;
-  /** The content of the last PUT, byte for byte. */
-  bytes: Uint8Array;
-  /** `bytes.length`. */
+  /**
+   * The content of the last PUT, byte for byte; undefined when keeping it would have passed the
+   * emulator's `maxStoredUploadBytes` (its size and SHA-256 are kept all the same).
+   */
+  bytes: Uint8Array | undefined;
+  /** Length of the content of the last PUT, in bytes. */
   size: number;
-  /** Hex SHA-256 of `bytes`, to compare large files without holding a copy in the test. */
+  /** Hex SHA-256 of the content, computed while it streamed: compares files whatever their size. */
   sha256: string;
   /** Quoted md5 hex, as object stores answer. */
   etag: string;
@@ -97,10 +101,12 @@ export class EmulatorState {
   readonly files = new Map<string, Map<string, StoredFile>>();
   readonly requests: RequestLogEntry[] = [];
   tokenRequestCount = 0;
+  readonly uploadBudget: UploadBudget;
   readonly #maxRequestLog: number;
 
-  constructor(maxRequestLog: number) {
+  constructor(maxRequestLog: number, maxStoredUploadBytes: number) {
     this.#maxRequestLog = maxRequestLog;
+    this.uploadBudget = new UploadBudget(maxStoredUploadBytes);
   }
 
   clear(credentials: CredentialInput[], apps: string[]): void {
@@ -111,6 +117,7 @@ export class EmulatorState {
     this.tokens.clear();
     this.finance.clear();
     this.files.clear();
+    this.uploadBudget.clear();
     this.requests.length = 0;
     this.tokenRequestCount = 0;
   }
@@ -121,6 +128,12 @@ export class EmulatorState {
     if (this.requests.length > this.#maxRequestLog * 1.1) {
       this.requests.splice(0, this.requests.length - this.#maxRequestLog);
     }
+  }
+
+  /** Gives a replaced file's bytes back to the upload budget. */
+  forgetFileBytes(file: StoredFile): void {
+    if (file.bytes) this.uploadBudget.release(file.size);
+    else this.uploadBudget.countFileWithoutBytes(-1);
   }
 
   financeOf(appId: string): FinanceStore {
@@ -142,6 +155,16 @@ export class EmulatorState {
   }
 }
 
+/** How much uploaded content the emulator holds in memory (see `maxStoredUploadBytes`). */
+export interface UploadStorageView {
+  /** Bytes of file content held now, across every app. */
+  storedBytes: number;
+  /** The limit: past it, files keep their size and SHA-256 but not their bytes. */
+  maxStoredBytes: number;
+  /** Files stored without their bytes, because they did not fit under the limit. */
+  filesWithoutBytes: number;
+}
+
 /** What a test can read. Each getter returns a fresh snapshot array. */
 export interface EmulatorStateView {
   readonly apps: string[];
@@ -161,6 +184,8 @@ export interface EmulatorStateView {
   files(appId: string): StoredFile[];
   /** One file of an app, or undefined when nothing was stored under that name. */
   file(appId: string, name: string): StoredFile | undefined;
+  /** How much uploaded content is held in memory, and how many files were kept without it. */
+  readonly uploadStorage: UploadStorageView;
 }
 
 export function createStateView(state: EmulatorState): EmulatorStateView {
@@ -201,6 +226,14 @@ export function createStateView(state: EmulatorState): EmulatorStateView {
     },
     file(appId, name) {
       return state.files.get(appId)?.get(name);
+    },
+    get uploadStorage() {
+      const budget = state.uploadBudget;
+      return {
+        storedBytes: budget.heldBytes,
+        maxStoredBytes: budget.maxBytes,
+        filesWithoutBytes: budget.filesWithoutBytes,
+      };
     },
   };
 }

@@ -4,11 +4,12 @@
  * Order of checks: method (405), chunked transfer encoding (501), missing Content-Length (411),
  * signature (403 AccessDenied / SignatureDoesNotMatch), expiry (403 AccessDenied), app still
  * exists (404 NoSuchBucket), size (400 EntityTooLarge), body length matches (400 IncompleteBody).
+ * The body is hashed as it streams; its bytes are kept while `maxStoredUploadBytes` has room.
  */
-import { createHash } from 'node:crypto';
-import { parseContentLength, readBodyWithLimit } from './body.js';
+import { parseContentLength } from './body.js';
 import type { EmulatorContext, IncomingRequest } from './context.js';
 import { xmlError } from './responses.js';
+import { receiveUploadBody } from './upload-body.js';
 
 export async function handleUpload(
   context: EmulatorContext,
@@ -45,33 +46,34 @@ export async function handleUpload(
     return xmlError(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
   }
 
-  const body = await readBodyWithLimit(request, config.maxUploadBytes);
+  const body = await receiveUploadBody(request, config.maxUploadBytes, state.uploadBudget);
   if (!body.ok) {
     return body.reason === 'too-large'
       ? xmlError(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size')
       : xmlError(400, 'IncompleteBody', 'The request body ended early');
   }
-  if (declared !== undefined && declared !== body.bytes.byteLength) {
+  if (declared !== undefined && declared !== body.size) {
+    if (body.bytes) state.uploadBudget.release(body.size);
     return xmlError(400, 'IncompleteBody', 'You did not provide the number of bytes specified by the Content-Length');
   }
 
-  const bytes = body.bytes;
-  const etag = `"${createHash('md5').update(bytes).digest('hex')}"`;
   const files = state.filesOf(appId);
   const previous = files.get(fileName);
+  if (previous) state.forgetFileBytes(previous);
+  if (!body.bytes) state.uploadBudget.countFileWithoutBytes(1);
   files.set(fileName, {
     appId,
     name: fileName,
     type,
-    bytes,
-    size: bytes.byteLength,
-    sha256: createHash('sha256').update(bytes).digest('hex'),
-    etag,
+    bytes: body.bytes,
+    size: body.size,
+    sha256: body.sha256,
+    etag: body.etag,
     contentType: request.headers.get('content-type') ?? undefined,
     authorization: request.headers.get('authorization') ?? undefined,
     uploadedAt: clock.now(),
     requestId: incoming.requestId,
     uploadCount: (previous?.uploadCount ?? 0) + 1,
   });
-  return new Response(null, { status: 200, statusText: 'OK', headers: { etag, 'content-length': '0' } });
+  return new Response(null, { status: 200, statusText: 'OK', headers: { etag: body.etag, 'content-length': '0' } });
 }

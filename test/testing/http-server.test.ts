@@ -129,6 +129,57 @@ describe('startEmulator over real HTTP', () => {
     );
   });
 
+  it('hashes a streamed upload far larger than maxStoredUploadBytes without keeping its bytes', async () => {
+    const own = await startEmulator({ maxStoredUploadBytes: 1024 * 1024 });
+    try {
+      const bearer = await fetch(`${own.authUrl}/oauth2/token`, {
+        method: 'POST',
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: own.mock.clientId,
+          client_secret: own.mock.clientSecret,
+        }),
+      }).then(async (response) => ((await response.json()) as { access_token: string }).access_token);
+      const address = await fetch(`${own.baseUrl}/services/push/v1/customer/apps/demo-app/upload?filenames=big.bin`, {
+        headers: { authorization: `Bearer ${bearer}` },
+      }).then(async (response) => ((await response.json()) as Record<string, string>)['big.bin']!);
+      const chunk = new Uint8Array(1024 * 1024).map((_, index) => index % 253);
+      const chunks = 16;
+      const expected = createHash('sha256');
+      for (let index = 0; index < chunks; index++) expected.update(chunk);
+      const status = await new Promise<number>((resolve, reject) => {
+        const request = httpRequest(address, { method: 'PUT', headers: { 'content-length': chunks * chunk.length } });
+        request.on('response', (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        request.on('error', reject);
+        let sent = 0;
+        const write = () => {
+          while (sent < chunks) {
+            sent++;
+            if (!request.write(chunk)) return void request.once('drain', write);
+          }
+          request.end();
+        };
+        write();
+      });
+      expect(status).toBe(200);
+      expect(own.mock.state.file('demo-app', 'big.bin')).toMatchObject({
+        size: chunks * chunk.length,
+        sha256: expected.digest('hex'),
+        bytes: undefined,
+      });
+      expect(own.mock.state.uploadStorage).toEqual({
+        storedBytes: 0,
+        maxStoredBytes: 1024 * 1024,
+        filesWithoutBytes: 1,
+      });
+    } finally {
+      await own.close();
+    }
+  });
+
   it('resets the socket for a dropped-connection fault, after storing when drop is "after"', async () => {
     const bearer = await token();
     emulator.mock.faults.add({ match: { operation: 'finance' }, drop: 'after' });

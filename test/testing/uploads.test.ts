@@ -84,7 +84,7 @@ describe('PUT to a signed address', () => {
       authorization: undefined,
       uploadCount: 1,
     });
-    expect(Buffer.from(file!.bytes).equals(Buffer.from(bytes))).toBe(true);
+    expect(Buffer.from(file!.bytes!).equals(Buffer.from(bytes))).toBe(true);
   });
 
   it('overwrites an earlier upload of the same name', async () => {
@@ -94,8 +94,26 @@ describe('PUT to a signed address', () => {
     const second = await signedUrls(emulator, token, ['a.csv']);
     await emulator.handle(put(second['a.csv']!, 'new'));
     expect(emulator.state.files(emulator.appId)).toHaveLength(1);
-    expect(Buffer.from(emulator.state.file(emulator.appId, 'a.csv')!.bytes).toString()).toBe('new');
+    expect(Buffer.from(emulator.state.file(emulator.appId, 'a.csv')!.bytes!).toString()).toBe('new');
     expect(emulator.state.file(emulator.appId, 'a.csv')!.uploadCount).toBe(2);
+  });
+
+  it('keeps bytes up to maxStoredUploadBytes in total, then only size and sha256, and frees a replaced file', async () => {
+    const { emulator, token } = await setup({ maxStoredUploadBytes: 10 });
+    const urls = await signedUrls(emulator, token, ['a.csv', 'b.csv']);
+    expect((await emulator.handle(put(urls['a.csv']!, '123456'))).status).toBe(200);
+    expect((await emulator.handle(put(urls['b.csv']!, '78901'))).status).toBe(200);
+    const a = emulator.state.file(emulator.appId, 'a.csv');
+    const b = emulator.state.file(emulator.appId, 'b.csv');
+    expect(Buffer.from(a!.bytes!).toString()).toBe('123456');
+    expect(b).toMatchObject({ bytes: undefined, size: 5, sha256: createHash('sha256').update('78901').digest('hex') });
+    expect(emulator.state.uploadStorage).toEqual({ storedBytes: 6, maxStoredBytes: 10, filesWithoutBytes: 1 });
+
+    const again = await signedUrls(emulator, token, ['a.csv', 'b.csv']);
+    await emulator.handle(put(again['a.csv']!, '1'));
+    await emulator.handle(put(again['b.csv']!, '789'));
+    expect(Buffer.from(emulator.state.file(emulator.appId, 'b.csv')!.bytes!).toString()).toBe('789');
+    expect(emulator.state.uploadStorage).toEqual({ storedBytes: 4, maxStoredBytes: 10, filesWithoutBytes: 0 });
   });
 
   it('stores a 0-byte file', async () => {

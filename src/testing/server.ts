@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import { createPushApiHandler, type PushApiEmulator } from './handler.js';
+import { exposedWarning, isLoopbackAddress } from './loopback.js';
 import type { EmulatorOptions } from './options.js';
 
 /**
@@ -18,7 +19,10 @@ import type { EmulatorOptions } from './options.js';
 export interface StartEmulatorOptions extends Omit<EmulatorOptions, 'authUrl' | 'baseUrl' | 'uploadUrl'> {
   /** Port to listen on; 0 picks a free one. @default 0 */
   port?: number;
-  /** Interface to listen on. @default '127.0.0.1' */
+  /**
+   * Interface to listen on. Anything but loopback emits a process warning (on stderr), since the
+   * demo credentials then reach the network. @default '127.0.0.1'
+   */
   host?: string;
 }
 
@@ -121,6 +125,9 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
   });
   const address = server.address() as AddressInfo;
   url = `http://${hostForUrl(host)}:${address.port}`;
+  if (!isLoopbackAddress(address.address)) {
+    process.emitWarning(exposedWarning(url), { type: 'SecurityWarning', code: 'PUSH_API_EMULATOR_NOT_LOOPBACK' });
+  }
   emulator = createPushApiHandler({
     ...emulatorOptions,
     authUrl: `${url}/auth`,

@@ -49,4 +49,6 @@ export const FINANCE_DEFAULTS = {
   concurrency: 4,
   onInvalid: 'throw',
   adaptive: true,
+  /** How long 429s may hold a batch while nothing of its run is accepted: 5 minutes. */
+  rateLimitDeadlineMs: 300_000,
 } as const;

@@ -30,6 +30,7 @@ export {
   UploadError,
 } from './errors.js';
 export type { FinancePublisher } from './finance/publisher.js';
+export type { RateBudget } from './finance/rate-budget.js';
 // The zod schema itself is exported by `push-api-client/schema`, so that this entry does not load zod.
 export type { FinanceRecord, FinanceRecordInput } from './finance/schema.js';
 export type {

@@ -1,4 +1,5 @@
 import { abortErrorFrom, delay } from '../http/delay.js';
+import type { RateBudget } from './rate-budget.js';
 
 /**
  * The publisher's in-flight window, adapted to the service's rate limit (AIMD, as TCP does for
@@ -28,7 +29,7 @@ export interface AdaptiveLimitOptions {
   now?: () => number;
 }
 
-export class AdaptiveLimit {
+export class AdaptiveLimit implements RateBudget {
   readonly max: number;
   readonly adaptive: boolean;
   #window: number;

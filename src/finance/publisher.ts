@@ -105,7 +105,7 @@ export class FinancePublisher {
     // A sync input is batched in synchronous steps, which cannot wait for zod; an async one loads it on first need.
     if (!isAsyncIterable(records)) await loadRecordSchema();
     const report = new ReportBuilder();
-    const limit = new AdaptiveLimit({ max: settings.concurrency, adaptive: settings.adaptive });
+    const limit = options.rateBudget ?? new AdaptiveLimit({ max: settings.concurrency, adaptive: settings.adaptive });
     const run = new PublishRun(this.ctx, url, report, limit, options);
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
     const assembler = new BatchAssembler(limits, report, {
@@ -258,6 +258,10 @@ function resolvePublishOptions(options: PublishOptions): Settings {
   }
   if (settings.onInvalid !== 'throw' && settings.onInvalid !== 'skip') {
     throw new ConfigurationError("onInvalid must be 'throw' or 'skip'");
+  }
+  const deadline = options.rateLimitDeadlineMs;
+  if (deadline !== undefined && !(typeof deadline === 'number' && deadline >= 0 && !Number.isNaN(deadline))) {
+    throw new ConfigurationError('rateLimitDeadlineMs must be a number ≥ 0 (milliseconds)');
   }
   return settings;
 }

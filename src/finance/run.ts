@@ -1,7 +1,8 @@
 import type { ClientContext } from '../context.js';
-import { AbortError, PushError } from '../errors.js';
-import { abortErrorFrom } from '../http/delay.js';
-import type { AdaptiveLimit } from './adaptive-limit.js';
+import { FINANCE_DEFAULTS } from '../defaults.js';
+import { AbortError, PushError, RateLimitError } from '../errors.js';
+import { abortErrorFrom, delay } from '../http/delay.js';
+import { backoffDelayMs } from '../http/retry.js';
 import {
   asPushError,
   classifyBatchError,
@@ -11,6 +12,7 @@ import {
   retryAfterOf,
   stopsTheRun,
 } from './outcome.js';
+import type { RateBudget } from './rate-budget.js';
 import type { PendingBatch, ReportBuilder } from './report.js';
 import type { FinanceRecord } from './schema.js';
 import type { BatchReport, BatchStatus, PublishOptions, SettledBatch } from './types.js';
@@ -24,6 +26,11 @@ interface Outcome {
   storedAtLeastOnce?: true;
 }
 
+/** Whether a worker still holds the slot it took from the rate budget (released exactly once). */
+interface Slot {
+  held: boolean;
+}
+
 /** Why reading stopped before the end of the input, other than an abort. */
 type StopReason = { kind: 'stopped-by'; error: PushError } | { kind: 'thrown'; error: unknown };
 
@@ -34,13 +41,15 @@ type StopReason = { kind: 'stopped-by'; error: PushError } | { kind: 'thrown'; e
  */
 export class PublishRun {
   #stop: StopReason | undefined;
+  /** When the service last accepted a batch of this run: 429 patience lasts while the run moves. */
+  #lastProgressAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly ctx: ClientContext,
     private readonly url: URL,
     private readonly report: ReportBuilder,
-    private readonly limit: AdaptiveLimit,
-    private readonly options: Pick<PublishOptions, 'onProgress' | 'onBatchSettled' | 'signal'>,
+    private readonly limit: RateBudget,
+    private readonly options: Pick<PublishOptions, 'onProgress' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'>,
   ) {}
 
   /** True once reading must stop: aborted, a run-stopping API error, or a callback or the input threw. */
@@ -68,6 +77,7 @@ export class PublishRun {
       } catch {
         return; // aborted while waiting: nothing was pulled, nothing to settle
       }
+      const slot: Slot = { held: true };
       let outcome: Outcome | undefined;
       let batch: PendingBatch | undefined;
       try {
@@ -75,57 +85,112 @@ export class PublishRun {
         const next = await source.next();
         if (next.done) return;
         batch = next.value;
-        outcome = this.shouldStop() ? { status: 'failed', error: this.notSentError() } : await this.#send(batch);
+        outcome = this.shouldStop() ? { status: 'failed', error: this.notSentError() } : await this.#send(batch, slot);
       } catch (error) {
         // The input threw, unless the read was cut short by the abort: then the abort is the outcome.
         if (!signal?.aborted) this.#stop ??= { kind: 'thrown', error };
         return;
       } finally {
-        this.limit.release();
+        if (slot.held) this.limit.release();
       }
       if (batch && outcome) await this.#settle(batch, outcome);
     }
   }
 
-  async #send(batch: PendingBatch): Promise<Outcome> {
+  /**
+   * Sends a batch until it settles. A 429 is the service asking for patience, not a failure: while
+   * the run makes progress, the batch gives its slot back, waits for `Retry-After` (or a backoff)
+   * and for the rate budget, and goes again without using up a retry. It fails with the 429 only
+   * when nothing of this run was accepted for `rateLimitDeadlineMs`.
+   */
+  async #send(batch: PendingBatch, slot: Slot): Promise<Outcome> {
     const { signal } = this.options;
     const { body } = batch;
     // The first attempt that may have been processed and was re-sent anyway (`retryAmbiguous`):
     // from then on the service may hold the batch, whatever the re-sends answer.
     let ambiguous: PushError | undefined;
-    try {
-      const response = await this.ctx.http.send({
-        operation: 'finance',
-        method: 'POST',
-        url: this.url,
-        headers: { 'content-type': 'application/json' },
-        body: () => body,
-        auth: 'bearer',
-        retryPolicy: 'non-idempotent',
-        onRetry: (info) => {
-          if (isAmbiguousFailure(info.error)) ambiguous ??= info.error;
-          if (isBackPressure(info.error)) this.limit.onRateLimited(info.delayMs, true);
-        },
-        signal,
-      });
-      await expectSuccess(response);
-      this.limit.onSuccess();
-      // `sent` means stored once. After an ambiguous attempt the service may already have held the
-      // batch when the re-send stored it again: at least once, maybe twice.
-      if (ambiguous !== undefined) return { status: 'unknown', error: ambiguous, storedAtLeastOnce: true };
-      return { status: 'sent' };
-    } catch (thrown) {
-      const error = signal?.aborted && !(thrown instanceof AbortError) ? abortErrorFrom(signal) : asPushError(thrown);
-      if (isBackPressure(error)) this.limit.onRateLimited(retryAfterOf(error));
-      if (stopsTheRun(error) && this.#stop === undefined) {
-        this.#stop = { kind: 'stopped-by', error };
-        this.report.stop(error);
+    let rateLimitedSince: number | undefined;
+    for (let waits = 1; ; waits++) {
+      try {
+        const response = await this.ctx.http.send({
+          operation: 'finance',
+          method: 'POST',
+          url: this.url,
+          headers: { 'content-type': 'application/json' },
+          body: () => body,
+          auth: 'bearer',
+          retryPolicy: 'non-idempotent',
+          retryRateLimited: false,
+          onRetry: (info) => {
+            if (isAmbiguousFailure(info.error)) ambiguous ??= info.error;
+            if (isBackPressure(info.error)) this.limit.onRateLimited(info.delayMs, true);
+          },
+          signal,
+        });
+        await expectSuccess(response);
+        this.limit.onSuccess();
+        this.#lastProgressAt = Date.now();
+        // `sent` means stored once. After an ambiguous attempt the service may already have held the
+        // batch when the re-send stored it again: at least once, maybe twice.
+        if (ambiguous !== undefined) return { status: 'unknown', error: ambiguous, storedAtLeastOnce: true };
+        return { status: 'sent' };
+      } catch (thrown) {
+        const error = signal?.aborted && !(thrown instanceof AbortError) ? abortErrorFrom(signal) : asPushError(thrown);
+        if (isBackPressure(error)) this.limit.onRateLimited(retryAfterOf(error));
+        if (error instanceof RateLimitError) {
+          rateLimitedSince ??= Date.now();
+          const delayMs = error.retryAfterMs ?? backoffDelayMs(waits);
+          if (this.#patient(rateLimitedSince, delayMs)) {
+            this.ctx.logger.warn('push-api-client retrying', {
+              operation: 'finance',
+              method: 'POST',
+              path: this.url.pathname,
+              attempt: waits,
+              status: 429,
+              error: error.name,
+              delayMs,
+              rateLimited: true,
+            });
+            const turn = await this.#waitForTurn(slot, delayMs);
+            if (turn === 'go') continue;
+            // The 429 says the service did not store it: safe to send again, unless an earlier attempt was ambiguous.
+            const reason = turn === 'aborted' ? abortErrorFrom(signal) : this.notSentError();
+            return ambiguous ? { status: 'unknown', error: ambiguous } : { status: 'failed', error: reason };
+          }
+        }
+        if (stopsTheRun(error) && this.#stop === undefined) {
+          this.#stop = { kind: 'stopped-by', error };
+          this.report.stop(error);
+        }
+        const status = classifyBatchError(error, true, ambiguous !== undefined);
+        // An `unknown` that only an earlier attempt explains reports that attempt's error.
+        const reason = ambiguous !== undefined && classifyBatchError(error, true) === 'failed' ? ambiguous : error;
+        return { status, error: reason };
       }
-      const status = classifyBatchError(error, true, ambiguous !== undefined);
-      // An `unknown` that only an earlier attempt explains reports that attempt's error.
-      const reason = ambiguous !== undefined && classifyBatchError(error, true) === 'failed' ? ambiguous : error;
-      return { status, error: reason };
     }
+  }
+
+  /** Patience lasts while something of this run was accepted (or the batch first met its 429) within the deadline. */
+  #patient(rateLimitedSince: number, delayMs: number): boolean {
+    const deadlineMs = this.options.rateLimitDeadlineMs ?? FINANCE_DEFAULTS.rateLimitDeadlineMs;
+    const since = Math.max(this.#lastProgressAt, rateLimitedSince);
+    return Date.now() + delayMs < since + deadlineMs;
+  }
+
+  /** Gives the slot back for the wait, then takes one again: the budget decides when to re-send. */
+  async #waitForTurn(slot: Slot, delayMs: number): Promise<'go' | 'aborted' | 'stopped'> {
+    const { signal } = this.options;
+    slot.held = false;
+    this.limit.release();
+    try {
+      await delay(delayMs, signal);
+      if (this.shouldStop()) return signal?.aborted ? 'aborted' : 'stopped';
+      await this.limit.acquire(signal);
+    } catch {
+      return 'aborted';
+    }
+    slot.held = true;
+    return 'go';
   }
 
   async #settle(batch: PendingBatch, outcome: Outcome): Promise<void> {

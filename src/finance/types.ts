@@ -1,4 +1,5 @@
 import type { InvalidRecord, PushError } from '../errors.js';
+import type { RateBudget } from './rate-budget.js';
 import type { FinanceRecord } from './schema.js';
 
 /** What happened to one batch: `unknown` means the server may or may not have stored it. */
@@ -124,10 +125,26 @@ export interface PublishOptions {
   signal?: AbortSignal;
   /**
    * Adapt the in-flight window to the service's rate limit: halve it on 429 and pause until the
-   * `Retry-After` deadline, then grow it back. `false` keeps a fixed `concurrency`.
+   * `Retry-After` deadline, then grow it back. `false` keeps a fixed `concurrency`. Ignored when a
+   * `rateBudget` is given.
    * @default true
    */
   adaptive?: boolean;
+  /**
+   * Paces requests against the service's rate limit. Give one shared between processes (the Redis
+   * recipe in `examples/redis-rate-budget.ts`) so that a fleet publishing to one app shares what
+   * each process learns from 429s and `Retry-After`. `concurrency` still bounds this run's
+   * requests in flight.
+   * @default a new in-process adaptive window per run (see `adaptive`)
+   */
+  rateBudget?: RateBudget;
+  /**
+   * A 429 is the service asking for patience: the batch waits for `Retry-After` and goes again
+   * without using up a retry, for as long as the run makes progress. It is reported `failed` with
+   * the `RateLimitError` only when no batch of the run was accepted for this long.
+   * @default 300000 (5 minutes)
+   */
+  rateLimitDeadlineMs?: number;
 }
 
 /** Options of `publishBatch`. */

@@ -61,6 +61,7 @@ export class FetchHttpClient implements HttpClient {
       minTimeout: 0,
       shouldRetry: async ({ error, attemptNumber, retriesConsumed }) => {
         if (error instanceof AbortError || tokenFailures.has(error)) return false;
+        if (spec.retryRateLimited === false && failureInfo.get(error as PushError)?.status === 429) return false;
         if (!shouldRetry(error, spec.retryPolicy, this.#options.retryAmbiguous)) return false;
         const pushError = error as PushError;
         const delayMs = retryDelayMs(failureInfo.get(pushError)?.retryAfterMs, retriesConsumed + 1, this.#backoff);

@@ -70,6 +70,12 @@ export interface RequestSpec {
   /** Overrides `maxRetries` for this request. */
   maxRetries?: number;
   /**
+   * `false`: a 429 is thrown at once instead of being retried here, for callers that pace their
+   * own re-sends (the publisher waits for its rate budget and re-sends without using a retry).
+   * @default true
+   */
+  retryRateLimited?: boolean;
+  /**
    * Which redirects are followed (by hand, up to `maxRedirects`):
    * - `follow`: any redirect; Authorization never goes to another origin, and a body never does
    *   either: a 307/308 (or a 301/302 after a PUT) to another origin for a request with a body fails.

@@ -5,10 +5,12 @@ import {
   ConnectionError,
   NotFoundError,
   PublishAbortedError,
+  RateLimitError,
   RecordValidationError,
   ServerError,
 } from '../../src/errors.js';
 import { financeUrl } from '../../src/finance/publisher.js';
+import type { RateBudget } from '../../src/finance/rate-budget.js';
 import { uploadUrlsEndpoint } from '../../src/uploads/upload-urls.js';
 import { clientForServer, expectAccounted, financeStatuses, makeRecord, makeRecords, toAsync } from './helpers.js';
 
@@ -83,15 +85,14 @@ describe('finance publish over HTTP', () => {
     expectAccounted(report, 20);
   });
 
-  it('reports a batch unknown, never failed, when an ambiguous attempt was re-sent and the re-sends met 429 until retries ran out', async () => {
-    const maxRetries = 2;
-    const client = clientForServer(server, { retryAmbiguous: true, maxRetries });
+  it('reports a batch unknown, never failed, when an ambiguous attempt was re-sent and the re-send met a 429 past the deadline', async () => {
+    const client = clientForServer(server, { retryAmbiguous: true, maxRetries: 2 });
     // The service stores the batch, then the connection drops: ambiguous, so it is re-sent...
     server.mock.faults.add({ match: { operation: 'finance' }, times: 1, drop: 'after' });
-    // ...and every re-send is rate limited until the retries are used up.
-    server.mock.faults.add({ match: { operation: 'finance' }, times: maxRetries + 1, status: 429, retryAfter: 0 });
-    const report = await client.finance.publish(server.mock.appId, makeRecords(10));
-    expect(financeStatuses(server.mock)).toEqual([0, 429, 429]);
+    // ...and the re-send is rate limited, with no patience left (a deadline of 0).
+    server.mock.faults.add({ match: { operation: 'finance' }, times: 3, status: 429, retryAfter: 0 });
+    const report = await client.finance.publish(server.mock.appId, makeRecords(10), { rateLimitDeadlineMs: 0 });
+    expect(financeStatuses(server.mock)).toEqual([0, 429]);
     expect(server.mock.state.recordCount(server.mock.appId)).toBe(10);
     expect(report.batches.map((b) => b.status)).toEqual(['unknown']);
     expect(report.batches[0]?.error).toBeInstanceOf(ConnectionError);
@@ -122,12 +123,58 @@ describe('finance publish over HTTP', () => {
     expect(server.mock.state.recordCount(server.mock.appId)).toBe(10);
   });
 
-  it('marks a batch failed when 429s outlast the retries, and safe to send again', async () => {
-    const client = clientForServer(server, { maxRetries: 1 });
-    server.mock.faults.add({ match: { operation: 'finance' }, times: 2, status: 429, retryAfter: 0 });
+  it('a 429 does not use up a retry: with maxRetries 0, four 429s in a row still end sent', async () => {
+    const client = clientForServer(server, { maxRetries: 0 });
+    server.mock.faults.add({ match: { operation: 'finance' }, times: 4, status: 429, retryAfter: 0 });
     const report = await client.finance.publish(server.mock.appId, makeRecords(10));
+    expect(report.batches.map((b) => b.status)).toEqual(['sent']);
+    expect(financeStatuses(server.mock)).toEqual([429, 429, 429, 429, 200]);
+    expect(server.mock.state.recordCount(server.mock.appId)).toBe(10);
+  });
+
+  it('marks a batch failed with the 429, safe to send again, once nothing was accepted for rateLimitDeadlineMs', async () => {
+    const client = clientForServer(server, { maxRetries: 0 });
+    server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, status: 429 });
+    const started = Date.now();
+    // Without Retry-After the waits follow the backoff (about 0.4 s, then 0.8 s): two re-sends fit.
+    const report = await client.finance.publish(server.mock.appId, makeRecords(10), { rateLimitDeadlineMs: 1_500 });
+    expect(Date.now() - started).toBeLessThan(3_000);
     expect(report.batches.map((b) => b.status)).toEqual(['failed']);
+    expect(report.batches[0]?.error).toBeInstanceOf(RateLimitError);
+    expect(financeStatuses(server.mock).length).toBeGreaterThanOrEqual(2);
+    expect(financeStatuses(server.mock).every((status) => status === 429)).toBe(true);
     expect(report.recordsFailed).toBe(10);
+  });
+
+  it('a rateBudget given to publish paces every send: each acquire released once, 429s reported with Retry-After', async () => {
+    const client = clientForServer(server);
+    server.mock.faults.add({ match: { operation: 'finance' }, times: 1, status: 429, retryAfter: 1 });
+    const events: string[] = [];
+    let inFlight = 0;
+    const budget: RateBudget = {
+      acquire: async () => {
+        inFlight++;
+        events.push('acquire');
+      },
+      release: () => {
+        inFlight--;
+        events.push('release');
+      },
+      onSuccess: () => void events.push('success'),
+      onRateLimited: (retryAfterMs) => void events.push(`429 ${retryAfterMs}`),
+    };
+    const report = await client.finance.publish(server.mock.appId, makeRecords(10), { rateBudget: budget, concurrency: 1 });
+    expect(report.recordsSent).toBe(10);
+    expect(inFlight).toBe(0);
+    expect(events.slice(0, 7)).toEqual(['acquire', '429 1000', 'release', 'acquire', 'success', 'release', 'acquire']);
+  });
+
+  it('refuses a negative rateLimitDeadlineMs before sending anything', async () => {
+    const client = clientForServer(server);
+    await expect(
+      client.finance.publish(server.mock.appId, makeRecords(1), { rateLimitDeadlineMs: -1 }),
+    ).rejects.toThrow(/rateLimitDeadlineMs/);
+    expect(server.mock.state.requests).toHaveLength(0);
   });
 
   it('on abort rejects with the report: in-flight batches unknown, unsent ones failed', async () => {

@@ -1,7 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { DEMO_CLIENT_SECRET, type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readDoc } from '../support/doc-files.js';
 import { buildCli } from './helpers/build.js';
 import {
   CSV_HEADER,
@@ -14,27 +15,58 @@ import {
   startCli,
 } from './helpers/run.js';
 
-const README = resolve(import.meta.dirname, '../../README.md');
+const CLI_DOC = 'docs/cli.md';
 
-/** The README's "## Command line" section, up to the next second-level heading. */
-function commandLineSection(): string {
-  const text = readFileSync(README, 'utf8');
+interface Example {
+  line: string;
+  args: string[];
+  stdinFile?: string;
+  /** For a ```console example: the output it shows (a usage error, printed on stderr). */
+  output?: string;
+}
+
+function parse(line: string): Pick<Example, 'line' | 'args' | 'stdinFile'> {
+  const [command, stdinFile] = line.slice('$ push-api '.length).split(' < ');
+  const args = (command?.match(/"[^"]*"|\S+/g) ?? []).map((arg) => arg.replace(/^"|"$/g, ''));
+  return { line, args, stdinFile: stdinFile?.trim() };
+}
+
+/**
+ * Every `$ push-api …` line of docs/cli.md, with an optional `< file` stdin redirect. Lines in
+ * ```console blocks carry the output shown under them, up to the next `$` line or the block's end.
+ */
+function examples(): Example[] {
+  const found: Example[] = [];
+  let language: string | undefined;
+  let last: Example | undefined;
+  for (const text of readDoc(CLI_DOC).split('\n')) {
+    const fence = /^```\s*([\w-]*)/.exec(text);
+    if (fence) {
+      language = language === undefined ? (fence[1] ?? '') : undefined;
+      last = undefined;
+      continue;
+    }
+    if (text.startsWith('$ push-api ')) {
+      last = { ...parse(text), ...(language === 'console' ? { output: '' } : {}) };
+      found.push(last);
+    } else if (language === 'console' && last?.output !== undefined) {
+      last.output = last.output === '' ? text : `${last.output}\n${text}`;
+    }
+  }
+  return found;
+}
+
+/** The `npx push-api …` lines of the README's "## Command line" section, without their `# comments`. */
+function readmeExamples(): Example[] {
+  const text = readDoc('README.md');
   const start = text.indexOf('\n## Command line\n');
   if (start === -1) throw new Error('README.md has no "## Command line" section');
   const end = text.indexOf('\n## ', start + 1);
-  return text.slice(start, end === -1 ? undefined : end);
-}
-
-/** Every `$ push-api …` line of the README's "Command line" section, with an optional `< file` stdin redirect. */
-function examples(): { line: string; args: string[]; stdinFile?: string }[] {
-  return commandLineSection()
+  return text
+    .slice(start, end === -1 ? undefined : end)
     .split('\n')
-    .filter((line) => line.startsWith('$ push-api '))
-    .map((line) => {
-      const [command, stdinFile] = line.slice('$ push-api '.length).split(' < ');
-      const args = (command?.match(/"[^"]*"|\S+/g) ?? []).map((arg) => arg.replace(/^"|"$/g, ''));
-      return { line, args, stdinFile: stdinFile?.trim() };
-    });
+    .filter((line) => line.startsWith('npx push-api '))
+    .map((line) => parse(`$ ${line.slice('npx '.length).replace(/\s+#.*$/, '')}`));
 }
 
 let cli: string;
@@ -64,12 +96,16 @@ afterAll(async () => {
   temp.remove();
 });
 
-describe('README.md "Command line" examples', () => {
+describe('docs/cli.md examples', () => {
   it('has examples of every command', () => {
     const commands = new Set(
       examples().map((example) => example.args.slice(0, example.args[0] === 'finance' ? 2 : 1).join(' ')),
     );
     expect([...commands].sort()).toEqual(['demo', 'emulator', 'finance publish', 'token', 'upload']);
+  });
+
+  it('shows the output of the usage errors it quotes', () => {
+    expect(examples().filter((example) => example.output !== undefined).length).toBeGreaterThanOrEqual(2);
   });
 
   it('starts the emulator as shown (on a free port here, not 4010)', async () => {
@@ -84,10 +120,28 @@ describe('README.md "Command line" examples', () => {
     await done;
   });
 
-  for (const example of examples().filter((candidate) => candidate.args[0] !== 'emulator')) {
+  it('README.md "Command line": one line per command, each run below', () => {
+    expect(readmeExamples().map((example) => example.args[0])).toEqual([
+      'token',
+      'finance',
+      'finance',
+      'upload',
+      'demo',
+    ]);
+  });
+
+  for (const example of [...examples(), ...readmeExamples()].filter((candidate) => candidate.args[0] !== 'emulator')) {
     it(`runs: ${example.line}`, async () => {
       const stdin = example.stdinFile ? readFileSync(temp.path(example.stdinFile), 'utf8') : undefined;
+      const recordsBefore = emulator.mock.state.recordCount(emulator.mock.appId);
       const result = await runCli(cli, example.args, { env: emulatorEnv(emulator), cwd: temp.dir, stdin });
+      if (example.output !== undefined) {
+        // A quoted usage error: exactly the lines shown, on stderr, nothing sent, exit code 2.
+        expect(result.stderr.trim()).toBe(example.output.trim());
+        expect(result.code).toBe(2);
+        expect(emulator.mock.state.recordCount(emulator.mock.appId)).toBe(recordsBefore);
+        return;
+      }
       expect(result.stderr).not.toMatch(/push-api: /);
       expect(result.code).toBe(0);
     });

@@ -1,15 +1,22 @@
 /**
- * Every ```ts block of README.md must type-check against the package (bash blocks are out of
- * scope). Blocks of other Markdown files can be checked too:
+ * Every ```ts block of the user documentation (README.md and docs/*.md) must type-check against the
+ * package (bash blocks are out of scope; the README's JavaScript Quick start runs in the consumer
+ * tests). Blocks of other Markdown files can be checked too:
  * `DOCS_CHECK_FILES=ARCHITECTURE.md,SECURITY.md npx vitest run test/docs`.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { docFiles, readDoc, REPO_ROOT as root } from '../support/doc-files.js';
 import { extractTsBlocks, typeCheckBlocks } from './code-blocks.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const files = (process.env.DOCS_CHECK_FILES ?? 'README.md').split(',').filter((file) => file.trim() !== '');
+const files = process.env.DOCS_CHECK_FILES?.split(',').filter((file) => file.trim() !== '') ?? docFiles();
+/** Pages that must hold ts blocks: a page that lost them all would otherwise pass with nothing checked. */
+const PAGES_WITH_CODE = [
+  'docs/configuration.md',
+  'docs/publishing.md',
+  'docs/uploads.md',
+  'docs/outcomes.md',
+  'docs/testing.md',
+];
 
 const fixture = [
   '# Title',
@@ -52,12 +59,26 @@ describe('README code blocks', () => {
     expect(errors).toHaveLength(2);
   });
 
+  it('finds the documentation pages, and ts blocks where they belong', () => {
+    expect(docFiles()).toEqual(expect.arrayContaining(['README.md', ...PAGES_WITH_CODE]));
+    for (const file of PAGES_WITH_CODE) expect(extractTsBlocks(readDoc(file), file).length).toBeGreaterThan(0);
+  });
+
+  // One program for the blocks of every page: a program per page would cost seconds each.
+  let errors: string[] | undefined;
+  const errorsOf = (file: string): string[] => {
+    errors ??= typeCheckBlocks(
+      files.flatMap((page) => extractTsBlocks(readDoc(page), page)),
+      root,
+    );
+    return errors.filter((error) => error.startsWith(`${file}:`));
+  };
+
   for (const file of files) {
     it(`${file}: every ts block type-checks`, () => {
-      // A missing file fails here rather than passing with nothing to check.
-      const blocks = extractTsBlocks(readFileSync(`${root}/${file}`, 'utf8'), file);
-      expect(blocks.length).toBeGreaterThan(0);
-      expect(typeCheckBlocks(blocks, root)).toEqual([]);
+      // A missing file fails in readDoc rather than passing with nothing to check.
+      extractTsBlocks(readDoc(file), file);
+      expect(errorsOf(file)).toEqual([]);
     });
   }
 });

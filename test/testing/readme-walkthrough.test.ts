@@ -1,26 +1,27 @@
 /**
- * Runs the README's "Walkthrough with curl" as written: every command is read from README.md (none
- * is copied here), the emulators are started with the README's arguments (on free ports instead of
+ * Runs docs/testing.md's "Walkthrough with curl" as written: every command is read from that page (none
+ * is copied here), the emulators are started with the page's arguments (on free ports instead of
  * 4010/4011), the shell commands run in order in one bash script (so AUTH, APP, TOKEN, URL... carry
- * from one command to the next), and each command's output is compared with the output the README
+ * from one command to the next), and each command's output is compared with the output the page
  * shows. Only volatile parts are normalized: tokens, signatures, expiry timestamps, request ids, Date
  * headers and ports; status lines, headers, ETags and bodies must match as shown.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorCommand } from '../../src/cli/commands/emulator.js';
+import { readDoc } from '../support/doc-files.js';
 
-const README = resolve(import.meta.dirname, '../../README.md');
-const SECTION = '### Walkthrough with curl';
+const DOC = 'docs/testing.md';
+const SECTION = '## Walkthrough with curl';
 const EMULATOR_PREFIX = 'npx push-api emulator';
 
 interface Block {
   language: string;
-  /** 1-based README line of the block's first body line. */
+  /** 1-based line of the block's first body line. */
   line: number;
   body: string[];
 }
@@ -28,9 +29,9 @@ interface Block {
 interface Step {
   kind: 'emulator' | 'shell';
   command: string;
-  /** The output the README shows, without trailing blank lines ('' when none is shown). */
+  /** The output the page shows, without trailing blank lines ('' when none is shown). */
   expected: string;
-  /** 1-based README line of the command. */
+  /** 1-based line of the command. */
   line: number;
 }
 
@@ -38,7 +39,7 @@ interface Step {
 function sectionBlocks(markdown: string): Block[] {
   const lines = markdown.split(/\r?\n/);
   const start = lines.indexOf(SECTION);
-  if (start < 0) throw new Error(`README.md has no "${SECTION}" section`);
+  if (start < 0) throw new Error(`${DOC} has no "${SECTION}" section`);
   const blocks: Block[] = [];
   let open: Block | undefined;
   for (let index = start + 1; index < lines.length; index++) {
@@ -50,11 +51,11 @@ function sectionBlocks(markdown: string): Block[] {
       } else open.body.push(text);
       continue;
     }
-    if (/^#{1,3} /.test(text)) break;
+    if (/^#{1,2} /.test(text)) break;
     const fence = /^```\s*([\w-]*)/.exec(text);
     if (fence) open = { language: (fence[1] ?? '').toLowerCase(), line: index + 2, body: [] };
   }
-  if (open) throw new Error(`unclosed code block at README.md:${open.line - 1}`);
+  if (open) throw new Error(`unclosed code block at ${DOC}:${open.line - 1}`);
   return blocks;
 }
 
@@ -74,7 +75,7 @@ function stepsOf(blocks: readonly Block[]): Step[] {
       continue;
     }
     if (block.language !== 'console')
-      throw new Error(`unexpected \`\`\`${block.language} block at README.md:${block.line}`);
+      throw new Error(`unexpected \`\`\`${block.language} block at ${DOC}:${block.line}`);
     let current: { command: string; output: string[]; line: number } | undefined;
     let open = false;
     const flush = () => {
@@ -92,14 +93,14 @@ function stepsOf(blocks: readonly Block[]): Step[] {
         current = { command: text.slice(2), output: [], line: block.line + index };
         open = continues(current.command);
       } else if (current) current.output.push(text);
-      else if (text.trim() !== '') throw new Error(`output before any command at README.md:${block.line + index}`);
+      else if (text.trim() !== '') throw new Error(`output before any command at ${DOC}:${block.line + index}`);
     });
     flush();
   }
   return steps;
 }
 
-/** `--port N` and the other arguments of a README `npx push-api emulator ...` line. */
+/** `--port N` and the other arguments of a documented `npx push-api emulator ...` line. */
 function emulatorArgs(command: string): { port: string; rest: string[] } {
   const args = command.slice(EMULATOR_PREFIX.length).trim().split(/\s+/).filter(Boolean);
   const at = args.indexOf('--port');
@@ -157,11 +158,11 @@ function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<s
   });
 }
 
-const steps = stepsOf(sectionBlocks(readFileSync(README, 'utf8')));
+const steps = stepsOf(sectionBlocks(readDoc(DOC)));
 const shellSteps = steps.filter((step) => step.kind === 'shell');
 const temp = mkdtempSync(join(tmpdir(), 'readme-walkthrough-'));
 const running: { stop: AbortController; done: Promise<unknown> }[] = [];
-/** README address (`127.0.0.1:4010`) to the real one, and back. */
+/** Documented address (`127.0.0.1:4010`) to the real one, and back. */
 const toReal = new Map<string, string>();
 const fromReal = new Map<string, string>();
 const banners = new Map<Step, string>();
@@ -180,7 +181,7 @@ async function startReadmeEmulator(step: Step): Promise<void> {
   }
   const banner = written.join('');
   const address = /listening on http:\/\/(127\.0\.0\.1:\d+)\n/.exec(banner)?.[1];
-  if (!address) throw new Error(`emulator from README.md:${step.line} did not start:\n${banner}`);
+  if (!address) throw new Error(`emulator from ${DOC}:${step.line} did not start:\n${banner}`);
   toReal.set(`127.0.0.1:${port}`, address);
   fromReal.set(address, `127.0.0.1:${port}`);
   banners.set(step, banner);
@@ -215,7 +216,7 @@ beforeAll(async () => {
     const close = `\n${marker} ${index} `;
     const end = stdout.indexOf(close, cursor);
     const lineEnd = stdout.indexOf('\n', end + close.length);
-    if (end < 0 || lineEnd < 0) throw new Error(`no output for README.md:${step.line}:\n${stdout.slice(cursor)}`);
+    if (end < 0 || lineEnd < 0) throw new Error(`no output for ${DOC}:${step.line}:\n${stdout.slice(cursor)}`);
     outputs.push({
       step,
       actual: stdout.slice(cursor, end),
@@ -234,16 +235,16 @@ afterAll(async () => {
   rmSync(temp, { recursive: true, force: true });
 });
 
-/** What a command printed, as the README would show it: README ports, volatile parts normalized. */
+/** What a command printed, as the page would show it: documented ports, volatile parts normalized. */
 function shown(step: Step, actual: string): string {
   const text = normalize(withAddresses(actual, fromReal, false));
-  // `-i` examples whose README output has no header lines show only the status line and the body.
+  // `-i` examples whose documented output has no header lines show only the status line and the body.
   const showsHeaders = step.expected.split('\n').some((line) => HEADER.test(line));
   return /\bcurl\b[^\n]*\s-i\b/.test(step.command) && !showsHeaders ? withoutHeaders(text) : text;
 }
 
-describe('README.md "Walkthrough with curl"', () => {
-  it('is read from the README: emulators, commands and the outputs they show', () => {
+describe('docs/testing.md "Walkthrough with curl"', () => {
+  it('is read from the page: emulators, commands and the outputs they show', () => {
     expect(steps.filter((step) => step.kind === 'emulator').map((step) => emulatorArgs(step.command).port)).toEqual([
       '4010',
       '4011',
@@ -267,7 +268,7 @@ describe('README.md "Walkthrough with curl"', () => {
     );
   });
 
-  it.each(shellSteps.map((step) => [`README.md:${step.line} $ ${step.command.split('\n')[0]}`, step] as const))(
+  it.each(shellSteps.map((step) => [`${DOC}:${step.line} $ ${step.command.split('\n')[0]}`, step] as const))(
     '%s',
     (_name, step) => {
       const result = outputs.find((output) => output.step === step);

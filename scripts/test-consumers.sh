@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Consumer smoke tests: builds and packs the package, installs the tarball into throw-away
-# projects (test/consumers/*) and runs them on each Node version in NODE_VERSIONS.
+# projects (test/consumers/*) and runs them on each Node version in NODE_VERSIONS, then runs the
+# README's Quick start verbatim in a fresh ES module project and a fresh CommonJS one.
 #
 #   bash scripts/test-consumers.sh                  # Node 20, 22 and 24
 #   NODE_VERSIONS="22" bash scripts/test-consumers.sh
@@ -83,6 +84,8 @@ for version in $NODE_VERSIONS; do
   run "cli on node $version" "$bin" "$tmp/base/node_modules/push-api-client/dist/cli/main.js" --version
   run "vitest-msw on node $version" \
     bash -c 'cd "$1" && "$2" node_modules/vitest/vitest.mjs run --reporter=dot' _ "$tmp/vitest-msw" "$bin"
+  # The README's Quick start, verbatim, in fresh ES module and CommonJS projects against `push-api emulator`.
+  run "README quick start on node $version" "$bin" "$repo/test/consumers/quickstart/run-quickstart.mjs" "$tmp/base" "$repo/README.md"
 done
 
 if [[ $failures -gt 0 ]]; then

@@ -1,0 +1,159 @@
+// The README's Quick start, run verbatim as a new user would: the ES module block in a fresh
+// `"type": "module"` project and the CommonJS block in a fresh `npm init -y`-style project, against
+// `push-api emulator` started from the installed tarball, with the settings its banner exports.
+//
+//   node run-quickstart.mjs <dir with node_modules/push-api-client> <README.md>
+//
+// Nothing of the README is copied here: the blocks, the output it shows and the export lines are
+// read from it. Runs on the node binary that runs this script.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [base, readmePath] = process.argv.slice(2);
+if (!base || !readmePath) throw new Error('usage: run-quickstart.mjs <base dir> <README.md>');
+const readme = readFileSync(readmePath, 'utf8');
+
+/** The text between a heading line and the next heading of the same or a higher level. */
+function section(heading) {
+  const lines = readme.split('\n');
+  const start = lines.indexOf(heading);
+  assert.ok(start >= 0, `README.md has no "${heading}" section`);
+  const level = heading.indexOf(' ');
+  const end = lines.findIndex((line, i) => i > start && /^#+ /.test(line) && line.indexOf(' ') <= level);
+  return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
+}
+
+/** The fenced blocks of a Markdown text, in order, with their language. */
+function blocks(markdown) {
+  return [...markdown.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map(([, language, body]) => ({ language, body }));
+}
+
+function onlyBlock(heading, language) {
+  const found = blocks(section(heading)).filter((block) => block.language === language);
+  assert.ok(found.length >= 1, `README.md "${heading}" has no \`\`\`${language} block`);
+  return found[0].body;
+}
+
+const esmCode = onlyBlock('## Quick start', 'js');
+const esmOutput = onlyBlock('## Quick start', 'text').trimEnd();
+const cjsCode = onlyBlock('### CommonJS', 'js');
+const readmeExports = blocks(section('## Start the emulator'))
+  .filter((block) => block.language === 'sh')
+  .flatMap((block) => block.body.split('\n'))
+  .filter((line) => line.startsWith('export '));
+assert.ok(/^import /m.test(esmCode), 'the Quick start block is an ES module');
+assert.ok(/require\('push-api-client'\)/.test(cjsCode), 'the CommonJS block uses require');
+
+/** Runs `node <args>` in `cwd`; resolves with its exit code and output. */
+function run(args, cwd, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** `push-api emulator` from the installed package, on a free port; resolves once its banner is out. */
+function startEmulatorCli() {
+  const cli = join(base, 'node_modules', 'push-api-client', 'dist', 'cli', 'main.js');
+  const child = spawn(process.execPath, [cli, 'emulator', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let banner = '';
+    const timer = setTimeout(() => reject(new Error(`emulator banner incomplete:\n${banner}`)), 15_000);
+    child.on('error', reject);
+    child.stdout.on('data', (chunk) => {
+      banner += chunk;
+      if (banner.includes('Press Ctrl+C')) {
+        clearTimeout(timer);
+        resolve({ child, banner });
+      }
+    });
+  });
+}
+
+/** NAME=value pairs from `export NAME=value` lines (values unquoted, as the banner prints them). */
+function exportsOf(lines) {
+  return Object.fromEntries(
+    lines
+      .map((line) => /^\s*export\s+(PUSH_[A-Z_]+)=(\S+)\s*$/.exec(line))
+      .filter(Boolean)
+      .map(([, name, value]) => [name, value.replace(/^['"]|['"]$/g, '')]),
+  );
+}
+
+/** The settings a user exports from the banner. */
+function settingsFrom(banner) {
+  const exported = exportsOf(banner.split('\n'));
+  if (Object.keys(exported).length > 0) return { settings: exported, fromExportLines: true };
+  // Banners without export lines name each setting on a line of its own.
+  const field = (label) => new RegExp(`^\\s*${label}:\\s+(\\S+)`, 'm').exec(banner)?.[1];
+  return {
+    fromExportLines: false,
+    settings: {
+      PUSH_AUTH_URL: field('auth URL'),
+      PUSH_BASE_URL: field('base URL'),
+      PUSH_SCOPE_BASE: field('scope base'),
+      PUSH_CLIENT_ID: field('client id'),
+      PUSH_CLIENT_SECRET: field('client secret'),
+      PUSH_APP_ID: field('app id'),
+    },
+  };
+}
+
+const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PUSH_')));
+const { child: emulator, banner } = await startEmulatorCli();
+try {
+  const { settings, fromExportLines } = settingsFrom(banner);
+  const port = new URL(settings.PUSH_BASE_URL).port;
+  // The README shows the banner's lines for the default port, 4010.
+  const shown = exportsOf(readmeExports);
+  assert.deepEqual(Object.keys(shown).sort(), Object.keys(settings).sort(), 'README export lines name every setting');
+  for (const [name, value] of Object.entries(shown)) {
+    assert.equal(value.replace('127.0.0.1:4010', `127.0.0.1:${port}`), settings[name], `README's ${name}`);
+  }
+  if (!fromExportLines) console.log('   (this emulator banner prints no export lines; settings read from its fields)');
+  const env = { ...clean, ...settings };
+
+  // A fresh ES module project, and a fresh CommonJS one as `npm init -y` makes it (no "type").
+  const esm = join(base, 'quickstart-esm');
+  const cjs = join(base, 'quickstart-cjs');
+  mkdirSync(esm, { recursive: true });
+  mkdirSync(cjs, { recursive: true });
+  writeFileSync(
+    join(esm, 'package.json'),
+    `${JSON.stringify({ name: 'quickstart-esm', version: '1.0.0', type: 'module' }, null, 2)}\n`,
+  );
+  writeFileSync(
+    join(cjs, 'package.json'),
+    `${JSON.stringify({ name: 'quickstart-cjs', version: '1.0.0', main: 'index.js' }, null, 2)}\n`,
+  );
+  writeFileSync(join(esm, 'index.js'), esmCode);
+  writeFileSync(join(cjs, 'index.js'), cjsCode);
+
+  const esmRun = await run(['index.js'], esm, env);
+  assert.equal(esmRun.code, 0, `ES module Quick start exited ${esmRun.code}:\n${esmRun.stderr}`);
+  assert.equal(esmRun.stdout.trimEnd(), esmOutput, 'ES module Quick start prints what the README shows');
+
+  const cjsRun = await run(['index.js'], cjs, env);
+  assert.equal(cjsRun.code, 0, `CommonJS Quick start exited ${cjsRun.code}:\n${cjsRun.stderr}`);
+  assert.match(cjsRun.stdout, /^1 sent, 0 failed, 0 unknown\n$/);
+
+  // The outcome check: a refused credential stops the run, and the Quick start says so and exits 1.
+  const refused = await run(['index.js'], esm, { ...env, PUSH_CLIENT_SECRET: 'not-the-secret' });
+  assert.equal(refused.code, 1, `with a wrong secret the Quick start exited ${refused.code}:\n${refused.stdout}`);
+  assert.match(refused.stderr, /^stopped: /m);
+  assert.doesNotMatch(refused.stderr + refused.stdout, /not-the-secret/);
+  console.log('   README Quick start: ES module and CommonJS projects ran as shown');
+} finally {
+  emulator.kill('SIGTERM');
+}

@@ -1,5 +1,5 @@
 // The README's Quick start, run verbatim as a new user would: the ES module block in a fresh
-// `"type": "module"` project and the CommonJS block in a fresh `npm init -y`-style project, against
+// `"type": "module"` project and the CommonJS block in a fresh project made by `npm init -y`, against
 // `push-api emulator` started from the installed tarball, with the settings its banner exports.
 //
 //   node run-quickstart.mjs <dir with node_modules/push-api-client> <README.md>
@@ -7,8 +7,8 @@
 // Nothing of the README is copied here: the blocks, the output it shows and the export lines are
 // read from it. Runs on the node binary that runs this script.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const [base, readmePath] = process.argv.slice(2);
@@ -124,25 +124,31 @@ try {
   if (!fromExportLines) console.log('   (this emulator banner prints no export lines; settings read from its fields)');
   const env = { ...clean, ...settings };
 
-  // A fresh ES module project, and a fresh CommonJS one as `npm init -y` makes it (no "type").
+  // A fresh ES module project, and a fresh CommonJS one made by `npm init -y`.
   const esm = join(base, 'quickstart-esm');
   const cjs = join(base, 'quickstart-cjs');
   mkdirSync(esm, { recursive: true });
+  rmSync(cjs, { recursive: true, force: true });
   mkdirSync(cjs, { recursive: true });
   writeFileSync(
     join(esm, 'package.json'),
     `${JSON.stringify({ name: 'quickstart-esm', version: '1.0.0', type: 'module' }, null, 2)}\n`,
   );
-  writeFileSync(
-    join(cjs, 'package.json'),
-    `${JSON.stringify({ name: 'quickstart-cjs', version: '1.0.0', main: 'index.js' }, null, 2)}\n`,
-  );
+  const init = spawnSync('npm', ['init', '-y'], { cwd: cjs, encoding: 'utf8' });
+  assert.equal(init.status, 0, `npm init -y failed:\n${init.stderr}`);
+  assert.notEqual(JSON.parse(readFileSync(join(cjs, 'package.json'), 'utf8')).type, 'module');
   writeFileSync(join(esm, 'index.js'), esmCode);
   writeFileSync(join(cjs, 'index.js'), cjsCode);
 
   const esmRun = await run(['index.js'], esm, env);
   assert.equal(esmRun.code, 0, `ES module Quick start exited ${esmRun.code}:\n${esmRun.stderr}`);
   assert.equal(esmRun.stdout.trimEnd(), esmOutput, 'ES module Quick start prints what the README shows');
+
+  // As the README warns: the ES module block fails in the project `npm init -y` made.
+  writeFileSync(join(cjs, 'esm-block.js'), esmCode);
+  const misplaced = await run(['esm-block.js'], cjs, env);
+  assert.notEqual(misplaced.code, 0, 'the ES module block ran in a CommonJS project');
+  assert.match(misplaced.stderr, /SyntaxError/);
 
   const cjsRun = await run(['index.js'], cjs, env);
   assert.equal(cjsRun.code, 0, `CommonJS Quick start exited ${cjsRun.code}:\n${cjsRun.stderr}`);

@@ -2,7 +2,7 @@ import type { PushClient } from '../client.js';
 import { PublishAbortedError } from '../errors.js';
 import type { FinanceRecord } from '../finance/schema.js';
 import type { SettledBatch } from '../finance/types.js';
-import { loadRecordSchema, validateFinanceRecord, validateFinanceRecordIfReady } from '../finance/validate.js';
+import { checkRecord, loadRecordSchema } from '../finance/validate.js';
 import type { Checkpoint } from './checkpoint.js';
 import { OriginTable } from './origins.js';
 import { type InputSpec, readInput } from './readers/index.js';
@@ -127,10 +127,10 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
               await rejects.write({ kind: 'invalid', file: row.file, line: row.line, issues: row.issues });
               continue;
             }
-            let result = validateFinanceRecordIfReady(row.record);
-            if (result === undefined) {
+            let result = checkRecord(row.record);
+            while (result === 'needs-schema') {
               await loadRecordSchema();
-              result = validateFinanceRecord(row.record);
+              result = checkRecord(row.record);
             }
             if (!result.ok) {
               counts.recordsInvalid++;

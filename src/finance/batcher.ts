@@ -1,6 +1,6 @@
 /**
  * Chunking of serialized records into request bodies, by count and by bytes. Pure: no I/O and no
- * validation. `BatchBuilder` is what `publish` fills (through `BatchAssembler`, source.ts); the
+ * validation. `BatchBuilder` is what `publish` fills (through `BatchAssembler`, batch-assembler.ts); the
  * chunking property test drives it through `publish` itself and measures the bodies as sent.
  *
  * A request body is `{"records":[` + the records' JSON joined by `,` + `]}`. A batch far under
@@ -41,14 +41,25 @@ export interface BatchLimits {
   maxBatchBytes: number;
 }
 
+declare const fitsAloneBrand: unique symbol;
+
+/**
+ * A batch item known to fit in a request body on its own. Only `sizeUp` makes one, and a builder
+ * takes nothing else, so an item too large to be sent can never reach a batch: the caller gets it
+ * back from `sizeUp` instead, and must report it.
+ */
+export type FittingItem<TRecord = unknown> = BatchItem<TRecord> & { readonly [fitsAloneBrand]: true };
+
+/** What `sizeUp` says: the item, branded as fitting; or its exact size, too large for any request. */
+export type Sized<TRecord> = { fits: true; item: FittingItem<TRecord> } | { fits: false; bytes: number };
+
 /**
  * - `added`: the item is in the batch;
- * - `full`: the batch cannot take it; send the batch and add the item to a new one;
- * - `too-large`: even alone the item exceeds `maxBatchBytes`; it can never be sent.
+ * - `full`: the batch cannot take it; send the batch and add the item to a new one.
  */
-export type AddResult = 'added' | 'full' | 'too-large';
+export type AddResult = 'added' | 'full';
 
-/** A batch item whose size bound the caller knows (see `jsonBytesUpperBound`, source.ts). */
+/** A batch item whose size bound the caller knows (see json-bound.ts). */
 export function batchItem<TRecord>(index: number, record: TRecord, bound: number): BatchItem<TRecord> {
   return { index, record, bound, json: undefined, bytes: undefined };
 }
@@ -81,9 +92,12 @@ export function bodyBytesFor(count: number, itemBytes: number): number {
   return EMPTY_BODY_BYTES + itemBytes + Math.max(0, count - 1);
 }
 
-/** Whether one item alone fits in a request body. */
-export function fitsAlone(item: BatchItem, maxBatchBytes: number): boolean {
-  return bodyBytesFor(1, utf8UpperBound(item)) <= maxBatchBytes || bodyBytesFor(1, utf8Length(item)) <= maxBatchBytes;
+/** Whether one item alone fits in a request body: by its bound, or else measured exactly. */
+export function sizeUp<TRecord>(item: BatchItem<TRecord>, maxBatchBytes: number): Sized<TRecord> {
+  if (bodyBytesFor(1, utf8UpperBound(item)) <= maxBatchBytes || bodyBytesFor(1, utf8Length(item)) <= maxBatchBytes) {
+    return { fits: true, item: item as FittingItem<TRecord> };
+  }
+  return { fits: false, bytes: utf8Length(item) };
 }
 
 /** The exact request body for a batch: one `JSON.stringify`, unless its records were serialized already. */
@@ -101,8 +115,8 @@ export function buildBody(items: readonly BatchItem[]): string {
 }
 
 /** One batch being filled. `tryAdd` reports instead of throwing, so callers decide what a full batch means. */
-export class BatchBuilder<T extends BatchItem> {
-  #items: T[] = [];
+export class BatchBuilder<TRecord> {
+  #items: FittingItem<TRecord>[] = [];
   /** At least the UTF-8 bytes of the items' JSON; exact once `#exact` is set. */
   #itemBytes = 0;
   /** Every item is measured, so `#itemBytes` is exact. */
@@ -120,9 +134,9 @@ export class BatchBuilder<T extends BatchItem> {
     return bodyBytesFor(this.#items.length, this.#itemBytes);
   }
 
-  tryAdd(item: T): AddResult {
+  /** Adds the item, or says `full`; an empty batch always takes a fitting item. */
+  tryAdd(item: FittingItem<TRecord>): AddResult {
     const { batchSize, maxBatchBytes } = this.limits;
-    if (!fitsAlone(item, maxBatchBytes)) return 'too-large';
     const count = this.#items.length;
     if (count >= batchSize) return 'full';
     const upper = utf8UpperBound(item);
@@ -139,7 +153,7 @@ export class BatchBuilder<T extends BatchItem> {
   }
 
   /** Hands over the items and starts an empty batch. */
-  take(): T[] {
+  take(): FittingItem<TRecord>[] {
     const items = this.#items;
     this.#items = [];
     this.#itemBytes = 0;
@@ -147,7 +161,7 @@ export class BatchBuilder<T extends BatchItem> {
     return items;
   }
 
-  #push(item: T, bytes: number): void {
+  #push(item: FittingItem<TRecord>, bytes: number): void {
     this.#items.push(item);
     this.#itemBytes += bytes;
     if (item.bytes === undefined) this.#exact = false;

@@ -10,21 +10,15 @@ import {
 } from '../errors.js';
 import { abortErrorFrom } from '../http/delay.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
+import { BatchAssembler } from './batch-assembler.js';
+import { batchesFromInput, batchesFromPrepared, prevalidate } from './batch-source.js';
 import { bodyBytesFor, buildBody, EMPTY_BODY_BYTES, utf8Length } from './batcher.js';
+import { InputCursor } from './input-cursor.js';
 import { expectSuccess } from './outcome.js';
 import { ReportBuilder } from './report.js';
 import { PublishRun } from './run.js';
 import type { FinanceRecordInput } from './schema.js';
-import {
-  BatchAssembler,
-  batchesFromAsyncIterable,
-  batchesFromIterable,
-  batchesFromPrepared,
-  InputCursor,
-  prevalidate,
-} from './source.js';
 import type { PublishBatchOptions, PublishOptions, PublishReport } from './types.js';
-import { loadRecordSchema } from './validate.js';
 
 type Settings = Required<
   Pick<PublishOptions, 'batchSize' | 'maxBatchBytes' | 'concurrency' | 'onInvalid' | 'adaptive'>
@@ -102,8 +96,6 @@ export class FinancePublisher {
       throw new ConfigurationError('records must be an array, an iterable or an async iterable of finance records');
     }
 
-    // A sync input is batched in synchronous steps, which cannot wait for zod; an async one loads it on first need.
-    if (!isAsyncIterable(records)) await loadRecordSchema();
     const report = new ReportBuilder();
     const limit = options.rateBudget ?? new AdaptiveLimit({ max: settings.concurrency, adaptive: settings.adaptive });
     const run = new PublishRun(this.ctx, url, report, limit, options);
@@ -111,35 +103,34 @@ export class FinancePublisher {
     const assembler = new BatchAssembler(limits, report, {
       stopAtInvalid: settings.onInvalid === 'throw',
       keepIndexes: options.onBatchSettled !== undefined,
-      sendAsIs: Array.isArray(records),
     });
 
     let input: InputCursor | undefined;
     try {
-      let source: ReturnType<typeof batchesFromIterable> | ReturnType<typeof batchesFromAsyncIterable>;
+      let source: ReturnType<typeof batchesFromInput> | ReturnType<typeof batchesFromPrepared>;
       if (isAsyncIterable(records)) {
         input = new InputCursor(records);
-        source = batchesFromAsyncIterable(input, assembler, run.shouldStop, signal);
+        source = batchesFromInput(input, assembler, run.shouldStop, signal);
       } else if (settings.onInvalid === 'throw') {
         // Everything is checked before the first request, so the error can list every bad record.
         // An array is read again to send; any other iterable can be read once, so it is kept.
         const rereadable = Array.isArray(records);
-        let checked: ReturnType<typeof prevalidate>;
+        let checked: Awaited<ReturnType<typeof prevalidate>>;
         try {
-          checked = prevalidate(records, settings.maxBatchBytes, !rereadable);
+          checked = await prevalidate(records, settings.maxBatchBytes, !rereadable);
         } catch (error) {
           throw new PublishInterruptedError(report.build(), error); // the input threw; nothing was sent
         }
         if (checked.invalid.length > 0) throw new RecordValidationError<PublishReport>(checked.invalid);
         if (rereadable) {
           input = new InputCursor(records);
-          source = batchesFromIterable(input, assembler, run.shouldStop);
+          source = batchesFromInput(input, assembler, run.shouldStop, signal);
         } else {
           source = batchesFromPrepared(checked.items, assembler, run.shouldStop);
         }
       } else {
         input = new InputCursor(records);
-        source = batchesFromIterable(input, assembler, run.shouldStop);
+        source = batchesFromInput(input, assembler, run.shouldStop, signal);
       }
 
       await run.execute(source, settings.concurrency);
@@ -199,8 +190,7 @@ export class FinancePublisher {
     }
     const maxBatchBytes = options.maxBatchBytes ?? FINANCE_DEFAULTS.maxBatchBytes;
     checkMaxBatchBytes(maxBatchBytes);
-    await loadRecordSchema();
-    const checked = prevalidate(records, maxBatchBytes, true);
+    const checked = await prevalidate(records, maxBatchBytes, true);
     if (checked.invalid.length > 0) throw new RecordValidationError(checked.invalid);
     const bodyBytes = bodyBytesFor(
       checked.items.length,

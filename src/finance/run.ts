@@ -230,7 +230,7 @@ export class PublishRun {
 
 /**
  * The batch given to `onBatchSettled`. Its `records` are parsed from the request body on first
- * read, so that no batch holds record objects while in flight (see `keepIndexes`, source.ts);
+ * read, so that no batch holds record objects while in flight (see `keepIndexes`, batch-assembler.ts);
  * most callers only count, or look at the records of a batch that failed.
  */
 function settledBatch(entry: BatchReport, body: string, indexes: number[]): SettledBatch {

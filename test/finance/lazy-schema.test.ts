@@ -4,6 +4,9 @@
  * isolates each test file's modules, so the schema starts unloaded here; the tests run in order.
  */
 
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ISO_DATE_PATTERN, ISO_DATE_TIME_PATTERN } from '../../src/finance/formats.js';
@@ -12,7 +15,23 @@ import { recordSchemaLoaded } from '../../src/finance/validate.js';
 import type { financeRecordSchema } from '../../src/schema.js';
 import { makeRecords, mockWithClient, toAsync } from './helpers.js';
 
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
 describe('zod, loaded on first need', () => {
+  it('is never loaded to publish valid records, from an array, a generator or an async iterable', async () => {
+    // A fresh process in which zod cannot be loaded at all: valid records must go through anyway.
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', '--import', './test/support/without-zod.mjs', 'test/finance/fixtures/publish-without-zod.ts'],
+      { cwd: root, timeout: 60_000 },
+    );
+    const result = JSON.parse(stdout) as { sent: Record<string, number>; invalid: string };
+    expect(result.sent).toEqual({ array: 1500, arraySkip: 1500, generator: 1500, asyncIterable: 1500, batch: 10 });
+    // The control: the first record only zod can judge asks for zod, which the process refuses.
+    expect(result.invalid).toContain('zod is blocked in this process');
+  }, 60_000);
+
   it('is not loaded to publish valid records from an async iterable', async () => {
     const { mock, client } = mockWithClient();
     const report = await client.finance.publish(mock.appId, toAsync(makeRecords(1500)));

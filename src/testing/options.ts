@@ -96,11 +96,17 @@ export interface EmulatorOptions {
    */
   keepRecords?: boolean;
   /**
-   * Require `Content-Length` on PUTs even when the request did not come over a socket (msw,
-   * `mock.fetch`). The Request API hides the length that fetch would send on the wire, so this is
-   * off by default there; over real HTTP the rule always holds. @default false
+   * The storage host's `Content-Length` rule for PUTs that did not come over a socket (msw,
+   * `emulator.fetch`); over real HTTP it always holds (411 without it, 501 when chunked).
+   * - `'auto'`: a body that the runtime would send chunked (a `ReadableStream` without a
+   *   `Content-Length` header) answers 501 NotImplemented, as object stores do. Bytes, strings and
+   *   Blobs have a length the runtime sends, and pass. Detected on Node's fetch (undici); elsewhere
+   *   such a body passes.
+   * - `true`: also every PUT without a `Content-Length` header answers 411 MissingContentLength.
+   * - `false`: no check.
+   * @default 'auto'
    */
-  requireContentLength?: boolean;
+  requireContentLength?: boolean | 'auto';
   /** Oldest request-log entries are dropped beyond this many. @default 100000 */
   maxRequestLog?: number;
 }
@@ -120,7 +126,7 @@ export interface ResolvedOptions {
   maxUploadBytes: number;
   maxStoredUploadBytes: number;
   keepRecords: boolean;
-  requireContentLength: boolean;
+  requireContentLength: boolean | 'auto';
   maxRequestLog: number;
 }
 
@@ -152,7 +158,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     maxUploadBytes: options.maxUploadBytes ?? EMULATOR_DEFAULTS.maxUploadBytes,
     maxStoredUploadBytes: options.maxStoredUploadBytes ?? EMULATOR_DEFAULTS.maxStoredUploadBytes,
     keepRecords: options.keepRecords ?? true,
-    requireContentLength: options.requireContentLength ?? false,
+    requireContentLength: options.requireContentLength ?? 'auto',
     maxRequestLog: options.maxRequestLog ?? EMULATOR_DEFAULTS.maxRequestLog,
   };
 }

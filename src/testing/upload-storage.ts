@@ -1,15 +1,23 @@
 /**
  * PUT to a signed address: the storage host. Answers like an object store (S3), in XML.
  *
- * Order of checks: method (405), chunked transfer encoding (501), missing Content-Length (411),
+ * Order of checks: method (405), chunked transfer encoding (501; without a socket, a stream body
+ * with no Content-Length, which the runtime would send chunked), missing Content-Length (411),
  * signature (403 AccessDenied / SignatureDoesNotMatch), expiry (403 AccessDenied), app still
  * exists (404 NoSuchBucket), size (400 EntityTooLarge), body length matches (400 IncompleteBody).
  * The body is hashed as it streams; its bytes are kept while `maxStoredUploadBytes` has room.
  */
 import { parseContentLength } from './body.js';
+import { bodyHasKnownLength } from './body-length.js';
 import type { EmulatorContext, IncomingRequest } from './context.js';
 import { xmlError } from './responses.js';
 import { receiveUploadBody } from './upload-body.js';
+
+function chunkedRefused(): Response {
+  return xmlError(501, 'NotImplemented', 'A header you provided implies functionality that is not implemented', {
+    header: 'Transfer-Encoding',
+  });
+}
 
 export async function handleUpload(
   context: EmulatorContext,
@@ -24,14 +32,13 @@ export async function handleUpload(
     });
   }
   const transferEncoding = wire ? wire.transferEncoding : (request.headers.get('transfer-encoding') ?? undefined);
-  if (transferEncoding !== undefined && /chunked/i.test(transferEncoding)) {
-    return xmlError(501, 'NotImplemented', 'A header you provided implies functionality that is not implemented', {
-      header: 'Transfer-Encoding',
-    });
-  }
+  if (transferEncoding !== undefined && /chunked/i.test(transferEncoding)) return chunkedRefused();
   const lengthHeader = wire ? wire.contentLength : (request.headers.get('content-length') ?? undefined);
   const declared = parseContentLength(lengthHeader);
-  if (declared === undefined && (wire || config.requireContentLength)) {
+  // Without a socket, a stream body with no Content-Length is what the runtime would send chunked.
+  const wouldBeChunked = !wire && declared === undefined && bodyHasKnownLength(request) === false;
+  if (wouldBeChunked && config.requireContentLength !== false) return chunkedRefused();
+  if (declared === undefined && (wire || config.requireContentLength === true)) {
     return xmlError(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.');
   }
   if (declared !== undefined && Number.isNaN(declared)) {

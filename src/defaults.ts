@@ -1,6 +1,6 @@
 /**
- * Every default value of the SDK core, in one place. The README's configuration table is built
- * from this file; change both together.
+ * Every default value of the SDK core, in one place. docs/configuration.md's options table is
+ * built from this file; change both together.
  */
 
 /** Environment variables read when the matching option is not given. */
@@ -39,7 +39,7 @@ export const DEFAULTS = {
   dangerouslyAllowBrowser: false,
 } as const;
 
-/** Finance publisher defaults (`publish`, `publishBatch`); the README's option table mirrors them. */
+/** Finance publisher defaults (`publish`, `publishBatch`); docs/publishing.md mirrors them. */
 export const FINANCE_DEFAULTS = {
   /** SPEC.md, Limits: at most 1000 records per finance request. */
   maxBatchSize: 1000,

@@ -10,7 +10,7 @@ export interface BenchArgs {
 }
 
 export const DEFAULT_OUT = 'bench/results/latest.json';
-/** Quick runs are smoke tests: they must not overwrite the full run the README quotes. */
+/** Quick runs are smoke tests: they must not overwrite the full run that docs/performance.md quotes. */
 export const QUICK_OUT = 'bench/results/quick.json';
 
 export function parseArgs(argv: readonly string[]): BenchArgs {

@@ -1,4 +1,4 @@
-/** The markdown table printed at the end of a run (and pasted into the README). */
+/** The markdown table printed at the end of a run (and generated into docs/performance.md). */
 import type { Row, Target } from './row.js';
 
 function figure(value: number | undefined, unit = ''): string {

@@ -1,5 +1,5 @@
 /**
- * The exit codes of `push-api`, documented in the README "Command line" section.
+ * The exit codes of `push-api`, documented in docs/cli.md ("Exit codes").
  * Scripts branch on these, so they never change meaning.
  */
 export const ExitCode = {

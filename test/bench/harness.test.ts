@@ -59,7 +59,7 @@ describe('bench runner', () => {
   it('parses --quick, --only and --out, and refuses unknown flags', () => {
     expect(parseArgs(['--quick', '--only', 'token,upload'])).toMatchObject({ quick: true, only: ['token', 'upload'] });
     expect(parseArgs([]).out).toBe('bench/results/latest.json');
-    // A quick smoke run never overwrites the full run that the README quotes.
+    // A quick smoke run never overwrites the full run that docs/performance.md quotes.
     expect(parseArgs(['--quick']).out).toBe('bench/results/quick.json');
     expect(parseArgs(['--quick', '--out', 'x.json']).out).toBe('x.json');
     expect(() => parseArgs(['--fast'])).toThrow(/unknown argument/);

@@ -1,4 +1,5 @@
 import { abortErrorFrom, delay } from '../http/delay.js';
+import { onAbort } from '../internal/abort-listeners.js';
 import type { RateBudget } from './rate-budget.js';
 
 /**
@@ -135,17 +136,18 @@ export class AdaptiveLimit implements RateBudget {
 
   #waitForRelease(signal: AbortSignal | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        this.#waiters.delete(wake);
-        reject(abortErrorFrom(signal));
-      };
       const wake = () => {
         this.#waiters.delete(wake);
-        signal?.removeEventListener('abort', onAbort);
+        stopListening();
         resolve();
       };
       this.#waiters.add(wake);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const stopListening = signal
+        ? onAbort(signal, () => {
+            this.#waiters.delete(wake);
+            reject(abortErrorFrom(signal));
+          })
+        : () => {};
     });
   }
 

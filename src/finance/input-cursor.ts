@@ -1,4 +1,5 @@
 import { abortErrorFrom } from '../http/delay.js';
+import { onAbort } from '../internal/abort-listeners.js';
 
 /**
  * The caller's iterator, read one record at a time and closed exactly once however publishing
@@ -16,7 +17,7 @@ export class InputCursor {
    * One abort listener serves every read (a listener added and removed per record cost as much
    * as the rest of reading it); it rejects the read that is waiting, if any. Removed by `close`.
    */
-  #abort: { signal: AbortSignal; listener: () => void } | undefined;
+  #abort: { signal: AbortSignal; stopListening: () => void } | undefined;
   #rejectWaiting: ((error: unknown) => void) | undefined;
 
   /** An async iterable's iterator: reads are awaited (`nextAsync`); otherwise `nextSync`. */
@@ -66,9 +67,8 @@ export class InputCursor {
     if (signal.aborted) return Promise.reject(abortErrorFrom(signal));
     if (this.#abort?.signal !== signal) {
       this.#stopListening();
-      const listener = () => this.#rejectWaiting?.(abortErrorFrom(signal));
-      signal.addEventListener('abort', listener, { once: true });
-      this.#abort = { signal, listener };
+      const stopListening = onAbort(signal, () => this.#rejectWaiting?.(abortErrorFrom(signal)));
+      this.#abort = { signal, stopListening };
     }
     return new Promise<IteratorResult<unknown>>((resolve, reject) => {
       this.#rejectWaiting = reject;
@@ -88,7 +88,7 @@ export class InputCursor {
   }
 
   #stopListening(): void {
-    this.#abort?.signal.removeEventListener('abort', this.#abort.listener);
+    this.#abort?.stopListening();
     this.#abort = undefined;
   }
 

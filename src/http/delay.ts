@@ -1,19 +1,21 @@
 import { AbortError } from '../errors.js';
+import { onAbort } from '../internal/abort-listeners.js';
 
 /** Waits `ms`, or rejects with AbortError as soon as the signal fires; removes its listener either way. */
 export function delay(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(abortErrorFrom(signal));
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortErrorFrom(signal));
-    };
     const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      stopListening();
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const stopListening = signal
+      ? onAbort(signal, () => {
+          clearTimeout(timer);
+          reject(abortErrorFrom(signal));
+        })
+      : () => {};
   });
 }
 
@@ -25,15 +27,14 @@ export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefin
   if (!signal) return promise;
   if (signal.aborted) return Promise.reject(abortErrorFrom(signal));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortErrorFrom(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
+    const stopListening = onAbort(signal, () => reject(abortErrorFrom(signal)));
     promise.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         reject(error);
       },
     );

@@ -72,7 +72,8 @@ describe('a shutdown signal shared by every call', () => {
     } finally {
       clearInterval(sample);
     }
-    expect(seen.length).toBeGreaterThan(5);
+    // Counted while calls were in flight (1), never more.
+    expect(seen).toContain(1);
     expect(Math.max(...seen)).toBe(1);
     expect(listeners(signal)).toBe(0);
     expect(warnings.map((warning) => warning.name)).not.toContain('MaxListenersExceededWarning');

@@ -28,6 +28,7 @@
  */
 
 import type { PublishReport } from './finance/types.js';
+import type { UploadReport } from './uploads/types.js';
 
 /** Response headers as a plain object with lower-case names, so that errors serialize and compare simply. */
 export type HeadersRecord = Record<string, string>;
@@ -35,6 +36,12 @@ export type HeadersRecord = Record<string, string>;
 /** Base class of every error this package throws. */
 export class PushError extends Error {
   override name = 'PushError';
+  /**
+   * Set on the error that stopped a `finance.publish()` or `uploads.upload()` run (a refused
+   * connection, a refused token, a 401, 403 or 404): what the run did before it stopped. Not
+   * enumerable, so logs and `JSON.stringify` stay small.
+   */
+  declare readonly report?: PublishReport | UploadReport;
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -44,7 +51,7 @@ export class PushError extends Error {
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = { name: this.name, message: this.message };
     for (const [key, value] of Object.entries(this)) {
-      if (key !== 'cause' && value !== undefined) out[key] = value;
+      if (key !== 'cause' && key !== 'report' && value !== undefined) out[key] = value;
     }
     return out;
   }
@@ -241,16 +248,16 @@ export class AbortError extends PushError {
 /**
  * `publish` was aborted by the caller's signal. Still an `AbortError`; it carries the report of
  * every batch settled so far: batches in flight at the abort are `unknown` (the server may have
- * received them), batches read but not yet sent are `failed`, and so are the records of an array
- * input that were never read. Records of an iterable that were never read are not counted.
+ * received them); records read but not yet sent, and the records of an array input that were never
+ * read, are counted in `recordsNotRead`. Records of an iterable that were never read are not counted.
  */
 export class PublishAbortedError extends AbortError {
   override name = 'PublishAbortedError';
-  readonly report: PublishReport;
+  override readonly report: PublishReport;
 
   constructor(report: PublishReport, options?: { cause?: unknown }) {
     super(
-      `publish aborted: ${report.recordsSent} sent, ${report.recordsUnknown} unknown, ${report.recordsFailed} not sent`,
+      `publish aborted: ${report.recordsSent} sent, ${report.recordsUnknown} unknown, ${report.recordsFailed} failed, ${report.recordsNotRead} not read`,
       options,
     );
     this.report = report;
@@ -263,12 +270,12 @@ export class PublishAbortedError extends AbortError {
  */
 export class PublishInterruptedError extends PushError {
   override name = 'PublishInterruptedError';
-  readonly report: PublishReport;
+  override readonly report: PublishReport;
 
   constructor(report: PublishReport, cause: unknown) {
     const reason = cause instanceof Error ? cause.message : String(cause);
     super(
-      `publish interrupted: ${reason} (${report.recordsSent} sent, ${report.recordsUnknown} unknown, ${report.recordsFailed} not sent)`,
+      `publish interrupted: ${reason} (${report.recordsSent} sent, ${report.recordsUnknown} unknown, ${report.recordsFailed} failed, ${report.recordsNotRead} not read)`,
       { cause },
     );
     this.report = report;
@@ -295,14 +302,14 @@ export interface InvalidRecord {
  * `TReport` defaults to `PublishReport`, the only report this package attaches, so that
  * `const e: RecordValidationError = ...` reads `e.report` typed.
  */
-export class RecordValidationError<TReport = PublishReport> extends PushError {
+export class RecordValidationError<TReport extends PublishReport = PublishReport> extends PushError {
   override name = 'RecordValidationError';
   readonly invalid: InvalidRecord[];
   /**
    * `publish` with an async iterable (`onInvalid: 'throw'`): the report of what was already sent
    * before the bad record was met. Undefined when the error came before any request.
    */
-  readonly report: TReport | undefined;
+  override readonly report: TReport | undefined;
 
   constructor(invalid: InvalidRecord[], report?: TReport) {
     super(RecordValidationError.describe(invalid));
@@ -318,6 +325,12 @@ export class RecordValidationError<TReport = PublishReport> extends PushError {
     const more = invalid.length > shown.length ? ` (and ${invalid.length - shown.length} more)` : '';
     return `${invalid.length} invalid record(s): ${shown.join(' | ')}${more}`;
   }
+}
+
+/** Attaches the report of the run that `error` stopped (see {@link PushError.report}); returns the error. */
+export function withReport<T extends PushError>(error: T, report: PublishReport | UploadReport): T {
+  Object.defineProperty(error, 'report', { value: report, enumerable: false, configurable: true, writable: false });
+  return error;
 }
 
 /** Caps any server-requested wait: a misconfigured server must not park a pipeline for hours. */

@@ -5,8 +5,8 @@ import {
   ConfigurationError,
   PublishAbortedError,
   PublishInterruptedError,
-  PushError,
   RecordValidationError,
+  withReport,
 } from '../errors.js';
 import { abortErrorFrom } from '../http/delay.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
@@ -37,10 +37,15 @@ export class FinancePublisher {
   /**
    * Publishes any number of records from an array, an iterable or an async iterable, in batches of
    * at most `batchSize` records and `maxBatchBytes` bytes, with at most `concurrency` in flight.
-   * Resolves with a report in which every record read is sent, invalid, failed or unknown (for an
-   * array, every input record: see `PublishReport.recordsNotRead`). However it ends, the input's
-   * iterator is closed (`return()`) if it was not read to the end. Failed batches do not reject:
-   * check `recordsFailed` and `recordsUnknown` in the report.
+   * A run that gave every record a final status resolves with the report: every record is sent,
+   * invalid, failed or unknown. Failed batches do not reject: check `recordsFailed` and
+   * `recordsUnknown`. A run stopped by an error rejects with that error, which carries `.report`
+   * (with `recordsNotRead`: what the stop left unsent). However it ends, the input's iterator is
+   * closed (`return()`) if it was not read to the end.
+   * @throws {PushError} an error every further batch would meet stopped the run: a refused
+   *   connection (DNS, TLS, nothing listening: `ConnectionError`), a refused token (`TokenError`),
+   *   or a 401, 403 or 404 (`AuthenticationError`, `PermissionDeniedError`, `NotFoundError`). It
+   *   carries `report`; the batches in flight when it happened settled first.
    * @throws {RecordValidationError<PublishReport>} `onInvalid: 'throw'` met invalid records; for an
    *   async iterable, `report` says what was already sent.
    * @throws {PublishAbortedError} the signal fired; `report` says what was sent. (A signal that had
@@ -52,12 +57,18 @@ export class FinancePublisher {
    * @example
    * ```ts
    * // Invalid records are listed in the report instead of stopping the run.
-   * const report = await client.finance.publish(appId, records, {
-   *   onInvalid: 'skip',
-   *   onProgress: (progress) => console.log(`${progress.recordsSent} sent`),
-   * });
-   * for (const { index, issues } of report.invalid) console.warn(`record ${index}:`, issues);
-   * if (report.recordsFailed + report.recordsUnknown > 0) process.exitCode = 1;
+   * try {
+   *   const report = await client.finance.publish(appId, records, {
+   *     onInvalid: 'skip',
+   *     onProgress: (progress) => console.log(`${progress.recordsSent} sent`),
+   *   });
+   *   for (const { index, issues } of report.invalid) console.warn(`record ${index}:`, issues);
+   *   if (report.recordsFailed + report.recordsUnknown > 0) process.exitCode = 1;
+   * } catch (error) {
+   *   // Stopped: a refused connection or token, a 401, 403 or 404. `report` says what was sent.
+   *   if (error instanceof PushError && error.report) console.error(error.message, error.report);
+   *   throw error;
+   * }
    * ```
    *
    * @example
@@ -136,14 +147,9 @@ export class FinancePublisher {
       await run.execute(source, settings.concurrency);
       // Left in the assembler only when reading stopped early: read, never sent.
       const leftover = assembler.flush();
-      if (leftover) {
-        const reason = assembler.firstInvalid
-          ? new PushError(`not sent: publishing stopped at the invalid record ${assembler.firstInvalid.index}`)
-          : undefined;
-        await run.settleUnsent(leftover, reason);
-      }
-      // An array's length is known, so the records it never reached are counted too (as failed).
-      if (Array.isArray(records)) report.notRead(report.progress().recordsRead, records.length, run.notSentError());
+      if (leftover) run.dropUnsent(leftover);
+      // An array's length is known, so the records it never reached are counted too.
+      if (Array.isArray(records)) report.notRead(records.length - report.progress().recordsRead);
     } finally {
       await input?.close((error) => {
         this.ctx.logger.warn('push-api-client closing the finance input failed', {
@@ -156,6 +162,7 @@ export class FinancePublisher {
     const thrown = run.thrown;
     if (thrown) throw new PublishInterruptedError(result, thrown.error);
     if (signal?.aborted) throw new PublishAbortedError(result, { cause: signal.reason });
+    if (run.stoppedBy) throw withReport(run.stoppedBy, result);
     if (assembler.firstInvalid) throw new RecordValidationError<PublishReport>([assembler.firstInvalid], result);
     return result;
   }

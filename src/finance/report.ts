@@ -84,24 +84,12 @@ export class ReportBuilder {
   }
 
   /**
-   * Counts the records of an array input that publishing stopped before reading, as one last
-   * `failed` entry (not sent, safe to send again) covering input indexes `first` to `total - 1`.
-   * Call once every batch has settled: the entry takes the next batch index.
+   * Counts records the run stopped before sending: a batch read ahead and never sent, or the
+   * records of an array input that were never read (`count` of them). They are not `failed` (no
+   * request carried them) and get no `batches` entry; they are safe to send again.
    */
-  notRead(first: number, total: number, error: PushError): void {
-    const count = total - first;
-    if (count <= 0) return;
-    this.#batches.push({
-      index: this.#batches.length,
-      firstRecord: first,
-      lastRecord: total - 1,
-      recordCount: count,
-      status: 'failed',
-      error,
-    });
-    this.#recordsNotRead += count;
-    this.#counts.recordsFailed += count;
-    this.#counts.batchesFailed++;
+  notRead(count: number): void {
+    if (count > 0) this.#recordsNotRead += count;
   }
 
   progress(): PublishProgress {

@@ -64,9 +64,16 @@ export class PublishRun {
     await Promise.all(Array.from({ length: workers }, () => this.#worker(source)));
   }
 
-  /** Settles a batch that was read but will not be sent (the run stopped first). */
-  async settleUnsent(batch: PendingBatch, reason?: PushError): Promise<void> {
-    await this.#settle(batch, { status: 'failed', error: reason ?? this.notSentError() });
+  /** Counts a batch that was read but will not be sent (the run stopped first) as not read. */
+  dropUnsent(batch: PendingBatch): void {
+    this.report.notRead(batch.recordCount);
+    batch.indexes = [];
+    batch.body = '';
+  }
+
+  /** The error that stopped the run early (a refused connection, token, 401, 403, 404), if any. */
+  get stoppedBy(): PushError | undefined {
+    return this.#stop?.kind === 'stopped-by' ? this.#stop.error : undefined;
   }
 
   async #worker(source: BatchSource): Promise<void> {
@@ -85,7 +92,11 @@ export class PublishRun {
         const next = await source.next();
         if (next.done) return;
         batch = next.value;
-        outcome = this.shouldStop() ? { status: 'failed', error: this.notSentError() } : await this.#send(batch, slot);
+        if (this.shouldStop()) {
+          this.dropUnsent(batch);
+          return;
+        }
+        outcome = await this.#send(batch, slot);
       } catch (error) {
         // The input threw, unless the read was cut short by the abort: then the abort is the outcome.
         if (!signal?.aborted) this.#stop ??= { kind: 'thrown', error };
@@ -154,7 +165,7 @@ export class PublishRun {
             const turn = await this.#waitForTurn(slot, delayMs);
             if (turn === 'go') continue;
             // The 429 says the service did not store it: safe to send again, unless an earlier attempt was ambiguous.
-            const reason = turn === 'aborted' ? abortErrorFrom(signal) : this.notSentError();
+            const reason = turn === 'aborted' ? abortErrorFrom(signal) : error;
             return ambiguous ? { status: 'unknown', error: ambiguous } : { status: 'failed', error: reason };
           }
         }
@@ -214,17 +225,6 @@ export class PublishRun {
         error: error instanceof Error ? error.message : String(error),
       });
     }
-  }
-
-  /** Why a batch (or the unread rest of an array) was not sent: the abort or the stop. */
-  notSentError(): PushError {
-    const { signal } = this.options;
-    if (signal?.aborted) return abortErrorFrom(signal);
-    const stop = this.#stop;
-    if (stop?.kind === 'stopped-by') {
-      return new PushError(`not sent: publishing stopped after ${stop.error.message}`, { cause: stop.error });
-    }
-    return new PushError('not sent: publishing stopped early', { cause: stop?.error });
   }
 }
 

@@ -56,29 +56,28 @@ export interface PublishProgress {
 
 /**
  * The outcome of `publish`. Every record read is counted in exactly one of `recordsSent`,
- * `recordsInvalid`, `recordsFailed` and `recordsUnknown`. For an array input that is every input
- * record: records never read (the run stopped early) are counted as failed, in `recordsNotRead`
- * too, and listed as one last `failed` entry of `batches`. For other iterables, whose length is
- * unknown, records after `recordsRead` are not counted.
+ * `recordsInvalid`, `recordsFailed`, `recordsUnknown` and `recordsNotRead`; for an array input that
+ * is every input record. A run that ended normally has `recordsNotRead: 0`. For other iterables,
+ * whose length is unknown, records the run never read are not counted.
  */
 export interface PublishReport extends PublishProgress {
   /**
-   * Array inputs only: records the run stopped before reading (an early stop, an abort, a thrown
-   * callback). Counted in `recordsFailed` (never sent, safe to send again) and covered by the last
-   * `batches` entry (`status: 'failed'`, the range `firstRecord`..`lastRecord`, possibly more than
-   * `batchSize` records; never passed to `onBatchSettled`). Always 0 for other iterables.
+   * Records the run stopped before sending (a stop, an abort, a thrown callback): read ahead into a
+   * batch that was never sent, or, for an array input, never read at all. No request carried them,
+   * so they are safe to send again; they have no `batches` entry and are not in `recordsFailed`.
    */
   recordsNotRead: number;
   /** Each invalid record's input index and issues, in input order. */
   invalid: InvalidRecord[];
-  /** Every batch, in input order. */
+  /** Every batch a request was made for, in input order. */
   batches: BatchReport[];
   durationMs: number;
   /**
    * Set when publishing stopped before the end of the input because of an error every further
-   * batch would meet too (401, 403, 404, a token or configuration error). Records after the stop
-   * were not read: for an array they are counted as failed (`recordsNotRead`); for other iterables
-   * they are not counted.
+   * batch would meet too: a connection that cannot be made (DNS, TLS, nothing listening), a refused
+   * token, a 401, 403 or 404, a configuration error. `publish` then rejects with this error, whose
+   * `report` is this report. Records after the stop are counted in `recordsNotRead` (for an
+   * iterable that is not an array, only those already read).
    */
   stoppedBy?: PushError;
 }

@@ -64,7 +64,18 @@ export interface UploadOptions {
    * @default undefined (no progress calls)
    */
   onProgress?: (progress: UploadProgress) => void;
-  /** Aborts every pending and running PUT; `upload` then rejects with an `AbortError`. @default undefined (no abort) */
+  /**
+   * Called once per file that settled (uploaded or failed), in completion order, before that
+   * worker starts its next file; a returned promise is awaited. If it throws, no further file
+   * starts, files in flight finish, and `upload` rejects with a `PushError` carrying `report`
+   * (`cause` is the thrown error).
+   * @default undefined (no calls)
+   */
+  onFileSettled?: (file: UploadFileResult) => void | Promise<void>;
+  /**
+   * Aborts every pending and running PUT; `upload` then rejects with an `AbortError` that carries
+   * `report`. @default undefined (no abort)
+   */
   signal?: AbortSignal;
 }
 
@@ -73,7 +84,8 @@ export interface UploadFileResult {
   name: string;
   /** Size of the file in bytes. */
   bytes: number;
-  status: 'uploaded' | 'failed';
+  /** `not-started`: the run stopped (an error every file would meet, or the abort) before its turn. */
+  status: 'uploaded' | 'failed' | 'not-started';
   /** The storage host's `ETag` response header, when it sent one. */
   etag?: string;
   /** Number of PUT attempts made (retries and a re-signed address included). */
@@ -82,11 +94,16 @@ export interface UploadFileResult {
   error?: PushError;
 }
 
-/** What {@link Uploader.upload} resolves with: one entry per input file, in input order. */
+/**
+ * What {@link Uploader.upload} resolves with, and what the error that stopped it carries as
+ * `report`: one entry per input file, in input order.
+ */
 export interface UploadReport {
   files: UploadFileResult[];
   filesUploaded: number;
   filesFailed: number;
+  /** Files the run stopped before starting; always 0 when `upload` resolved. */
+  filesNotStarted: number;
   /** Sum of the sizes of the uploaded files. */
   bytesUploaded: number;
   durationMs: number;

@@ -2,9 +2,9 @@
  * The two-step upload (spec, operations 2 and 3): ask the data API for signed addresses, then PUT
  * each file's raw bytes to its address, a few at a time, with progress and a per-file report.
  */
-import pLimit from 'p-limit';
 import type { ClientContext } from '../context.js';
-import { AbortError, ConfigurationError, PushError, type UploadError } from '../errors.js';
+import { AbortError, ConfigurationError, PushError, type UploadError, withReport } from '../errors.js';
+import { stopsTheRun } from '../finance/outcome.js';
 import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
 import { DEFAULT_UPLOAD_CONCURRENCY } from './limits.js';
@@ -81,11 +81,20 @@ export class Uploader {
   }
 
   /**
-   * Uploads files: checks every input first (names, sizes, readable paths), gets their addresses,
-   * then PUTs up to `concurrency` at once. One file's failure does not stop the others; each is
-   * reported. Rejects only for bad input, a failed address request, or an abort. When the storage
-   * host refuses an address (it expired while the file waited its turn), a file that can be read
-   * again gets a fresh address and one more try.
+   * Uploads files: checks every input first (names, sizes, readable paths), then PUTs up to
+   * `concurrency` at once, asking for signed addresses in batches of at most
+   * {@link ADDRESS_BATCH_NAMES} names as the files come up. One file's failure does not stop the
+   * others; each is reported, and `onFileSettled` sees each as it settles. When the storage host
+   * refuses an address (it expired while the file waited its turn), a file that can be read again
+   * gets a fresh address and one more try.
+   *
+   * A run that gave every file a final status (uploaded or failed) resolves with the report. A run
+   * stopped by an error rejects with that error, which carries `.report` (files not started are
+   * `not-started`, files in flight finish first): an address request that failed, an error every
+   * file would meet (a refused connection, a refused token, a 401, 403 or 404), or the abort.
+   * @throws {ConfigurationError} bad options, appId or file names, before any request.
+   * @throws {AbortError} the signal fired; `report` says which files were uploaded.
+   * @throws {PushError} the run stopped; `report` says which files were uploaded.
    *
    * @example
    * ```ts
@@ -99,6 +108,7 @@ export class Uploader {
    *   {
    *     concurrency: 2,
    *     onProgress: ({ bytes, totalBytes }) => console.log(`${Math.round((100 * bytes) / totalBytes)}%`),
+   *     onFileSettled: (file) => console.log(file.name, file.status),
    *   },
    * );
    * for (const file of report.files) {
@@ -119,50 +129,49 @@ export class Uploader {
 
     const sources = await Promise.all(files.map(toUploadSource));
     assertValidFileNames(sources.map((source) => source.name));
-    const results: UploadFileResult[] = [];
-    if (sources.length > 0) {
-      const urlOptions: GetUploadUrlsOptions = {
-        ...(options.type && { type: options.type }),
-        ...(signal && { signal }),
-      };
-      const addresses = await this.getUploadUrls(
-        appId,
-        sources.map((source) => source.name),
-        urlOptions,
-      );
-      const totalBytes = sources.reduce((sum, source) => sum + source.size, 0);
-      const tracker = new ProgressTracker(totalBytes, options.onProgress, this.#ctx.logger);
-      const limit = pLimit(concurrency);
-      const settled = await Promise.allSettled(
-        sources.map((source) =>
-          limit(() => this.#uploadOne(appId, source, addresses[source.name] ?? '', tracker, urlOptions)),
-        ),
-      );
-      settled.forEach((outcome, index) => {
-        const source = sources[index] as UploadSource;
-        results.push(
-          outcome.status === 'fulfilled'
-            ? outcome.value
-            : {
-                name: source.name,
-                bytes: source.size,
-                status: 'failed',
-                attempts: 0,
-                error: asUploadError(source.name, outcome.reason),
-              },
-        );
-      });
-    }
-    throwIfAborted(signal);
-
-    const uploaded = results.filter((file) => file.status === 'uploaded');
-    return {
-      files: results,
-      filesUploaded: uploaded.length,
-      filesFailed: results.length - uploaded.length,
-      bytesUploaded: uploaded.reduce((sum, file) => sum + file.bytes, 0),
-      durationMs: Math.round(performance.now() - started),
+    const urlOptions: GetUploadUrlsOptions = {
+      ...(options.type && { type: options.type }),
+      ...(signal && { signal }),
     };
+    const results: (UploadFileResult | undefined)[] = new Array(sources.length);
+    const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, urlOptions));
+    const totalBytes = sources.reduce((sum, source) => sum + source.size, 0);
+    const tracker = new ProgressTracker(totalBytes, options.onProgress, this.#ctx.logger);
+    let stop: { error: unknown } | undefined;
+    let next = 0;
+
+    const worker = async (): Promise<void> => {
+      while (stop === undefined && !signal?.aborted && next < sources.length) {
+        const index = next++;
+        const source = sources[index] as UploadSource;
+        let address: string;
+        try {
+          address = await addresses.get(index);
+        } catch (error) {
+          stop ??= { error };
+          return;
+        }
+        const outcome = await this.#uploadOne(appId, source, address, tracker, urlOptions);
+        results[index] = outcome.result;
+        if (outcome.stopsTheRun) stop ??= { error: outcome.result.error };
+        try {
+          await options.onFileSettled?.(outcome.result);
+        } catch (error) {
+          stop ??= {
+            error: new PushError(`upload interrupted: onFileSettled threw: ${messageOf(error)}`, { cause: error }),
+          };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, sources.length) }, worker));
+
+    const report = buildReport(sources, results, started);
+    if (signal?.aborted) throw withReport(abortError(signal), report);
+    if (stop !== undefined) {
+      const error = stop.error instanceof PushError ? stop.error : asUploadError('', stop.error);
+      throw withReport(error, report);
+    }
+    return report;
   }
 
   /** One file: PUT (retried by the transport when the source can be re-opened), re-signed once if refused. */
@@ -172,14 +181,16 @@ export class Uploader {
     firstAddress: string,
     tracker: ProgressTracker,
     urlOptions: GetUploadUrlsOptions,
-  ): Promise<UploadFileResult> {
+  ): Promise<{ result: UploadFileResult; stopsTheRun?: true }> {
     const { name, size } = source;
     let attempts = 0;
     let address = firstAddress;
     let resigned = false;
     let meter: BodyMeter | undefined;
     const meters: BodyMeter[] = [];
-    const failed = (error: PushError): UploadFileResult => ({ name, bytes: size, status: 'failed', attempts, error });
+    const failed = (error: PushError) => ({
+      result: { name, bytes: size, status: 'failed', attempts, error } satisfies UploadFileResult,
+    });
 
     try {
       for (;;) {
@@ -210,7 +221,7 @@ export class Uploader {
           });
           tracker.complete(name, size);
           const etag = response.headers.get('etag');
-          return { name, bytes: size, status: 'uploaded', attempts, ...(etag !== null && { etag }) };
+          return { result: { name, bytes: size, status: 'uploaded', attempts, ...(etag !== null && { etag }) } };
         } catch (error) {
           if (error instanceof AbortError) return failed(error);
           if (!resigned && source.reopenable && isRefusedSignature(error)) {
@@ -220,10 +231,10 @@ export class Uploader {
               address = (await this.getUploadUrls(appId, [name], urlOptions))[name] ?? '';
               continue;
             } catch (resignError) {
-              return failed(asUploadError(name, resignError));
+              return stopping(failed(asUploadError(name, resignError)), resignError);
             }
           }
-          return failed(meter?.sourceError ?? asUploadError(name, error));
+          return stopping(failed(meter?.sourceError ?? asUploadError(name, error)), error);
         }
       }
     } finally {
@@ -231,6 +242,70 @@ export class Uploader {
       await Promise.all(meters.map((each) => each.dispose()));
     }
   }
+}
+
+/** Names per upload-address request: files get their addresses shortly before their turn, in batches. */
+export const ADDRESS_BATCH_NAMES = 50;
+
+/**
+ * Signed addresses, asked for in batches of {@link ADDRESS_BATCH_NAMES} names when the first file of
+ * a batch comes up: one request per batch, shared by the workers that wait for it. Addresses expire,
+ * so a long upload does not ask for all of them at the start.
+ */
+class AddressBook {
+  readonly #batches = new Map<number, Promise<Record<string, string>>>();
+
+  constructor(
+    private readonly sources: readonly UploadSource[],
+    private readonly fetch: (names: string[]) => Promise<Record<string, string>>,
+  ) {}
+
+  async get(index: number): Promise<string> {
+    const batch = Math.floor(index / ADDRESS_BATCH_NAMES);
+    let pending = this.#batches.get(batch);
+    if (pending === undefined) {
+      const first = batch * ADDRESS_BATCH_NAMES;
+      const names = this.sources.slice(first, first + ADDRESS_BATCH_NAMES).map((source) => source.name);
+      pending = this.fetch(names);
+      this.#batches.set(batch, pending);
+    }
+    const addresses = await pending;
+    return addresses[(this.sources[index] as UploadSource).name] ?? '';
+  }
+}
+
+/** Marks a failed file whose error every other file would meet too: the run stops after it. */
+function stopping(
+  outcome: { result: UploadFileResult },
+  raw: unknown,
+): { result: UploadFileResult; stopsTheRun?: true } {
+  return raw instanceof PushError && !(raw instanceof AbortError) && stopsTheRun(raw)
+    ? { ...outcome, stopsTheRun: true }
+    : outcome;
+}
+
+function buildReport(
+  sources: readonly UploadSource[],
+  results: readonly (UploadFileResult | undefined)[],
+  started: number,
+): UploadReport {
+  const files = sources.map(
+    (source, index): UploadFileResult =>
+      results[index] ?? { name: source.name, bytes: source.size, status: 'not-started', attempts: 0 },
+  );
+  const count = (status: UploadFileResult['status']) => files.filter((file) => file.status === status).length;
+  return {
+    files,
+    filesUploaded: count('uploaded'),
+    filesFailed: count('failed'),
+    filesNotStarted: count('not-started'),
+    bytesUploaded: files.reduce((sum, file) => sum + (file.status === 'uploaded' ? file.bytes : 0), 0),
+    durationMs: Math.round(performance.now() - started),
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function abortError(signal: AbortSignal): AbortError {

@@ -63,23 +63,25 @@ export function checkInvariants(input: InvariantInput): InvariantResult {
   if (report.stoppedBy)
     v.add('stopped', `publish stopped early: ${report.stoppedBy.name}: ${report.stoppedBy.message}`);
   const invalid = new Set(report.invalid.map((entry) => entry.index));
-  // Records of an array never read (an early stop) are one last failed batch, not given to onBatchSettled.
+  // Records an early stop left unsent (never read, or read into a batch never sent) are in no batch.
   const notRead = new Set<number>();
-  const last = report.batches.at(-1);
-  if (report.recordsNotRead > 0 && last?.status === 'failed') {
-    for (let i = last.firstRecord; i <= last.lastRecord; i++) if (!statusOf.has(i)) notRead.add(i);
+  if (report.recordsNotRead > 0) {
+    for (let i = 0; i < total; i++) if (!statusOf.has(i) && !invalid.has(i)) notRead.add(i);
+    if (notRead.size !== report.recordsNotRead)
+      v.add('report counts', `not read ${report.recordsNotRead} ≠ ${notRead.size} records in no batch`);
   }
-  const statusAt = (i: number): BatchStatus | undefined => statusOf.get(i) ?? (notRead.has(i) ? 'failed' : undefined);
+  const statusAt = (i: number): BatchStatus | undefined => statusOf.get(i);
   const buckets: RecordBuckets = { sent: 0, invalid: invalid.size, failed: 0, unknown: 0 };
   for (let i = 0; i < total; i++) {
     const status = statusAt(i);
     if (invalid.has(i) && status !== undefined) v.add('two buckets', `record ${i} is invalid and in a ${status} batch`);
-    else if (!invalid.has(i) && status === undefined) v.add('no bucket', `record ${i}`);
+    else if (!invalid.has(i) && status === undefined && !notRead.has(i)) v.add('no bucket', `record ${i}`);
     if (status !== undefined) buckets[status] += 1;
     if (!notRead.has(i) && invalid.has(i) !== workload.invalidIndexes.has(i))
       v.add('invalid', `record ${i} misclassified`);
   }
-  const reported = report.recordsSent + report.recordsInvalid + report.recordsFailed + report.recordsUnknown;
+  const reported =
+    report.recordsSent + report.recordsInvalid + report.recordsFailed + report.recordsUnknown + report.recordsNotRead;
   if (reported !== total) v.add('report counts', `sum ${reported} ≠ ${total} records`);
   if (report.recordsSent !== buckets.sent || report.recordsFailed !== buckets.failed) {
     v.add(

@@ -97,7 +97,16 @@ export async function runSeed(options: SeedOptions): Promise<SeedResult> {
       workload.files.map(({ name, data }) => ({ name, data })),
       { onProgress: () => disruptions.onUploadProgress() },
     );
-    const [report, uploads] = (await Promise.all([publishing, uploading])) as [PublishReport, UploadReport];
+    // A run stopped by an error rejects with it; its report is judged like any other (`stoppedBy` is a violation).
+    const reportOf = <T>(error: unknown): T => {
+      const report = (error as { report?: T }).report;
+      if (report === undefined) throw error;
+      return report;
+    };
+    const [report, uploads] = await Promise.all([
+      publishing.catch((error: unknown) => reportOf<PublishReport>(error)),
+      uploading.catch((error: unknown) => reportOf<UploadReport>(error)),
+    ]);
     const durationMs = Math.round(performance.now() - started);
     const faults = plan.counts();
     const tokenBound = tokenRequestBound(disruptions.counts, faults.token, durationMs);

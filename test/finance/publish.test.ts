@@ -135,8 +135,9 @@ describe('FinancePublisher.publish', () => {
     const { invalid, report } = error as RecordValidationError<PublishReport>;
     expect(invalid).toEqual([{ index: 2500, issues: [expect.objectContaining({ path: 'currency' })] }]);
     expect(report?.recordsSent).toBe(2000);
-    expect(report?.batches.map((b) => b.status)).toEqual(['sent', 'sent', 'failed']);
-    expect(report?.batches[2]).toMatchObject({ firstRecord: 2000, lastRecord: 2499 });
+    // Records 2000 to 2499 were read into a batch that was never sent.
+    expect(report?.batches.map((b) => b.status)).toEqual(['sent', 'sent']);
+    expect(report?.recordsNotRead).toBe(500);
     expectAccounted(report as PublishReport, 2501);
     expect(mock.state.recordCount(mock.appId)).toBe(2000);
     expect(closed).toBe(true);
@@ -219,25 +220,21 @@ describe('FinancePublisher.publish', () => {
     expect(sent).toEqual([10, 20, 30]);
   });
 
-  it('stops at an unknown app instead of sending every batch into a 404, and counts every array record as failed', async () => {
+  it('stops at an unknown app instead of sending every batch into a 404: rejects with the 404, which carries the report', async () => {
     const { mock, client } = mockWithClient();
-    const report = await client.finance.publish('no-such-app', makeRecords(50), { batchSize: 10, concurrency: 1 });
-    expect(report.stoppedBy).toBeInstanceOf(NotFoundError);
+    const error = await client.finance
+      .publish('no-such-app', makeRecords(50), { batchSize: 10, concurrency: 1 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotFoundError);
+    const report = (error as NotFoundError).report as PublishReport;
+    expect(report.stoppedBy).toBe(error);
     expect(financeStatuses(mock)).toEqual([404]);
     expect(mock.state.recordCount()).toBe(0);
-    // The whole array is accounted for: nothing was sent, so every record is failed (safe to send again).
-    expect(report.recordsFailed).toBe(50);
+    // The whole array is accounted for: the one batch sent failed, the rest was never sent.
+    expect(report.recordsFailed).toBe(10);
     expect(report.recordsSent + report.recordsUnknown + report.recordsInvalid).toBe(0);
-    expect(report.recordsNotRead).toBe(50 - report.recordsRead);
-    expect(report.recordsNotRead).toBeGreaterThan(0);
-    // The records never read are one last failed entry covering the rest of the array.
-    expect(report.batches.at(-1)).toMatchObject({
-      firstRecord: report.recordsRead,
-      lastRecord: 49,
-      recordCount: report.recordsNotRead,
-      status: 'failed',
-    });
-    expect(report.batches.map((b) => b.index)).toEqual(report.batches.map((_, i) => i));
+    expect(report.recordsNotRead).toBe(40);
+    expect(report.batches).toMatchObject([{ index: 0, status: 'failed', recordCount: 10 }]);
     expectAccounted(report, 50);
   });
 });

@@ -1,0 +1,89 @@
+/** A publish run stopped by an error every batch would meet: it stops at once and rejects with that error and its report. */
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuthenticationError, ConnectionError, NotFoundError, PushError, TokenError } from '../../src/errors.js';
+import type { PublishReport } from '../../src/finance/types.js';
+import { pushClientFor, serverClient } from '../support/clients.js';
+import { expectAccounted, makeRecords } from './helpers.js';
+
+let server: RunningEmulator;
+beforeAll(async () => {
+  server = await startEmulator();
+});
+afterAll(() => server.close());
+
+const fast = { maxRetries: 1 };
+const financeRequests = () => server.mock.state.requests.filter((request) => request.operation === 'finance').length;
+
+/** A loopback port where nothing listens. */
+async function closedPort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<PushError> {
+  const outcome = await promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  if (!(outcome instanceof PushError)) throw new Error(`expected a PushError rejection, got ${String(outcome)}`);
+  return outcome;
+}
+
+describe('publish stops early, with the cause', () => {
+  it('rejects with the ConnectionError when nothing listens, after one round of retries, counting the rest as not read', async () => {
+    const port = await closedPort();
+    const address = `http://127.0.0.1:${port}`;
+    const client = pushClientFor({ ...server.mock, authUrl: server.authUrl, baseUrl: address }, fast);
+    await client.tokens.getToken();
+    const error = await rejection(client.finance.publish(server.mock.appId, makeRecords(200), { batchSize: 10 }));
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error.message).toContain('ECONNREFUSED');
+    const report = error.report as PublishReport;
+    expect(report.stoppedBy).toBe(error);
+    // Only the batches in flight when the first one gave up were tried; the rest was never sent.
+    expect(report.batches.length).toBeLessThanOrEqual(4);
+    expect(report.recordsNotRead).toBeGreaterThanOrEqual(160);
+    expect(report.recordsSent + report.recordsUnknown).toBe(0);
+    expectAccounted(report, 200);
+  });
+
+  it('rejects with the TokenError for a wrong secret; no finance request is made', async () => {
+    const client = serverClient(server, { ...fast, clientSecret: 'wrong' });
+    const before = financeRequests();
+    const error = await rejection(client.finance.publish(server.mock.appId, makeRecords(50), { batchSize: 10 }));
+    expect(error).toBeInstanceOf(TokenError);
+    expect(financeRequests()).toBe(before);
+    expectAccounted(error.report as PublishReport, 50);
+    expect((error.report as PublishReport).recordsFailed + (error.report as PublishReport).recordsNotRead).toBe(50);
+  });
+
+  it('rejects with the 404 for an unknown app and the 401 for a token the service refuses', async () => {
+    const client = serverClient(server, fast);
+    const unknownApp = await rejection(client.finance.publish('no-such-app', makeRecords(30), { batchSize: 10 }));
+    expect(unknownApp).toBeInstanceOf(NotFoundError);
+    expectAccounted(unknownApp.report as PublishReport, 30);
+
+    server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, status: 401 });
+    try {
+      const refused = await rejection(client.finance.publish(server.mock.appId, makeRecords(30), { batchSize: 10 }));
+      expect(refused).toBeInstanceOf(AuthenticationError);
+      expect((refused.report as PublishReport).recordsSent).toBe(0);
+    } finally {
+      server.mock.faults.clear();
+    }
+  });
+
+  it('keeps the report out of JSON and inspect output of the error', async () => {
+    const client = serverClient(server, fast);
+    const error = await rejection(client.finance.publish('no-such-app', makeRecords(5)));
+    expect(error.report).toBeDefined();
+    expect(Object.keys(error)).not.toContain('report');
+    expect(JSON.stringify(error)).not.toContain('recordsNotRead');
+  });
+});

@@ -1,0 +1,91 @@
+/** upload(): per-file settling, addresses asked in batches, and a run stopped by an error rejects with its report. */
+import { setupServer } from 'msw/node';
+import { createPushApiMock, type PushApiMock } from 'push-api-client/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AbortError, NotFoundError, PushError, TokenError } from '../../src/errors.js';
+import type { UploadFileResult, UploadReport } from '../../src/uploads/types.js';
+import { clientFor } from './helpers.js';
+
+const mock: PushApiMock = createPushApiMock();
+const server = setupServer(...mock.handlers);
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+afterEach(() => {
+  mock.reset();
+  server.resetHandlers();
+});
+afterAll(() => server.close());
+
+const addressRequests = () => mock.state.requests.filter((request) => request.operation === 'upload-urls');
+const files = (count: number) => Array.from({ length: count }, (_, i) => ({ name: `f${i}.txt`, data: `file ${i}` }));
+
+async function rejection(promise: Promise<unknown>): Promise<PushError> {
+  const outcome = await promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  if (!(outcome instanceof PushError)) throw new Error(`expected a PushError rejection, got ${String(outcome)}`);
+  return outcome;
+}
+
+describe('upload outcome contract', () => {
+  it('calls onFileSettled once per file and asks for addresses once per 50 names', async () => {
+    const settled: UploadFileResult[] = [];
+    const report = await clientFor(mock).uploads.upload(mock.appId, files(120), {
+      concurrency: 8,
+      onFileSettled: (file) => {
+        settled.push(file);
+      },
+    });
+    expect(report).toMatchObject({ filesUploaded: 120, filesFailed: 0, filesNotStarted: 0 });
+    expect(settled.map((file) => file.name).sort()).toEqual(report.files.map((file) => file.name).sort());
+    const requests = addressRequests();
+    expect(requests).toHaveLength(3);
+    for (const request of requests) {
+      expect(new URL(request.url).searchParams.getAll('filenames').length).toBeLessThanOrEqual(50);
+    }
+  });
+
+  it('rejects with the 404 of an unknown app, carrying a report in which no file started', async () => {
+    const error = await rejection(clientFor(mock).uploads.upload('no-such-app', files(3)));
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error.report).toMatchObject({ filesUploaded: 0, filesNotStarted: 3 });
+  });
+
+  it('rejects with the TokenError of a wrong secret, carrying the report', async () => {
+    const error = await rejection(clientFor(mock, { clientSecret: 'wrong' }).uploads.upload(mock.appId, files(2)));
+    expect(error).toBeInstanceOf(TokenError);
+    expect((error.report as UploadReport).files.map((file) => file.status)).toEqual(['not-started', 'not-started']);
+  });
+
+  it('rejects on abort with an AbortError whose report keeps the files already uploaded', async () => {
+    const controller = new AbortController();
+    const error = await rejection(
+      clientFor(mock).uploads.upload(mock.appId, files(10), {
+        concurrency: 1,
+        signal: controller.signal,
+        onFileSettled: (file) => {
+          if (file.name === 'f2.txt') controller.abort();
+        },
+      }),
+    );
+    expect(error).toBeInstanceOf(AbortError);
+    const report = error.report as UploadReport;
+    expect(report.filesUploaded).toBe(3);
+    expect(report.filesNotStarted).toBe(7);
+    expect(mock.state.files(mock.appId)).toHaveLength(3);
+  });
+
+  it('stops starting files when onFileSettled throws, and rejects with the cause', async () => {
+    const failure = new Error('ledger is down');
+    const error = await rejection(
+      clientFor(mock).uploads.upload(mock.appId, files(5), {
+        concurrency: 1,
+        onFileSettled: () => {
+          throw failure;
+        },
+      }),
+    );
+    expect(error.cause).toBe(failure);
+    expect(error.report).toMatchObject({ filesUploaded: 1, filesNotStarted: 4 });
+  });
+});

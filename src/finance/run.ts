@@ -1,6 +1,6 @@
 import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
-import { AbortError, PushError, RateLimitError } from '../errors.js';
+import { AbortError, type PushError, RateLimitError } from '../errors.js';
 import { abortErrorFrom, delay } from '../http/delay.js';
 import { backoffDelayMs } from '../http/retry.js';
 import {

@@ -163,7 +163,10 @@ describe('finance publish over HTTP', () => {
       onSuccess: () => void events.push('success'),
       onRateLimited: (retryAfterMs) => void events.push(`429 ${retryAfterMs}`),
     };
-    const report = await client.finance.publish(server.mock.appId, makeRecords(10), { rateBudget: budget, concurrency: 1 });
+    const report = await client.finance.publish(server.mock.appId, makeRecords(10), {
+      rateBudget: budget,
+      concurrency: 1,
+    });
     expect(report.recordsSent).toBe(10);
     expect(inFlight).toBe(0);
     expect(events.slice(0, 7)).toEqual(['acquire', '429 1000', 'release', 'acquire', 'success', 'release', 'acquire']);

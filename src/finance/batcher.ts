@@ -9,6 +9,7 @@
  * record serialized and measured in UTF-8 bytes, so that the body as sent stays within it; such a
  * body is joined from the per-record strings, never stringified twice.
  */
+import { utf8ByteLength } from '../internal/utf8.js';
 
 export const BODY_PREFIX = '{"records":[';
 export const BODY_SUFFIX = ']}';
@@ -77,7 +78,7 @@ export function serializeRecord<TRecord>(index: number, record: TRecord): BatchI
 export function utf8Length(item: BatchItem): number {
   if (item.bytes === undefined) {
     item.json ??= JSON.stringify(item.record);
-    item.bytes = Buffer.byteLength(item.json, 'utf8');
+    item.bytes = utf8ByteLength(item.json);
   }
   return item.bytes;
 }

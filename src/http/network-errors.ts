@@ -61,6 +61,16 @@ function localRequestProblem(error: unknown): string | undefined {
   return undefined;
 }
 
+/** A PushError that fetch wrapped (it reports a failed body stream as a TypeError caused by it). */
+function pushErrorCause(error: unknown): PushError | undefined {
+  let current = error instanceof Error ? error.cause : undefined;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof PushError) return current;
+    current = current.cause;
+  }
+  return undefined;
+}
+
 /**
  * Turns whatever `fetch` threw into a PushError. The signals tell a caller abort from a timeout:
  * both surface as an abort of the combined signal.
@@ -70,6 +80,10 @@ export function toTransportError(
   context: { userSignal?: AbortSignal; timeoutSignal: AbortSignal; timeoutMs: number; operation: string },
 ): PushError {
   if (error instanceof PushError) return error;
+  // The request body's own source failed (a file that changed while it was read): that error is
+  // the outcome, not a network fault, and sending again cannot fix it.
+  const sourceError = pushErrorCause(error);
+  if (sourceError !== undefined) return sourceError;
   if (context.userSignal?.aborted) {
     return new AbortError(`${context.operation} request aborted by the caller`, { cause: context.userSignal.reason });
   }

@@ -1,5 +1,6 @@
 /** File-name rules, checked before any request so that a bad name never reaches the service. */
 import { UploadError } from '../errors.js';
+import { utf8ByteLength } from '../internal/utf8.js';
 import { MAX_FILE_NAME_BYTES } from './limits.js';
 
 // \p{Cc}: C0 controls, DEL and C1 controls. \p{Cs} in a /u regex matches only unpaired surrogates,
@@ -15,8 +16,7 @@ export function fileNameProblem(name: unknown): string | undefined {
   if (name.includes('/') || name.includes('\\')) return 'must not contain a path separator ("/" or "\\")';
   if (CONTROL_CHARACTER.test(name)) return 'must not contain control characters';
   if (UNPAIRED_SURROGATE.test(name)) return 'must be well-formed Unicode (it has an unpaired surrogate)';
-  if (Buffer.byteLength(name, 'utf8') > MAX_FILE_NAME_BYTES)
-    return `must be at most ${MAX_FILE_NAME_BYTES} bytes of UTF-8`;
+  if (utf8ByteLength(name) > MAX_FILE_NAME_BYTES) return `must be at most ${MAX_FILE_NAME_BYTES} bytes of UTF-8`;
   return undefined;
 }
 

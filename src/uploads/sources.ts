@@ -1,38 +1,24 @@
 /** Turns each `UploadInput` into an `UploadSource`: a name, a size, and a way to open its bytes. */
-import { type FileHandle, open, stat } from 'node:fs/promises';
-import path from 'node:path';
 import { UploadError } from '../errors.js';
-import { BodyMeter, type ChunkReader } from './body-stream.js';
-import { FILE_CHUNK_BYTES, MAX_UPLOAD_BYTES, MEMORY_CHUNK_BYTES } from './limits.js';
+import type { ChunkReader } from './body-stream.js';
+import { fileUploadSource } from './file-source.js';
+import { MEMORY_CHUNK_BYTES } from './limits.js';
+import { assertUploadableSize, bodyStream, type UploadSource } from './source-types.js';
 import type { UploadInput, UploadStreamInput } from './types.js';
-
-/** One file, ready to be sent. */
-export interface UploadSource {
-  name: string;
-  size: number;
-  /** Whether `open` may be called again (for a retry or a re-signed address). False for streams. */
-  reopenable: boolean;
-  /**
-   * A fresh stream of the content, counted and held to `size` by `meter` (a plain one by default).
-   * A one-shot stream throws on the second call.
-   */
-  open(meter?: BodyMeter): ReadableStream<Uint8Array>;
-}
 
 /**
  * Normalises one input. Paths are checked here (they must be readable regular files), so that
  * problems surface before any request; their bytes are read only when `open` is streamed.
  */
 export async function toUploadSource(input: UploadInput): Promise<UploadSource> {
-  if (typeof input === 'string') return fromPath(path.basename(input), input);
+  if (typeof input === 'string') return fileUploadSource(input);
   if (input === null || typeof input !== 'object') {
     throw new UploadError(
       '',
       `Invalid upload input: expected a path or an object, got ${input === null ? 'null' : typeof input}.`,
     );
   }
-  if ('path' in input && typeof input.path === 'string')
-    return fromPath(input.name ?? path.basename(input.path), input.path);
+  if ('path' in input && typeof input.path === 'string') return fileUploadSource(input.path, input.name);
   if ('data' in input) return fromData(input.name, input.data);
   if ('stream' in input) return fromStream(input);
   const name = typeof (input as { name?: unknown }).name === 'string' ? (input as { name: string }).name : '';
@@ -40,84 +26,6 @@ export async function toUploadSource(input: UploadInput): Promise<UploadSource> 
     name,
     `Invalid upload input ${JSON.stringify(name)}: give one of "path", "data" or "stream" (with "size").`,
   );
-}
-
-/** Refuses sizes the service cannot take in one PUT. */
-export function assertUploadableSize(name: string, size: number): void {
-  if (size > MAX_UPLOAD_BYTES) {
-    throw new UploadError(
-      name,
-      `File ${JSON.stringify(name)} is ${size} bytes; the limit for one upload is ${MAX_UPLOAD_BYTES} bytes (5 GiB).`,
-    );
-  }
-}
-
-async function fromPath(name: string, filePath: string): Promise<UploadSource> {
-  let size: number;
-  try {
-    const stats = await stat(filePath);
-    if (!stats.isFile()) throw new Error('not a regular file');
-    size = stats.size;
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new UploadError(name, `Cannot read ${JSON.stringify(filePath)} for file ${JSON.stringify(name)}: ${reason}`, {
-      cause: error,
-    });
-  }
-  assertUploadableSize(name, size);
-  return {
-    name,
-    size,
-    reopenable: true,
-    open: (meter) => bodyStream(name, size, meter, fileReader(name, filePath, size)),
-  };
-}
-
-/**
- * Reads a file in chunks on demand (backpressure kept), so memory stays flat for any size.
- * Not `fs.openAsBlob`: on Node 20 it reports at most 2 GiB for larger files, and its stream was
- * slower through fetch than these reads.
- * The size is checked again on open: a file that changed since it was listed is refused, not half-sent.
- */
-function fileReader(name: string, filePath: string, size: number): ChunkReader {
-  let handle: FileHandle | undefined;
-  let closed = false;
-  let position = 0;
-  const changed = () =>
-    new UploadError(
-      name,
-      `File ${JSON.stringify(filePath)} changed size while being uploaded as ${JSON.stringify(name)}.`,
-    );
-  const close = async () => {
-    closed = true;
-    const open = handle;
-    handle = undefined;
-    await open?.close();
-  };
-  const openChecked = async (): Promise<FileHandle> => {
-    const opened = await open(filePath, 'r');
-    // Cancelled while opening: nobody else will close it.
-    if (closed) {
-      await opened.close();
-      throw new UploadError(name, `The upload of ${JSON.stringify(name)} was cancelled.`);
-    }
-    handle = opened;
-    if ((await opened.stat()).size !== size) throw changed();
-    return opened;
-  };
-  return {
-    async read() {
-      const file = handle ?? (await openChecked());
-      const length = Math.min(FILE_CHUNK_BYTES, size - position);
-      if (length === 0) return undefined;
-      const buffer = Buffer.allocUnsafe(length);
-      const { bytesRead } = await file.read(buffer, 0, length, position);
-      if (bytesRead === 0) throw changed();
-      position += bytesRead;
-      return bytesRead === length ? buffer : buffer.subarray(0, bytesRead);
-    },
-    close,
-  };
 }
 
 function fromData(name: string, data: string | Uint8Array | Blob): UploadSource {
@@ -174,15 +82,6 @@ function fromStream(input: UploadStreamInput): UploadSource {
   };
 }
 
-function bodyStream(
-  name: string,
-  size: number,
-  meter: BodyMeter | undefined,
-  reader: ChunkReader,
-): ReadableStream<Uint8Array> {
-  return (meter ?? new BodyMeter(name, size)).stream(reader);
-}
-
 /** Hands out in-memory bytes in slices (views, not copies), so progress advances as they are sent. */
 function sliceReader(bytes: Uint8Array): ChunkReader {
   let offset = 0;
@@ -211,7 +110,7 @@ function iteratorReader(name: string, iterator: AsyncIterator<unknown>): ChunkRe
         return undefined;
       }
       const chunk: unknown = next.value;
-      if (typeof chunk === 'string') return Buffer.from(chunk, 'utf8');
+      if (typeof chunk === 'string') return new TextEncoder().encode(chunk);
       if (chunk instanceof Uint8Array) return chunk;
       throw new UploadError(name, `The stream of file ${JSON.stringify(name)} yielded a ${typeof chunk}, not bytes.`);
     },

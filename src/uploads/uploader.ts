@@ -9,7 +9,9 @@ import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
 import { DEFAULT_UPLOAD_CONCURRENCY } from './limits.js';
 import { ProgressTracker } from './progress.js';
-import { toUploadSource, type UploadSource } from './sources.js';
+import { sizedBody } from './request-body.js';
+import type { UploadSource } from './source-types.js';
+import { toUploadSource } from './sources.js';
 import { asUploadError, isRefusedSignature, toUploadError } from './storage-errors.js';
 import type { GetUploadUrlsOptions, UploadFileResult, UploadInput, UploadOptions, UploadReport } from './types.js';
 import { parseUploadUrlMap, uploadUrlsEndpoint, uploadUrlsRequests } from './upload-urls.js';
@@ -200,8 +202,8 @@ export class Uploader {
             operation: 'upload',
             method: 'PUT',
             url: new URL(address),
-            // Only what the signature needs. Content-Length always, so the body is never chunked
-            // (storage hosts answer 411/501 to chunked PUTs) and msw handlers see it too.
+            // Only what the signature needs. Content-Length always: the body is shaped so that the
+            // runtime sends it too (request-body.ts), and msw handlers see it in the headers.
             headers: { 'content-length': String(size) },
             body: ({ touch }) => {
               attempts += 1;
@@ -211,7 +213,7 @@ export class Uploader {
                 tracker.update(name, size, bytes);
               });
               meters.push(meter);
-              return source.open(meter);
+              return sizedBody(size, source.open(meter));
             },
             // Signed addresses carry their own authorization; a bearer token must never reach the storage host.
             auth: 'none',
@@ -219,6 +221,9 @@ export class Uploader {
             mapError: (response, bodyText): UploadError => toUploadError(name, response.status, bodyText),
             ...(urlOptions.signal && { signal: urlOptions.signal }),
           });
+          // The storage host may answer before the source's last check fails (a file that changed
+          // while being read): what it stored is not the file, so the file is not uploaded.
+          if (meter?.sourceError) return failed(meter.sourceError);
           tracker.complete(name, size);
           const etag = response.headers.get('etag');
           return { result: { name, bytes: size, status: 'uploaded', attempts, ...(etag !== null && { etag }) } };

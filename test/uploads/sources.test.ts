@@ -7,7 +7,8 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UploadError } from '../../src/errors.js';
 import { MAX_UPLOAD_BYTES } from '../../src/uploads/limits.js';
-import { toUploadSource, type UploadSource } from '../../src/uploads/sources.js';
+import type { UploadSource } from '../../src/uploads/source-types.js';
+import { toUploadSource } from '../../src/uploads/sources.js';
 import type { UploadInput } from '../../src/uploads/types.js';
 
 let dir: string;

@@ -1,0 +1,100 @@
+/**
+ * Uploads from a path on disk. Node's file system (also offered by Bun and Deno) is needed, so this
+ * file has a twin, file-source.web.ts, that the build for workers and edge runtimes uses instead.
+ */
+import { type FileHandle, open, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { UploadError } from '../errors.js';
+import type { ChunkReader } from './body-stream.js';
+import { FILE_CHUNK_BYTES } from './limits.js';
+import { assertUploadableSize, bodyStream, type UploadSource } from './source-types.js';
+
+/**
+ * A file to upload, named by `name` or the path's basename. The path is checked here (a readable
+ * regular file), so that problems surface before any request; its bytes are read only when the
+ * body is streamed.
+ */
+export async function fileUploadSource(filePath: string, name = path.basename(filePath)): Promise<UploadSource> {
+  let size: number;
+  try {
+    const stats = await stat(filePath);
+    if (!stats.isFile()) throw new Error('not a regular file');
+    size = stats.size;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new UploadError(name, `Cannot read ${JSON.stringify(filePath)} for file ${JSON.stringify(name)}: ${reason}`, {
+      cause: error,
+    });
+  }
+  assertUploadableSize(name, size);
+  return {
+    name,
+    size,
+    reopenable: true,
+    open: (meter) => bodyStream(name, size, meter, fileReader(name, filePath, size)),
+  };
+}
+
+/**
+ * Reads a file in chunks on demand (backpressure kept), so memory stays flat for any size.
+ * Not `fs.openAsBlob`: Deno's reads the whole file into memory, and Bun reads it natively, past
+ * the meter that reports progress and keeps the attempt's timeout alive.
+ *
+ * Content-Length promises `size` bytes, so the file must not change while it is read: its size
+ * is checked when it is opened, and its size and modification time again before the last chunk
+ * is handed over. A file that grew would otherwise be sent cut at its old size, and reported
+ * uploaded; holding back the last chunk means the storage host never receives a whole body.
+ */
+function fileReader(name: string, filePath: string, size: number): ChunkReader {
+  let handle: FileHandle | undefined;
+  let openedMtimeMs = 0;
+  let closed = false;
+  let position = 0;
+  const changed = (what: string) =>
+    new UploadError(
+      name,
+      `File ${JSON.stringify(filePath)} ${what} while being uploaded as ${JSON.stringify(name)}; it was not uploaded.`,
+    );
+  const resized = (now: number) => changed(`changed size (from ${size} to ${now} bytes)`);
+  const close = async () => {
+    closed = true;
+    const open = handle;
+    handle = undefined;
+    await open?.close();
+  };
+  const openChecked = async (): Promise<FileHandle> => {
+    const opened = await open(filePath, 'r');
+    // Cancelled while opening: nobody else will close it.
+    if (closed) {
+      await opened.close();
+      throw new UploadError(name, `The upload of ${JSON.stringify(name)} was cancelled.`);
+    }
+    handle = opened;
+    const stats = await opened.stat();
+    if (stats.size !== size) throw resized(stats.size);
+    openedMtimeMs = stats.mtimeMs;
+    return opened;
+  };
+  const assertUnchanged = async (file: FileHandle) => {
+    const stats = await file.stat();
+    if (stats.size !== size) throw resized(stats.size);
+    if (stats.mtimeMs !== openedMtimeMs) throw changed('was modified');
+  };
+  return {
+    async read() {
+      const file = handle ?? (await openChecked());
+      const length = Math.min(FILE_CHUNK_BYTES, size - position);
+      if (length === 0) {
+        if (size === 0) await assertUnchanged(file);
+        return undefined;
+      }
+      const buffer = Buffer.allocUnsafe(length);
+      const { bytesRead } = await file.read(buffer, 0, length, position);
+      if (bytesRead === 0) throw resized(position);
+      position += bytesRead;
+      if (position === size) await assertUnchanged(file);
+      return bytesRead === length ? buffer : buffer.subarray(0, bytesRead);
+    },
+    close,
+  };
+}

@@ -1,12 +1,39 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Plugin } from 'esbuild';
 import { defineConfig, type Options } from 'tsup';
 
-const library: Options = {
-  entry: { index: 'src/index.ts', schema: 'src/schema.ts', 'testing/index': 'src/testing/index.ts' },
+/**
+ * The build for workers and edge runtimes: every relative import of `x.js` whose twin `x.web.ts`
+ * exists resolves to the twin. The twins stand in for what needs Node (uploads from a path, the
+ * undici dispatcher), so that this build imports no `node:` module and no undici.
+ */
+const webTwins: Plugin = {
+  name: 'web-twins',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\/.*\.js$/ }, (args) => {
+      const twin = path.resolve(args.resolveDir, args.path.replace(/\.js$/, '.web.ts'));
+      return existsSync(twin) ? { path: twin } : undefined;
+    });
+  },
+};
+
+const common: Options = {
   sourcemap: true,
   target: 'node20',
   splitting: false,
+  // Class names are part of the API (`error.name`, `instanceof` checks by name in logs): esbuild
+  // would otherwise rename a class whose name another module also uses.
+  keepNames: true,
+  // `node:fs` stays `node:fs`, so that bundlers and runtimes see a Node built-in, not a package.
+  removeNodeProtocol: false,
   // Runtime dependencies stay external so users dedupe them (undici in particular must match the user's dispatcher).
   external: ['msw', 'msw/node'],
+};
+
+const library: Options = {
+  ...common,
+  entry: { index: 'src/index.ts', schema: 'src/schema.ts', 'testing/index': 'src/testing/index.ts' },
 };
 
 export default defineConfig([
@@ -28,12 +55,22 @@ export default defineConfig([
     },
   },
   {
+    // Workers and edge runtimes (the workerd, worker and edge-light export conditions): web APIs
+    // only. ESM, as those runtimes load it; the declarations are the Node build's.
+    ...common,
+    entry: { 'web/index': 'src/index.ts' },
+    format: ['esm'],
+    platform: 'neutral',
+    target: 'es2022',
+    clean: false,
+    esbuildPlugins: [webTwins],
+  },
+  {
     // The CLI is ESM only: it is run, never imported.
+    ...common,
     entry: { 'cli/main': 'src/cli/main.ts' },
     format: ['esm'],
-    sourcemap: true,
     clean: false,
-    target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
   },
 ]);

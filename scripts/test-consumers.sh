@@ -79,6 +79,7 @@ for version in $NODE_VERSIONS; do
   bin=$(node_for "$version" | tail -n 1)
   run "esm on node $version" "$bin" "$tmp/base/esm/main.mjs"
   run "cjs on node $version" "$bin" "$tmp/base/cjs/main.cjs"
+  run "export names on node $version" "$bin" "$tmp/base/esm/export-names.mjs"
   run "ts-node16 on node $version" "$bin" "$tmp/base/ts-node16/dist/main.js"
   run "ts-bundler on node $version" "$bin" "$tmp/base/ts-bundler/dist/main.js"
   run "cli on node $version" "$bin" "$tmp/base/node_modules/push-api-client/dist/cli/main.js" --version

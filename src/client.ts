@@ -10,6 +10,7 @@ import { FetchHttpClient } from './http/http-client.js';
 import { consoleLogger, filterLogger, LOG_LEVELS, type LogLevel, safeLogger, silentLogger } from './http/logger.js';
 import type { Logger } from './http/types.js';
 import { assertSecureUrl, parseUrlOption } from './http/url-guard.js';
+import { runtimeProduct } from './runtime.js';
 import { Uploader } from './uploads/uploader.js';
 import { VERSION } from './version.js';
 
@@ -63,7 +64,7 @@ export interface PushClientOptions {
    * @default process.env.PUSH_LOG, else every line when a `logger` is given and none otherwise
    */
   logLevel?: LogLevel;
-  /** Prepended to the User-Agent, such as `my-app/1.2`. @default undefined (`push-api-client/<version> node/<version>`) */
+  /** Prepended to the User-Agent, such as `my-app/1.2`. @default undefined (`push-api-client/<version> <runtime>/<version>`: node, bun, deno; `workerd` or `edge` alone) */
   userAgent?: string;
   /** Where tokens are cached; share one between processes to share tokens. @default a new MemoryTokenStore */
   tokenStore?: TokenStore;
@@ -145,10 +146,6 @@ function isBrowserLike(): boolean {
   return typeof globalThis.window !== 'undefined' && typeof globalThis.document !== 'undefined';
 }
 
-function nodeVersion(): string {
-  return typeof process !== 'undefined' && process.versions?.node ? process.versions.node : 'unknown';
-}
-
 /**
  * The userAgent option goes into every request's User-Agent header. fetch refuses CR, LF, NUL and
  * characters above U+00FF only when sending, and each request would then fail; printable ASCII
@@ -213,7 +210,7 @@ function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientS
   if (method !== 'client_secret_post' && method !== 'client_secret_basic') {
     throw new ConfigurationError("PushClient: tokenAuthMethod must be 'client_secret_post' or 'client_secret_basic'");
   }
-  const product = `push-api-client/${VERSION} node/${nodeVersion()}`;
+  const product = `push-api-client/${VERSION} ${runtimeProduct()}`;
   const userAgent = userAgentOption(options.userAgent);
   return {
     clientId,

@@ -4,6 +4,7 @@
  * not load zod: `publish` loads it only when a record needs its messages.
  */
 import { z } from 'zod';
+import type { z as zm } from 'zod/mini';
 import { buildFinanceRecordSchema } from './finance/schema.js';
 
 export type { FinanceRecord, FinanceRecordInput } from './finance/schema.js';
@@ -20,4 +21,30 @@ export type { FinanceRecord, FinanceRecordInput } from './finance/schema.js';
  * if (!result.success) console.error(result.error.issues);
  * ```
  */
-export const financeRecordSchema = buildFinanceRecordSchema(z);
+export const financeRecordSchema = buildFinanceRecordSchema(
+  z as unknown as typeof zm,
+) as unknown as FinanceRecordSchema;
+
+type CreatedInput = number | Date | string;
+type OptionalText = z.ZodOptional<z.ZodString>;
+
+/**
+ * The classic zod type of {@link financeRecordSchema}. The schema is built with the functions that
+ * classic zod shares with zod/mini (which the client loads), so it is a classic schema at run time
+ * (`.extend`, `.pick`, `.optional()` work) while the builder is typed for zod/mini.
+ */
+export type FinanceRecordSchema = z.ZodObject<
+  {
+    created: z.ZodPipe<z.ZodCustom<CreatedInput, CreatedInput>, z.ZodTransform<number, CreatedInput>>;
+    amount: z.ZodNumber;
+    currency: z.ZodString;
+    identifier: z.ZodString;
+    type: z.ZodEnum<{ expense: 'expense'; invoice: 'invoice' }>;
+    vendor: z.ZodString;
+    name: OptionalText;
+    category: OptionalText;
+    description: OptionalText;
+    transactionNumber: OptionalText;
+  },
+  z.core.$strict
+>;

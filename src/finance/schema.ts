@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import type { RecordIssue } from '../errors.js';
 import { CREATED_LIMITS, isIsoDateOrDateTime, unknownPropertyMessage } from './formats.js';
 
@@ -9,11 +9,18 @@ import { CREATED_LIMITS, isIsoDateOrDateTime, unknownPropertyMessage } from './f
  * the service ignores. Unknown properties are rejected so that a typo is not dropped silently.
  *
  * The schema is built from a zod namespace handed in, rather than from a top-level import: the
- * client loads zod only when a record needs it (validate.ts), while `push-api-client/schema`
- * builds it at once for callers who want the schema itself.
+ * client loads `zod/mini` only when a record needs it (validate.ts), while `push-api-client/schema`
+ * builds it at once from classic `zod` for callers who want the schema itself. It is written with
+ * the functions both APIs share (`z.optional(s)`, `.check(z.minLength(…))`, `z.pipe`), so that one
+ * builder gives the same rules and messages from either; `zod/mini` keeps the Worker bundle small
+ * (classic zod alone is over 400 kB minified).
  */
 
-type Zod = typeof z;
+/** The zod functions the schema is built from; classic zod and zod/mini both have them. */
+export type Zod = Pick<
+  typeof z,
+  'custom' | 'enum' | 'minLength' | 'number' | 'optional' | 'pipe' | 'regex' | 'strictObject' | 'string' | 'transform'
+>;
 const MIN_CREATED_MS = CREATED_LIMITS.min;
 const MAX_CREATED_MS = CREATED_LIMITS.max;
 
@@ -29,35 +36,35 @@ function isCreatedInput(value: unknown): value is number | Date | string {
   return typeof value === 'number' || typeof value === 'string' || value instanceof Date;
 }
 
+/** `ctx.addIssue` of classic zod, which zod/mini's transform context lacks. */
+function addIssue(ctx: z.core.ParsePayload, value: unknown, message: string): void {
+  ctx.issues.push({ code: 'custom', message, input: value });
+}
+
 /** Turns any accepted form of `created` into Unix milliseconds, the wire form. */
-function toCreatedMs(value: number | Date | string, ctx: z.RefinementCtx): number {
+function toCreatedMs(value: number | Date | string, ctx: z.core.ParsePayload): number {
+  const issue = (message: string) => addIssue(ctx, value, message);
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value) || value > MAX_CREATED_MS) {
-      ctx.addIssue({ code: 'custom', message: 'expected whole Unix milliseconds' });
+      issue('expected whole Unix milliseconds');
     } else if (value < MIN_CREATED_MS) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `expected Unix milliseconds; ${value} is before 1973-03-03 and looks like seconds (multiply by 1000)`,
-      });
+      issue(`expected Unix milliseconds; ${value} is before 1973-03-03 and looks like seconds (multiply by 1000)`);
     }
     return value;
   }
   if (value instanceof Date) {
     const ms = value.getTime();
-    if (Number.isNaN(ms)) ctx.addIssue({ code: 'custom', message: 'expected a valid Date, got Invalid Date' });
-    else if (ms < MIN_CREATED_MS) ctx.addIssue({ code: 'custom', message: TOO_EARLY_MESSAGE });
+    if (Number.isNaN(ms)) issue('expected a valid Date, got Invalid Date');
+    else if (ms < MIN_CREATED_MS) issue(TOO_EARLY_MESSAGE);
     return ms;
   }
   if (!isIsoDateOrDateTime(value)) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'expected an ISO-8601 date (2024-01-31) or date-time with Z or an offset (2024-01-31T09:30:00Z)',
-    });
+    issue('expected an ISO-8601 date (2024-01-31) or date-time with Z or an offset (2024-01-31T09:30:00Z)');
     return Number.NaN;
   }
   // Date.parse reads a date-only string as UTC midnight (ECMA-262 §21.4.3.2), which is what we want.
   const ms = Date.parse(value);
-  if (ms < MIN_CREATED_MS) ctx.addIssue({ code: 'custom', message: TOO_EARLY_MESSAGE });
+  if (ms < MIN_CREATED_MS) issue(TOO_EARLY_MESSAGE);
   return ms;
 }
 
@@ -66,18 +73,21 @@ export function buildFinanceRecordSchema(z: Zod) {
   const requiredText = (what: string) =>
     z
       .string({ error: `expected ${what} (a non-empty string)` })
-      .min(1, { error: `expected ${what} (a non-empty string)` });
-  const optionalText = z.string({ error: 'expected a string' }).optional();
+      .check(z.minLength(1, { error: `expected ${what} (a non-empty string)` }));
+  const optionalText = z.optional(z.string({ error: 'expected a string' }));
   const shape = {
     // A custom type check rather than z.union: a union costs more than the rest of the record together.
-    created: z
-      .custom<number | Date | string>(isCreatedInput, { error: CREATED_MESSAGE })
-      .transform((value, ctx) => toCreatedMs(value, ctx)),
+    created: z.pipe(
+      z.custom<number | Date | string>(isCreatedInput, { error: CREATED_MESSAGE }),
+      z.transform((value: number | Date | string, ctx) => toCreatedMs(value, ctx)),
+    ),
     amount: z.number({ error: 'expected a finite number' }),
     /** Format only: the service is the authority on which codes it accepts, and a built-in list goes stale. */
-    currency: z.string({ error: 'expected an ISO 4217 code such as "USD"' }).regex(/^[A-Z]{3}$/, {
-      error: 'expected an ISO 4217 code of three upper-case letters, such as "USD"',
-    }),
+    currency: z.string({ error: 'expected an ISO 4217 code such as "USD"' }).check(
+      z.regex(/^[A-Z]{3}$/, {
+        error: 'expected an ISO 4217 code of three upper-case letters, such as "USD"',
+      }),
+    ),
     identifier: requiredText('who or what executed the transaction'),
     type: z.enum(['expense', 'invoice'], { error: 'expected "expense" or "invoice"' }),
     vendor: requiredText('the vendor name'),
@@ -96,7 +106,7 @@ export function buildFinanceRecordSchema(z: Zod) {
   });
 }
 
-/** The zod schema of one finance record (`financeRecordSchema` of `push-api-client/schema`). */
+/** The zod/mini schema of one finance record, as `publish` loads it. */
 export type FinanceRecordSchema = ReturnType<typeof buildFinanceRecordSchema>;
 /**
  * A finance record as accepted by `publish` (SPEC.md, "Finance record"): `created` may be Unix

@@ -1,7 +1,8 @@
 import type { RecordIssue } from '../errors.js';
 import { recordJsonBound } from './json-bound.js';
 import { parseFinanceRecordFast } from './record-fast-path.js';
-import { buildFinanceRecordSchema, type FinanceRecord, type FinanceRecordSchema, toRecordIssues } from './schema.js';
+import { type FinanceRecord, type FinanceRecordSchema, toRecordIssues } from './schema.js';
+import { loadFinanceRecordSchema } from './schema-loader.js';
 
 /**
  * The record check: the fast path (record-fast-path.ts) for the records it accepts, zod for every
@@ -36,9 +37,9 @@ let loading: Promise<void> | undefined;
 /** Loads zod and builds the schema, once. Concurrent callers share one load; a failed load may be tried again. */
 export function loadRecordSchema(): Promise<void> {
   if (schema) return Promise.resolve();
-  loading ??= import('zod').then(
-    ({ z }) => {
-      schema = buildFinanceRecordSchema(z);
+  loading ??= loadFinanceRecordSchema().then(
+    (built) => {
+      schema = built;
     },
     (error: unknown) => {
       loading = undefined;

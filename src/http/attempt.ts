@@ -143,9 +143,12 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
         if (sameOrigin || name.toLowerCase() !== 'authorization') sent[name] = value;
       }
       if (options.authorization && sameOrigin) sent.authorization = options.authorization;
-      streamed = needsDuplex(body);
-      // undici keeps a copy of a streamed body to replay it on a manual redirect (nodejs/undici#4058),
-      // which would hold a whole upload in memory. Streamed bodies (signed-URL PUTs) refuse redirects instead.
+      const duplex = needsDuplex(body);
+      // A Blob body is read through its stream too (an upload's is the file's stream, request-body.ts).
+      streamed = duplex || body instanceof Blob;
+      // undici clones the request under redirect: 'manual', which tees the body stream: the unread
+      // branch keeps a copy of every byte, a whole upload in memory. Streamed bodies (signed-URL
+      // PUTs) refuse redirects instead.
       const init: RequestInit & { duplex?: 'half' } = {
         method,
         headers: sent,
@@ -153,7 +156,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
         signal,
         redirect: streamed ? 'error' : 'manual',
       };
-      if (streamed) init.duplex = 'half';
+      if (duplex) init.duplex = 'half';
       const response = await options.fetch(url, init);
       status = response.status;
       const location = response.headers.get('location');

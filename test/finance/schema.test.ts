@@ -119,3 +119,11 @@ describe('finance record schema', () => {
     expect(financeRecordSchema.safeParse(makeRecord(3)).success).toBe(true);
   });
 });
+
+describe('financeRecordSchema of push-api-client/schema', () => {
+  it('is a classic zod schema, although the builder also serves zod/mini', () => {
+    const withNote = financeRecordSchema.extend({ note: financeRecordSchema.shape.vendor.optional() });
+    const parsed = withNote.safeParse({ ...makeRecord(1), note: 'n' });
+    expect(parsed.success && parsed.data.note).toBe('n');
+  });
+});

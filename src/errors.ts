@@ -12,9 +12,11 @@
  * │   ├── UnprocessableEntityError  422
  * │   ├── RateLimitError            429
  * │   ├── ServerError               5xx
+ * │   ├── RedirectError             a 3xx that is not followed (a POST, another origin, too many hops)
  * │   └── UnexpectedResponseError   a finance 2xx that is not {"success": true}
  * ├── TokenError                    the token endpoint refused or answered nonsense
  * ├── UploadError                   a PUT to a signed address failed
+ * ├── ResponseTooLargeError         a response body longer than its cap; the connection was dropped
  * ├── ConnectionError               no HTTP answer at all
  * │   └── TimeoutError              no answer within timeoutMs
  * ├── AbortError                    the caller's AbortSignal fired
@@ -24,10 +26,16 @@
  * ```
  *
  * None of these ever holds a client secret, an access token or an Authorization header:
- * error bodies come from the server, and request headers are never stored.
+ * error bodies come from the server and are scrubbed (raw text and every parsed field), and
+ * request headers are never stored.
+ *
+ * The data that decides a retry lives on the error itself, never beside it: `status`,
+ * `retryAfterMs` (PushApiError, TokenError, UploadError) and `requestMaybeSent` (ConnectionError).
+ * An error wrapped as another's `cause` therefore keeps all of it.
  */
 
 import type { PublishReport } from './finance/types.js';
+import { truncateText } from './http/redact.js';
 import type { UploadReport } from './uploads/types.js';
 
 /** Response headers as a plain object with lower-case names, so that errors serialize and compare simply. */
@@ -83,15 +91,19 @@ export class PushApiError extends PushError {
   readonly headers: HeadersRecord;
   /** The server's request id (`x-request-id`), when it sent one. */
   readonly requestId: string | undefined;
+  /** The server's `Retry-After`, in milliseconds (capped at {@link MAX_RETRY_AFTER_MS}), when it sent a valid one. */
+  readonly retryAfterMs: number | undefined;
 
   constructor(status: number, body: ApiErrorBody | string | undefined, headers: HeadersRecord, message?: string) {
     const bodyMessage = typeof body === 'object' && typeof body?.message === 'string' ? body.message : undefined;
-    super(message ?? `${status} ${bodyMessage ?? 'HTTP error'}`);
+    // The server's text is cut to a bounded length: a hostile service may send megabytes of it.
+    super(message ?? `${status} ${truncateText(bodyMessage ?? 'HTTP error')}`);
     this.status = status;
-    this.code = typeof body === 'object' && typeof body?.code === 'string' ? body.code : String(status);
+    this.code = typeof body === 'object' && typeof body?.code === 'string' ? truncateText(body.code) : String(status);
     this.body = body;
     this.headers = headers;
     this.requestId = headers['x-request-id'];
+    this.retryAfterMs = parseRetryAfterHeader(headers['retry-after']);
   }
 
   /** Builds the subclass that matches the status. */
@@ -143,18 +155,28 @@ export class UnprocessableEntityError extends PushApiError {
 /** 429: the rate limit was exceeded. */
 export class RateLimitError extends PushApiError {
   override name = 'RateLimitError';
-  /** The server's `Retry-After`, in milliseconds, when it sent a valid one. */
-  readonly retryAfterMs: number | undefined;
-
-  constructor(status: number, body: ApiErrorBody | string | undefined, headers: HeadersRecord, message?: string) {
-    super(status, body, headers, message);
-    this.retryAfterMs = parseRetryAfterHeader(headers['retry-after']);
-  }
 }
 
 /** 5xx: the server failed. A 500, 502 or 504 on the finance POST leaves the outcome unknown. */
 export class ServerError extends PushApiError {
   override name = 'ServerError';
+}
+
+/**
+ * A 3xx answer that the client did not follow: any redirect of a POST (the body was already
+ * sent, so on the finance POST the batch's outcome is unknown), a redirect that would carry a body
+ * to another origin, or too many hops. `targetOrigin` names where it pointed, without path, query
+ * or credentials.
+ */
+export class RedirectError extends PushApiError {
+  override name = 'RedirectError';
+  /** The origin of the `Location` target (`https://host:port`), or undefined when there was none or it was invalid. */
+  readonly targetOrigin: string | undefined;
+
+  constructor(status: number, headers: HeadersRecord, message: string, targetOrigin: string | undefined) {
+    super(status, undefined, headers, message);
+    this.targetOrigin = targetOrigin;
+  }
 }
 
 /** A finance 2xx answer that is not the spec's `{"success": true}`. */
@@ -178,16 +200,19 @@ export class TokenError extends PushError {
   readonly errorDescription: string | undefined;
   /** HTTP status of the token response, when there was one. */
   readonly status: number | undefined;
+  /** The token endpoint's `Retry-After`, in milliseconds, when it sent a valid one. */
+  readonly retryAfterMs: number | undefined;
 
   constructor(
     error: string,
     message: string,
-    options: { status?: number; errorDescription?: string; cause?: unknown } = {},
+    options: { status?: number; errorDescription?: string; retryAfterMs?: number; cause?: unknown } = {},
   ) {
     super(message, { cause: options.cause });
     this.error = error;
     this.errorDescription = options.errorDescription;
     this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 
@@ -202,17 +227,46 @@ export class UploadError extends PushError {
   readonly storageCode: string | undefined;
   /** `<Message>` from the storage host's XML error body. */
   readonly storageMessage: string | undefined;
+  /** The storage host's `Retry-After`, in milliseconds, when it sent a valid one. */
+  readonly retryAfterMs: number | undefined;
 
   constructor(
     fileName: string,
     message: string,
-    options: { status?: number; storageCode?: string; storageMessage?: string; cause?: unknown } = {},
+    options: {
+      status?: number;
+      storageCode?: string;
+      storageMessage?: string;
+      retryAfterMs?: number;
+      cause?: unknown;
+    } = {},
   ) {
     super(message, { cause: options.cause });
     this.fileName = fileName;
     this.status = options.status;
     this.storageCode = options.storageCode;
     this.storageMessage = options.storageMessage;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/**
+ * A response body was longer than the cap for its kind (token answers, API answers); reading
+ * stopped there and the connection was dropped, so that a hostile or broken service cannot fill
+ * the memory. On the finance POST the batch's outcome is unknown: the service answered, so it
+ * received the batch.
+ */
+export class ResponseTooLargeError extends PushError {
+  override name = 'ResponseTooLargeError';
+  /** HTTP status of the answer whose body was too large. */
+  readonly status: number;
+  /** The cap that was passed, in bytes. */
+  readonly limitBytes: number;
+
+  constructor(operation: string, status: number, limitBytes: number) {
+    super(`${operation} response body is larger than ${limitBytes} bytes; the connection was dropped`);
+    this.status = status;
+    this.limitBytes = limitBytes;
   }
 }
 

@@ -22,6 +22,8 @@ export {
   parseRetryAfterHeader,
   RateLimitError,
   RecordValidationError,
+  RedirectError,
+  ResponseTooLargeError,
   ServerError,
   TimeoutError,
   TokenError,

@@ -1,7 +1,8 @@
 import { DEFAULTS } from '../defaults.js';
-import { ConfigurationError, TokenError } from '../errors.js';
+import { ConfigurationError, parseRetryAfterHeader, TokenError } from '../errors.js';
 import { raceSignal } from '../http/delay.js';
 import { silentLogger } from '../http/logger.js';
+import { MAX_TOKEN_RESPONSE_BYTES } from '../http/read-body.js';
 import type { HttpClient, Logger } from '../http/types.js';
 import { parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
 import { type AccessToken, MemoryTokenStore, type TokenStore } from './token-store.js';
@@ -325,7 +326,10 @@ export class TokenManager {
       // The body holds the client secret: a redirect is a misconfigured authUrl, never followed.
       redirects: 'none',
       secrets,
-      mapError: (res, text) => tokenErrorFromResponse(res.status, text, secrets),
+      // A token answer is a few KB; a service sending more is broken or hostile.
+      maxResponseBytes: MAX_TOKEN_RESPONSE_BYTES,
+      mapError: (res, text) =>
+        tokenErrorFromResponse(res.status, text, secrets, parseRetryAfterHeader(res.headers.get('retry-after'))),
     });
     return parseTokenResponse(response.status, await response.text(), scopes, this.#now());
   }

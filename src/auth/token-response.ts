@@ -1,6 +1,6 @@
 import { TokenError } from '../errors.js';
 import { parseJsonObject } from '../http/json.js';
-import { scrubSecrets } from '../http/redact.js';
+import { scrubJsonValue, truncateText } from '../http/redact.js';
 import type { AccessToken } from './token-store.js';
 
 /**
@@ -8,8 +8,18 @@ import type { AccessToken } from './token-store.js';
  * holds the token, and an error body may echo what was sent.
  */
 
-/** Maps a non-2xx token response to a TokenError carrying the OAuth `error` code (RFC 6749 §5.2). */
-export function tokenErrorFromResponse(status: number, bodyText: string, secrets: readonly string[]): TokenError {
+/**
+ * Maps a non-2xx token response to a TokenError carrying the OAuth `error` code (RFC 6749 §5.2).
+ * `bodyText` was scrubbed already; the parsed fields are scrubbed again, because JSON decoding
+ * may turn an escaped secret back into the secret.
+ */
+export function tokenErrorFromResponse(
+  status: number,
+  bodyText: string,
+  secrets: readonly string[],
+  retryAfterMs?: number,
+): TokenError {
+  const retry = retryAfterMs === undefined ? {} : { retryAfterMs };
   if (status >= 300 && status < 400) {
     // The request carries the client credentials, so it is never re-sent to wherever a redirect points.
     return new TokenError(
@@ -18,17 +28,19 @@ export function tokenErrorFromResponse(status: number, bodyText: string, secrets
       { status },
     );
   }
-  const body = parseJsonObject(bodyText);
+  const parsed = parseJsonObject(bodyText);
+  const body = parsed === undefined ? undefined : (scrubJsonValue(parsed, secrets) as Record<string, unknown>);
   const code = typeof body?.error === 'string' && /^[\x20-\x7e]{1,100}$/.test(body.error) ? body.error : undefined;
   const rawDescription = typeof body?.error_description === 'string' ? body.error_description : undefined;
-  const description = rawDescription === undefined ? undefined : scrubSecrets(rawDescription, secrets).slice(0, 500);
+  const description = rawDescription === undefined ? undefined : truncateText(rawDescription);
   if (code === undefined) {
-    return new TokenError('http_error', `Token request failed with HTTP ${status}`, { status });
+    return new TokenError('http_error', `Token request failed with HTTP ${status}`, { status, ...retry });
   }
   const detail = description ? `: ${description}` : '';
   return new TokenError(code, `Token request failed with HTTP ${status} (${code})${detail}`, {
     status,
     errorDescription: description,
+    ...retry,
   });
 }
 

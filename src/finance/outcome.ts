@@ -5,12 +5,14 @@ import {
   ConnectionError,
   NotFoundError,
   PermissionDeniedError,
+  PushApiError,
   PushError,
   RateLimitError,
   ServerError,
   TokenError,
   UnexpectedResponseError,
 } from '../errors.js';
+import { MAX_ERROR_BODY_BYTES } from '../http/read-body.js';
 import { classifyFailure } from '../http/retry.js';
 import type { BatchStatus } from './types.js';
 
@@ -68,9 +70,9 @@ export function isBackPressure(error: PushError): boolean {
   return error instanceof RateLimitError || (error instanceof ServerError && error.status === 503);
 }
 
-/** The Retry-After of a back-pressure error, when the server gave one. */
+/** The Retry-After of a back-pressure error (a 429, or a 503), when the server gave one. */
 export function retryAfterOf(error: PushError): number | undefined {
-  if (error instanceof RateLimitError) return error.retryAfterMs;
+  if (error instanceof PushApiError) return error.retryAfterMs;
   return undefined;
 }
 
@@ -97,7 +99,9 @@ export async function expectSuccess(response: Response): Promise<void> {
   const success = typeof body === 'object' && body !== null ? (body as { success?: unknown }).success : undefined;
   if (success === true) return;
   const headers = Object.fromEntries(response.headers);
-  const parsed = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : text;
+  // The transport scrubbed the token from this body already; a text body is cut like any error body.
+  const parsed =
+    typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : text.slice(0, MAX_ERROR_BODY_BYTES);
   const message =
     success === false
       ? `${response.status} the service answered success: false`

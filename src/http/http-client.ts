@@ -1,11 +1,11 @@
-import pRetry from 'p-retry';
+import pRetry, { AbortError as StopRetrying } from 'p-retry';
 import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../defaults.js';
 import { AbortError, PushError } from '../errors.js';
-import { failureInfo, sendAttempt } from './attempt.js';
+import { sendAttempt } from './attempt.js';
 import { abortErrorFrom, delay } from './delay.js';
 import { createFetch, type FetchLike } from './fetch.js';
-import { type BackoffOptions, DEFAULT_BACKOFF, retryDelayMs, shouldRetry } from './retry.js';
+import { type BackoffOptions, DEFAULT_BACKOFF, retryAfterOf, retryDelayMs, shouldRetry, statusOf } from './retry.js';
 import type { HttpClient, Logger, RequestSpec } from './types.js';
 
 /** Where bearer requests get their token; implemented by TokenManager. */
@@ -31,11 +31,8 @@ export interface FetchHttpClientOptions {
 }
 
 function isUnauthorized(error: unknown): boolean {
-  return error instanceof PushError && failureInfo.get(error)?.status === 401;
+  return error instanceof PushError && statusOf(error) === 401;
 }
-
-/** Errors raised while getting a token for a data request: the token request has retried already. */
-const tokenFailures = new WeakSet<object>();
 
 /**
  * The transport: `send(spec)` turns one logical request into attempts with timeout, redirects,
@@ -60,17 +57,17 @@ export class FetchHttpClient implements HttpClient {
       // Delays are ours (Retry-After, jitter, abortable), taken inside shouldRetry; p-retry only counts.
       minTimeout: 0,
       shouldRetry: async ({ error, attemptNumber, retriesConsumed }) => {
-        if (error instanceof AbortError || tokenFailures.has(error)) return false;
-        if (spec.retryRateLimited === false && failureInfo.get(error as PushError)?.status === 429) return false;
+        if (error instanceof AbortError) return false;
+        if (spec.retryRateLimited === false && statusOf(error) === 429) return false;
         if (!shouldRetry(error, spec.retryPolicy, this.#options.retryAmbiguous)) return false;
         const pushError = error as PushError;
-        const delayMs = retryDelayMs(failureInfo.get(pushError)?.retryAfterMs, retriesConsumed + 1, this.#backoff);
+        const delayMs = retryDelayMs(retryAfterOf(pushError), retriesConsumed + 1, this.#backoff);
         this.#options.logger.warn('push-api-client retrying', {
           operation: spec.operation,
           method: spec.method,
           path: spec.url.pathname,
           attempt: attemptNumber,
-          status: failureInfo.get(pushError)?.status,
+          status: statusOf(pushError),
           error: pushError.name,
           delayMs,
         });
@@ -131,12 +128,16 @@ export class FetchHttpClient implements HttpClient {
     return send(await this.#token(tokens, spec.signal));
   }
 
+  /**
+   * The token for a data request. A failure here is final for the data request: the token request
+   * has had its own retries. p-retry stops at its AbortError and rethrows the error it carries
+   * unchanged, so the caller sees the TokenError or ConnectionError itself.
+   */
   async #token(tokens: BearerTokenSource, signal: AbortSignal | undefined): Promise<string> {
     try {
       return (await tokens.getToken({ signal })).accessToken;
     } catch (error) {
-      if (error !== null && typeof error === 'object') tokenFailures.add(error);
-      throw error;
+      throw new StopRetrying(error instanceof Error ? error : String(error));
     }
   }
 

@@ -1,5 +1,5 @@
 import { DEFAULTS } from '../defaults.js';
-import { ConnectionError, PushError, TokenError } from '../errors.js';
+import { ConnectionError, PushError, ResponseTooLargeError, TokenError } from '../errors.js';
 import type { RetryPolicy } from './types.js';
 
 /**
@@ -14,9 +14,15 @@ export type FailureClass = 'retry' | 'ambiguous' | 'fatal';
 const FATAL_OAUTH_ERRORS = new Set(['invalid_client', 'invalid_scope', 'unauthorized_client', 'invalid_grant']);
 
 /** The HTTP status an error carries, when it came from a response. */
-function statusOf(error: PushError): number | undefined {
-  const status = (error as { status?: unknown }).status;
+export function statusOf(error: unknown): number | undefined {
+  const status = (error as { status?: unknown } | null)?.status;
   return typeof status === 'number' ? status : undefined;
+}
+
+/** The server's Retry-After (already parsed and capped) that an error carries, when it sent one. */
+export function retryAfterOf(error: PushError): number | undefined {
+  const value = (error as { retryAfterMs?: unknown }).retryAfterMs;
+  return typeof value === 'number' ? value : undefined;
 }
 
 /**
@@ -24,7 +30,9 @@ function statusOf(error: PushError): number | undefined {
  * 1. OAuth errors that no retry can fix, and errors that are not about the transport → fatal;
  * 2. no response: a connection that failed before the request was written → retry; any other
  *    network failure or a timeout → retry if idempotent, else ambiguous;
- * 3. a status: 429 → retry; 408 and 5xx → retry if idempotent; for the non-idempotent policy
+ * 3. an answer the service gave after receiving the whole request, which the client cannot use
+ *    (a 3xx that is not followed, a body past its cap) → ambiguous if non-idempotent, else fatal;
+ * 4. a status: 429 → retry; 408 and 5xx → retry if idempotent; for the non-idempotent policy
  *    503 → retry and any other 5xx → ambiguous; anything else → fatal.
  */
 export function classifyFailure(error: unknown, policy: RetryPolicy): FailureClass {
@@ -34,8 +42,10 @@ export function classifyFailure(error: unknown, policy: RetryPolicy): FailureCla
     if (!error.requestMaybeSent) return 'retry';
     return policy === 'idempotent' ? 'retry' : 'ambiguous';
   }
+  if (error instanceof ResponseTooLargeError) return policy === 'non-idempotent' ? 'ambiguous' : 'fatal';
   const status = statusOf(error);
   if (status === undefined) return 'fatal';
+  if (status >= 300 && status < 400) return policy === 'non-idempotent' ? 'ambiguous' : 'fatal';
   if (status === 429) return 'retry';
   if (policy === 'idempotent') return status === 408 || status >= 500 ? 'retry' : 'fatal';
   if (status === 503) return 'retry';

@@ -77,20 +77,33 @@ export interface RequestSpec {
   retryRateLimited?: boolean;
   /**
    * Which redirects are followed (by hand, up to `maxRedirects`):
-   * - `follow`: any redirect; Authorization never goes to another origin, and a body never does
-   *   either: a 307/308 (or a 301/302 after a PUT) to another origin for a request with a body fails.
-   * - `none`: no redirect; a 3xx goes to `mapError` like any other non-2xx answer. For requests
-   *   whose body holds credentials (the token request): a redirecting endpoint is misconfigured.
+   * - `follow`: redirects of a GET or PUT; Authorization never goes to another origin, and a body
+   *   never does either: a 307/308 (or a 301/302 after a PUT) to another origin for a request with
+   *   a body fails. A POST, a `non-idempotent` request and a streamed body never follow: their 3xx
+   *   is a `RedirectError`.
+   * - `none`: no redirect; a 3xx goes to `mapError` like any other non-2xx answer (a
+   *   `RedirectError` without one). For requests whose body holds credentials (the token
+   *   request): a redirecting endpoint is misconfigured.
    * @default 'follow'
    */
   redirects?: 'follow' | 'none';
+  /**
+   * The largest 2xx body read, in bytes; past it the attempt fails with a `ResponseTooLargeError`
+   * and the connection is dropped. Error bodies are always cut at 64 KiB instead.
+   * @default 8 MiB (`MAX_API_RESPONSE_BYTES`)
+   */
+  maxResponseBytes?: number;
   /**
    * Values to remove from the error body before it reaches `mapError` (the client secret, in each
    * encoding it was sent in). The bearer token this request sent is always removed.
    * @default []
    */
   secrets?: readonly string[];
-  /** Turns a non-2xx response into an error; defaults to `PushApiError.fromResponse`. `bodyText` is already scrubbed of secrets. */
+  /**
+   * Turns a non-2xx response into an error; defaults to `PushApiError.fromResponse`. `bodyText` is
+   * the body's first 64 KiB, already scrubbed of secrets (in every encoding); fields parsed from
+   * it must be scrubbed again (`scrubJsonValue`), since decoding may reveal more.
+   */
   mapError?: (response: Response, bodyText: string) => PushError;
   /** Told before each re-send, so that callers can adapt (the publisher shrinks its window on 429). */
   onRetry?: (info: RetryInfo) => void;

@@ -1,5 +1,6 @@
 /** Errors from the storage host behind the signed addresses (an S3/GCS-style XML error body). */
 import { AbortError, type PushError, UploadError } from '../errors.js';
+import { truncateText } from '../http/redact.js';
 
 /** `<Code>` and `<Message>` of an S3/GCS-style XML error body, when present. */
 export interface StorageErrorDetails {
@@ -24,8 +25,11 @@ export function parseStorageError(body: string): StorageErrorDetails {
 }
 
 /** Builds the `UploadError` for a non-2xx PUT response (used as the transport's `mapError`). */
-export function toUploadError(fileName: string, status: number, body: string): UploadError {
-  const { code, message } = parseStorageError(body);
+export function toUploadError(fileName: string, status: number, body: string, retryAfterMs?: number): UploadError {
+  const parsed = parseStorageError(body);
+  // The storage host's text is cut to a bounded length, like every server text copied into an error.
+  const code = parsed.code === undefined ? undefined : truncateText(parsed.code);
+  const message = parsed.message === undefined ? undefined : truncateText(parsed.message);
   const detail = [code, message].filter((part) => part !== undefined && part !== '').join(': ');
   return new UploadError(
     fileName,
@@ -34,6 +38,7 @@ export function toUploadError(fileName: string, status: number, body: string): U
       status,
       ...(code !== undefined && { storageCode: code }),
       ...(message !== undefined && { storageMessage: message }),
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
     },
   );
 }

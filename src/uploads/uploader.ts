@@ -3,7 +3,14 @@
  * each file's raw bytes to its address, a few at a time, with progress and a per-file report.
  */
 import type { ClientContext } from '../context.js';
-import { AbortError, ConfigurationError, PushError, type UploadError, withReport } from '../errors.js';
+import {
+  AbortError,
+  ConfigurationError,
+  PushError,
+  parseRetryAfterHeader,
+  type UploadError,
+  withReport,
+} from '../errors.js';
 import { stopsTheRun } from '../finance/outcome.js';
 import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
@@ -218,7 +225,13 @@ export class Uploader {
             // Signed addresses carry their own authorization; a bearer token must never reach the storage host.
             auth: 'none',
             retryPolicy: source.reopenable ? 'idempotent' : 'never',
-            mapError: (response, bodyText): UploadError => toUploadError(name, response.status, bodyText),
+            mapError: (response, bodyText): UploadError =>
+              toUploadError(
+                name,
+                response.status,
+                bodyText,
+                parseRetryAfterHeader(response.headers.get('retry-after')),
+              ),
             ...(urlOptions.signal && { signal: urlOptions.signal }),
           });
           // The storage host may answer before the source's last check fails (a file that changed

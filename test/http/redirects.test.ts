@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, ConnectionError, PushApiError, PushError } from '../../src/errors.js';
+import { ConfigurationError, ConnectionError, PushApiError, PushError, RedirectError } from '../../src/errors.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import type { RequestSpec } from '../../src/http/types.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
@@ -62,17 +62,37 @@ describe('redirects', () => {
     await expect(http.send(bearer(`${origin}/`))).rejects.toBeInstanceOf(ConfigurationError);
   });
 
-  it('a 303 after a POST is followed with a GET and no body', async () => {
+  it('a 303 after a POST is not followed: a RedirectError names the status and the target origin', async () => {
+    const seen: string[] = [];
+    const origin = await serve((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      if (req.url === '/post') res.writeHead(303, { location: '/result?sig=abc' }).end();
+      else res.end('ok');
+    });
+    const error = await http
+      .send(
+        bearer(`${origin}/post`, { method: 'POST', body: () => '{}', headers: { 'content-type': 'application/json' } }),
+      )
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(RedirectError);
+    expect((error as RedirectError).status).toBe(303);
+    expect((error as RedirectError).targetOrigin).toBe(origin);
+    expect((error as Error).message).toContain(`HTTP 303 to ${origin}`);
+    expect((error as Error).message).not.toContain('sig=abc');
+    expect(seen).toEqual(['POST /post']);
+  });
+
+  it('a 303 after a PUT is followed with a GET and no body', async () => {
     const seen: string[] = [];
     const origin = await serve((req, res) => {
       seen.push(`${req.method} ${req.url} ${req.headers['content-type'] ?? '-'}`);
-      if (req.url === '/post') res.writeHead(303, { location: '/result' }).end();
+      if (req.url === '/put') res.writeHead(303, { location: '/result' }).end();
       else res.end('ok');
     });
     await http.send(
-      bearer(`${origin}/post`, { method: 'POST', body: () => '{}', headers: { 'content-type': 'application/json' } }),
+      bearer(`${origin}/put`, { method: 'PUT', body: () => '{}', headers: { 'content-type': 'application/json' } }),
     );
-    expect(seen).toEqual(['POST /post application/json', 'GET /result -']);
+    expect(seen).toEqual(['PUT /put application/json', 'GET /result -']);
   });
 
   it('gives up after 5 redirects', async () => {
@@ -110,7 +130,7 @@ describe('streamed bodies', () => {
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(PushError);
     expect(error).not.toBeInstanceOf(ConnectionError);
-    expect((error as Error).message).toMatch(/upload answered with a redirect/);
+    expect((error as Error).message).toMatch(/upload answered with a redirect.*streamed body/);
     expect(hits).toBe(1);
   });
 });
@@ -129,9 +149,8 @@ describe('a body never follows a redirect to another origin', () => {
   }
 
   it.each([
-    [307, 'POST'],
-    [308, 'POST'],
     [307, 'PUT'],
+    [308, 'PUT'],
     [301, 'PUT'],
   ] as const)(
     'a %i to another origin answering a %s with a body fails, unretried, and sends nothing there',
@@ -161,15 +180,41 @@ describe('a body never follows a redirect to another origin', () => {
     },
   );
 
-  it('a 307 within the same origin re-sends the body', async () => {
+  it('a 307 within the same origin re-sends the body of a PUT', async () => {
     const origin = await recorder((res, path) => {
       if (path !== '/start') return false;
       res.writeHead(307, { location: '/next' }).end();
       return true;
     });
-    await http.send(bearer(`${origin.url}/start`, { method: 'POST', body: () => 'payload' }));
-    expect(origin.seen).toEqual(['POST /start payload', 'POST /next payload']);
+    await http.send(bearer(`${origin.url}/start`, { method: 'PUT', body: () => 'payload' }));
+    expect(origin.seen).toEqual(['PUT /start payload', 'PUT /next payload']);
   });
+
+  it.each([301, 302, 307, 308])(
+    'a POST answered %i is never followed, even within the origin, and is not re-sent',
+    async (code) => {
+      const other = await recorder();
+      const origin = await recorder((res, path) => {
+        if (path !== '/records') return false;
+        res.writeHead(code, { location: `${other.url}/records` }).end();
+        return true;
+      });
+      const error = await http
+        .send(
+          bearer(`${origin.url}/records`, {
+            method: 'POST',
+            body: () => 'payload',
+            retryPolicy: 'non-idempotent',
+            maxRetries: 2,
+          }),
+        )
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(RedirectError);
+      expect((error as Error).message).toMatch(/whether the service acted on it is unknown/);
+      expect(origin.seen).toEqual(['POST /records payload']);
+      expect(other.seen).toEqual([]);
+    },
+  );
 
   it("with redirects: 'none' a 3xx is an error and its target receives nothing", async () => {
     const other = await recorder();

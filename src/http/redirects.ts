@@ -1,0 +1,194 @@
+/**
+ * Sending one attempt and its redirects, followed by hand (`redirect: 'manual'`, which every
+ * runtime implements), so that these rules hold on every hop:
+ * - a POST never follows a redirect: its body was already sent, so the service may have acted on
+ *   it, and re-sending it elsewhere may duplicate it (on the finance POST the batch is `unknown`);
+ * - neither Authorization nor a body ever leaves the original origin;
+ * - every target passes the https guard;
+ * - a streamed body is never replayed: a redirect answering it is an error.
+ */
+import { PushError, RedirectError } from '../errors.js';
+import type { FetchLike } from './fetch.js';
+import { headersToRecord } from './response-body.js';
+import type { RequestBody, RequestSpec } from './types.js';
+import { assertSecureUrl } from './url-guard.js';
+
+const FOLLOWED_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+export interface HopOptions {
+  fetch: FetchLike;
+  userAgent: string;
+  allowInsecureHttp: boolean;
+  maxRedirects: number;
+  /** `Bearer <token>`; sent only to the origin of `spec.url`. */
+  authorization?: string;
+  signal: AbortSignal;
+  /** Removed from the headers a RedirectError keeps. */
+  secrets: readonly string[];
+  /** Opens the request body afresh (for a 307/308 within the origin). */
+  openBody: () => RequestBody | undefined;
+  onRedirect: (status: number, url: URL) => void;
+}
+
+/** Streams need `duplex: 'half'` in Node's fetch; strings, buffers and blobs do not. */
+function needsDuplex(body: RequestBody | undefined): boolean {
+  if (body === undefined || body === null) return false;
+  return !(typeof body === 'string' || body instanceof ArrayBuffer || ArrayBuffer.isView(body) || body instanceof Blob);
+}
+
+/** A body read through a stream: a stream, or a Blob (an upload's is backed by the file's stream). */
+function isStreamed(body: RequestBody | undefined): boolean {
+  return needsDuplex(body) || body instanceof Blob;
+}
+
+let redirectErrorSupported: boolean | undefined;
+
+/**
+ * The redirect mode for a streamed body. Under `'manual'`, undici clones the request before
+ * sending it, which tees the body stream: the unread branch keeps a copy of every byte, and a
+ * 1 GiB upload would sit in memory. `'error'` skips the clone. workerd does not implement
+ * `'error'` (its Request constructor throws), and there `'manual'` is used; a 3xx is refused by
+ * hand either way.
+ */
+function streamedRedirectMode(): RequestRedirect {
+  redirectErrorSupported ??= (() => {
+    try {
+      return new Request('http://localhost/', { redirect: 'error' }).redirect === 'error';
+    } catch {
+      return false;
+    }
+  })();
+  return redirectErrorSupported ? 'error' : 'manual';
+}
+
+/** What fetch throws for a redirect under `redirect: 'error'`: a TypeError caused by "unexpected redirect". */
+function isRefusedRedirect(error: unknown): boolean {
+  const cause = error instanceof TypeError ? error.cause : undefined;
+  return cause instanceof Error && /redirect/i.test(cause.message);
+}
+
+function resolveLocation(location: string | null, base: URL): URL | undefined {
+  if (location === null) return undefined;
+  try {
+    return new URL(location, base);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The target's origin only: a Location may carry credentials, a signature or a token in its query. */
+function targetOrigin(location: string | null, base: URL): string | undefined {
+  const origin = resolveLocation(location, base)?.origin;
+  // An opaque origin ("null", for a data: or javascript: target) names nothing.
+  return origin === 'null' ? undefined : origin;
+}
+
+function redirectError(
+  spec: RequestSpec,
+  response: Response,
+  url: URL,
+  secrets: readonly string[],
+  reason: string,
+): RedirectError {
+  const origin = targetOrigin(response.headers.get('location'), url);
+  const target = origin === undefined ? 'no valid location' : origin;
+  return new RedirectError(
+    response.status,
+    headersToRecord(response.headers, secrets),
+    `${spec.operation} answered with a redirect (HTTP ${response.status} to ${target}), ${reason}`,
+    origin,
+  );
+}
+
+/** Why a 3xx is not followed, or undefined when it is. */
+function refusal(spec: RequestSpec, streamed: boolean, response: Response): string | undefined {
+  if (spec.method === 'POST' || spec.retryPolicy === 'non-idempotent') {
+    return spec.retryPolicy === 'non-idempotent'
+      ? 'which a POST never follows: the request was already sent, so whether the service acted on it is unknown'
+      : 'which a POST never follows';
+  }
+  if (streamed) return 'which is not followed for a streamed body';
+  if (!FOLLOWED_STATUSES.has(response.status) || response.headers.get('location') === null) {
+    return 'which cannot be followed';
+  }
+  return undefined;
+}
+
+/**
+ * Sends the request and follows its redirects. Resolves with the first answer that is not a
+ * redirect (2xx or an error status); a 3xx that is not followed becomes a RedirectError, or goes
+ * to `spec.mapError` when the request asked for `redirects: 'none'` and maps errors itself.
+ */
+export async function sendFollowingRedirects(
+  spec: RequestSpec,
+  options: HopOptions,
+): Promise<{ response: Response; url: URL; method: string }> {
+  let url = spec.url;
+  let method: string = spec.method;
+  let headers: Record<string, string> = { ...spec.headers };
+  let body = options.openBody();
+  for (let hop = 0; ; hop++) {
+    assertSecureUrl(url, hop === 0 ? `${spec.operation} URL` : 'redirect target', options.allowInsecureHttp);
+    const sameOrigin = url.origin === spec.url.origin;
+    const sent: Record<string, string> = { 'user-agent': options.userAgent };
+    for (const [name, value] of Object.entries(headers)) {
+      // Credentials never follow a redirect to another origin, whoever set them.
+      if (sameOrigin || name.toLowerCase() !== 'authorization') sent[name] = value;
+    }
+    if (options.authorization && sameOrigin) sent.authorization = options.authorization;
+    const streamed = isStreamed(body);
+    const init: RequestInit & { duplex?: 'half' } = {
+      method,
+      headers: sent,
+      body,
+      signal: options.signal,
+      redirect: streamed ? streamedRedirectMode() : 'manual',
+    };
+    if (needsDuplex(body)) init.duplex = 'half';
+    let response: Response;
+    try {
+      response = await options.fetch(url, init);
+    } catch (error) {
+      if (streamed && isRefusedRedirect(error)) {
+        throw new PushError(`${spec.operation} answered with a redirect, which is not followed for a streamed body`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    if (response.status < 300 || response.status >= 400) return { response, url, method };
+
+    if (spec.redirects === 'none' && spec.mapError) return { response, url, method };
+    const reason = spec.redirects === 'none' ? 'and this request follows none' : refusal(spec, streamed, response);
+    // A redirect's body is never read: nothing in it is used.
+    await response.body?.cancel().catch(() => undefined);
+    const target = reason === undefined ? resolveLocation(response.headers.get('location'), url) : undefined;
+    if (target === undefined) {
+      throw redirectError(spec, response, url, options.secrets, reason ?? 'which cannot be followed');
+    }
+    if (hop >= options.maxRedirects) {
+      throw redirectError(spec, response, url, options.secrets, `after ${hop} redirects already: too many redirects`);
+    }
+    options.onRedirect(response.status, url);
+    // Fetch standard: a 303 becomes a GET without a body (a POST never gets here).
+    const becomesGet = response.status === 303 && method !== 'GET';
+    // A body holds what the caller meant for this service; another origin never receives it from us.
+    if (!becomesGet && body !== undefined && target.origin !== spec.url.origin) {
+      throw redirectError(
+        spec,
+        response,
+        url,
+        options.secrets,
+        'and a redirect to another origin is not followed for a request with a body',
+      );
+    }
+    url = target;
+    if (becomesGet) {
+      method = 'GET';
+      body = undefined;
+      headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^content-/i.test(k)));
+    } else {
+      body = options.openBody();
+    }
+  }
+}

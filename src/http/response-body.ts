@@ -1,0 +1,79 @@
+/**
+ * What the transport does with an answer's body: a 2xx body is read under its cap and handed on;
+ * any other body is read under the error cap, scrubbed of secrets and turned into an error.
+ */
+import {
+  type ApiErrorBody,
+  type HeadersRecord,
+  PushApiError,
+  type PushError,
+  ResponseTooLargeError,
+} from '../errors.js';
+import { parseJsonObject } from './json.js';
+import { decodeText, MAX_API_RESPONSE_BYTES, MAX_ERROR_BODY_BYTES, readBounded } from './read-body.js';
+import { scrubJsonValue, scrubSecrets } from './redact.js';
+import type { RequestSpec } from './types.js';
+
+/** Statuses whose response cannot carry a body (Fetch standard "null body status"). */
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+/** Response headers as a plain object, each value scrubbed: a service may echo a secret in a header too. */
+export function headersToRecord(headers: Headers, secrets: readonly string[] = []): HeadersRecord {
+  const out: HeadersRecord = {};
+  headers.forEach((value, key) => {
+    out[key] = scrubSecrets(value, secrets);
+  });
+  return out;
+}
+
+function parseErrorBody(text: string, secrets: readonly string[]): ApiErrorBody | string | undefined {
+  if (text === '') return undefined;
+  const parsed = parseJsonObject(text);
+  return parsed === undefined ? text : (scrubJsonValue(parsed, secrets) as ApiErrorBody);
+}
+
+/**
+ * Reads a 2xx body under `spec.maxResponseBytes` and returns a response that holds it in memory.
+ * Past the cap: a ResponseTooLargeError, and the connection is dropped. When the request carried
+ * secrets (the bearer token), they are scrubbed from the body too: no answer needs to echo them,
+ * and whatever the caller builds from it (an error quoting the body) stays clean.
+ */
+export async function bufferSuccess(
+  response: Response,
+  spec: RequestSpec,
+  secrets: readonly string[],
+): Promise<Response> {
+  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+  if (NULL_BODY_STATUSES.has(response.status)) {
+    await response.body?.cancel().catch(() => undefined);
+    return new Response(null, init);
+  }
+  const limit = spec.maxResponseBytes ?? MAX_API_RESPONSE_BYTES;
+  const { bytes, truncated } = await readBounded(response, limit);
+  if (truncated) throw new ResponseTooLargeError(spec.operation, response.status, limit);
+  if (secrets.length === 0) return new Response(bytes, init);
+  const text = decodeText(bytes);
+  const scrubbed = scrubSecrets(text, secrets);
+  return new Response(scrubbed === text ? bytes : scrubbed, init);
+}
+
+/**
+ * Turns a non-2xx answer into the error `spec.mapError` builds (by default the PushApiError
+ * subclass for its status). The body is read up to {@link MAX_ERROR_BODY_BYTES} only: the status
+ * decides what happens next, and the text is detail. Secrets are removed from the raw text, from
+ * every parsed field and from the headers before anything reaches the error.
+ */
+export async function errorFromResponse(
+  response: Response,
+  spec: RequestSpec,
+  secrets: readonly string[],
+): Promise<PushError> {
+  const { bytes } = await readBounded(response, MAX_ERROR_BODY_BYTES);
+  const text = scrubSecrets(decodeText(bytes), secrets);
+  if (spec.mapError) return spec.mapError(response, text);
+  return PushApiError.fromResponse(
+    response.status,
+    parseErrorBody(text, secrets),
+    headersToRecord(response.headers, secrets),
+  );
+}

@@ -1,5 +1,5 @@
 /**
- * 6. Fleet goodput: 4 worker processes publish to one app against the emulator (real HTTP, another
+ * 7. Fleet goodput: 4 worker processes publish to one app against the emulator (real HTTP, another
  * process) limited to 20 requests/s: with one rate budget shared through Redis
  * (examples/redis-rate-budget.ts) against the same fleet with each process adapting alone. 429s
  * are counted by the emulator. Needs Redis (REDIS_URL, as `scripts/start-services.sh` prints);
@@ -122,7 +122,7 @@ async function fleetRun(
 
 export const fleet: Benchmark = {
   name: 'fleet',
-  title: '6 fleet rate budget',
+  title: '7 fleet rate budget',
   async run(ctx) {
     const missing = await redisMissing();
     if (missing) {

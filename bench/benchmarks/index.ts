@@ -1,4 +1,3 @@
-import { fleet } from './fleet.js';
 import { oneShot } from './one-shot.js';
 import { publishThroughput } from './publish-throughput.js';
 import { rateLimited } from './rate-limited.js';
@@ -15,5 +14,4 @@ export const BENCHMARKS: readonly Benchmark[] = [
   rateLimited,
   tokenSingleFlight,
   oneShot,
-  fleet,
 ];

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { VERSION } from '../version.js';
 import { UsageError } from './exit-codes.js';
+import { writeFileAtomically } from './files.js';
 import { type Range, RangeSet } from './ranges.js';
 import type { InputSpec } from './readers/index.js';
 
@@ -63,6 +64,34 @@ export async function fingerprintInputs(inputs: InputSpec[], readingOptions: unk
   return `sha256:${hash.digest('hex')}`;
 }
 
+function isRangeList(value: unknown): boolean {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (range) =>
+        Array.isArray(range) &&
+        range.length === 2 &&
+        Number.isSafeInteger(range[0]) &&
+        Number.isSafeInteger(range[1]) &&
+        range[0] >= 0 &&
+        range[0] <= range[1],
+    )
+  );
+}
+
+/** What is wrong with the body of a checkpoint whose fingerprint matched, if anything. */
+function malformed(file: CheckpointFile): string | undefined {
+  for (const key of ['delivered', 'failed', 'unknown'] as const) {
+    if (file[key] !== undefined && !isRangeList(file[key])) return `"${key}" is not a list of [start, end] ranges`;
+  }
+  if (!isRangeList(file.delivered)) return '"delivered" is missing';
+  const mark = file.handedOffThrough;
+  if (mark !== undefined && !(Number.isSafeInteger(mark) && mark >= 0)) return '"handedOffThrough" is not a count';
+  const target = file.target as unknown;
+  if (target !== undefined && (typeof target !== 'object' || target === null)) return '"target" is not an object';
+  return undefined;
+}
+
 export class Checkpoint {
   private delivered: RangeSet;
   private failed = new RangeSet();
@@ -118,12 +147,18 @@ export class Checkpoint {
       } catch {
         throw new UsageError(`--checkpoint ${path}: not a checkpoint file (invalid JSON)`);
       }
-      if (previous.version !== 1 || !Array.isArray(previous.delivered)) {
+      if (typeof previous !== 'object' || previous === null || previous.version !== 1) {
         throw new UsageError(`--checkpoint ${path}: not a checkpoint file this version can read`);
       }
       if (previous.fingerprint !== fingerprint) {
         throw new UsageError(
           `--checkpoint ${path} was written for different input or options; use a new checkpoint file or delete this one`,
+        );
+      }
+      const problem = malformed(previous);
+      if (problem !== undefined) {
+        throw new UsageError(
+          `--checkpoint ${path}: the file is damaged (${problem}); delete it to start over, or restore it`,
         );
       }
       const there = previous.target;
@@ -141,7 +176,10 @@ export class Checkpoint {
       }
     }
     const described = inputs.map((input) => ({ name: input.name, size: input.size }));
-    return new Checkpoint(path, fingerprint, here, described, previous, resendUnknown);
+    const checkpoint = new Checkpoint(path, fingerprint, here, described, previous, resendUnknown);
+    // Written at once: an unwritable path is a usage error before anything is sent.
+    checkpoint.save();
+    return checkpoint;
   }
 
   /** Whether this run sends the record with this ordinal. */
@@ -195,8 +233,6 @@ export class Checkpoint {
       complete: this.complete,
       updatedAt: new Date().toISOString(),
     };
-    const tmp = `${this.path}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-    renameSync(tmp, this.path);
+    writeFileAtomically(this.path, `${JSON.stringify(file, null, 2)}\n`, '--checkpoint');
   }
 }

@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import type { Command } from 'commander';
-import { PushClient } from '../client.js';
+import { type Command, Option } from 'commander';
 import { ENV_VARS } from '../defaults.js';
-import { ConfigurationError } from '../errors.js';
+import { ConfigurationError, PushClient } from '../index.js';
 import { UsageError } from './exit-codes.js';
 
 /** The connection flags every networked command takes. There is deliberately no secret flag. */
@@ -84,6 +83,11 @@ async function readSecret(flags: ConnectionFlags, env: NodeJS.ProcessEnv, stdin:
     secret ??
     pick(undefined, env, ENV_VARS.clientSecret, 'client secret', '--client-secret-file <path> or --client-secret-stdin')
   );
+}
+
+/** The app the command works on: `--app`, else `PUSH_APP_ID` (the emulator's banner exports it). */
+export function appOption(command: Command, description: string): Command {
+  return command.addOption(new Option('--app <appId>', description).env('PUSH_APP_ID').makeOptionMandatory());
 }
 
 /** Flags beat environment variables. Each missing setting is a one-line error naming both. */

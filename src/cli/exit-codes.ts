@@ -1,16 +1,18 @@
 /**
- * The exit codes of `push-api`, documented in docs/cli.md ("Exit codes").
+ * The exit codes of `push-api`, one table for every command (docs/cli.md, "Exit codes").
  * Scripts branch on these, so they never change meaning.
  */
 export const ExitCode = {
-  /** Every record was sent (or, with `--dry-run`, every record is valid). */
+  /** Everything was sent (with `--dry-run`: everything is valid). */
   Success: 0,
-  /** A failure: some records were not sent because of an error (failed batches, auth, network, interrupted run). */
-  Failure: 1,
-  /** A usage, configuration or input error caught before anything was sent. */
+  /** The run was stopped by an error (the service unreachable, credentials or app refused); see the stderr line. */
+  Stopped: 1,
+  /** A usage or input error caught before anything was sent. */
   Usage: 2,
-  /** Partial: some rows were invalid or some batches have an unknown outcome; the rest was sent. */
+  /** The run completed, and some records were invalid, failed or unknown (or some files failed). */
   Partial: 3,
+  /** Interrupted (Ctrl-C, SIGTERM): 128 + SIGINT, as shells report it. */
+  Interrupted: 130,
 } as const;
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
@@ -20,20 +22,17 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** Counts of one publish run, as the exit code sees them. */
+/** Counts of one run, as the exit code sees them. */
 export interface OutcomeCounts {
-  recordsSent: number;
   recordsInvalid: number;
   recordsFailed: number;
   recordsUnknown: number;
 }
 
-/**
- * Failure beats partial: a failed batch or a fatal error (including an interrupted run) is 1;
- * otherwise invalid rows or unknown batches make it 3; otherwise 0.
- */
-export function exitCodeFor(counts: OutcomeCounts, fatal: boolean): ExitCodeValue {
-  if (fatal || counts.recordsFailed > 0) return ExitCode.Failure;
-  if (counts.recordsInvalid > 0 || counts.recordsUnknown > 0) return ExitCode.Partial;
+/** Interrupted beats stopped beats partial: each says more about what is left to do. */
+export function exitCodeFor(counts: OutcomeCounts, run: { stopped: boolean; interrupted: boolean }): ExitCodeValue {
+  if (run.interrupted) return ExitCode.Interrupted;
+  if (run.stopped) return ExitCode.Stopped;
+  if (counts.recordsInvalid > 0 || counts.recordsFailed > 0 || counts.recordsUnknown > 0) return ExitCode.Partial;
   return ExitCode.Success;
 }

@@ -1,14 +1,15 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigurationError, PushError } from '../errors.js';
+import { ConfigurationError, PushError } from '../index.js';
 import { VERSION } from '../version.js';
 import { demoCommand } from './commands/demo.js';
 import { emulatorCommand } from './commands/emulator.js';
-import { financeCommand } from './commands/finance-publish.js';
 import { tokenCommand } from './commands/token.js';
-import { uploadCommand } from './commands/upload.js';
 import { ExitCode, UsageError } from './exit-codes.js';
+import { jsonError } from './failure.js';
 import { redactOptionValues } from './options.js';
 import { wasJsonReportWritten } from './output.js';
+import { financeCommand } from './publish/command.js';
+import { uploadCommand } from './upload/command.js';
 
 /**
  * The `push-api` program. Commander's own usage errors exit 2, like every other usage error, and
@@ -38,7 +39,7 @@ function exitCodeOf(error: unknown): number {
     return error.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
   }
   if (error instanceof UsageError || error instanceof ConfigurationError) return ExitCode.Usage;
-  return ExitCode.Failure;
+  return ExitCode.Stopped;
 }
 
 /** One line per error; the stack only with --verbose. Errors of this package never hold a secret. */
@@ -64,7 +65,8 @@ function reportJsonError(error: unknown, exitCode: number, argv: readonly string
         .replace(/^error: /, '')
         .split('\n')[0]
     : raw;
-  process.stdout.write(`${JSON.stringify({ ok: false, exitCode, error: { name, message } })}\n`);
+  const error_ = commander ? { name, message } : jsonError(error, message);
+  process.stdout.write(`${JSON.stringify({ ok: false, exitCode, error: { ...error_, name } })}\n`);
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,55 +1,82 @@
 import { once } from 'node:events';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, renameSync, type WriteStream } from 'node:fs';
+import { createTempBeside } from './files.js';
 import type { RowIssue } from './readers/types.js';
 
 /**
- * One line of the `--rejects` JSONL file.
- * - `invalid`: the row could not be read or failed validation; `issues` say why.
- * - `failed`: the service refused its batch; fix the cause and replay the record.
- * - `unknown`: the batch's outcome is unknown (it may have been stored); reconcile before replaying.
+ * Longest message copied into a rejects line, in characters. A service's error message is copied
+ * into every record of its batch; a 1 MiB message times thousands of records made gigabytes.
+ */
+export const MAX_REJECT_MESSAGE_CHARS = 500;
+
+/**
+ * One line of the `--rejects` JSONL file. Every line has the same shape: where the row came from,
+ * what happened to it, why, and the row or record itself when there is one.
+ * - `invalid`: the row could not be read or failed validation;
+ * - `failed`: the service refused its batch (safe to send again once the cause is fixed);
+ * - `unknown`: its batch may or may not have been stored: check before sending again.
  */
 export interface RejectEntry {
-  kind: 'invalid' | 'failed' | 'unknown';
   file: string;
   line: number;
-  issues?: RowIssue[];
+  kind: 'invalid' | 'failed' | 'unknown';
+  /** Why: one entry per problem; `field` is empty for the row or batch as a whole. */
+  reasons: RowIssue[];
   /** Zero-based batch index within this run, for failed and unknown records. */
   batch?: number;
-  /** Why the batch failed or is unknown. */
-  error?: string;
   /** The record as read (invalid) or as it was to be sent (failed, unknown), when there is one. */
   record?: Record<string, unknown>;
 }
 
-/** Appends reject entries as JSON Lines, honouring backpressure so that millions of rejects stay in bounded memory. */
-export class RejectsWriter {
-  private stream: WriteStream | undefined;
-  private failure: Error | undefined;
-  readonly counts = { invalid: 0, failed: 0, unknown: 0 };
+/** Shortens a message for a rejects line or the terminal. */
+export function truncateMessage(message: string, max = MAX_REJECT_MESSAGE_CHARS): string {
+  return message.length > max ? `${message.slice(0, max)}… (${message.length - max} more characters)` : message;
+}
 
-  /** With no path, entries are only counted. The file is replaced: it describes this run. */
+/** How many invalid rows are shown on stderr when there is no `--rejects` file. */
+export const INVALID_ROWS_SHOWN = 5;
+
+/**
+ * Appends reject entries as JSON Lines, honouring backpressure so that millions of rejects stay in
+ * bounded memory. The file is created up front (so an unwritable path is a usage error before
+ * anything is sent), written under a random temporary name beside it, and renamed into place on
+ * close: it describes this run. Without a path, entries are counted, and the first few invalid ones
+ * are kept for the summary.
+ */
+export class RejectsWriter {
+  #stream: WriteStream | undefined;
+  #temp: string | undefined;
+  #failure: Error | undefined;
+  readonly counts = { invalid: 0, failed: 0, unknown: 0 };
+  /** The first invalid rows, for stderr when there is no rejects file. */
+  readonly firstInvalid: RejectEntry[] = [];
+
   constructor(readonly path: string | undefined) {
-    if (path !== undefined) {
-      this.stream = createWriteStream(path, { flags: 'w', mode: 0o600 });
-      this.stream.on('error', (error) => {
-        this.failure = error;
-      });
-    }
+    if (path === undefined) return;
+    const temp = createTempBeside(path, '--rejects');
+    this.#temp = temp.path;
+    this.#stream = createWriteStream('', { fd: temp.fd });
+    this.#stream.on('error', (error) => {
+      this.#failure = error;
+    });
   }
 
   async write(entry: RejectEntry): Promise<void> {
     this.counts[entry.kind]++;
-    if (this.failure) throw this.failure;
-    if (this.stream === undefined) return;
-    if (!this.stream.write(`${JSON.stringify(entry)}\n`)) await once(this.stream, 'drain');
+    for (const reason of entry.reasons) reason.message = truncateMessage(reason.message);
+    if (entry.kind === 'invalid' && this.firstInvalid.length < INVALID_ROWS_SHOWN) this.firstInvalid.push(entry);
+    if (this.#failure) throw this.#failure;
+    if (this.#stream === undefined) return;
+    if (!this.#stream.write(`${JSON.stringify(entry)}\n`)) await once(this.#stream, 'drain');
   }
 
   async close(): Promise<void> {
-    const stream = this.stream;
-    if (stream === undefined) return;
-    this.stream = undefined;
+    const stream = this.#stream;
+    if (stream === undefined || this.path === undefined) return;
+    this.#stream = undefined;
     stream.end();
     await once(stream, 'close');
-    if (this.failure) throw this.failure;
+    if (this.#failure) throw this.#failure;
+    renameSync(this.#temp as string, this.path);
   }
 }

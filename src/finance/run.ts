@@ -43,8 +43,6 @@ export class PublishRun {
   #stop: StopReason | undefined;
   /** When the service last accepted a batch of this run: 429 patience lasts while the run moves. */
   #lastProgressAt = Number.NEGATIVE_INFINITY;
-  /** The input is read to the end: idle workers stop taking slots (a shared budget would lose them). */
-  #exhausted = false;
 
   constructor(
     private readonly ctx: ClientContext,
@@ -80,7 +78,7 @@ export class PublishRun {
 
   async #worker(source: BatchSource): Promise<void> {
     const { signal } = this.options;
-    while (!this.shouldStop() && !this.#exhausted) {
+    while (!this.shouldStop()) {
       try {
         await this.limit.acquire(signal);
       } catch {
@@ -92,10 +90,7 @@ export class PublishRun {
       try {
         if (this.shouldStop()) return;
         const next = await source.next();
-        if (next.done) {
-          this.#exhausted = true;
-          return;
-        }
+        if (next.done) return;
         batch = next.value;
         if (this.shouldStop()) {
           this.dropUnsent(batch);

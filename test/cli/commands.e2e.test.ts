@@ -112,7 +112,7 @@ describe('push-api upload', () => {
     ).toEqual(['contracts.csv', 'users.csv']);
   });
 
-  it('on Ctrl-C starts no more files, lets the one in flight finish, and reports every file, exit 1', async () => {
+  it('on Ctrl-C starts no more files, lets the one in flight finish, and reports every file, exit 130', async () => {
     for (const name of ['a', 'b', 'c', 'd']) writeFileSync(ctx.temp.path(`${name}.csv`), `x\n${name}\n`);
     ctx.emulator.mock.faults.add({ match: { operation: 'upload' }, delayMs: 400, times: Infinity });
     const { child, done } = startCli(
@@ -129,7 +129,7 @@ describe('push-api upload', () => {
     }
     child.kill('SIGINT');
     const result = await done;
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(130);
     const report = JSON.parse(result.stdout) as {
       files: { name: string; status: string }[];
       filesUploaded: number;
@@ -141,7 +141,7 @@ describe('push-api upload', () => {
     const statuses = report.files.map((file) => file.status);
     expect(statuses).toEqual([
       ...Array<string>(report.filesUploaded).fill('uploaded'),
-      ...Array<string>(report.filesNotStarted).fill('not started'),
+      ...Array<string>(report.filesNotStarted).fill('not-started'),
     ]);
     expect(result.stderr).not.toMatch(/AbortError/);
     expect(ctx.emulator.mock.state.files(DEMO_APP_ID)).toHaveLength(report.filesUploaded);
@@ -153,7 +153,7 @@ describe('push-api upload', () => {
     const result = await runCli(ctx.cli, ['upload', '--app', DEMO_APP_ID, '--json', ctx.temp.path('users.csv')], {
       env: emulatorEnv(ctx.emulator),
     });
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(3);
     expect(result.stderr).not.toMatch(/users\.csv .* (sent|uploaded)/);
     expect(JSON.parse(result.stdout)).toMatchObject({ filesUploaded: 0, filesFailed: 1 });
   });

@@ -46,7 +46,7 @@ describe('push-api finance publish', () => {
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line));
-    expect(rejects.map((entry) => [entry.kind, entry.line, entry.issues[0].field])).toEqual([
+    expect(rejects.map((entry) => [entry.kind, entry.line, entry.reasons[0].field])).toEqual([
       ['invalid', 3, 'amount'],
       ['invalid', 5, ''],
       ['invalid', 7, 'currency'],
@@ -73,7 +73,7 @@ describe('push-api finance publish', () => {
     expect(JSON.parse(rejects[0] as string)).toMatchObject({
       kind: 'invalid',
       line: 13,
-      issues: [{ field: 'vendor' }],
+      reasons: [{ field: 'vendor' }],
     });
     expect(count()).toBe(1000);
   });
@@ -111,7 +111,7 @@ describe('push-api finance publish', () => {
       .split('\n')
       .map((line) => JSON.parse(line));
     expect(reject).toMatchObject({ kind: 'invalid', file: '<stdin>', line: 2 });
-    expect(reject.issues[0].message).toMatch(/invalid JSON/);
+    expect(reject.reasons[0].message).toMatch(/invalid JSON/);
     expect(count()).toBe(3);
   });
 
@@ -129,7 +129,7 @@ describe('push-api finance publish', () => {
     expect(ctx.emulator.mock.state.requests).toHaveLength(0);
   });
 
-  it('exits 1 when the service refuses a batch, and lists its records as failed in --rejects', async () => {
+  it('exits 3 when the service refuses a batch, and lists its records as failed in --rejects', async () => {
     ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, status: 400, times: 1 });
     writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(20)}\n`);
     const result = await runCli(
@@ -147,7 +147,7 @@ describe('push-api finance publish', () => {
         env: emulatorEnv(ctx.emulator),
       },
     );
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(3);
     const rejects = readFileSync(ctx.temp.path('r.jsonl'), 'utf8')
       .trim()
       .split('\n')

@@ -79,7 +79,7 @@ describe('push-api finance publish --checkpoint', () => {
     while (ctx.emulator.mock.state.recordCount(DEMO_APP_ID) < 40 && Date.now() < deadline) await sleep(20);
     first.child.kill('SIGINT');
     const stopped = await first.done;
-    expect(stopped.code).toBe(1);
+    expect(stopped.code).toBe(130);
     const stoppedReport = JSON.parse(stopped.stdout) as { interrupted: boolean; recordsUnknown: number };
     expect(stoppedReport).toMatchObject({ interrupted: true, recordsUnknown: 0 });
     expect(ctx.emulator.mock.state.recordCount(DEMO_APP_ID)).toBeLessThan(total);

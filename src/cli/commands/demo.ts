@@ -99,7 +99,7 @@ export function demoCommand(): Command {
           },
           recordsStored: stored,
         });
-        process.exitCode = ok ? ExitCode.Success : ExitCode.Failure;
+        process.exitCode = ok ? ExitCode.Success : ExitCode.Stopped;
       } finally {
         await emulator.close();
       }

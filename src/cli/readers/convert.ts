@@ -65,6 +65,13 @@ function show(text: string): string {
 }
 
 /**
+ * The key a `__proto__` column gets in csv-parse's cell object, which assigns cells by name and
+ * would otherwise set the object's prototype and drop the cell. Turned back into a plain
+ * `__proto__` key here, so that validation rejects it like any other unknown column.
+ */
+export const PROTO_COLUMN_KEY = '\u0000__proto__';
+
+/**
  * Turns one CSV row (already keyed by record field names) into a candidate record.
  * Empty cells are omitted, so an empty optional cell is simply absent and an empty required
  * cell is reported by the schema as missing.
@@ -82,7 +89,9 @@ export function convertCsvRow(cells: Record<string, string>): { record: Record<s
     } else if (field === 'created') {
       record[field] = parseCreated(text);
     } else {
-      record[field] = text;
+      // defineProperty: a "__proto__" column stays a key, which validation then rejects as unknown.
+      const key = field === PROTO_COLUMN_KEY ? '__proto__' : field;
+      Object.defineProperty(record, key, { value: text, enumerable: true, writable: true, configurable: true });
     }
   }
   return { record, issues };

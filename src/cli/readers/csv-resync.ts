@@ -87,6 +87,8 @@ export class ResyncingCsvParser {
   constructor(
     private readonly file: string,
     private readonly handlers: CsvRecordHandlers,
+    /** The cell separator: `,` unless the header or `--delimiter` says otherwise. */
+    private readonly delimiter = ',',
   ) {
     this.parser = this.startParser();
   }
@@ -138,6 +140,7 @@ export class ResyncingCsvParser {
     const parser: Parser = parse({
       bom: false, // the caller strips it
       encoding: 'latin1',
+      delimiter: this.delimiter,
       skip_empty_lines: true,
       skip_records_with_error: true,
       columns:
@@ -251,7 +254,8 @@ export class ResyncingCsvParser {
   private restart(): Buffer | undefined {
     const lost = this.lost as LostRecord;
     if (this.fields === undefined) {
-      this.failure ??= new InputError(`${this.file}:${lost.line}: header row: ${lost.message}`);
+      const reason = lost.message.replace(/; reading resumed on the next line$/, '');
+      this.failure ??= new InputError(`${this.file}:${lost.line}: the header row cannot be read: ${reason}`);
       return undefined;
     }
     this.handlers.reject(lost.line, lost.field, lost.message);

@@ -1,12 +1,19 @@
 import { CsvError } from 'csv-parse';
-import { convertCsvRow } from './convert.js';
+import { convertCsvRow, PROTO_COLUMN_KEY } from './convert.js';
 import { ResyncingCsvParser } from './csv-resync.js';
 import { decodeUtf8, InputError, MAX_ROW_BYTES, type RowIssue, type SourceRow } from './types.js';
 
 export interface CsvReadOptions {
   /** CSV column -> record field, from `--map`. */
   columnMap: Map<string, string>;
+  /** The cell separator. @default ',' */
+  delimiter?: string;
+  /** Refuse a header with no column for a required field (the CLI's runs). @default false */
+  requireFields?: boolean;
 }
+
+/** Fields every finance record needs: a header that cannot fill them is refused before anything is sent. */
+export const REQUIRED_FIELDS = ['created', 'amount', 'currency', 'identifier', 'type', 'vendor'] as const;
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
@@ -53,19 +60,60 @@ function lineBreaks(text: string): number {
   return count;
 }
 
-/** The header names the record fields, after `--map` renames; a header that cannot do so is fatal. */
-function headerToFields(file: string, columnMap: Map<string, string>, header: unknown[]): string[] {
+/**
+ * The header names the record fields, after `--map` renames; a header that cannot do so is fatal:
+ * a column named twice, a `--map` column that is not there, or a required field no column fills.
+ */
+export function headerToFields(
+  file: string,
+  columnMap: Map<string, string>,
+  header: unknown[],
+  requireFields = false,
+): string[] {
   const seen = new Set<string>();
-  return header.map((cell, position) => {
+  const columns: string[] = [];
+  const fields = header.map((cell, position) => {
     const name = utf8FromLatin1(String(cell));
     if (name === undefined) throw new InputError(`${file}:1: header column ${position + 1} is not valid UTF-8`);
     const column = name.trim();
     if (column === '') throw new InputError(`${file}:1: header column ${position + 1} has no name`);
+    columns.push(column);
     const field = columnMap.get(column) ?? column;
     if (seen.has(field)) throw new InputError(`${file}:1: header names the field "${field}" twice`);
     seen.add(field);
-    return field;
+    return field === '__proto__' ? PROTO_COLUMN_KEY : field;
   });
+  const found = `columns found: ${columns.map((column) => JSON.stringify(column)).join(', ')}`;
+  const unmapped = [...columnMap.keys()].filter((column) => !columns.includes(column));
+  if (unmapped.length > 0) {
+    const list = unmapped.map((column) => JSON.stringify(column)).join(', ');
+    throw new InputError(`${file}:1: --map names ${list}, which the header does not have (${found})`);
+  }
+  const missing = requireFields ? REQUIRED_FIELDS.filter((field) => !seen.has(field)) : [];
+  if (missing.length > 0) {
+    const hint =
+      columns.length === 1 && /[;\t|]/.test(columns[0] as string) ? '; is the delimiter right (--delimiter)?' : '';
+    throw new InputError(
+      `${file}:1: the header has no column for ${missing.join(', ')} (${found}; rename with --map field=Column)${hint}`,
+    );
+  }
+  return fields;
+}
+
+/**
+ * The delimiter of a CSV file, from its header line: `--delimiter` when given; else a comma if the
+ * header has one, else `;` or a tab if it has that (spreadsheets in many locales save with `;`).
+ */
+export function detectDelimiter(headerLine: string): string {
+  let inQuote = false;
+  const counts = new Map<string, number>();
+  for (const ch of headerLine) {
+    if (ch === '"') inQuote = !inQuote;
+    else if (!inQuote && (ch === ',' || ch === ';' || ch === '\t')) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  }
+  if (counts.has(',')) return ',';
+  if ((counts.get(';') ?? 0) >= (counts.get('\t') ?? 0) && counts.has(';')) return ';';
+  return counts.has('\t') ? '\t' : ',';
 }
 
 /**
@@ -124,11 +172,15 @@ export async function* readCsvChunks(
   options: CsvReadOptions,
 ): AsyncGenerator<SourceRow[]> {
   let rows: SourceRow[] = [];
-  const parser = new ResyncingCsvParser(file, {
-    header: (header) => headerToFields(file, options.columnMap, header),
-    record: (cells, endLine) => rows.push(toRow(file, cells, endLine)),
-    reject: (line, field, message) => rows.push({ kind: 'reject', file, line, issues: [{ field, message }] }),
-  });
+  const parser = new ResyncingCsvParser(
+    file,
+    {
+      header: (header) => headerToFields(file, options.columnMap, header, options.requireFields),
+      record: (cells, endLine) => rows.push(toRow(file, cells, endLine)),
+      reject: (line, field, message) => rows.push({ kind: 'reject', file, line, issues: [{ field, message }] }),
+    },
+    options.delimiter,
+  );
   const take = (): SourceRow[] => {
     const out = rows;
     rows = [];

@@ -1,13 +1,13 @@
 import { createReadStream } from 'node:fs';
-import { access, constants, stat } from 'node:fs/promises';
+import { access, constants, open as openFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { UsageError } from '../exit-codes.js';
 import { renameKeys } from './convert.js';
-import { readCsvChunks } from './csv.js';
+import { detectDelimiter, readCsvChunks } from './csv.js';
 import { readJsonChunks } from './json.js';
 import { readJsonlChunks } from './jsonl.js';
-import type { InputFormat, SourceRow } from './types.js';
+import { InputError, type InputFormat, type SourceRow } from './types.js';
 
 /** One input named on the command line: a path or `-` for stdin, with its resolved format. */
 export interface InputSpec {
@@ -17,6 +17,56 @@ export interface InputSpec {
   format: InputFormat;
   /** Bytes on disk, or undefined for stdin. */
   size: number | undefined;
+  /** CSV only: the cell separator, from `--delimiter` or the header line. */
+  delimiter?: string;
+}
+
+/** Enough of a file to hold its header line. */
+const HEADER_PEEK_BYTES = 64 * 1024;
+
+/**
+ * Checks each CSV file's header before anything is sent: the delimiter (from `--delimiter`, or
+ * detected from the header line), `--map` columns that exist, and a column for every required
+ * field. A problem is an input error (exit 2) naming the file, the missing columns and the columns
+ * found. Stdin is checked when its header arrives; nothing has been sent by then either.
+ */
+export async function checkCsvHeaders(
+  specs: InputSpec[],
+  columnMap: Map<string, string>,
+  delimiter: string | undefined,
+): Promise<void> {
+  for (const spec of specs) {
+    if (spec.format !== 'csv') continue;
+    if (spec.path === '-') {
+      spec.delimiter = delimiter ?? ',';
+      continue;
+    }
+    const file = await openFile(spec.path, 'r');
+    let head: Buffer;
+    try {
+      const buffer = Buffer.alloc(HEADER_PEEK_BYTES);
+      const { bytesRead } = await file.read(buffer, 0, HEADER_PEEK_BYTES, 0);
+      head = buffer.subarray(0, bytesRead);
+    } finally {
+      await file.close();
+    }
+    const lineEnd = head.indexOf(0x0a);
+    const headerBytes = lineEnd === -1 ? head : head.subarray(0, lineEnd + 1);
+    spec.delimiter = delimiter ?? detectDelimiter(headerBytes.toString('utf8'));
+    const chunks = readCsvChunks(once(headerBytes), spec.name, {
+      columnMap,
+      delimiter: spec.delimiter,
+      requireFields: true,
+    });
+    try {
+      await chunks.next();
+    } catch (error) {
+      if (error instanceof InputError) throw new UsageError(error.message);
+      throw error;
+    } finally {
+      await chunks.return(undefined);
+    }
+  }
 }
 
 const EXTENSIONS: Record<string, InputFormat> = {
@@ -71,6 +121,10 @@ export async function resolveInputs(paths: string[], format: InputFormat | undef
   return specs;
 }
 
+async function* once(bytes: Buffer): AsyncGenerator<Buffer> {
+  yield bytes;
+}
+
 export interface ReadOptions {
   columnMap: Map<string, string>;
   /** Counts raw bytes read, for progress by input size. */
@@ -108,7 +162,11 @@ export function readInput(spec: InputSpec, options: ReadOptions): AsyncGenerator
   const source = open(spec, options);
   switch (spec.format) {
     case 'csv':
-      return readCsvChunks(source, spec.name, { columnMap: options.columnMap });
+      return readCsvChunks(source, spec.name, {
+        columnMap: options.columnMap,
+        delimiter: spec.delimiter,
+        requireFields: true,
+      });
     case 'jsonl':
       return renamed(readJsonlChunks(source, spec.name), options.columnMap);
     case 'json':

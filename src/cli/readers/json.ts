@@ -40,6 +40,11 @@ export class JsonRecordSplitter {
             this.inString = false;
             if (this.state === 'key') {
               this.capture(text.slice(captureFrom, i + 1));
+              if (this.tooLarge) {
+                throw new InputError(
+                  `${this.file}:${this.line}: a key of the top-level object is longer than ${MAX_ROW_BYTES} characters`,
+                );
+              }
               this.key = this.takeCapture();
               captureFrom = -1;
               this.state = 'colon';

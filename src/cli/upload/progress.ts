@@ -1,7 +1,7 @@
 import type { SingleBar } from 'cli-progress';
-import type { UploadProgress } from '../uploads/types.js';
-import { formatBytes, type Output } from './output.js';
-import { PLAIN_PROGRESS_INTERVAL_MS } from './progress.js';
+import type { UploadProgress } from '../../index.js';
+import { formatBytes, type Output } from '../output.js';
+import { PLAIN_PROGRESS_INTERVAL_MS } from '../progress.js';
 
 export interface UploadProgressView {
   update: (progress: UploadProgress) => void;

@@ -1,21 +1,26 @@
-import { Command } from 'commander';
-import { FINANCE_DEFAULTS } from '../../defaults.js';
+import { Command, InvalidArgumentError } from 'commander';
 import { Checkpoint, fingerprintInputs } from '../checkpoint.js';
-import { addConnectionOptions, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
+import { addConnectionOptions, appOption, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
 import { ExitCode, exitCodeFor, UsageError } from '../exit-codes.js';
+import { describeStop, jsonError } from '../failure.js';
 import { type CommonFlags, integerOption } from '../options.js';
 import { formatDuration, formatTable, Output } from '../output.js';
 import { createProgress, rate } from '../progress.js';
-import { type PublishRunResult, runPublish } from '../publish-run.js';
 import { parseColumnMap } from '../readers/convert.js';
-import { parseFormat, resolveInputs } from '../readers/index.js';
+import { checkCsvHeaders, parseFormat, resolveInputs } from '../readers/index.js';
+import { InputError } from '../readers/types.js';
 import { RejectsWriter } from '../rejects.js';
 import { onInterrupt } from '../signals.js';
+import { type PublishRunResult, runPublish } from './run.js';
+
+/** Requests in flight unless `--concurrency` says otherwise (the SDK's default). */
+const DEFAULT_CONCURRENCY = 4;
 
 interface PublishFlags extends ConnectionFlags, CommonFlags {
-  app: string;
+  app?: string;
   format?: string;
   map?: string;
+  delimiter?: string;
   batchSize: number;
   maxBatchBytes?: number;
   concurrency?: number;
@@ -25,14 +30,28 @@ interface PublishFlags extends ConnectionFlags, CommonFlags {
   resendUnknown?: boolean;
 }
 
+function delimiterOption(value: string): string {
+  const named: Record<string, string> = { comma: ',', semicolon: ';', tab: '\t', '\\t': '\t' };
+  const delimiter = named[value] ?? value;
+  if (delimiter.length !== 1 || delimiter === '"' || delimiter === '\n' || delimiter === '\r') {
+    throw new InvalidArgumentError('--delimiter must be one character, such as ";", or comma, semicolon or tab');
+  }
+  return delimiter;
+}
+
 export function financeCommand(): Command {
   const finance = new Command('finance').description('finance records');
   const publish = new Command('publish')
     .description('publish finance records from CSV, JSON Lines or JSON files (- for stdin)')
-    .argument('<files...>', 'input files; - reads stdin (needs --format)')
-    .requiredOption('--app <appId>', 'application the records belong to')
+    .argument('<files...>', 'input files; - reads stdin (needs --format)');
+  appOption(publish, 'application the records belong to')
     .option('--format <format>', 'csv, jsonl or json (default: by file extension)')
     .option('--map <pairs>', 'rename CSV columns or JSON keys, field=Column pairs: vendor=Supplier,amount=Total')
+    .option(
+      '--delimiter <char>',
+      'CSV cell separator: , ; tab or any one character (default: from the header)',
+      delimiterOption,
+    )
     .option('--batch-size <n>', 'records per request (at most 1000)', integerOption('--batch-size', 1, 1000), 1000)
     .option(
       '--max-batch-bytes <n>',
@@ -41,7 +60,7 @@ export function financeCommand(): Command {
     )
     .option(
       '--concurrency <n>',
-      `requests in flight (default ${FINANCE_DEFAULTS.concurrency})`,
+      `requests in flight (default ${DEFAULT_CONCURRENCY})`,
       integerOption('--concurrency', 1, 64),
     )
     .option('--retry-ambiguous', 're-send batches whose outcome is unknown (may duplicate records)')
@@ -59,6 +78,7 @@ export function financeCommand(): Command {
 
 async function publishAction(files: string[], flags: PublishFlags): Promise<number> {
   const output = new Output({ json: flags.json === true, verbose: flags.verbose === true });
+  const appId = flags.app as string;
   const format = flags.format === undefined ? undefined : parseFormat(flags.format);
   const columnMap = parseColumnMap(flags.map);
   const inputs = await resolveInputs(files, format);
@@ -70,13 +90,14 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
   // A dry run delivers nothing, so it has nothing to checkpoint; accepting the flag would suggest otherwise.
   if (flags.dryRun && flags.checkpoint !== undefined)
     throw new UsageError('--checkpoint cannot be used with --dry-run');
+  await checkCsvHeaders(inputs, columnMap, flags.delimiter);
   const config = flags.dryRun ? undefined : await resolveConfig(flags);
   const client = config && createClient(config, { retryAmbiguous: flags.retryAmbiguous === true });
   let checkpoint: Checkpoint | undefined;
   if (flags.checkpoint !== undefined && config !== undefined) {
-    const fingerprint = await fingerprintInputs(inputs, { map: [...columnMap] });
+    const fingerprint = await fingerprintInputs(inputs, { map: [...columnMap], delimiter: flags.delimiter });
     checkpoint = Checkpoint.open(flags.checkpoint, fingerprint, inputs, flags.resendUnknown === true, {
-      appId: flags.app,
+      appId,
       baseUrl: config.baseUrl,
     });
   }
@@ -93,7 +114,7 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
   let result: PublishRunResult;
   try {
     result = await runPublish({
-      appId: flags.app,
+      appId,
       inputs,
       columnMap,
       batchSize: flags.batchSize,
@@ -115,16 +136,27 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
     signals.dispose();
     await rejects.close();
   }
-  return summarize(output, flags, result, checkpoint?.carried().delivered ?? 0);
+  const endpoints = { authUrl: config?.authUrl, baseUrl: config?.baseUrl, appId };
+  return summarize(output, flags, result, rejects, checkpoint?.carried().delivered ?? 0, endpoints);
 }
 
-function summarize(output: Output, flags: PublishFlags, result: PublishRunResult, carriedDelivered: number): number {
-  const { counts } = result;
+function summarize(
+  output: Output,
+  flags: PublishFlags,
+  result: PublishRunResult,
+  rejects: RejectsWriter,
+  carriedDelivered: number,
+  endpoints: { authUrl?: string; baseUrl?: string; appId: string },
+): number {
+  const { counts, stoppedBy } = result;
   const nothingSent = counts.recordsSent === 0 && counts.batchesFailed === 0 && counts.batchesUnknown === 0;
-  let exitCode: number = exitCodeFor(counts, result.fatal !== undefined || result.interrupted);
-  // A broken input met before anything was sent is a usage error, like a missing file.
-  if (result.fatal?.name === 'InputError' && nothingSent) exitCode = ExitCode.Usage;
-  if (result.fatal) output.error(result.fatal.message, result.fatal);
+  let exitCode: number = exitCodeFor(counts, { stopped: stoppedBy !== undefined, interrupted: result.interrupted });
+  // A broken input met before anything was sent is an input error, like a missing file.
+  if (stoppedBy instanceof InputError && nothingSent && !result.interrupted) exitCode = ExitCode.Usage;
+  const cause = stoppedBy === undefined ? undefined : describeStop(stoppedBy, endpoints);
+  if (stoppedBy !== undefined) output.error(cause as string, stoppedBy);
+  if (flags.rejects === undefined && rejects.firstInvalid.length > 0) showInvalid(output, rejects);
+
   const rows: [string, string | number][] = flags.dryRun
     ? [
         ['valid', counts.recordsValid],
@@ -136,30 +168,59 @@ function summarize(output: Output, flags: PublishFlags, result: PublishRunResult
         ['failed', counts.recordsFailed],
         ['unknown', counts.recordsUnknown],
       ];
+  if (!flags.dryRun && (stoppedBy !== undefined || result.interrupted)) {
+    rows.push([
+      'not read',
+      result.unreadUnknown ? `${counts.recordsNotRead} and the rest of stdin` : counts.recordsNotRead,
+    ]);
+  }
   if (carriedDelivered > 0) rows.push(['already delivered (checkpoint)', counts.recordsSkipped]);
   rows.push(['duration', formatDuration(result.durationMs)]);
   const title = flags.dryRun
-    ? 'dry run: nothing was sent'
+    ? `dry run: nothing was sent${stoppedBy ? ' (stopped)' : ''}`
     : result.interrupted
       ? 'publish interrupted'
-      : 'publish finished';
+      : stoppedBy !== undefined
+        ? 'publish stopped'
+        : 'publish finished';
   output.result(`${title}\n${formatTable(rows)}`);
   if (flags.rejects && (counts.recordsInvalid > 0 || counts.recordsFailed > 0 || counts.recordsUnknown > 0)) {
     output.result(`rejected rows and unsent records: ${flags.rejects}`);
   }
+  if (!flags.dryRun && stoppedBy !== undefined && exitCode !== ExitCode.Usage) {
+    output.log(
+      flags.checkpoint
+        ? 'fix the cause and run the same command again: the checkpoint sends only what was not delivered'
+        : 'fix the cause and run again; with --checkpoint FILE a re-run sends only what was not delivered',
+    );
+  }
   output.report({
     ok: exitCode === ExitCode.Success,
+    exitCode,
     command: 'finance publish',
-    appId: flags.app,
+    appId: endpoints.appId,
     dryRun: flags.dryRun === true,
     ...counts,
     durationMs: result.durationMs,
     interrupted: result.interrupted,
+    stopped: stoppedBy !== undefined,
     inputComplete: result.inputComplete,
-    error: result.fatal?.message,
+    ...(stoppedBy !== undefined && { error: jsonError(stoppedBy, cause) }),
     rejectsFile: flags.rejects,
     checkpointFile: flags.checkpoint,
-    exitCode,
   });
   return exitCode;
+}
+
+/** Without a rejects file, the first invalid rows and why, so that a wrong file or column shows at once. */
+function showInvalid(output: Output, rejects: RejectsWriter): void {
+  for (const entry of rejects.firstInvalid) {
+    const reasons = entry.reasons.map((reason) =>
+      reason.field ? `${reason.field}: ${reason.message}` : reason.message,
+    );
+    output.log(`${entry.file}:${entry.line}: ${reasons.join('; ')}`);
+  }
+  const more = rejects.counts.invalid - rejects.firstInvalid.length;
+  if (more > 0) output.log(`… and ${more} more invalid row${more === 1 ? '' : 's'}`);
+  output.log('write every invalid row with its reason to a file with --rejects FILE');
 }

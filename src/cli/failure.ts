@@ -1,0 +1,108 @@
+import {
+  AuthenticationError,
+  ConnectionError,
+  NotFoundError,
+  PermissionDeniedError,
+  PushApiError,
+  PushError,
+  TokenError,
+  UploadError,
+} from '../index.js';
+import { UsageError } from './exit-codes.js';
+
+/** The `error` member of every `--json` report of a run that did not complete. */
+export interface JsonError {
+  name: string;
+  message: string;
+  code?: string;
+}
+
+/** Where the run was talking to, for messages: hosts only, never a credential. */
+export interface Endpoints {
+  authUrl?: string;
+  baseUrl?: string;
+  appId?: string;
+}
+
+/** The first `code` along the `cause` chain (a socket error's ECONNREFUSED, ENOTFOUND, a TLS code). */
+function causeCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current !== null && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code)) return code;
+    const errors = (current as { errors?: unknown }).errors;
+    current = Array.isArray(errors) && errors.length > 0 ? errors[0] : (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** host:port of a URL, as a person would type it; the URL text itself when it does not parse. */
+function hostOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    const parsed = new URL(url);
+    return parsed.port ? `${parsed.hostname}:${parsed.port}` : parsed.host;
+  } catch {
+    return url;
+  }
+}
+
+/** The socket's own address when the cause names it (`127.0.0.1:4099`), else the host of the service the request went to. */
+function addressOf(error: PushError, endpoints: Endpoints): string | undefined {
+  let current: unknown = error.cause;
+  for (let depth = 0; depth < 6 && current !== null && typeof current === 'object'; depth++) {
+    const { address, port, hostname } = current as { address?: unknown; port?: unknown; hostname?: unknown };
+    if (typeof address === 'string') return typeof port === 'number' ? `${address}:${port}` : address;
+    if (typeof hostname === 'string') return hostname;
+    const errors = (current as { errors?: unknown }).errors;
+    current = Array.isArray(errors) && errors.length > 0 ? errors[0] : (current as { cause?: unknown }).cause;
+  }
+  return hostOf(error.message.startsWith('token ') ? endpoints.authUrl : endpoints.baseUrl);
+}
+
+/** The machine-readable code of an error, when it has one: a socket code, an API `code`, an OAuth `error`. */
+export function errorCode(error: unknown): string | undefined {
+  if (error instanceof PushApiError) return error.code;
+  if (error instanceof TokenError) return error.error;
+  if (error instanceof UploadError && error.storageCode !== undefined) return error.storageCode;
+  if (error instanceof ConnectionError) return causeCode(error);
+  return undefined;
+}
+
+/**
+ * One line that names the cause of a stop and where it happened, such as
+ * `cannot connect to 127.0.0.1:4099 (ECONNREFUSED)`. Errors of this package never hold a secret.
+ */
+export function describeStop(error: unknown, endpoints: Endpoints): string {
+  if (!(error instanceof PushError)) return error instanceof Error ? error.message : String(error);
+  const app = endpoints.appId === undefined ? 'the app' : `app "${endpoints.appId}"`;
+  const api = hostOf(endpoints.baseUrl) ?? 'the data API';
+  if (error instanceof ConnectionError) {
+    const code = causeCode(error);
+    const where = addressOf(error, endpoints) ?? 'the service';
+    if (error.requestMaybeSent) return `connection to ${where} lost: ${error.message}`;
+    return `cannot connect to ${where}${code ? ` (${code})` : ''}`;
+  }
+  if (error instanceof TokenError) {
+    const where = hostOf(endpoints.authUrl) ?? 'the token service';
+    return `the token service at ${where} refused the credentials: ${error.message}`;
+  }
+  if (error instanceof AuthenticationError)
+    return `the data API at ${api} refused the access token (401): ${error.message}`;
+  if (error instanceof PermissionDeniedError) {
+    return `the data API at ${api} denied access to ${app} (403): the credential lacks the scope or the app`;
+  }
+  if (error instanceof NotFoundError) return `the data API at ${api} does not know ${app} (404): check --app`;
+  return error.message;
+}
+
+/** The `error` member of a `--json` report. */
+export function jsonError(error: unknown, message?: string): JsonError {
+  const name = error instanceof Error ? error.name : 'Error';
+  const code = errorCode(error);
+  return {
+    name: error instanceof UsageError ? 'UsageError' : name,
+    message: message ?? (error instanceof Error ? error.message : String(error)),
+    ...(code !== undefined && { code }),
+  };
+}

@@ -1,0 +1,157 @@
+// The fast validator has no public entry yet; it is the one internal the CLI still reaches into.
+import { checkRecord, loadRecordSchema } from '../../finance/validate.js';
+import type { FinanceRecord } from '../../index.js';
+import type { Checkpoint } from '../checkpoint.js';
+import { type InputSpec, readInput } from '../readers/index.js';
+import { InputError } from '../readers/types.js';
+import type { PublishCounts } from './counts.js';
+import type { SettleSink } from './sink.js';
+
+export interface FeedOptions {
+  inputs: InputSpec[];
+  columnMap: Map<string, string>;
+  batchSize: number;
+  checkpoint: Checkpoint | undefined;
+  /** False for `--dry-run`: records are validated, never handed over. */
+  sending: boolean;
+  /** First Ctrl-C: stop reading. */
+  stopReading: AbortSignal;
+}
+
+/**
+ * Yields the reader's chunks of rows until the input ends or `stop` fires, without waiting for a
+ * slow read (stdin) to finish. One abort listener serves the whole read and settles whichever wait
+ * is current: a listener per read cost as much as parsing a row.
+ */
+async function* untilStopped<T>(rows: AsyncGenerator<T>, stop: AbortSignal): AsyncGenerator<T> {
+  let wake: ((value: 'stop') => void) | undefined;
+  const onAbort = () => wake?.('stop');
+  stop.addEventListener('abort', onAbort, { once: true });
+  try {
+    while (!stop.aborted) {
+      const read = rows.next();
+      const next = await new Promise<IteratorResult<T> | 'stop'>((resolve, reject) => {
+        wake = resolve;
+        read.then(resolve, reject);
+      });
+      wake = undefined;
+      if (next === 'stop' || next.done) return;
+      yield next.value;
+    }
+  } finally {
+    stop.removeEventListener('abort', onAbort);
+    // Not awaited: a pending read must not hold up the summary.
+    void rows.return(undefined).catch(() => {});
+  }
+}
+
+/**
+ * The record feed of a run: reads every input, converts and validates each row, numbers the valid
+ * records (the ordinal, the checkpoint's numbering), decides with the checkpoint whether each is
+ * sent, reserves the checkpoint ahead of the publisher, and hands the rest over. Invalid rows go to
+ * the sink at once. Rows are handed over in order, so the publisher's index of a record is simply
+ * how many were handed over before it.
+ */
+export class RecordFeed {
+  bytesRead = 0;
+  /** The whole input was read. */
+  complete = false;
+  /** A broken input (a bad header, broken JSON structure) that stopped reading. */
+  inputError: InputError | undefined;
+  /** Records handed to the publisher so far. */
+  handedOff = 0;
+  /** Where reading stopped: the input, and how many of its rows were read. */
+  #inputIndex = 0;
+  #rowsInInput = 0;
+
+  constructor(
+    private readonly options: FeedOptions,
+    private readonly sink: SettleSink,
+    private readonly counts: PublishCounts,
+    private readonly onProgress: () => void,
+  ) {}
+
+  async *records(): AsyncGenerator<FinanceRecord> {
+    const { inputs, checkpoint, stopReading } = this.options;
+    let ordinal = 0;
+    let reservedThrough = 0;
+    try {
+      for (let inputIndex = 0; inputIndex < inputs.length; inputIndex++) {
+        this.#inputIndex = inputIndex;
+        this.#rowsInInput = 0;
+        const input = inputs[inputIndex] as InputSpec;
+        const chunks = readInput(input, { columnMap: this.options.columnMap, onBytes: (n) => (this.bytesRead += n) });
+        for await (const rows of untilStopped(chunks, stopReading)) {
+          for (const row of rows) {
+            this.counts.rowsRead++;
+            this.#rowsInInput++;
+            if (this.counts.rowsRead % 1000 === 0) this.onProgress();
+            if (row.kind === 'reject') {
+              await this.sink.invalid(row.file, row.line, row.issues);
+              continue;
+            }
+            let result = checkRecord(row.record);
+            while (result === 'needs-schema') {
+              await loadRecordSchema();
+              result = checkRecord(row.record);
+            }
+            if (!result.ok) {
+              const reasons = result.issues.map((issue) => ({ field: issue.path, message: issue.message }));
+              await this.sink.invalid(row.file, row.line, reasons, row.record);
+              continue;
+            }
+            this.counts.recordsValid++;
+            const current = ordinal++;
+            const decision = checkpoint?.decide(current) ?? 'send';
+            if (decision === 'skip-delivered') {
+              this.counts.recordsSkipped++;
+              continue;
+            }
+            if (decision === 'skip-unknown') {
+              await this.sink.carriedUnknown(row.file, row.line, result.record as Record<string, unknown>);
+              continue;
+            }
+            if (!this.options.sending) continue;
+            if (checkpoint !== undefined && current >= reservedThrough) {
+              // Written before the publisher can see these records: after a crash, every record it
+              // might have sent is known, and a re-run treats the unsettled ones as unknown.
+              reservedThrough = current + this.options.batchSize;
+              checkpoint.handOffThrough(reservedThrough);
+            }
+            this.sink.handOver(this.handedOff++, current, inputIndex, row.line);
+            yield result.record;
+            // Ctrl-C stops reading at once, not at the end of the chunk.
+            if (stopReading.aborted) return;
+          }
+        }
+        if (stopReading.aborted) return;
+      }
+      this.complete = true;
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      // Stop reading, but let what was already handed over settle, so the report stays exact.
+      this.inputError = error;
+    }
+  }
+
+  /**
+   * Rows after the point where reading stopped, counted by reading on without validating or
+   * sending; undefined when stdin holds the rest (it cannot be read again).
+   */
+  async countUnread(): Promise<number | undefined> {
+    const { inputs, columnMap } = this.options;
+    let unread = 0;
+    for (let index = this.#inputIndex; index < inputs.length; index++) {
+      const input = inputs[index] as InputSpec;
+      if (input.path === '-') return undefined;
+      let rows = 0;
+      try {
+        for await (const chunk of readInput(input, { columnMap })) rows += chunk.length;
+      } catch (error) {
+        if (!(error instanceof InputError)) throw error;
+      }
+      unread += index === this.#inputIndex ? Math.max(0, rows - this.#rowsInInput) : rows;
+    }
+    return unread;
+  }
+}

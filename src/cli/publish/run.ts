@@ -1,0 +1,117 @@
+import { AbortError, PublishInterruptedError, type PushClient, PushError } from '../../index.js';
+import type { Checkpoint } from '../checkpoint.js';
+import type { InputSpec } from '../readers/index.js';
+import type { RejectsWriter } from '../rejects.js';
+import { emptyCounts, type PublishCounts } from './counts.js';
+import { RecordFeed } from './feed.js';
+import { SettleSink } from './sink.js';
+
+export interface PublishRunOptions {
+  appId: string;
+  inputs: InputSpec[];
+  columnMap: Map<string, string>;
+  batchSize: number;
+  maxBatchBytes: number | undefined;
+  concurrency: number | undefined;
+  /** Undefined for `--dry-run`: records are validated and nothing is sent. */
+  client: PushClient | undefined;
+  rejects: RejectsWriter;
+  checkpoint: Checkpoint | undefined;
+  /** First Ctrl-C: stop reading; in-flight batches finish. */
+  stopReading: AbortSignal;
+  /** Second Ctrl-C: abort in-flight requests. */
+  abort: AbortSignal;
+  onProgress: (counts: PublishCounts, bytesRead: number) => void;
+}
+
+export interface PublishRunResult {
+  counts: PublishCounts;
+  /** The whole input was read. */
+  inputComplete: boolean;
+  interrupted: boolean;
+  /** The error that stopped the run: the service, the credentials, the app, or a broken input. */
+  stoppedBy: Error | undefined;
+  /** The stop left rows unread in stdin, which cannot be counted. */
+  unreadUnknown: boolean;
+  durationMs: number;
+}
+
+/**
+ * One `finance publish` run: the record feed hands valid records to `client.finance.publish`, whose
+ * `onBatchSettled` is the settle sink. A run stopped by an error rejects with it (the SDK's
+ * contract); the rows it left unsent are counted as not read, and the checkpoint sends them next time.
+ */
+export async function runPublish(options: PublishRunOptions): Promise<PublishRunResult> {
+  const started = Date.now();
+  const { checkpoint } = options;
+  const counts = emptyCounts();
+  let feed: RecordFeed | undefined;
+  const progress = () => options.onProgress(counts, feed?.bytesRead ?? 0);
+  const names = options.inputs.map((input) => input.name);
+  const sink = new SettleSink(names, options.rejects, checkpoint, counts, progress);
+  feed = new RecordFeed(
+    {
+      inputs: options.inputs,
+      columnMap: options.columnMap,
+      batchSize: options.batchSize,
+      checkpoint,
+      sending: options.client !== undefined,
+      stopReading: options.stopReading,
+    },
+    sink,
+    counts,
+    progress,
+  );
+
+  let stoppedBy: Error | undefined;
+  let interrupted = false;
+  if (options.client === undefined) {
+    for await (const _ of feed.records()) {
+      // Dry run: reading validates and writes rejects; nothing is sent.
+    }
+  } else {
+    let sinkFailed = false;
+    try {
+      await options.client.finance.publish(options.appId, feed.records(), {
+        batchSize: options.batchSize,
+        maxBatchBytes: options.maxBatchBytes,
+        concurrency: options.concurrency,
+        onInvalid: 'skip',
+        onBatchSettled: sink.settle,
+        signal: options.abort,
+      });
+    } catch (error) {
+      if (error instanceof AbortError || options.abort.aborted) interrupted = true;
+      else if (error instanceof PublishInterruptedError) {
+        // The feed or the sink threw (a rejects file that cannot be written, say): the cause is what to report.
+        sinkFailed = true;
+        stoppedBy = error.cause instanceof Error ? error.cause : error;
+      } else stoppedBy = error instanceof Error ? error : new PushError(String(error));
+    }
+    await sink.settleLeftovers(sinkFailed ? 'unknown' : 'not-read');
+  }
+  if (feed.inputError) stoppedBy ??= feed.inputError;
+  if (options.stopReading.aborted && !feed.complete) interrupted = true;
+  let unreadUnknown = false;
+  if (stoppedBy !== undefined && !interrupted && !feed.complete) {
+    const unread = await feed.countUnread();
+    if (unread === undefined) unreadUnknown = true;
+    else counts.recordsNotRead += unread;
+  }
+  if (checkpoint) {
+    // Every record handed over has settled by now (the leftovers as not sent): only a killed run
+    // leaves the reservation ahead of the sender in the file.
+    checkpoint.handedOffExactly(feed.handedOff);
+    if (feed.complete && !interrupted && stoppedBy === undefined) checkpoint.markComplete();
+    checkpoint.save();
+  }
+  progress();
+  return {
+    counts,
+    inputComplete: feed.complete,
+    interrupted,
+    stoppedBy,
+    unreadUnknown,
+    durationMs: Date.now() - started,
+  };
+}

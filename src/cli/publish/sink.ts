@@ -1,0 +1,110 @@
+import type { SettledBatch } from '../../index.js';
+import type { Checkpoint } from '../checkpoint.js';
+import { OriginTable } from '../origins.js';
+import type { RowIssue } from '../readers/types.js';
+import type { RejectsWriter } from '../rejects.js';
+import type { PublishCounts } from './counts.js';
+
+/**
+ * Where every record of a run ends: the settle sink. It keeps the origin (file, line, ordinal) of
+ * each record handed to the publisher until its batch settles, then writes the rejects, the
+ * checkpoint and the counts. Records are keyed by the publisher's index, which is the order they
+ * were handed over; the checkpoint's numbering (the ordinal) travels in the origin.
+ */
+export class SettleSink {
+  readonly #origins = new OriginTable();
+  readonly #names: string[];
+
+  constructor(
+    names: string[],
+    private readonly rejects: RejectsWriter,
+    private readonly checkpoint: Checkpoint | undefined,
+    private readonly counts: PublishCounts,
+    private readonly onChange: () => void,
+  ) {
+    this.#names = names;
+  }
+
+  /** A record handed to the publisher as its `index`-th record. */
+  handOver(index: number, ordinal: number, input: number, line: number): void {
+    this.#origins.add(index, ordinal, input, line);
+  }
+
+  get unsettled(): number {
+    return this.#origins.size;
+  }
+
+  /** A row that could not be read or failed validation. */
+  async invalid(file: string, line: number, reasons: RowIssue[], record?: Record<string, unknown>): Promise<void> {
+    this.counts.recordsInvalid++;
+    await this.rejects.write({ file, line, kind: 'invalid', reasons, ...(record !== undefined && { record }) });
+  }
+
+  /** A record whose outcome an earlier run left unknown: not sent again unless `--resend-unknown`. */
+  async carriedUnknown(file: string, line: number, record: Record<string, unknown>): Promise<void> {
+    this.counts.recordsUnknown++;
+    const message = 'outcome unknown from an earlier run; not sent again (use --resend-unknown to send it)';
+    await this.rejects.write({ file, line, kind: 'unknown', reasons: [{ field: '', message }], record });
+  }
+
+  /** The publisher's `onBatchSettled`. */
+  readonly settle = async (batch: SettledBatch): Promise<void> => {
+    const ordinals: number[] = [];
+    const message = batch.error?.message ?? (batch.status === 'unknown' ? 'outcome unknown' : 'not sent');
+    for (let i = 0; i < batch.indexes.length; i++) {
+      const origin = this.#origins.take(batch.indexes[i] as number);
+      if (origin === undefined) continue;
+      ordinals.push(origin.ordinal);
+      if (batch.status === 'sent') continue;
+      await this.rejects.write({
+        file: this.#names[origin.input] as string,
+        line: origin.line,
+        kind: batch.status,
+        reasons: [{ field: '', message }],
+        batch: batch.index,
+        record: batch.records[i] as Record<string, unknown> | undefined,
+      });
+    }
+    const counts = this.counts;
+    const n = batch.recordCount;
+    if (batch.status === 'sent') {
+      counts.recordsSent += n;
+      counts.batchesSent++;
+    } else if (batch.status === 'failed') {
+      counts.recordsFailed += n;
+      counts.batchesFailed++;
+    } else {
+      counts.recordsUnknown += n;
+      counts.batchesUnknown++;
+    }
+    this.checkpoint?.settle(batch.status, ordinals);
+    this.checkpoint?.save();
+    this.onChange();
+  };
+
+  /**
+   * Records handed over whose batch never settled once the publisher has returned. The publisher
+   * settles every batch it sent, so these were never sent (`not-read`: the checkpoint sends them
+   * again), unless this sink itself failed part-way through a batch (`unknown`: never resent silently).
+   */
+  async settleLeftovers(as: 'not-read' | 'unknown'): Promise<void> {
+    const ordinals: number[] = [];
+    for (const origin of this.#origins.takeAll()) {
+      ordinals.push(origin.ordinal);
+      if (as === 'not-read') {
+        this.counts.recordsNotRead++;
+        continue;
+      }
+      this.counts.recordsUnknown++;
+      const message = 'not settled by the publisher; outcome unknown';
+      await this.rejects.write({
+        file: this.#names[origin.input] as string,
+        line: origin.line,
+        kind: 'unknown',
+        reasons: [{ field: '', message }],
+      });
+    }
+    // Not sent: "failed" in the checkpoint means "send again", exactly what the next run must do.
+    this.checkpoint?.settle(as === 'not-read' ? 'failed' : 'unknown', ordinals);
+  }
+}

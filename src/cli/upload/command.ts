@@ -1,0 +1,162 @@
+import { access, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { AbortError, PushError, type UploadFileType, type UploadReport } from '../../index.js';
+import { addConnectionOptions, appOption, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
+import { ExitCode, UsageError } from '../exit-codes.js';
+import { describeStop, jsonError } from '../failure.js';
+import { type CommonFlags, integerOption } from '../options.js';
+import { formatBytes, formatDuration, formatTable, Output } from '../output.js';
+import { onInterrupt } from '../signals.js';
+import { createUploadProgress } from './progress.js';
+
+interface UploadFlags extends ConnectionFlags, CommonFlags {
+  app?: string;
+  type?: UploadFileType;
+  concurrency?: number;
+}
+
+function fileType(value: string): UploadFileType {
+  if (value === 'users' || value === 'contracts' || value === 'other') return value;
+  throw new InvalidArgumentError('--type must be users, contracts or other');
+}
+
+/** Expands globs; a literal path that exists is taken as is, even if it contains glob characters. */
+export async function expandPaths(patterns: string[]): Promise<string[]> {
+  const { glob, isDynamicPattern } = await import('tinyglobby');
+  const paths: string[] = [];
+  for (const pattern of patterns) {
+    const exists = await access(pattern).then(
+      () => true,
+      () => false,
+    );
+    if (exists || !isDynamicPattern(pattern)) {
+      const info = await stat(pattern).catch(() => undefined);
+      if (info === undefined) throw new UsageError(`${pattern}: no such file`);
+      if (!info.isFile()) throw new UsageError(`${pattern}: not a file`);
+      paths.push(pattern);
+      continue;
+    }
+    const matches = (await glob(pattern, { onlyFiles: true, expandDirectories: false })).sort();
+    if (matches.length === 0) throw new UsageError(`${pattern}: no file matches`);
+    paths.push(...matches);
+  }
+  const unique = [...new Set(paths)];
+  const names = new Map<string, string>();
+  for (const path of unique) {
+    const name = basename(path);
+    const other = names.get(name);
+    // The service stores files by name, so two files with one name would overwrite each other.
+    if (other !== undefined) throw new UsageError(`${other} and ${path} would both be uploaded as "${name}"`);
+    names.set(name, path);
+  }
+  return unique;
+}
+
+export function uploadCommand(): Command {
+  const command = new Command('upload')
+    .description('upload batch files (paths or globs) to signed upload addresses')
+    .argument('<files...>', 'files or glob patterns (quote globs so the shell does not expand them)');
+  appOption(command, 'application the files are for')
+    .option('--type <type>', 'users, contracts or other', fileType)
+    .option('--concurrency <n>', 'files uploaded at once (default 4)', integerOption('--concurrency', 1, 64))
+    .option('--json', 'print one JSON report on stdout; human text goes to stderr')
+    .option('--verbose', 'show stack traces');
+  return addConnectionOptions(command).action(async (patterns: string[], flags: UploadFlags) => {
+    process.exitCode = await uploadAction(patterns, flags);
+  });
+}
+
+/** Thrown from `onFileSettled` after the first Ctrl-C: the SDK then starts no more files and lets those in flight finish. */
+class StopStarting extends Error {
+  override name = 'Interrupted';
+}
+
+async function uploadAction(patterns: string[], flags: UploadFlags): Promise<number> {
+  const output = new Output({ json: flags.json === true, verbose: flags.verbose === true });
+  const appId = flags.app as string;
+  const paths = await expandPaths(patterns);
+  const config = await resolveConfig(flags);
+  const client = createClient(config);
+  const sizes = await Promise.all(paths.map(async (path) => (await stat(path)).size));
+  const progress = await createUploadProgress(
+    output,
+    sizes.reduce((sum, size) => sum + size, 0),
+  );
+  const signals = onInterrupt(
+    output,
+    'stopping: starting no more files; uploads in flight finish (Ctrl-C again to abort them)',
+  );
+  let report: UploadReport;
+  let stoppedBy: unknown;
+  try {
+    report = await client.uploads.upload(appId, paths, {
+      type: flags.type,
+      concurrency: flags.concurrency,
+      signal: signals.abort,
+      onProgress: (update) => progress.update(update),
+      onFileSettled: (file) => {
+        if (file.status === 'uploaded') progress.confirmed(file.name, file.bytes);
+        if (signals.stop.aborted) throw new StopStarting('interrupted');
+      },
+    });
+  } catch (error) {
+    const carried = error instanceof PushError ? (error.report as UploadReport | undefined) : undefined;
+    if (carried === undefined) throw error;
+    report = carried;
+    stoppedBy = error;
+  } finally {
+    progress.stop();
+    signals.dispose();
+  }
+  const interrupted =
+    signals.stop.aborted &&
+    (stoppedBy instanceof AbortError || (stoppedBy as Error | undefined)?.cause instanceof StopStarting);
+  const stopped = stoppedBy !== undefined && !interrupted;
+  const cause = stopped ? describeStop(stoppedBy, { ...config, appId }) : undefined;
+  if (stopped) output.error(cause as string, stoppedBy);
+
+  const rows: [string, string][] = report.files.map((file) => [
+    file.name,
+    file.status === 'uploaded'
+      ? `uploaded ${formatBytes(file.bytes)}`
+      : file.status === 'failed'
+        ? `FAILED: ${file.error?.message ?? 'unknown error'}`
+        : 'NOT STARTED',
+  ]);
+  rows.push([
+    'total',
+    `${report.filesUploaded} uploaded, ${report.filesFailed} failed, ${report.filesNotStarted} not started, ${formatBytes(report.bytesUploaded)} in ${formatDuration(report.durationMs)}`,
+  ]);
+  const title = interrupted ? 'upload interrupted' : stopped ? 'upload stopped' : 'upload finished';
+  output.result(`${title}\n${formatTable(rows)}`);
+  const exitCode = interrupted
+    ? ExitCode.Interrupted
+    : stopped
+      ? ExitCode.Stopped
+      : report.filesFailed > 0
+        ? ExitCode.Partial
+        : ExitCode.Success;
+  output.report({
+    ok: exitCode === ExitCode.Success,
+    exitCode,
+    command: 'upload',
+    appId,
+    files: report.files.map((file) => ({
+      name: file.name,
+      bytes: file.bytes,
+      status: file.status,
+      attempts: file.attempts,
+      ...(file.error !== undefined && { error: file.error.message }),
+    })),
+    filesUploaded: report.filesUploaded,
+    filesFailed: report.filesFailed,
+    filesNotStarted: report.filesNotStarted,
+    bytesUploaded: report.bytesUploaded,
+    durationMs: report.durationMs,
+    interrupted,
+    stopped,
+    ...(stopped && { error: jsonError(stoppedBy, cause) }),
+  });
+  return exitCode;
+}

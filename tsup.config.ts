@@ -28,12 +28,18 @@ const common: Options = {
   // `node:fs` stays `node:fs`, so that bundlers and runtimes see a Node built-in, not a package.
   removeNodeProtocol: false,
   // Runtime dependencies stay external so users dedupe them (undici in particular must match the user's dispatcher).
-  external: ['msw', 'msw/node'],
+  // The msw adapter imports the testing kit by name, so both subpaths share one copy of it.
+  external: ['msw', 'msw/node', 'push-api-client/testing'],
 };
 
 const library: Options = {
   ...common,
-  entry: { index: 'src/index.ts', schema: 'src/schema.ts', 'testing/index': 'src/testing/index.ts' },
+  entry: {
+    index: 'src/index.ts',
+    schema: 'src/schema.ts',
+    'testing/index': 'src/testing/index.ts',
+    'testing/msw': 'src/testing/msw.ts',
+  },
 };
 
 export default defineConfig([

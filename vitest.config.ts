@@ -10,6 +10,10 @@ export default defineConfig({
         replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)),
       },
       {
+        find: /^push-api-client\/testing\/msw$/,
+        replacement: fileURLToPath(new URL('./src/testing/msw.ts', import.meta.url)),
+      },
+      {
         find: /^push-api-client\/schema$/,
         replacement: fileURLToPath(new URL('./src/schema.ts', import.meta.url)),
       },

@@ -15,3 +15,6 @@ fi
 trap 'bash scripts/start-services.sh stop' EXIT
 eval "$(bash scripts/start-services.sh start)"
 npx vitest run -c vitest.integration.config.ts
+# The fleet benchmark needs Redis, so it runs here rather than in the quick benchmarks before
+# (where it skips itself). Quick mode: a smoke run; its figures are not enforced.
+npm run bench -- --quick --only fleet --out bench/results/quick-fleet.json

@@ -7,9 +7,10 @@
 #   NODE_VERSIONS="22" bash scripts/test-consumers.sh
 #   KEEP_TMP=1 bash scripts/test-consumers.sh       # keep the projects for inspection
 #
-# Two installs, sharing the npm cache: `base` (the tarball, typescript, @types/node, and msw, the
-# optional peer dependency that `push-api-client/testing` needs) hosts the ESM, CJS and TypeScript
-# projects, which resolve node_modules from their parent directory; `vitest-msw` adds vitest.
+# Three installs, sharing the npm cache: `base` (the tarball, typescript, @types/node, and msw, the
+# optional peer dependency that `push-api-client/testing/msw` needs) hosts the ESM, CJS and
+# TypeScript projects, which resolve node_modules from their parent directory; `vitest-msw` adds
+# vitest; `no-msw` has no msw at all, and checks that `push-api-client/testing` needs none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -33,19 +34,23 @@ install() { # dir, then package specs
 }
 
 step "install the tarball into throw-away projects"
-mkdir -p "$tmp/base" "$tmp/vitest-msw"
+mkdir -p "$tmp/base" "$tmp/vitest-msw" "$tmp/no-msw"
 echo '{ "name": "consumers-base", "private": true }' >"$tmp/base/package.json"
 cp -R test/consumers/esm test/consumers/cjs test/consumers/ts-node16 test/consumers/ts-bundler "$tmp/base/"
 # Both TypeScript projects compile the same files, each under its own module resolution.
 for project in ts-node16 ts-bundler; do cp test/consumers/shared/main.ts test/consumers/shared/sdk-only.ts "$tmp/base/$project/"; done
 cp -R test/consumers/vitest-msw/. "$tmp/vitest-msw/"
+cp -R test/consumers/no-msw/. "$tmp/no-msw/"
 types_node=$(version_of @types/node)
 typescript=$(version_of typescript)
 install "$tmp/base" "$tarball" "typescript@$typescript" "@types/node@$types_node" "msw@$(version_of msw)" &
 base_pid=$!
+install "$tmp/no-msw" "$tarball" "typescript@$typescript" "@types/node@$types_node" &
+no_msw_pid=$!
 install "$tmp/vitest-msw" "$tarball" "typescript@$typescript" "@types/node@$types_node" \
   "vitest@$(version_of vitest)" "msw@$(version_of msw)"
 wait "$base_pid"
+wait "$no_msw_pid"
 
 node_for() { # prints the path of a node binary of the given major version
   if [[ "$(node -p 'process.versions.node.split(".")[0]')" == "$1" ]]; then
@@ -73,6 +78,7 @@ for project in ts-node16 ts-bundler; do
   run "tsc $project" node "$tsc" -p "$tmp/base/$project"
 done
 run "tsc vitest-msw" node "$tmp/vitest-msw/node_modules/typescript/bin/tsc" -p "$tmp/vitest-msw"
+run "tsc no-msw (testing kit without msw)" node "$tmp/no-msw/node_modules/typescript/bin/tsc" -p "$tmp/no-msw"
 
 for version in $NODE_VERSIONS; do
   step "node $version"
@@ -82,6 +88,7 @@ for version in $NODE_VERSIONS; do
   run "export names on node $version" "$bin" "$tmp/base/esm/export-names.mjs"
   run "ts-node16 on node $version" "$bin" "$tmp/base/ts-node16/dist/main.js"
   run "ts-bundler on node $version" "$bin" "$tmp/base/ts-bundler/dist/main.js"
+  run "no-msw on node $version" "$bin" "$tmp/no-msw/dist/main.js"
   run "cli on node $version" "$bin" "$tmp/base/node_modules/push-api-client/dist/cli/main.js" --version
   run "vitest-msw on node $version" \
     bash -c 'cd "$1" && "$2" node_modules/vitest/vitest.mjs run --reporter=dot' _ "$tmp/vitest-msw" "$bin"

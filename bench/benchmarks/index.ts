@@ -1,3 +1,4 @@
+import { fleet } from './fleet.js';
 import { oneShot } from './one-shot.js';
 import { publishThroughput } from './publish-throughput.js';
 import { rateLimited } from './rate-limited.js';
@@ -14,4 +15,5 @@ export const BENCHMARKS: readonly Benchmark[] = [
   rateLimited,
   tokenSingleFlight,
   oneShot,
+  fleet,
 ];

@@ -6,7 +6,7 @@
  */
 import { setupServer } from 'msw/node';
 import { PushClient } from 'push-api-client';
-import { createPushApiMock } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Invoice, syncInvoices } from './pipeline.js';
 

@@ -43,6 +43,8 @@ export class PublishRun {
   #stop: StopReason | undefined;
   /** When the service last accepted a batch of this run: 429 patience lasts while the run moves. */
   #lastProgressAt = Number.NEGATIVE_INFINITY;
+  /** The input is read to the end: idle workers stop taking slots (a shared budget would lose them). */
+  #exhausted = false;
 
   constructor(
     private readonly ctx: ClientContext,
@@ -78,7 +80,7 @@ export class PublishRun {
 
   async #worker(source: BatchSource): Promise<void> {
     const { signal } = this.options;
-    while (!this.shouldStop()) {
+    while (!this.shouldStop() && !this.#exhausted) {
       try {
         await this.limit.acquire(signal);
       } catch {
@@ -90,7 +92,10 @@ export class PublishRun {
       try {
         if (this.shouldStop()) return;
         const next = await source.next();
-        if (next.done) return;
+        if (next.done) {
+          this.#exhausted = true;
+          return;
+        }
         batch = next.value;
         if (this.shouldStop()) {
           this.dropUnsent(batch);

@@ -113,7 +113,7 @@ export class FaultInjector {
    *
    * @example
    * ```ts
-   * import { createPushApiMock } from 'push-api-client/testing';
+   * import { createPushApiMock } from 'push-api-client/testing/msw';
    *
    * const mock = createPushApiMock();
    * // The next finance request gets a 429 asking to wait one second.

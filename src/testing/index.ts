@@ -2,8 +2,10 @@
  * `push-api-client/testing`: an emulated push service for tests.
  *
  * - `createPushApiHandler`: the core fetch handler, no dependencies beyond Node.
- * - `createPushApiMock`: the same as msw handlers (needs the optional peer dependency msw).
  * - `startEmulator`: the same over real HTTP.
+ *
+ * The msw adapter, `createPushApiMock`, lives in `push-api-client/testing/msw`: this entry never
+ * loads msw (an optional peer dependency) nor refers to its types.
  */
 export type { WireInfo } from './context.js';
 export type { FaultHandle, FaultMatch, FaultRule } from './faults.js';
@@ -12,8 +14,6 @@ export type { FinanceDelivery, FinanceRecord } from './finance-store.js';
 export { MAX_RECORDS_PER_REQUEST } from './finance-validation.js';
 export type { EmulatorFetch, HandleOptions, PushApiEmulator } from './handler.js';
 export { createPushApiHandler } from './handler.js';
-export type { PushApiMock } from './msw.js';
-export { createPushApiMock } from './msw.js';
 export type { CredentialInput, EmulatorOptions, RateLimit } from './options.js';
 export {
   DEMO_APP_ID,

@@ -1,10 +1,13 @@
 /**
- * msw adapter: the emulator as request handlers for `setupServer(...mock.handlers)`.
- * The only module of the testing kit that imports msw (an optional peer dependency).
+ * `push-api-client/testing/msw`: the emulator as msw request handlers for
+ * `setupServer(...mock.handlers)`. The only module of the testing kit that imports msw (an optional
+ * peer dependency), so `push-api-client/testing` loads and type-checks without it.
+ *
+ * It imports the emulator by the package's own name, so that the published subpath shares the one
+ * copy of `push-api-client/testing` (its classes, its defaults) instead of bundling a second one.
  */
 import { HttpResponse, http, type RequestHandler } from 'msw';
-import { createPushApiHandler, type PushApiEmulator } from './handler.js';
-import type { EmulatorOptions } from './options.js';
+import { createPushApiHandler, type EmulatorOptions, type PushApiEmulator } from 'push-api-client/testing';
 
 /** An emulated push service served through msw: the emulator plus the handlers to give `setupServer`. */
 export interface PushApiMock extends PushApiEmulator {
@@ -22,7 +25,7 @@ export interface PushApiMock extends PushApiEmulator {
  * ```ts
  * import { setupServer } from 'msw/node';
  * import { PushClient } from 'push-api-client';
- * import { createPushApiMock } from 'push-api-client/testing';
+ * import { createPushApiMock } from 'push-api-client/testing/msw';
  *
  * const mock = createPushApiMock();
  * const server = setupServer(...mock.handlers);

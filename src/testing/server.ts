@@ -3,12 +3,15 @@
  * Request and writes the Response back; this file adds only what the socket alone knows
  * (Content-Length, chunked encoding), dropping connections, and a close() that really closes.
  *
- * Addresses: token service at `{url}/auth`, data API at `{url}`, storage host at `{url}/storage`.
+ * Addresses: token service at `{url}/auth`, data API at `{url}`, storage host at `{url}/storage`;
+ * what it received at `{url}/_emulator/state` (JSON) and `{url}/_emulator/records` (JSON Lines).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import { createPushApiHandler, type PushApiEmulator } from './handler.js';
+import { DEFAULT_SNAPSHOT_REQUESTS, emulatorSnapshot, RECORDS_PATH, recordLines, STATE_PATH } from './inspection.js';
 import { exposedWarning, isLoopbackAddress } from './loopback.js';
 import type { EmulatorOptions } from './options.js';
 
@@ -26,6 +29,29 @@ export interface StartEmulatorOptions extends Omit<EmulatorOptions, 'authUrl' | 
   host?: string;
 }
 
+/**
+ * Answers the inspection paths, which are the emulator's own and not the service's (they are not
+ * in the request log): `GET /_emulator/state` and `GET /_emulator/records`. False for any other path.
+ */
+function inspect(emulator: PushApiEmulator, url: URL, req: IncomingMessage, res: ServerResponse): boolean {
+  if (url.pathname !== STATE_PATH && url.pathname !== RECORDS_PATH) return false;
+  if (req.method !== 'GET') {
+    res.writeHead(405, { allow: 'GET', 'content-type': 'application/json' });
+    res.end(JSON.stringify({ code: '405', message: 'Method Not Allowed: use GET', success: false }));
+    return true;
+  }
+  if (url.pathname === STATE_PATH) {
+    const asked = Number(url.searchParams.get('requests') ?? DEFAULT_SNAPSHOT_REQUESTS);
+    const limit = Number.isSafeInteger(asked) && asked >= 0 ? asked : DEFAULT_SNAPSHOT_REQUESTS;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(`${JSON.stringify(emulatorSnapshot(emulator, limit), null, 2)}\n`);
+  } else {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    Readable.from(recordLines(emulator)).pipe(res);
+  }
+  return true;
+}
+
 /** An emulator listening on a real port: its addresses, its controls (`mock`), and `close()`. */
 export interface RunningEmulator {
   /** `http://{host}:{port}` */
@@ -36,6 +62,13 @@ export interface RunningEmulator {
   readonly baseUrl: string;
   /** `{url}/storage`: where signed upload addresses point. */
   readonly uploadUrl: string;
+  /**
+   * `{url}/_emulator/state`: what the emulator received, as JSON (records and files per app, the
+   * request log with statuses, secrets redacted), for scripts that cannot read `mock.state`.
+   * `?requests=N` sets how many log entries it includes (default 1000). `{url}/_emulator/records`
+   * gives the received records as JSON Lines.
+   */
+  readonly stateUrl: string;
   /** State, faults and controls of the served emulator. */
   readonly mock: PushApiEmulator;
   /** Stops listening and closes every connection, idle keep-alive ones included. */
@@ -94,10 +127,12 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       if (!emulator) return void res.destroy();
+      const target = targetUrl(req.url, url);
+      if (inspect(emulator, target, req, res)) return;
       const request = new NodeRequest({ req, res });
       const response = await emulator.handle(request, {
         wire: { contentLength: req.headers['content-length'], transferEncoding: req.headers['transfer-encoding'] },
-        url: targetUrl(req.url, url),
+        url: target,
       });
       if (response.type === 'error') {
         // An injected dropped connection: the client sees a reset, as with a crashed server.
@@ -142,6 +177,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     authUrl: `${url}/auth`,
     baseUrl: url,
     uploadUrl: `${url}/storage`,
+    stateUrl: `${url}${STATE_PATH}`,
     mock: emulator,
     close() {
       closing ??= new Promise<void>((resolve) => {

@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { createPushApiMock } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, TokenError } from '../../src/errors.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';

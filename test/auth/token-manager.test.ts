@@ -1,4 +1,4 @@
-import { createPushApiMock } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import type { TokenManagerOptions } from '../../src/auth/token-manager.js';
 import { MemoryTokenStore } from '../../src/auth/token-store.js';

@@ -1,6 +1,6 @@
 import { setupServer } from 'msw/node';
 import { PushClient, RateLimitError } from 'push-api-client';
-import { createPushApiMock } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 const mock = createPushApiMock();

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { createPushApiMock } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import type { FinanceRecordInput } from '../../src/finance/schema.js';
 import { clientFor, expectAccounted, makeRecord, toAsync } from './helpers.js';

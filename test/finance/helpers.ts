@@ -1,4 +1,5 @@
-import { createPushApiMock, type PushApiEmulator, type RunningEmulator } from 'push-api-client/testing';
+import type { PushApiEmulator, RunningEmulator } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import type { PushClientOptions } from '../../src/client.js';
 import type { FinanceRecordInput } from '../../src/finance/schema.js';
 import type { PublishReport } from '../../src/finance/types.js';

@@ -278,7 +278,7 @@ describe('publish interrupted by the input or a callback', () => {
   });
 
   it('logs a throwing onProgress as a warning and goes on publishing', async () => {
-    const { createPushApiMock } = await import('push-api-client/testing');
+    const { createPushApiMock } = await import('push-api-client/testing/msw');
     const mock = createPushApiMock();
     const warnings: { message: string; fields: unknown }[] = [];
     const logger = {

@@ -1,5 +1,5 @@
 import { setupServer } from 'msw/node';
-import { createPushApiMock } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AuthenticationError, ServerError } from '../../src/errors.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';

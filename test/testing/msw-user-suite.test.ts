@@ -4,7 +4,7 @@
  */
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPushApiMock } from '../../src/testing/index.js';
+import { createPushApiMock } from '../../src/testing/msw.js';
 
 const mock = createPushApiMock();
 const server = setupServer(...mock.handlers);

@@ -1,7 +1,7 @@
 /** Failure handling of uploads, against the emulator through msw (as in a user's test suite). */
 import { Readable } from 'node:stream';
 import { setupServer } from 'msw/node';
-import { createPushApiMock, type PushApiMock } from 'push-api-client/testing';
+import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PushClient } from '../../src/client.js';
 import { AbortError, UploadError } from '../../src/errors.js';

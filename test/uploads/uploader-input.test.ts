@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
-import { createPushApiMock, type PushApiMock } from 'push-api-client/testing';
+import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PushClient } from '../../src/client.js';
 import { ConfigurationError, NotFoundError, UploadError } from '../../src/errors.js';

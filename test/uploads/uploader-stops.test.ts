@@ -1,6 +1,6 @@
 /** upload(): per-file settling, addresses asked in batches, and a run stopped by an error rejects with its report. */
 import { setupServer } from 'msw/node';
-import { createPushApiMock, type PushApiMock } from 'push-api-client/testing';
+import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AbortError, NotFoundError, PushError, TokenError } from '../../src/errors.js';
 import type { UploadFileResult, UploadReport } from '../../src/uploads/types.js';

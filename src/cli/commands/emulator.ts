@@ -2,8 +2,12 @@
  * `push-api emulator`: serves the emulated push service over HTTP until interrupted, for trying
  * the SDK, the CLI or curl against something that behaves like the real service.
  */
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, statSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { CONNECTOR_WRITE, DEMO_APP_ID, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET } from '../../testing/options.js';
+import type { RunningEmulator } from '../../testing/server.js';
 
 /** Seams for tests: where output goes and what stops the server (SIGINT/SIGTERM by default). */
 export interface EmulatorCommandIo {
@@ -34,6 +38,71 @@ export function parseRateLimit(value: string): { requests: number; windowMs: num
   return { requests: Number(match[1]), windowMs };
 }
 
+/** `--save` is written on stop: a path that cannot be written is refused at start, before anything is received. */
+export function parseSavePath(value: string): string {
+  const path = resolve(value);
+  if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) throw new InvalidArgumentError('is a directory');
+  try {
+    accessSync(dirname(path), constants.W_OK);
+  } catch {
+    throw new InvalidArgumentError(`cannot write in ${dirname(path)}`);
+  }
+  return value;
+}
+
+/** Quotes a value for a POSIX shell when it holds anything beyond plain URL and name characters. */
+export function shellQuote(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+function banner(running: RunningEmulator): string {
+  const { mock } = running;
+  const settings: [string, string][] = [
+    ['PUSH_AUTH_URL', running.authUrl],
+    ['PUSH_BASE_URL', running.baseUrl],
+    ['PUSH_SCOPE_BASE', mock.scopeBase],
+    ['PUSH_CLIENT_ID', mock.clientId],
+    ['PUSH_CLIENT_SECRET', mock.clientSecret],
+    ['PUSH_APP_ID', mock.appId],
+  ];
+  return [
+    `push-api emulator listening on ${running.url}`,
+    `  token:       POST ${running.authUrl}/oauth2/token`,
+    `  data API:    ${running.baseUrl}/services/push/v1/customer/apps/{appId}/...`,
+    `  uploads:     ${running.uploadUrl}   (where signed upload addresses point)`,
+    `  received:    GET ${running.stateUrl}   (JSON; records as JSON Lines: GET ${running.url}/_emulator/records)`,
+    '  The client secret below is a published demo value: never use it for anything else.',
+    'Settings for PushClient and push-api; paste them into the shell that runs your code:',
+    ...settings.map(([name, value]) => `export ${name}=${shellQuote(value)}`),
+    'Press Ctrl+C to stop.',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Writes the received records as JSON Lines: to a temporary file created exclusively next to the
+ * target, then renamed, so that a crash never leaves half a file under the name asked for.
+ */
+async function saveRecords(running: RunningEmulator, path: string): Promise<number> {
+  const { recordLines } = await import('../../testing/inspection.js');
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const file = await open(temp, 'wx');
+  let count = 0;
+  try {
+    for (const line of recordLines(running.mock)) {
+      await file.write(line);
+      count++;
+    }
+    await file.close();
+    await rename(temp, path);
+  } catch (error) {
+    await file.close().catch(() => undefined);
+    await rm(temp, { force: true });
+    throw error;
+  }
+  return count;
+}
+
 function untilStopped(signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     if (signal) {
@@ -59,12 +128,14 @@ export function emulatorCommand(io: EmulatorCommandIo = {}): Command {
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--token-ttl <seconds>', 'lifetime of issued access tokens', parseSeconds)
     .option('--rate-limit <n/window>', 'data API rate limit, such as 100/1s', parseRateLimit)
+    .option('--save <file>', 'on stop, write the received finance records to FILE as JSON Lines', parseSavePath)
     .action(
       async (options: {
         port: number;
         host: string;
         tokenTtl?: number;
         rateLimit?: { requests: number; windowMs: number };
+        save?: string;
       }) => {
         // Loaded here: the HTTP server (srvx) and the emulated service are only this command's cost.
         const { startEmulator } = await import('../../testing/server.js');
@@ -74,23 +145,15 @@ export function emulatorCommand(io: EmulatorCommandIo = {}): Command {
           tokenTtlSeconds: options.tokenTtl,
           rateLimit: options.rateLimit,
         });
-        const { mock } = running;
-        write(
-          [
-            `push-api emulator listening on ${running.url}`,
-            `  auth URL:      ${running.authUrl}   (token: POST ${running.authUrl}/oauth2/token)`,
-            `  base URL:      ${running.baseUrl}`,
-            `  upload URL:    ${running.uploadUrl}`,
-            `  client id:     ${DEMO_CLIENT_ID}`,
-            `  client secret: ${DEMO_CLIENT_SECRET}   (demo only)`,
-            `  scope base:    ${mock.scopeBase}   (data operations need ${mock.scopeBase}/${CONNECTOR_WRITE})`,
-            `  app id:        ${DEMO_APP_ID}`,
-            'Press Ctrl+C to stop.',
-            '',
-          ].join('\n'),
-        );
+        write(banner(running));
         await untilStopped(io.stopSignal);
         await running.close();
+        const { receivedSummary } = await import('../../testing/inspection.js');
+        write(receivedSummary(running.mock));
+        if (options.save !== undefined) {
+          const saved = await saveRecords(running, options.save);
+          write(`saved ${saved} record${saved === 1 ? '' : 's'} to ${options.save}\n`);
+        }
         write('emulator stopped\n');
       },
     );

@@ -1,0 +1,183 @@
+/**
+ * 7. Fleet goodput: 4 worker processes publish to one app against the emulator (real HTTP, another
+ * process) limited to 20 requests/s: with one rate budget shared through Redis
+ * (examples/redis-rate-budget.ts) against the same fleet with each process adapting alone. 429s
+ * are counted by the emulator. Needs Redis (REDIS_URL, as `scripts/start-services.sh` prints);
+ * without one it skips itself and says why.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { Redis } from 'ioredis';
+import { alternate } from '../lib/alternate.js';
+import { connectionEnv } from '../lib/client.js';
+import { childScript } from '../lib/paths.js';
+import { makeRow } from '../lib/row.js';
+import { type ServerProcess, withServer } from '../lib/server-process.js';
+import { median } from '../lib/stats.js';
+import type { Benchmark } from './types.js';
+
+const LIMIT = { requests: 20, windowMs: 1000 };
+const WORKERS = 4;
+const BATCH_SIZE = 50;
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:56379';
+
+interface Sample {
+  /** Accepted batches per second, as a percentage of the limit. */
+  goodputPct: number;
+  share429: number;
+  recordsFailed: number;
+  recordsUnknown: number;
+}
+
+interface WorkerReport {
+  recordsSent: number;
+  recordsFailed: number;
+  recordsUnknown: number;
+  batchesSent: number;
+  startedAt: number;
+  endedAt: number;
+}
+
+/** Why the fleet cannot run here, or undefined when Redis answers. */
+async function redisMissing(): Promise<string | undefined> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 0 });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+    return undefined;
+  } catch (error) {
+    return `no Redis at ${REDIS_URL} (${error instanceof Error ? error.message : String(error)}); start one with scripts/start-services.sh`;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function fleetRun(
+  server: ServerProcess,
+  batches: number,
+  shared: boolean,
+  log: (message: string) => void,
+): Promise<Sample> {
+  await server.reset();
+  const budgetKey = shared ? `bench-${randomUUID()}` : '';
+  const workers: ChildProcessWithoutNullStreams[] = [];
+  try {
+    const outputs = Array.from({ length: WORKERS }, () => {
+      const child = spawn(process.execPath, [childScript('fleet-worker')], {
+        env: {
+          ...process.env,
+          ...connectionEnv(server),
+          REDIS_URL,
+          BUDGET_KEY: budgetKey,
+          BATCHES: String(batches),
+          BATCH_SIZE: String(BATCH_SIZE),
+        },
+      });
+      child.stderr.resume();
+      workers.push(child);
+      return createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    });
+    const next = async (lines: AsyncIterator<string>) => {
+      const { value, done } = await lines.next();
+      if (done) throw new Error('fleet worker closed its output early');
+      return value;
+    };
+    for (const lines of outputs) if ((await next(lines)) !== 'ready') throw new Error('fleet worker not ready');
+    for (const child of workers) child.stdin.write('go\n');
+    const reports = await Promise.all(
+      outputs.map(async (lines) => {
+        const line = await next(lines);
+        try {
+          return JSON.parse(line) as WorkerReport;
+        } catch {
+          throw new Error(`fleet worker printed ${JSON.stringify(line.slice(0, 200))} instead of its report`);
+        }
+      }),
+    );
+    // From the first worker's start to the last one's end: the fleet's publishing time.
+    const seconds =
+      (Math.max(...reports.map((report) => report.endedAt)) - Math.min(...reports.map((report) => report.startedAt))) /
+      1000;
+    const stats = await server.stats();
+    const first = Math.min(...reports.map((report) => report.startedAt));
+    const spans = reports.map((report) => `${report.startedAt - first}–${report.endedAt - first}`);
+    log(
+      `fleet ${shared ? 'shared' : 'alone'}: ${seconds.toFixed(1)} s, ${stats.financeRateLimited}/${stats.financeRequests} answered 429; ms per worker ${spans.join(', ')}`,
+    );
+    const sum = (key: keyof WorkerReport) => reports.reduce((total, report) => total + report[key], 0);
+    return {
+      goodputPct: (100 * sum('batchesSent')) / seconds / (LIMIT.requests / (LIMIT.windowMs / 1000)),
+      share429: stats.financeRequests === 0 ? Number.NaN : (100 * stats.financeRateLimited) / stats.financeRequests,
+      recordsFailed: sum('recordsFailed'),
+      recordsUnknown: sum('recordsUnknown'),
+    };
+  } finally {
+    for (const child of workers) if (child.exitCode === null) child.kill();
+    await Promise.all(workers.map((child) => (child.exitCode === null ? once(child, 'exit') : undefined)));
+  }
+}
+
+export const fleet: Benchmark = {
+  name: 'fleet',
+  title: '7 fleet rate budget',
+  async run(ctx) {
+    const missing = await redisMissing();
+    if (missing) {
+      ctx.log(`fleet: skipped: ${missing}`);
+      return [];
+    }
+    const batches = ctx.quick ? 25 : 50;
+    const rounds = ctx.quick ? 1 : 2;
+    return withServer({ kind: 'emulator', rateLimit: LIMIT }, async (server) => {
+      ctx.log(`fleet: ${rounds} rounds of ${WORKERS} processes × ${batches} batches, limit ${LIMIT.requests}/s`);
+      const samples = await alternate(rounds, [
+        { name: 'shared', run: () => fleetRun(server, batches, true, ctx.log) },
+        { name: 'alone', run: () => fleetRun(server, batches, false, ctx.log) },
+      ]);
+      const shared = samples.get('shared') ?? [];
+      const alone = samples.get('alone') ?? [];
+      const pick = (list: Sample[], key: keyof Sample) => list.map((sample) => sample[key]);
+      const total = (list: Sample[], key: keyof Sample) => pick(list, key).reduce((a, b) => a + b, 0);
+      const note =
+        `${WORKERS} × ${batches} batches of ${BATCH_SIZE}; records failed: shared ${total(shared, 'recordsFailed')}, ` +
+        `alone ${total(alone, 'recordsFailed')}; unknown: shared ${total(shared, 'recordsUnknown')}, ` +
+        `alone ${total(alone, 'recordsUnknown')} (all rounds)`;
+      return [
+        makeRow({
+          benchmark: this.title,
+          metric: `goodput, % of the limit (${LIMIT.requests}/s)`,
+          unit: '%',
+          ours: median(pick(shared, 'goodputPct')),
+          baselineName: 'each process alone',
+          baseline: median(pick(alone, 'goodputPct')),
+          target: { of: 'value', op: '>=', limit: 90 },
+          samples: { ours: pick(shared, 'goodputPct'), baseline: pick(alone, 'goodputPct') },
+          note,
+        }),
+        makeRow({
+          benchmark: this.title,
+          metric: 'requests answered 429',
+          unit: '%',
+          ours: median(pick(shared, 'share429')),
+          baselineName: 'each process alone',
+          baseline: median(pick(alone, 'share429')),
+          target: { of: 'value', op: '<=', limit: 10 },
+          samples: { ours: pick(shared, 'share429'), baseline: pick(alone, 'share429') },
+        }),
+        makeRow({
+          benchmark: this.title,
+          metric: 'records failed (all rounds)',
+          unit: 'records',
+          ours: total(shared, 'recordsFailed'),
+          baselineName: 'each process alone',
+          baseline: total(alone, 'recordsFailed'),
+          target: { of: 'value', op: '==', limit: 0 },
+          samples: { ours: pick(shared, 'recordsFailed'), baseline: pick(alone, 'recordsFailed') },
+        }),
+      ];
+    });
+  },
+};

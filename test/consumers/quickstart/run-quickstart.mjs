@@ -39,10 +39,13 @@ function onlyBlock(heading, language) {
 const esmCode = onlyBlock('## Quick start', 'js');
 const esmOutput = onlyBlock('## Quick start', 'text').trimEnd();
 const cjsCode = onlyBlock('### CommonJS', 'js');
-const readmeExports = blocks(section('## Start the emulator'))
+const emulatorLines = blocks(section('## Start the emulator'))
   .filter((block) => block.language === 'sh')
-  .flatMap((block) => block.body.split('\n'))
-  .filter((line) => line.startsWith('export '));
+  .flatMap((block) => block.body.split('\n'));
+const readmeExports = emulatorLines.filter((line) => line.startsWith('export '));
+/** The README's `curl -s <address>` that shows what the emulator received. */
+const stateAddress = emulatorLines.map((line) => /^curl -s (\S+)$/.exec(line)?.[1]).find(Boolean);
+assert.ok(stateAddress, 'README.md shows how to see what the emulator received');
 assert.ok(/^import /m.test(esmCode), 'the Quick start block is an ES module');
 assert.ok(/require\('push-api-client'\)/.test(cjsCode), 'the CommonJS block uses require');
 
@@ -91,29 +94,10 @@ function exportsOf(lines) {
   );
 }
 
-/** The settings a user exports from the banner. */
-function settingsFrom(banner) {
-  const exported = exportsOf(banner.split('\n'));
-  if (Object.keys(exported).length > 0) return { settings: exported, fromExportLines: true };
-  // Banners without export lines name each setting on a line of its own.
-  const field = (label) => new RegExp(`^\\s*${label}:\\s+(\\S+)`, 'm').exec(banner)?.[1];
-  return {
-    fromExportLines: false,
-    settings: {
-      PUSH_AUTH_URL: field('auth URL'),
-      PUSH_BASE_URL: field('base URL'),
-      PUSH_SCOPE_BASE: field('scope base'),
-      PUSH_CLIENT_ID: field('client id'),
-      PUSH_CLIENT_SECRET: field('client secret'),
-      PUSH_APP_ID: field('app id'),
-    },
-  };
-}
-
 const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PUSH_')));
 const { child: emulator, banner } = await startEmulatorCli();
 try {
-  const { settings, fromExportLines } = settingsFrom(banner);
+  const settings = exportsOf(banner.split('\n'));
   const port = new URL(settings.PUSH_BASE_URL).port;
   // The README shows the banner's lines for the default port, 4010.
   const shown = exportsOf(readmeExports);
@@ -121,8 +105,14 @@ try {
   for (const [name, value] of Object.entries(shown)) {
     assert.equal(value.replace('127.0.0.1:4010', `127.0.0.1:${port}`), settings[name], `README's ${name}`);
   }
-  if (!fromExportLines) console.log('   (this emulator banner prints no export lines; settings read from its fields)');
   const env = { ...clean, ...settings };
+  /** What the emulator holds for the demo app, read as the README shows. */
+  const received = async () => {
+    const response = await fetch(stateAddress.replace('127.0.0.1:4010', `127.0.0.1:${port}`));
+    assert.equal(response.status, 200);
+    const app = (await response.json()).apps.find((candidate) => candidate.appId === settings.PUSH_APP_ID);
+    return { records: app.records, files: app.files.map((file) => file.name) };
+  };
 
   // A fresh ES module project, and a fresh CommonJS one made by `npm init -y`.
   const esm = join(base, 'quickstart-esm');
@@ -143,6 +133,7 @@ try {
   const esmRun = await run(['index.js'], esm, env);
   assert.equal(esmRun.code, 0, `ES module Quick start exited ${esmRun.code}:\n${esmRun.stderr}`);
   assert.equal(esmRun.stdout.trimEnd(), esmOutput, 'ES module Quick start prints what the README shows');
+  assert.deepEqual(await received(), { records: 2, files: ['users.csv'] });
 
   // As the README warns: the ES module block fails in the project `npm init -y` made.
   writeFileSync(join(cjs, 'esm-block.js'), esmCode);
@@ -153,12 +144,14 @@ try {
   const cjsRun = await run(['index.js'], cjs, env);
   assert.equal(cjsRun.code, 0, `CommonJS Quick start exited ${cjsRun.code}:\n${cjsRun.stderr}`);
   assert.match(cjsRun.stdout, /^1 sent, 0 failed, 0 unknown\n$/);
+  assert.deepEqual(await received(), { records: 3, files: ['users.csv'] });
 
   // The outcome check: a refused credential stops the run, and the Quick start says so and exits 1.
   const refused = await run(['index.js'], esm, { ...env, PUSH_CLIENT_SECRET: 'not-the-secret' });
   assert.equal(refused.code, 1, `with a wrong secret the Quick start exited ${refused.code}:\n${refused.stdout}`);
   assert.match(refused.stderr, /^stopped: /m);
   assert.doesNotMatch(refused.stderr + refused.stdout, /not-the-secret/);
+  assert.deepEqual(await received(), { records: 3, files: ['users.csv'] }, 'a refused run sends nothing');
   console.log('   README Quick start: ES module and CommonJS projects ran as shown');
 } finally {
   emulator.kill('SIGTERM');

@@ -99,9 +99,9 @@ export interface EmulatorOptions {
    * The storage host's `Content-Length` rule for PUTs that did not come over a socket (msw,
    * `emulator.fetch`); over real HTTP it always holds (411 without it, 501 when chunked).
    * - `'auto'`: a body that the runtime would send chunked (a `ReadableStream` without a
-   *   `Content-Length` header) answers 501 NotImplemented, as object stores do. Bytes, strings and
-   *   Blobs have a length the runtime sends, and pass. Detected on Node's fetch (undici); elsewhere
-   *   such a body passes.
+   *   `Content-Length` header; on Deno, any `ReadableStream`) answers 501 NotImplemented, as object
+   *   stores do. Bytes, strings and Blobs have a length the runtime sends, and pass. Detected on
+   *   Node's fetch (undici) and Deno; elsewhere such a body passes.
    * - `true`: also every PUT without a `Content-Length` header answers 411 MissingContentLength.
    * - `false`: no check.
    * @default 'auto'

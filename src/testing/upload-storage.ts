@@ -8,7 +8,7 @@
  * The body is hashed as it streams; its bytes are kept while `maxStoredUploadBytes` has room.
  */
 import { parseContentLength } from './body.js';
-import { bodyHasKnownLength } from './body-length.js';
+import { bodyIsStream, streamsAlwaysChunked } from './body-length.js';
 import type { EmulatorContext, IncomingRequest } from './context.js';
 import { xmlError } from './responses.js';
 import { receiveUploadBody } from './upload-body.js';
@@ -35,8 +35,10 @@ export async function handleUpload(
   if (transferEncoding !== undefined && /chunked/i.test(transferEncoding)) return chunkedRefused();
   const lengthHeader = wire ? wire.contentLength : (request.headers.get('content-length') ?? undefined);
   const declared = parseContentLength(lengthHeader);
-  // Without a socket, a stream body with no Content-Length is what the runtime would send chunked.
-  const wouldBeChunked = !wire && declared === undefined && bodyHasKnownLength(request) === false;
+  // Without a socket, judge the body as the runtime would send it: a stream goes chunked without a
+  // Content-Length header, and on Deno even with one.
+  const wouldBeChunked =
+    !wire && bodyIsStream(request) === true && (declared === undefined || streamsAlwaysChunked());
   if (wouldBeChunked && config.requireContentLength !== false) return chunkedRefused();
   if (declared === undefined && (wire || config.requireContentLength === true)) {
     return xmlError(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.');

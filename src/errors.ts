@@ -166,7 +166,7 @@ export class ServerError extends PushApiError {
  * A 3xx answer that the client did not follow: any redirect of a POST (the body was already
  * sent, so on the finance POST the batch's outcome is unknown), a redirect that would carry a body
  * to another origin, or too many hops. `targetOrigin` names where it pointed, without path, query
- * or credentials.
+ * or credentials (the `location` header is left out of `headers` for the same reason).
  */
 export class RedirectError extends PushApiError {
   override name = 'RedirectError';

@@ -48,6 +48,13 @@ function invalid(reason: string, status: number): TokenError {
   return new TokenError('invalid_token_response', `Token endpoint returned an unusable token: ${reason}`, { status });
 }
 
+/**
+ * The longest token lifetime believed, in seconds (24 hours). A service may claim any `expires_in`
+ * (1e300 once gave an Invalid Date, and the cache never hit); a longer claim is cut to this, so a
+ * token is refreshed at least once a day.
+ */
+export const MAX_TOKEN_LIFETIME_SECONDS = 86_400;
+
 function readExpiresIn(value: unknown): number | undefined {
   if (typeof value === 'number') return value;
   // Some servers send the lifetime as a numeric string; accept it, reject anything else.
@@ -57,7 +64,7 @@ function readExpiresIn(value: unknown): number | undefined {
 
 /**
  * Validates a 2xx token response: a non-empty `access_token`, `token_type` Bearer in any case, a
- * positive finite `expires_in`; and when the server lists the granted `scope`, every required
+ * positive `expires_in` (cut to {@link MAX_TOKEN_LIFETIME_SECONDS}); and when the server lists the granted `scope`, every required
  * scope must be in it, so that a missing scope fails here rather than as a 403 on each data call.
  */
 export function parseTokenResponse(
@@ -75,7 +82,7 @@ export function parseTokenResponse(
     throw invalid('token_type is not Bearer', status);
   }
   const expiresIn = readExpiresIn(body.expires_in);
-  if (expiresIn === undefined || !Number.isFinite(expiresIn) || expiresIn <= 0) {
+  if (expiresIn === undefined || Number.isNaN(expiresIn) || expiresIn <= 0) {
     throw invalid('expires_in is not a positive number of seconds', status);
   }
   let scopes = [...requiredScopes];
@@ -93,6 +100,6 @@ export function parseTokenResponse(
     }
     scopes = granted;
   }
-  const lifetimeMs = expiresIn * 1000;
+  const lifetimeMs = Math.min(expiresIn, MAX_TOKEN_LIFETIME_SECONDS) * 1000;
   return { token: { accessToken, tokenType, expiresAt: new Date(now + lifetimeMs), scopes }, lifetimeMs };
 }

@@ -92,9 +92,12 @@ function redirectError(
 ): RedirectError {
   const origin = targetOrigin(response.headers.get('location'), url);
   const target = origin === undefined ? 'no valid location' : origin;
+  const headers = headersToRecord(response.headers, secrets);
+  // The full target may carry a signature, a token or credentials: only its origin is kept.
+  delete headers.location;
   return new RedirectError(
     response.status,
-    headersToRecord(response.headers, secrets),
+    headers,
     `${spec.operation} answered with a redirect (HTTP ${response.status} to ${target}), ${reason}`,
     origin,
   );

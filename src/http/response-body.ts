@@ -54,7 +54,8 @@ export async function bufferSuccess(
   if (secrets.length === 0) return new Response(bytes, init);
   const text = decodeText(bytes);
   const scrubbed = scrubSecrets(text, secrets);
-  return new Response(scrubbed === text ? bytes : scrubbed, init);
+  const headers = new Headers(headersToRecord(response.headers, secrets));
+  return new Response(scrubbed === text ? bytes : scrubbed, { ...init, headers });
 }
 
 /**

@@ -1,7 +1,7 @@
 /** The upload-address operation (spec, operation 2): building its URLs and checking its answer. */
 import { appResourceUrl } from '../app-path.js';
 import { PushError, UploadError } from '../errors.js';
-import { assertSecureUrl } from '../http/url-guard.js';
+import { assertSecureUrl, type NetworkScope, networkScope } from '../http/url-guard.js';
 import { MAX_UPLOAD_URLS_URL_LENGTH } from './limits.js';
 import type { UploadFileType } from './types.js';
 
@@ -56,15 +56,45 @@ export function uploadUrlsRequests(
   return urls;
 }
 
+/** What a signed address is checked against: the transport's http rule and where the service itself is. */
+export interface AddressRules {
+  allowInsecureHttp: boolean;
+  /** The configured `baseUrl`: the service that hands out the addresses. */
+  service: URL;
+}
+
+const SCOPE_RANK: Record<NetworkScope, number> = { public: 0, private: 1, loopback: 2 };
+
+/**
+ * Why a signed address is refused, or undefined. A service may only send the file as close to this
+ * machine as it is itself: a remote service handing out `http://127.0.0.1:…` or `http://10.0.0.5/`
+ * would make the SDK send a file (and the request) into this machine or its network
+ * (server-side request forgery). A loopback service (the emulator) may use loopback addresses; a
+ * service on the private network may use private addresses. Credentials in the address are refused:
+ * a signed address carries its authorization in the query, and `user:pass@` would be sent as Basic auth.
+ */
+function addressProblem(url: URL, rules: AddressRules): string | undefined {
+  if (url.username !== '' || url.password !== '') return 'carries credentials (user:password@)';
+  const scope = networkScope(url);
+  const serviceScope = networkScope(rules.service);
+  if (SCOPE_RANK[scope] > SCOPE_RANK[serviceScope]) {
+    const where = scope === 'loopback' ? 'this machine (loopback)' : 'a private network';
+    return `points into ${where} (${url.host}) while the service (${rules.service.host}) is not there`;
+  }
+  return undefined;
+}
+
 /**
  * Checks the answer: a JSON object with exactly one absolute http(s) URL per requested name, each
- * passing the https-only rule, because a file must never go to an address we did not ask for.
+ * passing the https-only rule and the network rule (no loopback or private-network address from a
+ * service that is not there itself), because a file must never go to an address we did not ask for.
  */
 export function parseUploadUrlMap(
   body: unknown,
   requested: readonly string[],
-  allowInsecureHttp: boolean,
+  rules: AddressRules,
 ): Record<string, string> {
+  const { allowInsecureHttp } = rules;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new PushError('The upload-address response is not a JSON object mapping file names to addresses.');
   }
@@ -94,6 +124,10 @@ export function parseUploadUrlMap(
       assertSecureUrl(url, `signed upload address for ${JSON.stringify(name)}`, allowInsecureHttp);
     } catch (error) {
       throw new UploadError(name, error instanceof Error ? error.message : String(error), { cause: error });
+    }
+    const problem = addressProblem(url, rules);
+    if (problem !== undefined) {
+      throw new UploadError(name, `The upload address for ${JSON.stringify(name)} ${problem}; it is not used.`);
     }
     // defineProperty: `out["__proto__"] = value` would set the prototype instead of adding the name.
     Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });

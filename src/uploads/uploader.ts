@@ -76,7 +76,12 @@ export class Uploader {
       } catch (error) {
         throw new PushError('The upload-address response is not valid JSON.', { cause: error });
       }
-      for (const [name, address] of Object.entries(parseUploadUrlMap(body, names, this.#ctx.allowInsecureHttp))) {
+      for (const [name, address] of Object.entries(
+        parseUploadUrlMap(body, names, {
+          allowInsecureHttp: this.#ctx.allowInsecureHttp,
+          service: this.#ctx.baseUrl,
+        }),
+      )) {
         // defineProperty: a file may be called "__proto__".
         Object.defineProperty(addresses, name, {
           value: address,

@@ -66,10 +66,12 @@ describe('upload-address requests', () => {
 });
 
 describe('upload-address response', () => {
+  const remote = { allowInsecureHttp: false, service: new URL('https://api.push.test') };
+  const loopback = { allowInsecureHttp: false, service: new URL('http://127.0.0.1:8080') };
   const good = { 'a.csv': 'https://up.test/app/a.csv?sig=1', 'b.csv': 'https://up.test/app/b.csv?sig=2' };
 
   it('returns one address per requested name', () => {
-    expect(parseUploadUrlMap(good, ['a.csv', 'b.csv'], false)).toEqual(good);
+    expect(parseUploadUrlMap(good, ['a.csv', 'b.csv'], remote)).toEqual(good);
   });
 
   it.each([
@@ -80,15 +82,70 @@ describe('upload-address response', () => {
     ['plain http to a remote host', { ...good, 'b.csv': 'http://up.test/b' }, /only https/],
     ['a non-http scheme', { ...good, 'b.csv': 'ftp://up.test/b' }, /http\(s\) URL/],
   ])('rejects %s', (_, body, message) => {
-    expect(() => parseUploadUrlMap(body, ['a.csv', 'b.csv'], false)).toThrow(message);
+    expect(() => parseUploadUrlMap(body, ['a.csv', 'b.csv'], remote)).toThrow(message);
   });
 
   it('rejects a body that is not an object', () => {
-    for (const body of [null, [], 'x', 1]) expect(() => parseUploadUrlMap(body, ['a.csv'], false)).toThrow(PushError);
+    for (const body of [null, [], 'x', 1]) expect(() => parseUploadUrlMap(body, ['a.csv'], remote)).toThrow(PushError);
   });
 
-  it('allows http to loopback, and to any host with allowInsecureHttp', () => {
-    expect(parseUploadUrlMap({ a: 'http://127.0.0.1:9/a' }, ['a'], false)).toEqual({ a: 'http://127.0.0.1:9/a' });
-    expect(parseUploadUrlMap({ a: 'http://up.test/a' }, ['a'], true)).toEqual({ a: 'http://up.test/a' });
+  it('allows http to loopback from a loopback service, and to any host with allowInsecureHttp', () => {
+    expect(parseUploadUrlMap({ a: 'http://127.0.0.1:9/a' }, ['a'], loopback)).toEqual({ a: 'http://127.0.0.1:9/a' });
+    expect(parseUploadUrlMap({ a: 'http://up.test/a' }, ['a'], { ...remote, allowInsecureHttp: true })).toEqual({
+      a: 'http://up.test/a',
+    });
+  });
+
+  // A remote service must not make the SDK send files into this machine or its network.
+  it.each([
+    'http://127.0.0.1:9/a',
+    'https://127.0.0.1/a',
+    'http://127.1/a',
+    'http://0x7f.1/a',
+    'http://2130706433/a',
+    'http://localhost:9/a',
+    'http://files.localhost/a',
+    'http://[::1]/a',
+    'https://0.0.0.0/a',
+    'https://10.1.2.3/a',
+    'https://172.16.0.1/a',
+    'https://172.31.255.255/a',
+    'https://192.168.1.1/a',
+    'https://169.254.169.254/latest/meta-data',
+    'https://[fc00::1]/a',
+    'https://[fd12:3456::1]/a',
+    'https://[fe80::1]/a',
+    'https://[::ffff:127.0.0.1]/a',
+    'https://[::ffff:10.0.0.1]/a',
+  ])('refuses %s from a remote service', (address) => {
+    expect(() => parseUploadUrlMap({ a: address }, ['a'], { ...remote, allowInsecureHttp: true })).toThrow(
+      /points into (this machine|a private network)/,
+    );
+  });
+
+  it.each(['https://172.32.0.1/a', 'https://11.0.0.1/a', 'https://[2001:db8::1]/a', 'https://localhost.example/a'])(
+    'accepts the public address %s',
+    (address) => {
+      expect(parseUploadUrlMap({ a: address }, ['a'], remote)).toEqual({ a: address });
+    },
+  );
+
+  it('a private-network service may use private addresses, but not loopback ones', () => {
+    const internal = { allowInsecureHttp: false, service: new URL('https://10.0.0.5') };
+    expect(parseUploadUrlMap({ a: 'https://10.0.0.6/a' }, ['a'], internal)).toEqual({ a: 'https://10.0.0.6/a' });
+    expect(() => parseUploadUrlMap({ a: 'https://127.0.0.1/a' }, ['a'], internal)).toThrow(/this machine/);
+  });
+
+  it('refuses an address with credentials, without repeating them', () => {
+    const error = (() => {
+      try {
+        parseUploadUrlMap({ a: 'https://user:hunter22@up.test/a' }, ['a'], remote);
+      } catch (caught) {
+        return caught as Error;
+      }
+    })();
+    expect(error).toBeInstanceOf(UploadError);
+    expect(error?.message).toMatch(/credentials/);
+    expect(error?.message).not.toContain('hunter22');
   });
 });

@@ -1,0 +1,123 @@
+/**
+ * A service on 127.0.0.1 that plays the push API (token endpoint, upload addresses, finance,
+ * storage PUTs) well by default, and badly wherever a test's `misbehave` answers instead. Closed
+ * after each test (through useLoopbackServers).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PushClient, type PushClientOptions } from '../../src/index.js';
+import { useLoopbackServers } from './loopback-server.js';
+
+/** Credentials with characters that every encoding changes: `/` (JSON `\/`), `+`, space, `&`, `%`, `é`. */
+export const HOSTILE_CLIENT_ID = 'hostile-client';
+export const HOSTILE_SECRET = 'cs/Se+cr%et &é-0123456789';
+export const HOSTILE_TOKEN = 'at/Tok+en=-abcdefghijklmnop';
+export const HOSTILE_APP_ID = 'app-1';
+
+export type HostileRoute = 'token' | 'upload-urls' | 'finance' | 'storage' | 'other';
+
+export interface HostileRequest {
+  method: string;
+  path: string;
+  route: HostileRoute;
+  authorization: string | undefined;
+  body: string;
+}
+
+/**
+ * Answers a request instead of the well-behaved service, or returns false to let it answer.
+ * `hit` counts the requests on the same route so far, starting at 1.
+ */
+export type Misbehaviour = (
+  request: HostileRequest & { hit: number },
+  res: ServerResponse,
+  req: IncomingMessage,
+) => boolean | undefined;
+
+export interface HostileService {
+  /** `http://127.0.0.1:<port>`: the auth URL, the base URL and the storage host at once. */
+  url: string;
+  /** Every request received, in order. */
+  requests: HostileRequest[];
+  /** Requests on one route. */
+  on(route: HostileRoute): HostileRequest[];
+  /** A client for this service: no retries waiting on backoff unless the test asks. */
+  client(options?: PushClientOptions): PushClient;
+}
+
+function routeOf(method: string, path: string): HostileRoute {
+  if (path === '/oauth2/token') return 'token';
+  if (method === 'PUT' && path.startsWith('/files/')) return 'storage';
+  if (/\/services\/push\/v1\/customer\/apps\/[^/]+\/upload$/.test(path)) return 'upload-urls';
+  if (/\/services\/push\/v1\/customer\/apps\/[^/]+\/finance$/.test(path)) return 'finance';
+  return 'other';
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** Registers the afterEach that closes the servers, and returns `start(misbehave?)`. */
+export function useHostileService(): (misbehave?: Misbehaviour) => Promise<HostileService> {
+  const serve = useLoopbackServers();
+  return async (misbehave) => {
+    const requests: HostileRequest[] = [];
+    const hits = new Map<HostileRoute, number>();
+    let url = '';
+    url = await serve((req, res, body) => {
+      const method = req.method ?? 'GET';
+      const parsed = new URL(req.url ?? '/', url);
+      const request: HostileRequest = {
+        method,
+        path: parsed.pathname,
+        route: routeOf(method, parsed.pathname),
+        authorization: req.headers.authorization,
+        body,
+      };
+      requests.push(request);
+      const hit = (hits.get(request.route) ?? 0) + 1;
+      hits.set(request.route, hit);
+      if (misbehave?.({ ...request, hit }, res, req)) return;
+      switch (request.route) {
+        case 'token':
+          return json(res, 200, { access_token: HOSTILE_TOKEN, token_type: 'Bearer', expires_in: 3600 });
+        case 'upload-urls': {
+          const names = parsed.searchParams.getAll('filenames');
+          return json(res, 200, Object.fromEntries(names.map((name) => [name, `${url}/files/${name}?sig=1`])));
+        }
+        case 'finance':
+          return json(res, 200, { success: true });
+        case 'storage':
+          return res.writeHead(200, { etag: '"1"' }).end();
+        default:
+          return json(res, 404, { code: 'not_found', message: 'no such route', success: false });
+      }
+    });
+    return {
+      url,
+      requests,
+      on: (route) => requests.filter((request) => request.route === route),
+      client: (options = {}) =>
+        new PushClient({
+          clientId: HOSTILE_CLIENT_ID,
+          clientSecret: HOSTILE_SECRET,
+          authUrl: url,
+          baseUrl: url,
+          scopes: ['push.write'],
+          maxRetries: 0,
+          timeoutMs: 5_000,
+          env: {},
+          ...options,
+        }),
+    };
+  };
+}
+
+/** A finance record that passes validation. */
+export const FINANCE_RECORD = {
+  created: 1_700_000_000_000,
+  amount: 1,
+  currency: 'EUR',
+  identifier: 'a@example.com',
+  type: 'expense' as const,
+  vendor: 'v',
+};

@@ -212,11 +212,13 @@ describe('an echoed secret is in no view of the error', () => {
         answers(HOSTILE_TOKEN, [200, 400, 403, 404, 409, 422, 500, 502]),
         fc.boolean(),
         async (answer, viaFinance) => {
-          const error = viaFinance
-            ? (finance.set(answer),
-              await failureOf(() => financeClient.finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD])))
-            : (upload.set(answer),
-              await failureOf(() => uploadClient.uploads.getUploadUrls(HOSTILE_APP_ID, ['a.csv'])));
+          finance.set(answer);
+          upload.set(answer);
+          const error = await failureOf(() =>
+            viaFinance
+              ? financeClient.finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD])
+              : uploadClient.uploads.getUploadUrls(HOSTILE_APP_ID, ['a.csv']),
+          );
           expect(leaks(error)).toEqual([]);
         },
       ),

@@ -22,8 +22,11 @@ export class InputCursor {
 
   /** An async iterable's iterator: reads are awaited (`nextAsync`); otherwise `nextSync`. */
   readonly isAsync: boolean;
+  /** The input itself when it is an array, which may be read by index instead (nothing to close). */
+  readonly array: readonly unknown[] | undefined;
 
   constructor(records: Iterable<unknown> | AsyncIterable<unknown>) {
+    this.array = Array.isArray(records) ? records : undefined;
     const openAsync = (records as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator];
     this.isAsync = typeof openAsync === 'function';
     this.#iterator = this.isAsync

@@ -11,8 +11,8 @@ import type { FinanceRecord } from './schema.js';
  * Rules, as zod applies them to `financeRecordSchema` (a property test checks that both agree on
  * valid and mutated records): the input is a non-array object; each listed key is read with
  * `input[key]` and counts as present when `key in input` (inherited ones included); every other
- * key that `for...in` yields is unknown; an optional key that is present with `undefined` is kept
- * as `undefined`, an absent one stays absent; the output has the keys in the schema's order.
+ * key that `for...in` yields is unknown; an optional key that is absent or `undefined` is left out
+ * of the JSON; the output has the keys in the schema's order.
  */
 
 /** The keys of the schema's shape; a `switch` on them is several times cheaper than a Set. */
@@ -68,30 +68,22 @@ function createdMs(value: unknown): number | undefined {
 const isOptionalText = (value: unknown): boolean => value === undefined || typeof value === 'string';
 const isRequiredText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 
-/**
- * The checks of the fast path, on the copy it made: `created` in Unix milliseconds when the record
- * is valid, `undefined` when only zod can tell.
- */
-function checkFields(record: FinanceRecord, createdInput: unknown): number | undefined {
-  const created = createdMs(createdInput);
-  if (created === undefined) return undefined;
-  const amount = record.amount;
-  if (typeof amount !== 'number' || !Number.isFinite(amount)) return undefined;
-  const currency = record.currency;
-  if (typeof currency !== 'string' || !isCurrencyCode(currency)) return undefined;
-  if (!isRequiredText(record.identifier)) return undefined;
+/** The checks of the fast path other than `created`'s, on the snapshot it made. */
+function hasValidFields(record: FinanceRecord): boolean {
+  const amount: unknown = record.amount;
+  if (typeof amount !== 'number' || !Number.isFinite(amount)) return false;
+  const currency: unknown = record.currency;
+  if (typeof currency !== 'string' || !isCurrencyCode(currency)) return false;
   const type: unknown = record.type;
-  if (type !== 'expense' && type !== 'invoice') return undefined;
-  if (!isRequiredText(record.vendor)) return undefined;
-  if (
-    !isOptionalText(record.name) ||
-    !isOptionalText(record.category) ||
-    !isOptionalText(record.description) ||
-    !isOptionalText(record.transactionNumber)
-  ) {
-    return undefined;
-  }
-  return created;
+  return (
+    (type === 'expense' || type === 'invoice') &&
+    isRequiredText(record.identifier) &&
+    isRequiredText(record.vendor) &&
+    isOptionalText(record.name) &&
+    isOptionalText(record.category) &&
+    isOptionalText(record.description) &&
+    isOptionalText(record.transactionNumber)
+  );
 }
 
 /** Whether every key `for...in` yields is a schema key. */
@@ -110,24 +102,26 @@ const isRecordObject = (input: unknown): input is Record<string, unknown> =>
  * explain". The wire record is always a new plain object, the snapshot that is checked and then
  * serialized: each field of `input` is read once, as zod reads it, so a getter or a Proxy that
  * answers differently on each read cannot show the checks one value and the request another.
+ *
+ * Every snapshot has the ten keys in the schema's order, an absent optional field as `undefined`:
+ * its JSON is the same as zod's output (`JSON.stringify` leaves out `undefined`), and one shape
+ * for every record is cheaper to build and to serialize than a shape per combination of fields.
  */
 export function parseFinanceRecordFast(input: unknown): FinanceRecord | undefined {
   if (!isRecordObject(input) || !hasOnlyKnownKeys(input)) return undefined;
-  const createdInput = input.created;
+  const created = createdMs(input.created);
+  if (created === undefined) return undefined;
   const out: FinanceRecord = {
-    created: 0,
+    created,
     amount: input.amount as number,
     currency: input.currency as string,
     identifier: input.identifier as string,
     type: input.type as FinanceRecord['type'],
     vendor: input.vendor as string,
+    name: input.name as string | undefined,
+    category: input.category as string | undefined,
+    description: input.description as string | undefined,
+    transactionNumber: input.transactionNumber as string | undefined,
   };
-  if ('name' in input) out.name = input.name as string | undefined;
-  if ('category' in input) out.category = input.category as string | undefined;
-  if ('description' in input) out.description = input.description as string | undefined;
-  if ('transactionNumber' in input) out.transactionNumber = input.transactionNumber as string | undefined;
-  const created = checkFields(out, createdInput);
-  if (created === undefined) return undefined;
-  out.created = created;
-  return out;
+  return hasValidFields(out) ? out : undefined;
 }

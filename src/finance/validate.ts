@@ -64,6 +64,17 @@ export function checkRecord(input: unknown): RecordCheck {
   return { ok: true, record: result.data, bound: recordJsonBound(result.data) };
 }
 
+/**
+ * Whether `input` is surely valid with JSON of at most `maxJsonBytes` bytes, by the fast path
+ * alone and keeping nothing: `false` means "not sure: ask `checkRecord`". For a pass over a whole
+ * input before any of it is sent, where most records are valid and none is kept; the pass that
+ * sends checks each record again, and sends what that check built.
+ */
+export function isSurelyValid(input: unknown, maxJsonBytes: number): boolean {
+  const fast = parseFinanceRecordFast(input);
+  return fast !== undefined && recordJsonBound(fast) <= maxJsonBytes;
+}
+
 /** `checkRecord` once `loadRecordSchema()` has completed. */
 export function validateFinanceRecord(input: unknown): AcceptedRecord | RefusedRecord {
   const check = checkRecord(input);

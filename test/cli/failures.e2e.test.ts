@@ -243,6 +243,8 @@ describe('--json on a usage error and on token', () => {
     const usage = await runCli(cli, publish('--json', '--batch-size', '0', 'x.csv'), { env: env() });
     expect(usage.code).toBe(2);
     expect(jsonOf(usage)).toMatchObject({ ok: false, exitCode: 2, error: { name: 'UsageError' } });
+    const granted = await runCli(cli, ['token', '--json'], { env: env() });
+    expect(jsonOf(granted)).toMatchObject({ ok: true, exitCode: 0 });
     const token = await runCli(cli, ['token', '--json'], { env: env({ PUSH_CLIENT_SECRET: 'wrong' }) });
     expect(token.code).toBe(1);
     expect(jsonOf(token)).toMatchObject({

@@ -85,6 +85,7 @@ export function demoCommand(): Command {
         const ok = upload.filesFailed === 0 && publish.recordsSent === DEMO_RECORDS;
         output.report({
           ok,
+          exitCode: ok ? ExitCode.Success : ExitCode.Stopped,
           command: 'demo',
           token: { tokenType: token.tokenType, expiresAt: token.expiresAt.toISOString(), scopes: token.scopes },
           upload: {

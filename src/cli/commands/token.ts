@@ -30,6 +30,7 @@ export function tokenCommand(): Command {
     if (flags.printToken && !flags.json) output.result(token.accessToken);
     output.report({
       ok: true,
+      exitCode: ExitCode.Success,
       command: 'token',
       tokenType: token.tokenType,
       expiresAt: token.expiresAt.toISOString(),

@@ -37,8 +37,7 @@ export async function handleUpload(
   const declared = parseContentLength(lengthHeader);
   // Without a socket, judge the body as the runtime would send it: a stream goes chunked without a
   // Content-Length header, and on Deno even with one.
-  const wouldBeChunked =
-    !wire && bodyIsStream(request) === true && (declared === undefined || streamsAlwaysChunked());
+  const wouldBeChunked = !wire && bodyIsStream(request) === true && (declared === undefined || streamsAlwaysChunked());
   if (wouldBeChunked && config.requireContentLength !== false) return chunkedRefused();
   if (declared === undefined && (wire || config.requireContentLength === true)) {
     return xmlError(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.');

@@ -6,6 +6,7 @@ import { DEFAULTS, ENV_VARS } from './defaults.js';
 import { ConfigurationError } from './errors.js';
 import { FinancePublisher } from './finance/publisher.js';
 import type { FetchLike } from './http/fetch.js';
+import { type PushClientHooks, safeHooks } from './http/hooks.js';
 import { FetchHttpClient } from './http/http-client.js';
 import { consoleLogger, filterLogger, LOG_LEVELS, type LogLevel, safeLogger, silentLogger } from './http/logger.js';
 import type { Logger } from './http/types.js';
@@ -64,6 +65,14 @@ export interface PushClientOptions {
    * @default process.env.PUSH_LOG, else every line when a `logger` is given and none otherwise
    */
   logLevel?: LogLevel;
+  /**
+   * Callbacks for metrics and tracing: `request` and `response` for each attempt, `retry` before
+   * each re-send, `tokenRefresh` for each token requested. Events carry the operation, method,
+   * address without its query, attempt, status, duration, request id and retry delay; never a
+   * header value or a body. A hook that throws is logged as a warning and ignored.
+   * @default no hooks
+   */
+  hooks?: PushClientHooks;
   /** Prepended to the User-Agent, such as `my-app/1.2`. @default undefined (`push-api-client/<version> <runtime>/<version>`: node, bun, deno; `workerd` or `edge` alone) */
   userAgent?: string;
   /** Where tokens are cached; share one between processes to share tokens. @default a new MemoryTokenStore */
@@ -280,6 +289,7 @@ export class PushClient {
    */
   constructor(options: PushClientOptions = {}) {
     const { clientSecret, logger, ...settings } = resolveOptions(options);
+    const hooks = safeHooks(options.hooks, (message, fields) => logger.warn(message, fields));
     this.#settings = settings;
     const http = new FetchHttpClient({
       fetch: options.fetch,
@@ -290,6 +300,7 @@ export class PushClient {
       allowInsecureHttp: settings.allowInsecureHttp,
       userAgent: settings.userAgent,
       logger,
+      hooks,
       tokens: () => this.tokens,
     });
     this.tokens = new TokenManager({
@@ -302,6 +313,7 @@ export class PushClient {
       tokenStore: options.tokenStore,
       refreshMarginMs: settings.refreshMarginMs,
       logger,
+      hooks,
     });
     const context: ClientContext = {
       http,

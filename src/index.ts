@@ -45,6 +45,14 @@ export type {
   SettledBatch,
 } from './finance/types.js';
 export type { FetchLike } from './http/fetch.js';
+export type {
+  HookRequestInfo,
+  PushClientHooks,
+  RequestHookEvent,
+  ResponseHookEvent,
+  RetryHookEvent,
+  TokenRefreshHookEvent,
+} from './http/hooks.js';
 export type { LogLevel } from './http/logger.js';
 export type { Logger } from './http/types.js';
 export type {

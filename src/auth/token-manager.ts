@@ -1,6 +1,7 @@
 import { DEFAULTS } from '../defaults.js';
 import { ConfigurationError, parseRetryAfterHeader, TokenError } from '../errors.js';
 import { raceSignal } from '../http/delay.js';
+import { noHooks, type SafeHooks, type TokenRefreshHookEvent } from '../http/hooks.js';
 import { silentLogger } from '../http/logger.js';
 import { MAX_TOKEN_RESPONSE_BYTES } from '../http/read-body.js';
 import type { HttpClient, Logger } from '../http/types.js';
@@ -39,6 +40,8 @@ export interface TokenManagerOptions {
   logger?: Logger;
   /** Clock in milliseconds; all expiry decisions use it. Injectable for tests. @default Date.now */
   now?: () => number;
+  /** Told of each token requested from the endpoint. @default no hooks */
+  hooks?: SafeHooks;
   /**
    * How long before expiry a token is refreshed, so that no request sets out with a token about to
    * expire on the way. Capped at half the token's lifetime, so a token is always used for a while.
@@ -123,6 +126,9 @@ export class TokenManager {
   readonly #storeKeys = new Map<string, Promise<string>>();
   /** Tokens the server refused; a shared store may still hand them out until it is updated. */
   readonly #rejected = new Set<string>();
+  /** Scope sets whose token was invalidated: their next refresh is reported as `rejected`. */
+  readonly #invalidated = new Set<string>();
+  readonly #hooks: SafeHooks;
 
   constructor(options: TokenManagerOptions) {
     this.#http = options.http;
@@ -134,6 +140,7 @@ export class TokenManager {
     this.#scopes = normalizeScopes(options.scopes);
     this.#method = options.tokenAuthMethod ?? DEFAULTS.tokenAuthMethod;
     this.#now = options.now ?? Date.now;
+    this.#hooks = options.hooks ?? noHooks;
     this.#store = options.tokenStore ?? new MemoryTokenStore({ now: this.#now });
     this.#logger = options.logger ?? silentLogger;
   }
@@ -208,6 +215,7 @@ export class TokenManager {
     for (const [key, entry] of this.#cache) {
       if (accessToken !== undefined && entry.token.accessToken !== accessToken) continue;
       this.#cache.delete(key);
+      this.#invalidated.add(key);
       this.#rejected.add(entry.token.accessToken);
       void this.#deleteStored(key);
     }
@@ -220,6 +228,13 @@ export class TokenManager {
   }
 
   async #refresh(scopes: readonly string[], key: string, force: boolean): Promise<AccessToken> {
+    const reason: TokenRefreshHookEvent['reason'] = force
+      ? 'forced'
+      : this.#invalidated.delete(key)
+        ? 'rejected'
+        : this.#cache.has(key)
+          ? 'expiring'
+          : 'initial';
     const storeKey = await this.#storeKey(key);
     if (!force) {
       const stored = await this.#readStore(storeKey);
@@ -231,7 +246,7 @@ export class TokenManager {
         }
       }
     }
-    const { token, lifetimeMs } = await this.#request(scopes);
+    const { token, lifetimeMs } = await this.#reportedRequest(scopes, reason);
     this.#cache.set(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
     this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
     try {
@@ -259,6 +274,31 @@ export class TokenManager {
   #refreshMargin(lifetimeMs: number): number {
     if (this.#refreshMarginMs === undefined) return defaultRefreshMargin(lifetimeMs);
     return Math.min(this.#refreshMarginMs, lifetimeMs / 2);
+  }
+
+  /** `#request`, told to the `tokenRefresh` hook. */
+  async #reportedRequest(
+    scopes: readonly string[],
+    reason: TokenRefreshHookEvent['reason'],
+  ): Promise<{ token: AccessToken; lifetimeMs: number }> {
+    const started = performance.now();
+    const report = (expiresAt: Date | undefined, error: string | undefined) =>
+      this.#hooks.tokenRefresh({
+        operation: 'token',
+        reason,
+        scopes: [...scopes],
+        durationMs: Math.round(performance.now() - started),
+        expiresAt,
+        error,
+      });
+    try {
+      const result = await this.#request(scopes);
+      report(new Date(result.token.expiresAt.getTime()), undefined);
+      return result;
+    } catch (error) {
+      report(undefined, error instanceof Error ? error.name : 'Error');
+      throw error;
+    }
   }
 
   /**

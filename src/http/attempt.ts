@@ -1,5 +1,7 @@
 import { PushError } from '../errors.js';
+import { onAbort } from '../internal/abort-listeners.js';
 import type { FetchLike } from './fetch.js';
+import { redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
 import { toTransportError } from './network-errors.js';
 import { sendFollowingRedirects } from './redirects.js';
 import { bufferSuccess, errorFromResponse } from './response-body.js';
@@ -13,6 +15,9 @@ export interface AttemptOptions {
   allowInsecureHttp: boolean;
   maxRedirects: number;
   logger: Logger;
+  hooks: SafeHooks;
+  /** Which logical request this attempt belongs to, for hooks. */
+  callId: number;
   /** `Bearer <token>`; sent only to the origin of `spec.url`. */
   authorization?: string;
   attempt: number;
@@ -40,6 +45,29 @@ function attemptTimeout(timeoutMs: number): BodyControl & { signal: AbortSignal;
 }
 
 /**
+ * The attempt's own signal: aborts with the caller's signal or on timeout. The caller's signal
+ * may outlive thousands of calls (a service's shutdown signal), so it is followed through a
+ * listener removed when the attempt settles, never with `AbortSignal.any`, whose combined signals
+ * stay reachable from the source.
+ */
+function attemptSignal(
+  caller: AbortSignal | undefined,
+  timeoutSignal: AbortSignal,
+): { signal: AbortSignal; unlink(): void } {
+  if (!caller) return { signal: timeoutSignal, unlink: () => {} };
+  const controller = new AbortController();
+  const stopTimeout = onAbort(timeoutSignal, () => controller.abort(timeoutSignal.reason));
+  const stopCaller = onAbort(caller, () => controller.abort(caller.reason));
+  return {
+    signal: controller.signal,
+    unlink: () => {
+      stopCaller();
+      stopTimeout();
+    },
+  };
+}
+
+/**
  * One attempt: the request and its redirects (redirects.ts), then the whole response body, read
  * under its cap (response-body.ts), all under one per-attempt timeout. Resolves with a 2xx
  * response whose body is already in memory; throws a PushError otherwise.
@@ -47,7 +75,24 @@ function attemptTimeout(timeoutMs: number): BodyControl & { signal: AbortSignal;
 export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): Promise<Response> {
   const started = performance.now();
   const timeout = attemptTimeout(options.timeoutMs);
-  const signal = spec.signal ? AbortSignal.any([spec.signal, timeout.signal]) : timeout.signal;
+  const link = attemptSignal(spec.signal, timeout.signal);
+  const signal = link.signal;
+  const event = {
+    callId: options.callId,
+    operation: spec.operation,
+    method: spec.method,
+    url: redactedUrl(spec.url),
+    attempt: options.attempt,
+  };
+  const settled = (status: number | undefined, requestId: string | undefined, error: string | undefined) =>
+    options.hooks.response({
+      ...event,
+      status,
+      durationMs: Math.round(performance.now() - started),
+      requestId,
+      error,
+    });
+  options.hooks.request(event);
   const log = (url: URL, method: string, fields: Record<string, unknown>) =>
     options.logger.debug('push-api-client request', {
       operation: spec.operation,
@@ -92,6 +137,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     // Token answers hold the new token: only bearer requests have their answer scrubbed.
     const buffered = await bufferSuccess(response, spec, bearerToken ? [bearerToken] : []);
     log(url, method, { status: response.status });
+    settled(response.status, response.headers.get('x-request-id') ?? undefined, undefined);
     return buffered;
   } catch (caught) {
     const error = toTransportError(caught, {
@@ -102,8 +148,10 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     });
     const status = statusOf(error);
     log(url, method, status === undefined ? { error: error.name } : { status, error: error.name });
+    settled(status, requestIdOf(error), error.name);
     throw error;
   } finally {
     timeout.clear();
+    link.unlink();
   }
 }

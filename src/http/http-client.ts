@@ -5,6 +5,7 @@ import { AbortError, PushError } from '../errors.js';
 import { sendAttempt } from './attempt.js';
 import { abortErrorFrom, delay } from './delay.js';
 import { createFetch, type FetchLike } from './fetch.js';
+import { noHooks, redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
 import { type BackoffOptions, DEFAULT_BACKOFF, retryAfterOf, retryDelayMs, shouldRetry, statusOf } from './retry.js';
 import type { HttpClient, Logger, RequestSpec } from './types.js';
 
@@ -24,6 +25,8 @@ export interface FetchHttpClientOptions {
   allowInsecureHttp: boolean;
   userAgent: string;
   logger: Logger;
+  /** Told of each attempt and retry. @default no hooks */
+  hooks?: SafeHooks;
   maxRedirects?: number;
   backoff?: Partial<BackoffOptions>;
   /** Looked up per request, which lets the token manager and this client be built in either order. */
@@ -42,17 +45,22 @@ export class FetchHttpClient implements HttpClient {
   readonly #fetch: FetchLike;
   readonly #options: FetchHttpClientOptions;
   readonly #backoff: BackoffOptions;
+  readonly #hooks: SafeHooks;
+  /** Numbers the logical requests, so that hooks can tell their attempts apart. */
+  #calls = 0;
 
   constructor(options: FetchHttpClientOptions) {
     this.#fetch = createFetch({ fetch: options.fetch, dispatcher: options.dispatcher });
     this.#options = options;
     this.#backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.#hooks = options.hooks ?? noHooks;
   }
 
   async send(spec: RequestSpec): Promise<Response> {
     if (spec.signal?.aborted) throw abortErrorFrom(spec.signal);
     const retries = spec.retryPolicy === 'never' ? 0 : (spec.maxRetries ?? this.#options.maxRetries);
-    return pRetry((attempt) => this.#attempt(spec, attempt), {
+    const callId = ++this.#calls;
+    return pRetry((attempt) => this.#attempt(spec, attempt, callId), {
       retries,
       // Delays are ours (Retry-After, jitter, abortable), taken inside shouldRetry; p-retry only counts.
       minTimeout: 0,
@@ -68,6 +76,17 @@ export class FetchHttpClient implements HttpClient {
           path: spec.url.pathname,
           attempt: attemptNumber,
           status: statusOf(pushError),
+          error: pushError.name,
+          delayMs,
+        });
+        this.#hooks.retry({
+          callId,
+          operation: spec.operation,
+          method: spec.method,
+          url: redactedUrl(spec.url),
+          attempt: attemptNumber,
+          status: statusOf(pushError),
+          requestId: requestIdOf(pushError),
           error: pushError.name,
           delayMs,
         });
@@ -87,7 +106,7 @@ export class FetchHttpClient implements HttpClient {
    * refreshes. A 401 right after a refresh is final, and a 401 is never retried, so each attempt
    * sends at most three times and causes at most one token request.
    */
-  async #attempt(spec: RequestSpec, attempt: number): Promise<Response> {
+  async #attempt(spec: RequestSpec, attempt: number, callId: number): Promise<Response> {
     if (spec.signal?.aborted) throw abortErrorFrom(spec.signal);
     const base = {
       fetch: this.#fetch,
@@ -96,6 +115,8 @@ export class FetchHttpClient implements HttpClient {
       allowInsecureHttp: this.#options.allowInsecureHttp,
       maxRedirects: this.#options.maxRedirects ?? DEFAULTS.maxRedirects,
       logger: this.#options.logger,
+      hooks: this.#hooks,
+      callId,
       attempt,
     };
     if (spec.auth !== 'bearer') return sendAttempt(spec, base);

@@ -24,6 +24,7 @@ const OPTIONS = [
   'dispatcher',
   'logger',
   'logLevel',
+  'hooks',
   'userAgent',
   'tokenStore',
   'allowInsecureHttp',

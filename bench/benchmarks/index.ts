@@ -1,4 +1,5 @@
 import { fleet } from './fleet.js';
+import { longLived } from './long-lived.js';
 import { oneShot } from './one-shot.js';
 import { publishThroughput } from './publish-throughput.js';
 import { rateLimited } from './rate-limited.js';
@@ -16,4 +17,5 @@ export const BENCHMARKS: readonly Benchmark[] = [
   tokenSingleFlight,
   oneShot,
   fleet,
+  longLived,
 ];

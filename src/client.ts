@@ -319,6 +319,7 @@ export class PushClient {
       http,
       baseUrl: settings.baseUrl,
       logger,
+      hooks,
       retryAmbiguous: settings.retryAmbiguous,
       allowInsecureHttp: settings.allowInsecureHttp,
     };

@@ -1,3 +1,4 @@
+import type { SafeHooks } from './http/hooks.js';
 import type { HttpClient, Logger } from './http/types.js';
 
 /** What PushClient hands to each of its parts: shared transport and settings, resolved once. */
@@ -6,6 +7,8 @@ export interface ClientContext {
   /** The data API's base address, `{base_url}` in the spec. */
   baseUrl: URL;
   logger: Logger;
+  /** The user's hooks, guarded. */
+  hooks: SafeHooks;
   /** Re-send finance batches whose outcome is unknown (may duplicate records). */
   retryAmbiguous: boolean;
   /** Allow plain http to non-loopback hosts (signed upload addresses are checked too). */

@@ -2,6 +2,7 @@ import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
 import { AbortError, type PushError, RateLimitError } from '../errors.js';
 import { abortErrorFrom, delay } from '../http/delay.js';
+import { redactedUrl } from '../http/hooks.js';
 import { backoffDelayMs } from '../http/retry.js';
 import {
   asPushError,
@@ -126,6 +127,8 @@ export class PublishRun {
     // from then on the service may hold the batch, whatever the re-sends answer.
     let ambiguous: PushError | undefined;
     let rateLimitedSince: number | undefined;
+    // Every send of this batch is one request to hooks, whose retry events include the 429 waits.
+    const callId = this.ctx.http.nextCallId();
     for (let waits = 1; ; waits++) {
       try {
         const response = await this.ctx.http.send({
@@ -137,6 +140,7 @@ export class PublishRun {
           auth: 'bearer',
           retryPolicy: 'non-idempotent',
           retryRateLimited: false,
+          callId,
           onRetry: (info) => {
             if (isAmbiguousFailure(info.error)) ambiguous ??= info.error;
             if (isBackPressure(info.error)) this.limit.onRateLimited(info.delayMs, true);
@@ -166,6 +170,17 @@ export class PublishRun {
               error: error.name,
               delayMs,
               rateLimited: true,
+            });
+            this.ctx.hooks.retry({
+              callId,
+              operation: 'finance',
+              method: 'POST',
+              url: redactedUrl(this.url),
+              attempt: waits,
+              status: 429,
+              requestId: error.requestId,
+              error: error.name,
+              delayMs,
             });
             const turn = await this.#waitForTurn(slot, delayMs);
             if (turn === 'go') continue;

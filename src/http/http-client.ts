@@ -59,7 +59,7 @@ export class FetchHttpClient implements HttpClient {
   async send(spec: RequestSpec): Promise<Response> {
     if (spec.signal?.aborted) throw abortErrorFrom(spec.signal);
     const retries = spec.retryPolicy === 'never' ? 0 : (spec.maxRetries ?? this.#options.maxRetries);
-    const callId = ++this.#calls;
+    const callId = spec.callId ?? this.nextCallId();
     return pRetry((attempt) => this.#attempt(spec, attempt, callId), {
       retries,
       // Delays are ours (Retry-After, jitter, abortable), taken inside shouldRetry; p-retry only counts.
@@ -95,6 +95,11 @@ export class FetchHttpClient implements HttpClient {
         return true;
       },
     });
+  }
+
+  nextCallId(): number {
+    this.#calls += 1;
+    return this.#calls;
   }
 
   /**

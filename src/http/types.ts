@@ -108,10 +108,14 @@ export interface RequestSpec {
   /** Told before each re-send, so that callers can adapt (the publisher shrinks its window on 429). */
   onRetry?: (info: RetryInfo) => void;
   signal?: AbortSignal;
+  /** The call id hooks report; one the caller took from `nextCallId()` when several sends form one request. @default a new one */
+  callId?: number;
 }
 
 /** Sends requests with the client's transport, timeout, retry and auth rules. */
 export interface HttpClient {
   /** Resolves with a 2xx response, or rejects with a `PushError`. */
   send(spec: RequestSpec): Promise<Response>;
+  /** A new call id for hooks, for a caller whose logical request spans several sends (`RequestSpec.callId`). */
+  nextCallId(): number;
 }

@@ -57,7 +57,13 @@ export class ReportBuilder {
   }
 
   /** Counts a settled batch and returns its report entry. */
-  settle(batch: PendingBatch, status: BatchStatus, error?: PushError, storedAtLeastOnce?: true): BatchReport {
+  settle(
+    batch: PendingBatch,
+    status: BatchStatus,
+    error?: PushError,
+    storedAtLeastOnce?: true,
+    requestId?: string,
+  ): BatchReport {
     const count = batch.recordCount;
     const entry: BatchReport = {
       index: batch.index,
@@ -68,6 +74,7 @@ export class ReportBuilder {
     };
     if (error !== undefined) entry.error = error;
     if (storedAtLeastOnce) entry.storedAtLeastOnce = true;
+    if (requestId !== undefined) entry.requestId = requestId;
     this.#batches[batch.index] = entry;
     const counts = this.#counts;
     if (status === 'sent') {

@@ -2,7 +2,7 @@ import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
 import { AbortError, type PushError, RateLimitError } from '../errors.js';
 import { abortErrorFrom, delay } from '../http/delay.js';
-import { redactedUrl } from '../http/hooks.js';
+import { redactedUrl, requestIdOf } from '../http/hooks.js';
 import { backoffDelayMs } from '../http/retry.js';
 import {
   asPushError,
@@ -25,6 +25,8 @@ interface Outcome {
   error?: PushError;
   /** An ambiguous attempt was re-sent and a re-send succeeded (see `BatchReport.storedAtLeastOnce`). */
   storedAtLeastOnce?: true;
+  /** The `x-request-id` of the attempt that settled the batch. */
+  requestId?: string;
 }
 
 /** Whether a worker still holds the slot it took from the rate budget (released exactly once). */
@@ -152,8 +154,9 @@ export class PublishRun {
         this.#lastProgressAt = Date.now();
         // `sent` means stored once. After an ambiguous attempt the service may already have held the
         // batch when the re-send stored it again: at least once, maybe twice.
-        if (ambiguous !== undefined) return { status: 'unknown', error: ambiguous, storedAtLeastOnce: true };
-        return { status: 'sent' };
+        const requestId = response.headers.get('x-request-id') ?? undefined;
+        if (ambiguous !== undefined) return { status: 'unknown', error: ambiguous, storedAtLeastOnce: true, requestId };
+        return { status: 'sent', requestId };
       } catch (thrown) {
         const error = signal?.aborted && !(thrown instanceof AbortError) ? abortErrorFrom(signal) : asPushError(thrown);
         if (isBackPressure(error)) this.limit.onRateLimited(retryAfterOf(error));
@@ -196,7 +199,7 @@ export class PublishRun {
         const status = classifyBatchError(error, true, ambiguous !== undefined);
         // An `unknown` that only an earlier attempt explains reports that attempt's error.
         const reason = ambiguous !== undefined && classifyBatchError(error, true) === 'failed' ? ambiguous : error;
-        return { status, error: reason };
+        return { status, error: reason, requestId: requestIdOf(error) };
       }
     }
   }
@@ -225,7 +228,8 @@ export class PublishRun {
   }
 
   async #settle(batch: PendingBatch, outcome: Outcome): Promise<void> {
-    const entry = this.report.settle(batch, outcome.status, outcome.error, outcome.storedAtLeastOnce);
+    const requestId = outcome.requestId ?? requestIdOf(outcome.error);
+    const entry = this.report.settle(batch, outcome.status, outcome.error, outcome.storedAtLeastOnce, requestId);
     const { body, indexes } = batch;
     // The report keeps nothing of a batch's records once it has settled.
     batch.indexes = [];

@@ -27,6 +27,13 @@ export interface BatchReport {
    * @default undefined
    */
   storedAtLeastOnce?: true;
+  /**
+   * The service's request id (`x-request-id`) of the attempt that settled the batch: its
+   * acceptance, or the error answer it failed with. Absent when that attempt got no answer (a
+   * connection failure, a timeout) or the batch was never sent. Quote it to the service's support.
+   * @default undefined
+   */
+  requestId?: string;
 }
 
 /** A settled batch as given to `onBatchSettled`: the report entry plus its records, for checkpoints and rejects. */

@@ -88,6 +88,12 @@ export interface UploadFileResult {
   status: 'uploaded' | 'failed' | 'not-started';
   /** The storage host's `ETag` response header, when it sent one. */
   etag?: string;
+  /**
+   * The storage host's request id (`x-request-id`) of the PUT that settled the file: the one that
+   * stored it, or the error answer it failed with. Absent when the host sent none or never answered.
+   * @default undefined
+   */
+  requestId?: string;
   /** Number of PUT attempts made (retries and a re-signed address included). */
   attempts: number;
   /** Why the file failed: usually an `UploadError` with the storage host's code and message. */

@@ -12,6 +12,7 @@ import {
   withReport,
 } from '../errors.js';
 import { stopsTheRun } from '../finance/outcome.js';
+import { requestIdOf } from '../http/hooks.js';
 import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
 import { DEFAULT_UPLOAD_CONCURRENCY } from './limits.js';
@@ -202,9 +203,19 @@ export class Uploader {
     let resigned = false;
     let meter: BodyMeter | undefined;
     const meters: BodyMeter[] = [];
-    const failed = (error: PushError) => ({
-      result: { name, bytes: size, status: 'failed', attempts, error } satisfies UploadFileResult,
-    });
+    const failed = (error: PushError) => {
+      const requestId = requestIdOf(error);
+      return {
+        result: {
+          name,
+          bytes: size,
+          status: 'failed',
+          attempts,
+          error,
+          ...(requestId !== undefined && { requestId }),
+        } satisfies UploadFileResult,
+      };
+    };
 
     try {
       for (;;) {
@@ -244,7 +255,17 @@ export class Uploader {
           if (meter?.sourceError) return failed(meter.sourceError);
           tracker.complete(name, size);
           const etag = response.headers.get('etag');
-          return { result: { name, bytes: size, status: 'uploaded', attempts, ...(etag !== null && { etag }) } };
+          const requestId = response.headers.get('x-request-id');
+          return {
+            result: {
+              name,
+              bytes: size,
+              status: 'uploaded',
+              attempts,
+              ...(etag !== null && { etag }),
+              ...(requestId !== null && { requestId }),
+            },
+          };
         } catch (error) {
           if (error instanceof AbortError) return failed(error);
           if (!resigned && source.reopenable && isRefusedSignature(error)) {

@@ -5,6 +5,7 @@ import type { ClientContext } from './context.js';
 import { DEFAULTS, ENV_VARS } from './defaults.js';
 import { ConfigurationError } from './errors.js';
 import { FinancePublisher } from './finance/publisher.js';
+import { checkHeaders } from './http/call-options.js';
 import type { FetchLike } from './http/fetch.js';
 import { type PushClientHooks, safeHooks } from './http/hooks.js';
 import { FetchHttpClient } from './http/http-client.js';
@@ -65,6 +66,14 @@ export interface PushClientOptions {
    * @default process.env.PUSH_LOG, else every line when a `logger` is given and none otherwise
    */
   logLevel?: LogLevel;
+  /**
+   * Headers sent with every request to the service (token endpoint and data API; never to the
+   * storage host of signed upload addresses), such as a tracing or tenant header. An operation's
+   * `headers` go over these. `Authorization`, `Content-Length`, `Host` and the other headers the
+   * transport owns are refused with a `ConfigurationError`; `Content-Type` is always the spec's.
+   * @default none
+   */
+  defaultHeaders?: Readonly<Record<string, string>>;
   /**
    * Callbacks for metrics and tracing: `request` and `response` for each attempt, `retry` before
    * each re-send, `tokenRefresh` for each token requested. Events carry the operation, method,
@@ -289,6 +298,7 @@ export class PushClient {
    */
   constructor(options: PushClientOptions = {}) {
     const { clientSecret, logger, ...settings } = resolveOptions(options);
+    const defaultHeaders = checkHeaders(options.defaultHeaders, 'PushClient: defaultHeaders');
     const hooks = safeHooks(options.hooks, (message, fields) => logger.warn(message, fields));
     this.#settings = settings;
     const http = new FetchHttpClient({
@@ -314,12 +324,14 @@ export class PushClient {
       refreshMarginMs: settings.refreshMarginMs,
       logger,
       hooks,
+      defaultHeaders,
     });
     const context: ClientContext = {
       http,
       baseUrl: settings.baseUrl,
       logger,
       hooks,
+      defaultHeaders,
       retryAmbiguous: settings.retryAmbiguous,
       allowInsecureHttp: settings.allowInsecureHttp,
     };

@@ -7,6 +7,8 @@ export interface ClientContext {
   /** The data API's base address, `{base_url}` in the spec. */
   baseUrl: URL;
   logger: Logger;
+  /** `defaultHeaders`, checked, with lower-case names: for requests to the service, never to the storage host. */
+  defaultHeaders: Readonly<Record<string, string>>;
   /** The user's hooks, guarded. */
   hooks: SafeHooks;
   /** Re-send finance batches whose outcome is unknown (may duplicate records). */

@@ -44,6 +44,7 @@ export type {
   PublishReport,
   SettledBatch,
 } from './finance/types.js';
+export type { RequestOptions } from './http/call-options.js';
 export type { FetchLike } from './http/fetch.js';
 export type {
   HookRequestInfo,

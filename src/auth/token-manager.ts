@@ -1,5 +1,6 @@
 import { DEFAULTS } from '../defaults.js';
 import { ConfigurationError, parseRetryAfterHeader, TokenError } from '../errors.js';
+import { type CallSettings, callSettings, type RequestOptions } from '../http/call-options.js';
 import { raceSignal } from '../http/delay.js';
 import { noHooks, type SafeHooks, type TokenRefreshHookEvent } from '../http/hooks.js';
 import { silentLogger } from '../http/logger.js';
@@ -42,6 +43,8 @@ export interface TokenManagerOptions {
   now?: () => number;
   /** Told of each token requested from the endpoint. @default no hooks */
   hooks?: SafeHooks;
+  /** Headers for every token request (the client's `defaultHeaders`, checked). @default none */
+  defaultHeaders?: Readonly<Record<string, string>>;
   /**
    * How long before expiry a token is refreshed, so that no request sets out with a token about to
    * expire on the way. Capped at half the token's lifetime, so a token is always used for a while.
@@ -50,7 +53,11 @@ export interface TokenManagerOptions {
   refreshMarginMs?: number;
 }
 
-export interface GetTokenOptions {
+/**
+ * Options of `getToken`. `timeoutMs`, `maxRetries` and `headers` apply to a token request this call
+ * starts; a call that joins a refresh already in flight waits for that one as it was sent.
+ */
+export interface GetTokenOptions extends RequestOptions {
   /**
    * Fetch a new token from the token endpoint, bypassing the cache and the store. Joins a forced
    * refresh already in flight, never a plain one (which may answer with the stored token).
@@ -129,6 +136,7 @@ export class TokenManager {
   /** Scope sets whose token was invalidated: their next refresh is reported as `rejected`. */
   readonly #invalidated = new Set<string>();
   readonly #hooks: SafeHooks;
+  readonly #defaultHeaders: Readonly<Record<string, string>>;
 
   constructor(options: TokenManagerOptions) {
     this.#http = options.http;
@@ -141,6 +149,7 @@ export class TokenManager {
     this.#method = options.tokenAuthMethod ?? DEFAULTS.tokenAuthMethod;
     this.#now = options.now ?? Date.now;
     this.#hooks = options.hooks ?? noHooks;
+    this.#defaultHeaders = options.defaultHeaders ?? {};
     this.#store = options.tokenStore ?? new MemoryTokenStore({ now: this.#now });
     this.#logger = options.logger ?? silentLogger;
   }
@@ -174,6 +183,7 @@ export class TokenManager {
    */
   async getToken(options: GetTokenOptions = {}): Promise<AccessToken> {
     const scopes = options.scopes ? normalizeScopes(options.scopes) : this.#scopes;
+    const call = callSettings(options, this.#defaultHeaders);
     const key = scopes.join(' ');
     const force = options.forceRefresh === true;
     if (!force) {
@@ -185,7 +195,7 @@ export class TokenManager {
     // plain one keeps running for its own callers, and later callers join the forced one.
     if (!pending || (force && !pending.forced)) {
       const entry: PendingRefresh = {
-        promise: this.#refresh(scopes, key, force).finally(() => {
+        promise: this.#refresh(scopes, key, force, call).finally(() => {
           if (this.#pending.get(key) === entry) this.#pending.delete(key);
         }),
         forced: force,
@@ -227,7 +237,7 @@ export class TokenManager {
     }
   }
 
-  async #refresh(scopes: readonly string[], key: string, force: boolean): Promise<AccessToken> {
+  async #refresh(scopes: readonly string[], key: string, force: boolean, call: CallSettings): Promise<AccessToken> {
     const reason: TokenRefreshHookEvent['reason'] = force
       ? 'forced'
       : this.#invalidated.delete(key)
@@ -246,7 +256,7 @@ export class TokenManager {
         }
       }
     }
-    const { token, lifetimeMs } = await this.#reportedRequest(scopes, reason);
+    const { token, lifetimeMs } = await this.#reportedRequest(scopes, reason, call);
     this.#cache.set(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
     this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
     try {
@@ -280,6 +290,7 @@ export class TokenManager {
   async #reportedRequest(
     scopes: readonly string[],
     reason: TokenRefreshHookEvent['reason'],
+    call: CallSettings,
   ): Promise<{ token: AccessToken; lifetimeMs: number }> {
     const started = performance.now();
     const report = (expiresAt: Date | undefined, error: string | undefined) =>
@@ -292,7 +303,7 @@ export class TokenManager {
         error,
       });
     try {
-      const result = await this.#request(scopes);
+      const result = await this.#request(scopes, call);
       report(new Date(result.token.expiresAt.getTime()), undefined);
       return result;
     } catch (error) {
@@ -306,16 +317,16 @@ export class TokenManager {
    * secret was rotated since it was read: the provider is asked once more and, if its answer
    * differs, the request is sent once more with it.
    */
-  async #request(scopes: readonly string[]): Promise<{ token: AccessToken; lifetimeMs: number }> {
+  async #request(scopes: readonly string[], call: CallSettings): Promise<{ token: AccessToken; lifetimeMs: number }> {
     const secret = await this.#secret();
     try {
-      return await this.#requestWith(scopes, secret);
+      return await this.#requestWith(scopes, secret, call);
     } catch (error) {
       if (typeof this.#clientSecret !== 'function' || !isInvalidClient(error)) throw error;
       const rotated = await this.#secret();
       if (rotated === secret) throw error;
       this.#logger.info("push-api-client client secret refused; sending the secret provider's new value once", {});
-      return this.#requestWith(scopes, rotated);
+      return this.#requestWith(scopes, rotated, call);
     }
   }
 
@@ -338,9 +349,11 @@ export class TokenManager {
   async #requestWith(
     scopes: readonly string[],
     clientSecret: string,
+    call: CallSettings,
   ): Promise<{ token: AccessToken; lifetimeMs: number }> {
     const form = new URLSearchParams({ grant_type: 'client_credentials', scope: scopes.join(' ') });
     const headers: Record<string, string> = {
+      ...call.headers,
       'content-type': 'application/x-www-form-urlencoded',
       accept: 'application/json',
     };
@@ -365,6 +378,8 @@ export class TokenManager {
       retryPolicy: 'idempotent',
       // The body holds the client secret: a redirect is a misconfigured authUrl, never followed.
       redirects: 'none',
+      ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
+      ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
       secrets,
       // A token answer is a few KB; a service sending more is broken or hostile.
       maxResponseBytes: MAX_TOKEN_RESPONSE_BYTES,

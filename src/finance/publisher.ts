@@ -8,6 +8,7 @@ import {
   RecordValidationError,
   withReport,
 } from '../errors.js';
+import { callSettings } from '../http/call-options.js';
 import { abortErrorFrom } from '../http/delay.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchAssembler } from './batch-assembler.js';
@@ -101,6 +102,7 @@ export class FinancePublisher {
   ): Promise<PublishReport> {
     const url = financeUrl(this.ctx.baseUrl, appId);
     const settings = resolvePublishOptions(options);
+    const call = callSettings(options, this.ctx.defaultHeaders);
     const { signal } = options;
     if (signal?.aborted) throw abortErrorFrom(signal);
     if (!isAsyncIterable(records) && !isIterable(records)) {
@@ -109,7 +111,7 @@ export class FinancePublisher {
 
     const report = new ReportBuilder();
     const limit = options.rateBudget ?? new AdaptiveLimit({ max: settings.concurrency, adaptive: settings.adaptive });
-    const run = new PublishRun(this.ctx, url, report, limit, options);
+    const run = new PublishRun(this.ctx, url, report, limit, options, call);
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
     const assembler = new BatchAssembler(limits, report, {
       stopAtInvalid: settings.onInvalid === 'throw',
@@ -189,6 +191,7 @@ export class FinancePublisher {
     options: PublishBatchOptions = {},
   ): Promise<{ success: true }> {
     const url = financeUrl(this.ctx.baseUrl, appId);
+    const call = callSettings(options, this.ctx.defaultHeaders);
     if (!Array.isArray(records) || records.length === 0 || records.length > FINANCE_DEFAULTS.maxBatchSize) {
       const got = Array.isArray(records) ? `${records.length} records` : 'no array';
       throw new ConfigurationError(
@@ -213,7 +216,9 @@ export class FinancePublisher {
       operation: 'finance',
       method: 'POST',
       url,
-      headers: { 'content-type': 'application/json' },
+      headers: { ...call.headers, 'content-type': 'application/json' },
+      ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
+      ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
       body: () => body,
       auth: 'bearer',
       retryPolicy: 'non-idempotent',

@@ -1,6 +1,7 @@
 import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
 import { AbortError, type PushError, RateLimitError } from '../errors.js';
+import type { CallSettings } from '../http/call-options.js';
 import { abortErrorFrom, delay } from '../http/delay.js';
 import { redactedUrl, requestIdOf } from '../http/hooks.js';
 import { backoffDelayMs } from '../http/retry.js';
@@ -55,6 +56,7 @@ export class PublishRun {
     private readonly report: ReportBuilder,
     private readonly limit: RateBudget,
     private readonly options: Pick<PublishOptions, 'onProgress' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'>,
+    private readonly call: CallSettings = { headers: {} },
   ) {}
 
   /** True once reading must stop: aborted, a run-stopping API error, or a callback or the input threw. */
@@ -137,7 +139,9 @@ export class PublishRun {
           operation: 'finance',
           method: 'POST',
           url: this.url,
-          headers: { 'content-type': 'application/json' },
+          headers: { ...this.call.headers, 'content-type': 'application/json' },
+          ...(this.call.timeoutMs !== undefined && { timeoutMs: this.call.timeoutMs }),
+          ...(this.call.maxRetries !== undefined && { maxRetries: this.call.maxRetries }),
           body: () => body,
           auth: 'bearer',
           retryPolicy: 'non-idempotent',

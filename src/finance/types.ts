@@ -1,4 +1,5 @@
 import type { InvalidRecord, PushError } from '../errors.js';
+import type { RequestOptions } from '../http/call-options.js';
 import type { RateBudget } from './rate-budget.js';
 import type { FinanceRecord } from './schema.js';
 
@@ -90,7 +91,7 @@ export interface PublishReport extends PublishProgress {
 }
 
 /** Options of {@link FinancePublisher.publish}: batching limits, concurrency, invalid records, callbacks. */
-export interface PublishOptions {
+export interface PublishOptions extends RequestOptions {
   /** Most records per request; at most 1000 (the spec's limit). @default 1000 */
   batchSize?: number;
   /** Most UTF-8 bytes per request body, `{"records":[...]}` included. @default 5242880 (5 MiB) */
@@ -154,7 +155,7 @@ export interface PublishOptions {
 }
 
 /** Options of `publishBatch`. */
-export interface PublishBatchOptions {
+export interface PublishBatchOptions extends RequestOptions {
   /**
    * Most UTF-8 bytes of the request body, `{"records":[...]}` included; a larger batch is refused
    * with `ConfigurationError` before anything is sent, instead of meeting the gateway's 413.

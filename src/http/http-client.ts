@@ -115,7 +115,7 @@ export class FetchHttpClient implements HttpClient {
     if (spec.signal?.aborted) throw abortErrorFrom(spec.signal);
     const base = {
       fetch: this.#fetch,
-      timeoutMs: this.#options.timeoutMs,
+      timeoutMs: spec.timeoutMs ?? this.#options.timeoutMs,
       userAgent: this.#options.userAgent,
       allowInsecureHttp: this.#options.allowInsecureHttp,
       maxRedirects: this.#options.maxRedirects ?? DEFAULTS.maxRedirects,

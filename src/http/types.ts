@@ -67,6 +67,8 @@ export interface RequestSpec {
   /** `bearer` adds the access token and, on a 401, refreshes it and re-sends once without using a retry. */
   auth: 'bearer' | 'none';
   retryPolicy: RetryPolicy;
+  /** Overrides `timeoutMs` for this request. */
+  timeoutMs?: number;
   /** Overrides `maxRetries` for this request. */
   maxRetries?: number;
   /**

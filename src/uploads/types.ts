@@ -1,5 +1,6 @@
 /** Public types of the uploader: what goes in, what comes out. */
 import type { PushError } from '../errors.js';
+import type { RequestOptions } from '../http/call-options.js';
 
 /** The `type` query parameter of the upload-address operation (spec, operation 2). */
 export type UploadFileType = 'users' | 'contracts' | 'other';
@@ -32,7 +33,7 @@ export interface UploadStreamInput {
 export type UploadInput = string | UploadPathInput | UploadDataInput | UploadStreamInput;
 
 /** Options of {@link Uploader.getUploadUrls}. */
-export interface GetUploadUrlsOptions {
+export interface GetUploadUrlsOptions extends RequestOptions {
   /** Sent as the `type` query parameter. @default not sent */
   type?: UploadFileType;
   /** Aborts the request(s); `getUploadUrls` then rejects with `AbortError`. @default undefined (no abort) */
@@ -54,7 +55,7 @@ export interface UploadProgress {
 }
 
 /** Options of {@link Uploader.upload}. */
-export interface UploadOptions {
+export interface UploadOptions extends RequestOptions {
   /** Sent as the `type` query parameter when asking for upload addresses. @default not sent */
   type?: UploadFileType;
   /** How many PUTs run at once. @default 4 */

@@ -12,6 +12,7 @@ import {
   withReport,
 } from '../errors.js';
 import { stopsTheRun } from '../finance/outcome.js';
+import { callSettings } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
@@ -58,6 +59,7 @@ export class Uploader {
     const endpoint = uploadUrlsEndpoint(this.#ctx.baseUrl, appId);
     if (!Array.isArray(filenames)) throw new ConfigurationError('filenames must be an array of file names');
     assertValidFileNames(filenames);
+    const call = callSettings(options, this.#ctx.defaultHeaders);
     const addresses: Record<string, string> = {};
     for (const url of uploadUrlsRequests(endpoint, filenames, options.type)) {
       const names = url.searchParams.getAll('filenames');
@@ -66,10 +68,12 @@ export class Uploader {
         method: 'GET',
         url,
         // The spec lists this header for operation 2 even though the GET has no body.
-        headers: { 'content-type': 'application/json' },
+        headers: { ...call.headers, 'content-type': 'application/json' },
         auth: 'bearer',
         retryPolicy: 'idempotent',
-        ...(options.signal && { signal: options.signal }),
+        ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
+        ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
+        ...(call.signal && { signal: call.signal }),
       });
       let body: unknown;
       try {
@@ -139,6 +143,7 @@ export class Uploader {
       throw new ConfigurationError(`concurrency must be a whole number of at least 1, got ${concurrency}`);
     }
     uploadUrlsEndpoint(this.#ctx.baseUrl, appId);
+    callSettings(options, this.#ctx.defaultHeaders); // bad per-call options fail before any file is opened
     if (!Array.isArray(files)) throw new ConfigurationError('files must be an array of upload inputs');
     throwIfAborted(signal);
 
@@ -147,6 +152,9 @@ export class Uploader {
     const urlOptions: GetUploadUrlsOptions = {
       ...(options.type && { type: options.type }),
       ...(signal && { signal }),
+      ...(options.headers && { headers: options.headers }),
+      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+      ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
     };
     const results: (UploadFileResult | undefined)[] = new Array(sources.length);
     const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, urlOptions));
@@ -241,6 +249,9 @@ export class Uploader {
             // Signed addresses carry their own authorization; a bearer token must never reach the storage host.
             auth: 'none',
             retryPolicy: source.reopenable ? 'idempotent' : 'never',
+            // The caller's headers are for the service, never for the storage host; the limits apply to both.
+            ...(urlOptions.timeoutMs !== undefined && { timeoutMs: urlOptions.timeoutMs }),
+            ...(urlOptions.maxRetries !== undefined && { maxRetries: urlOptions.maxRetries }),
             mapError: (response, bodyText): UploadError =>
               toUploadError(
                 name,

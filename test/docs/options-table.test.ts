@@ -24,6 +24,7 @@ const OPTIONS = [
   'dispatcher',
   'logger',
   'logLevel',
+  'defaultHeaders',
   'hooks',
   'userAgent',
   'tokenStore',

@@ -1,0 +1,98 @@
+/**
+ * Per-call options: what one operation may set over the client's settings, checked before any
+ * request, and the headers the client adds to every request to the service (`defaultHeaders`).
+ */
+import { ConfigurationError } from '../errors.js';
+
+/** Options every operation takes; each overrides the client's setting for that call only. */
+export interface RequestOptions {
+  /** Time allowed for one attempt, response body included, in milliseconds. @default the client's `timeoutMs` */
+  timeoutMs?: number;
+  /** Re-sends after the first attempt of each request of this call. @default the client's `maxRetries` */
+  maxRetries?: number;
+  /**
+   * Headers added to this call's requests to the service (the token endpoint and the data API;
+   * never to the storage host of signed upload addresses), over the client's `defaultHeaders`.
+   * `Authorization`, `Content-Length`, `Host` and the other headers the transport owns are
+   * refused with a `ConfigurationError`; `Content-Type` is always the one the spec asks for.
+   * @default none
+   */
+  headers?: Readonly<Record<string, string>>;
+  /** Aborts the call. @default undefined (no abort) */
+  signal?: AbortSignal;
+}
+
+/**
+ * Headers the transport or the credentials own. Setting one would either be ignored by fetch or
+ * change what the request means (a second Authorization, a wrong length), so it is refused loudly.
+ */
+const RESERVED_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'content-length',
+  'host',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+]);
+
+/** RFC 9110 token characters, for header names. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Checks caller headers and returns them with lower-case names. */
+export function checkHeaders(
+  headers: Readonly<Record<string, string>> | undefined,
+  option: string,
+): Record<string, string> {
+  if (headers === undefined) return {};
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) {
+    throw new ConfigurationError(`${option} must be an object of header names and string values`);
+  }
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!HEADER_NAME.test(name)) throw new ConfigurationError(`${option}: "${name}" is not a valid header name`);
+    if (RESERVED_HEADERS.has(lower)) {
+      throw new ConfigurationError(
+        `${option}: ${name} cannot be set; the client sets it (credentials and body length are never overridden)`,
+      );
+    }
+    // The value is not quoted: it may be a credential for a gateway.
+    if (typeof value !== 'string' || /[\r\n\0]/.test(value) || /[^\x20-\x7e\t\x80-\xff]/.test(value)) {
+      throw new ConfigurationError(`${option}: the value of ${name} must be a string without line breaks or NUL`);
+    }
+    out[lower] = value;
+  }
+  return out;
+}
+
+function checkNumber(value: number | undefined, option: string, integer: boolean, min: number): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
+    throw new ConfigurationError(`${option} must be ${integer ? 'an integer' : 'a number'} ≥ ${min}`);
+  }
+}
+
+/** What a call's options add to each of its request specs. */
+export interface CallSettings {
+  timeoutMs?: number;
+  maxRetries?: number;
+  /** The client's default headers under the call's, ready to go under the operation's own. */
+  headers: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/** Checks one call's options; throws ConfigurationError before any request. */
+export function callSettings(options: RequestOptions, defaultHeaders: Readonly<Record<string, string>>): CallSettings {
+  checkNumber(options.timeoutMs, 'timeoutMs', false, 1);
+  checkNumber(options.maxRetries, 'maxRetries', true, 0);
+  return {
+    ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+    ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
+    headers: { ...defaultHeaders, ...checkHeaders(options.headers, 'headers') },
+    ...(options.signal !== undefined && { signal: options.signal }),
+  };
+}

@@ -1,0 +1,104 @@
+/** Per-call timeoutMs, maxRetries, headers and signal over the client's settings; defaultHeaders. */
+import { ConfigurationError, ServerError, TimeoutError } from 'push-api-client';
+import { createPushApiHandler, startEmulator } from 'push-api-client/testing';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { capturingFetch, emulatorClient, serverClient } from '../support/clients.js';
+
+const record = {
+  created: '2025-01-31',
+  amount: 42,
+  currency: 'USD',
+  identifier: 'ada@example.com',
+  type: 'expense',
+  vendor: 'Acme',
+} as const;
+
+const addresses = {
+  authUrl: 'https://auth.push.test',
+  baseUrl: 'https://api.push.test',
+  scopeBase: 'https://api.push.test',
+  clientId: 'demo-client',
+  clientSecret: 'demo-secret-do-not-use-in-production',
+};
+
+describe('defaultHeaders and per-call headers', () => {
+  it('go to the token endpoint and the data API, the call over the client, never to the storage host', async () => {
+    const emulator = createPushApiHandler();
+    const { fetch, seen } = capturingFetch(emulator.fetch);
+    const client = emulatorClient(
+      { ...addresses, fetch },
+      { defaultHeaders: { 'X-Tenant': 'acme', 'X-Trace': 'client' } },
+    );
+    await client.finance.publish('demo-app', [record], {
+      headers: { 'x-trace': 'call-1', 'content-type': 'text/plain' },
+    });
+    await client.uploads.upload('demo-app', [{ name: 'a.csv', data: 'a\n' }], { headers: { 'x-trace': 'call-2' } });
+    const byPath = seen.map((request) => [
+      new URL(request.url).host,
+      request.method,
+      request.headers['x-tenant'],
+      request.headers['x-trace'],
+      request.headers['content-type'],
+    ]);
+    expect(byPath).toEqual([
+      ['auth.push.test', 'POST', 'acme', 'client', 'application/x-www-form-urlencoded'],
+      ['api.push.test', 'POST', 'acme', 'call-1', 'application/json'],
+      ['api.push.test', 'GET', 'acme', 'call-2', 'application/json'],
+      ['uploads.push.test', 'PUT', undefined, undefined, undefined],
+    ]);
+  });
+
+  it.each(['Authorization', 'content-length', 'Host'])(
+    'refuse %s with a ConfigurationError, before any request',
+    async (name) => {
+      const emulator = createPushApiHandler();
+      expect(() => emulatorClient({ ...emulator, ...addresses }, { defaultHeaders: { [name]: 'x' } })).toThrow(
+        new RegExp(`defaultHeaders: ${name} cannot be set`),
+      );
+      const client = emulatorClient({ ...addresses, fetch: emulator.fetch });
+      const calls = [
+        client.finance.publish('demo-app', [record], { headers: { [name]: 'x' } }),
+        client.finance.publishBatch('demo-app', [record], { headers: { [name]: 'x' } }),
+        client.uploads.upload('demo-app', [{ name: 'a.csv', data: 'a\n' }], { headers: { [name]: 'x' } }),
+        client.tokens.getToken({ headers: { [name]: 'x' } }),
+      ];
+      for (const call of calls) await expect(call).rejects.toBeInstanceOf(ConfigurationError);
+      expect(emulator.state.requests).toEqual([]);
+    },
+  );
+});
+
+describe('per-call limits', () => {
+  it('maxRetries: 0 on one call sends once where the client would retry', async () => {
+    const emulator = createPushApiHandler();
+    const client = emulatorClient({ ...addresses, fetch: emulator.fetch }, { maxRetries: 3 });
+    await client.tokens.getToken();
+    emulator.faults.add({ match: { operation: 'finance' }, status: 503, retryAfter: 0, times: 1 });
+    await expect(client.finance.publishBatch('demo-app', [record], { maxRetries: 0 })).rejects.toBeInstanceOf(
+      ServerError,
+    );
+    emulator.faults.add({ match: { operation: 'finance' }, status: 503, retryAfter: 0, times: 1 });
+    await expect(client.finance.publishBatch('demo-app', [record])).resolves.toEqual({ success: true });
+    const finance = emulator.state.requests.filter((request) => request.operation === 'finance');
+    expect(finance.map((request) => request.status)).toEqual([503, 503, 200]);
+  });
+
+  it('timeoutMs on one call times out where the client waits', async () => {
+    const server = await startEmulator();
+    onTestFinished(() => server.close());
+    const client = serverClient(server, { timeoutMs: 30_000, maxRetries: 0 });
+    await client.tokens.getToken();
+    server.mock.faults.add({ match: { operation: 'upload-urls' }, delayMs: 400, times: 2 });
+    await expect(client.uploads.getUploadUrls(server.mock.appId, ['a.csv'], { timeoutMs: 50 })).rejects.toBeInstanceOf(
+      TimeoutError,
+    );
+    const urls = await client.uploads.getUploadUrls(server.mock.appId, ['a.csv']);
+    expect(Object.keys(urls)).toEqual(['a.csv']);
+  });
+
+  it('a bad per-call value is a ConfigurationError naming it', async () => {
+    const client = emulatorClient({ ...addresses, fetch: createPushApiHandler().fetch });
+    await expect(client.finance.publish('demo-app', [record], { timeoutMs: 0 })).rejects.toThrow(/timeoutMs/);
+    await expect(client.finance.publish('demo-app', [record], { maxRetries: 1.5 })).rejects.toThrow(/maxRetries/);
+  });
+});

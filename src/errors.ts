@@ -202,17 +202,26 @@ export class TokenError extends PushError {
   readonly status: number | undefined;
   /** The token endpoint's `Retry-After`, in milliseconds, when it sent a valid one. */
   readonly retryAfterMs: number | undefined;
+  /** The token endpoint's request id (`x-request-id`), when it answered with one. */
+  readonly requestId: string | undefined;
 
   constructor(
     error: string,
     message: string,
-    options: { status?: number; errorDescription?: string; retryAfterMs?: number; cause?: unknown } = {},
+    options: {
+      status?: number;
+      errorDescription?: string;
+      retryAfterMs?: number;
+      requestId?: string;
+      cause?: unknown;
+    } = {},
   ) {
     super(message, { cause: options.cause });
     this.error = error;
     this.errorDescription = options.errorDescription;
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
+    this.requestId = options.requestId;
   }
 }
 
@@ -229,6 +238,8 @@ export class UploadError extends PushError {
   readonly storageMessage: string | undefined;
   /** The storage host's `Retry-After`, in milliseconds, when it sent a valid one. */
   readonly retryAfterMs: number | undefined;
+  /** The storage host's request id (`x-request-id`), when it answered with one. */
+  readonly requestId: string | undefined;
 
   constructor(
     fileName: string,
@@ -238,6 +249,7 @@ export class UploadError extends PushError {
       storageCode?: string;
       storageMessage?: string;
       retryAfterMs?: number;
+      requestId?: string;
       cause?: unknown;
     } = {},
   ) {
@@ -247,6 +259,7 @@ export class UploadError extends PushError {
     this.storageCode = options.storageCode;
     this.storageMessage = options.storageMessage;
     this.retryAfterMs = options.retryAfterMs;
+    this.requestId = options.requestId;
   }
 }
 

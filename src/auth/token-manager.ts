@@ -384,7 +384,10 @@ export class TokenManager {
       // A token answer is a few KB; a service sending more is broken or hostile.
       maxResponseBytes: MAX_TOKEN_RESPONSE_BYTES,
       mapError: (res, text) =>
-        tokenErrorFromResponse(res.status, text, secrets, parseRetryAfterHeader(res.headers.get('retry-after'))),
+        tokenErrorFromResponse(res.status, text, secrets, {
+          retryAfterMs: parseRetryAfterHeader(res.headers.get('retry-after')),
+          requestId: res.headers.get('x-request-id') ?? undefined,
+        }),
     });
     return parseTokenResponse(response.status, await response.text(), scopes, this.#now());
   }

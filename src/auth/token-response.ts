@@ -17,15 +17,19 @@ export function tokenErrorFromResponse(
   status: number,
   bodyText: string,
   secrets: readonly string[],
-  retryAfterMs?: number,
+  answer: { retryAfterMs?: number; requestId?: string } = {},
 ): TokenError {
-  const retry = retryAfterMs === undefined ? {} : { retryAfterMs };
+  // What the answer's headers said (Retry-After, x-request-id), on every error built here.
+  const retry = {
+    ...(answer.retryAfterMs !== undefined && { retryAfterMs: answer.retryAfterMs }),
+    ...(answer.requestId !== undefined && { requestId: answer.requestId }),
+  };
   if (status >= 300 && status < 400) {
     // The request carries the client credentials, so it is never re-sent to wherever a redirect points.
     return new TokenError(
       'http_error',
       `Token endpoint answered HTTP ${status} (a redirect); token requests do not follow redirects. Check authUrl.`,
-      { status },
+      { status, ...retry },
     );
   }
   const parsed = parseJsonObject(bodyText);

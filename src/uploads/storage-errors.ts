@@ -25,7 +25,12 @@ export function parseStorageError(body: string): StorageErrorDetails {
 }
 
 /** Builds the `UploadError` for a non-2xx PUT response (used as the transport's `mapError`). */
-export function toUploadError(fileName: string, status: number, body: string, retryAfterMs?: number): UploadError {
+export function toUploadError(
+  fileName: string,
+  status: number,
+  body: string,
+  answer: { retryAfterMs?: number; requestId?: string } = {},
+): UploadError {
   const parsed = parseStorageError(body);
   // The storage host's text is cut to a bounded length, like every server text copied into an error.
   const code = parsed.code === undefined ? undefined : truncateText(parsed.code);
@@ -38,7 +43,8 @@ export function toUploadError(fileName: string, status: number, body: string, re
       status,
       ...(code !== undefined && { storageCode: code }),
       ...(message !== undefined && { storageMessage: message }),
-      ...(retryAfterMs !== undefined && { retryAfterMs }),
+      ...(answer.retryAfterMs !== undefined && { retryAfterMs: answer.retryAfterMs }),
+      ...(answer.requestId !== undefined && { requestId: answer.requestId }),
     },
   );
 }

@@ -253,12 +253,10 @@ export class Uploader {
             ...(urlOptions.timeoutMs !== undefined && { timeoutMs: urlOptions.timeoutMs }),
             ...(urlOptions.maxRetries !== undefined && { maxRetries: urlOptions.maxRetries }),
             mapError: (response, bodyText): UploadError =>
-              toUploadError(
-                name,
-                response.status,
-                bodyText,
-                parseRetryAfterHeader(response.headers.get('retry-after')),
-              ),
+              toUploadError(name, response.status, bodyText, {
+                retryAfterMs: parseRetryAfterHeader(response.headers.get('retry-after')),
+                requestId: response.headers.get('x-request-id') ?? undefined,
+              }),
             ...(urlOptions.signal && { signal: urlOptions.signal }),
           });
           // The storage host may answer before the source's last check fails (a file that changed

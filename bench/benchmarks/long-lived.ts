@@ -1,5 +1,5 @@
 /**
- * 7. Long-lived service: heap after forced GC, before and after a run of calls of one record in
+ * 8. Long-lived service: heap after forced GC, before and after a run of calls of one record in
  * bursts of 50, every call given one shared shutdown signal; the baseline is the same run with no
  * signal. Node only here; `tsx scripts/soak.ts` runs it on Node 20/22/24, Bun and Deno.
  */
@@ -9,7 +9,7 @@ import type { Benchmark } from './types.js';
 
 export const longLived: Benchmark = {
   name: 'soak',
-  title: '7 long-lived service',
+  title: '8 long-lived service',
   async run(ctx) {
     const calls = ctx.quick ? 10_000 : 100_000;
     const shared = await soakOn('node', { calls, signal: 'shared' });

@@ -157,7 +157,8 @@ export class Uploader {
       ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
     };
     const results: (UploadFileResult | undefined)[] = new Array(sources.length);
-    const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, urlOptions));
+    const workers = Math.min(concurrency, sources.length);
+    const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, urlOptions), workers);
     const totalBytes = sources.reduce((sum, source) => sum + source.size, 0);
     const tracker = new ProgressTracker(totalBytes, options.onProgress, this.#ctx.logger);
     let stop: { error: unknown } | undefined;
@@ -186,7 +187,7 @@ export class Uploader {
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(concurrency, sources.length) }, worker));
+    await Promise.all(Array.from({ length: workers }, worker));
 
     const report = buildReport(sources, results, started);
     if (signal?.aborted) throw withReport(abortError(signal), report);
@@ -301,9 +302,10 @@ export class Uploader {
 export const ADDRESS_BATCH_NAMES = 50;
 
 /**
- * Signed addresses, asked for in batches of {@link ADDRESS_BATCH_NAMES} names when the first file of
- * a batch comes up: one request per batch, shared by the workers that wait for it. Addresses expire,
- * so a long upload does not ask for all of them at the start.
+ * Signed addresses, asked for in batches of {@link ADDRESS_BATCH_NAMES} names: one request per
+ * batch, shared by the workers that wait for it. Addresses expire, so a long upload does not ask
+ * for all of them at the start; but the next batch is asked for when the files of this one start
+ * running out (as many left as there are workers), so that no worker waits for a round trip.
  */
 class AddressBook {
   readonly #batches = new Map<number, Promise<Record<string, string>>>();
@@ -311,19 +313,28 @@ class AddressBook {
   constructor(
     private readonly sources: readonly UploadSource[],
     private readonly fetch: (names: string[]) => Promise<Record<string, string>>,
+    private readonly workers: number,
   ) {}
 
   async get(index: number): Promise<string> {
     const batch = Math.floor(index / ADDRESS_BATCH_NAMES);
-    let pending = this.#batches.get(batch);
-    if (pending === undefined) {
-      const first = batch * ADDRESS_BATCH_NAMES;
-      const names = this.sources.slice(first, first + ADDRESS_BATCH_NAMES).map((source) => source.name);
-      pending = this.fetch(names);
-      this.#batches.set(batch, pending);
-    }
+    const pending = this.#request(batch);
+    if (index % ADDRESS_BATCH_NAMES >= ADDRESS_BATCH_NAMES - this.workers) this.#request(batch + 1);
     const addresses = await pending;
     return addresses[(this.sources[index] as UploadSource).name] ?? '';
+  }
+
+  #request(batch: number): Promise<Record<string, string>> {
+    let pending = this.#batches.get(batch);
+    const first = batch * ADDRESS_BATCH_NAMES;
+    if (pending === undefined && first < this.sources.length) {
+      const names = this.sources.slice(first, first + ADDRESS_BATCH_NAMES).map((source) => source.name);
+      pending = this.fetch(names);
+      // Asked for ahead of need: if the run stops first, nobody awaits it, and its failure is moot.
+      pending.catch(() => undefined);
+      this.#batches.set(batch, pending);
+    }
+    return pending ?? Promise.resolve({});
   }
 }
 

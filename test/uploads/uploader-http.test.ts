@@ -3,6 +3,8 @@ import { Readable } from 'node:stream';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PushClient } from '../../src/client.js';
+import { ADDRESS_BATCH_NAMES } from '../../src/uploads/uploader.js';
+import { pushClientFor } from '../support/clients.js';
 import { clientFor, patternBytes, progressRecorder, sha256, tempDir } from './helpers.js';
 
 let emulator: RunningEmulator;
@@ -118,5 +120,34 @@ describe('upload over real HTTP', () => {
     const report = await client.uploads.upload(emulator.mock.appId, [bigPath]);
     expect(report.files[0]).toMatchObject({ status: 'uploaded', bytes: big.length });
     expect(emulator.mock.state.file(emulator.mock.appId, 'big.bin')?.sha256).toBe(sha256(big));
+  });
+});
+
+describe('upload addresses', () => {
+  it('asks for the next batch of addresses before the files of this one run out', async () => {
+    const workers = 4;
+    let putsDone = 0;
+    const putsDoneAtAddressRequest: number[] = [];
+    const counting = pushClientFor(
+      { ...emulator.mock, authUrl: emulator.authUrl, baseUrl: emulator.baseUrl },
+      {
+        fetch: async (input, init) => {
+          const url = String(input instanceof Request ? input.url : input);
+          if (url.includes('/upload?')) putsDoneAtAddressRequest.push(putsDone);
+          const response = await fetch(input, init);
+          if (init?.method === 'PUT') putsDone++;
+          return response;
+        },
+      },
+    );
+    const inputs = Array.from({ length: ADDRESS_BATCH_NAMES + 10 }, (_, i) => ({
+      name: `f-${i}.txt`,
+      data: `file ${i}`,
+    }));
+    const report = await counting.uploads.upload(emulator.mock.appId, inputs, { concurrency: workers });
+    expect(report.filesUploaded).toBe(inputs.length);
+    // Two requests; the second started while the workers still held files of the first batch.
+    expect(putsDoneAtAddressRequest).toHaveLength(2);
+    expect(putsDoneAtAddressRequest[1]).toBeLessThan(ADDRESS_BATCH_NAMES - workers);
   });
 });

@@ -7,14 +7,18 @@ import { type LoopbackProxy, startLoopbackProxy, VIA } from './loopback-proxy.js
 let emulator: RunningEmulator;
 let proxy: LoopbackProxy;
 
-/** `push-api.invalid` never resolves: only the proxy, which maps it to the emulator, can reach it. */
-function optionsVia(host: string): PushClientOptions {
-  const origin = `http://${host}:${new URL(emulator.url).port}`;
+/**
+ * `push-api.invalid` never resolves: only the proxy, which maps it to the emulator, can reach it.
+ * `dataHost` names the data API: the emulator hands out signed addresses on 127.0.0.1, which the
+ * client accepts only from a data API on loopback too (a remote one may not send files here).
+ */
+function optionsVia(host: string, dataHost = host): PushClientOptions {
+  const port = new URL(emulator.url).port;
   return {
     clientId: emulator.mock.clientId,
     clientSecret: emulator.mock.clientSecret,
-    authUrl: `${origin}/auth`,
-    baseUrl: origin,
+    authUrl: `http://${host}:${port}/auth`,
+    baseUrl: `http://${dataHost}:${port}`,
     scopeBase: emulator.mock.scopeBase,
     // http to a host that is not loopback; the test proxy and emulator speak plain http.
     allowInsecureHttp: true,
@@ -53,7 +57,9 @@ describe('behind-a-proxy recipe', () => {
     for (const name of ['HTTP_PROXY', 'http_proxy']) vi.stubEnv(name, proxy.url);
     // Some environments set NO_PROXY=localhost,127.0.0.1; the storage host here is 127.0.0.1.
     for (const name of ['NO_PROXY', 'no_proxy']) vi.stubEnv(name, '');
-    const { client, dispatcher } = createProxiedClient(optionsVia('push-api.invalid'), { proxyTunnel: false });
+    const { client, dispatcher } = createProxiedClient(optionsVia('push-api.invalid', 'localhost'), {
+      proxyTunnel: false,
+    });
     try {
       await client.tokens.getToken();
       const upload = await client.uploads.upload(emulator.mock.appId, [{ name: 'users.csv', data: 'id\n1\n' }]);
@@ -67,9 +73,9 @@ describe('behind-a-proxy recipe', () => {
     const port = new URL(emulator.url).port;
     expect(proxy.requests).toEqual([
       `POST http://push-api.invalid:${port}/auth/oauth2/token`,
-      `GET http://push-api.invalid:${port}/services/push/v1/customer/apps/${emulator.mock.appId}/upload`,
+      `GET http://localhost:${port}/services/push/v1/customer/apps/${emulator.mock.appId}/upload`,
       `PUT http://127.0.0.1:${port}/storage/${emulator.mock.appId}/users.csv`,
-      `POST http://push-api.invalid:${port}/services/push/v1/customer/apps/${emulator.mock.appId}/finance`,
+      `POST http://localhost:${port}/services/push/v1/customer/apps/${emulator.mock.appId}/finance`,
     ]);
     const seen = emulator.mock.state.requests;
     expect(seen).toHaveLength(4);

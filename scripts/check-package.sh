@@ -7,5 +7,6 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 tarball=$(npm pack --silent --pack-destination "$out" | tail -n 1)
 npx publint run "$out/$tarball" --strict
-# The CLI entry is a bin, not an import target; node10 resolution is not supported (engines >= 20.19).
-npx attw "$out/$tarball" --profile node16
+# Every resolution mode, node10 included: `typesVersions` maps the subpaths for TypeScript set-ups
+# that predate `exports` (moduleResolution node10, the default of module commonjs in TypeScript 5).
+npx attw "$out/$tarball"

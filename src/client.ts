@@ -38,7 +38,7 @@ export interface PushClientOptions {
   /** `{scope_base}`: prefix of scope names; needed only when `scopes` is not given. @default process.env.PUSH_SCOPE_BASE */
   scopeBase?: string;
   /** Scopes to request. @default [`${scopeBase}/connector.write`] */
-  scopes?: string[];
+  scopes?: readonly string[];
   /** How the credentials travel to the token endpoint. @default 'client_secret_post' (form body, as the spec shows) */
   tokenAuthMethod?: TokenAuthMethod;
   /**

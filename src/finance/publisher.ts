@@ -187,7 +187,7 @@ export class FinancePublisher {
    */
   async publishBatch(
     appId: string,
-    records: FinanceRecordInput[],
+    records: readonly FinanceRecordInput[],
     options: PublishBatchOptions = {},
   ): Promise<{ success: true }> {
     const url = financeUrl(this.ctx.baseUrl, appId);

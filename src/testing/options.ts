@@ -44,7 +44,7 @@ export interface CredentialInput {
   clientId: string;
   clientSecret: string;
   /** Full scope names, such as `https://api.push.test/connector.write`. */
-  scopes: string[];
+  scopes: readonly string[];
 }
 
 /** Requests allowed per window on the data API. */
@@ -69,9 +69,9 @@ export interface EmulatorOptions {
   /** Common prefix of every scope name, `{scope_base}`. @default 'https://api.push.test' */
   scopeBase?: string;
   /** Credentials that can obtain tokens. @default one demo credential holding every scope of the spec */
-  credentials?: CredentialInput[];
+  credentials?: readonly CredentialInput[];
   /** Applications that exist. @default [DEMO_APP_ID] */
-  apps?: string[];
+  apps?: readonly string[];
   /** Lifetime of issued access tokens, in seconds. @default 3600 */
   tokenTtlSeconds?: number;
   /** Lifetime of signed upload addresses, in seconds. @default 900 */

@@ -7,10 +7,11 @@
 #   NODE_VERSIONS="22" bash scripts/test-consumers.sh
 #   KEEP_TMP=1 bash scripts/test-consumers.sh       # keep the projects for inspection
 #
-# Three installs, sharing the npm cache: `base` (the tarball, typescript, @types/node, and msw, the
+# Installs sharing the npm cache: `base` (the tarball, typescript, @types/node, and msw, the
 # optional peer dependency that `push-api-client/testing/msw` needs) hosts the ESM, CJS and
 # TypeScript projects, which resolve node_modules from their parent directory; `vitest-msw` adds
-# vitest; `no-msw` has no msw at all, and checks that `push-api-client/testing` needs none.
+# vitest; `no-msw` has no msw at all, and checks that `push-api-client/testing` needs none; `jest`
+# adds Jest, and `ts7` holds TypeScript 7, which type-checks the TypeScript projects again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -36,7 +37,7 @@ install() { # dir, then package specs
 step "install the tarball into throw-away projects"
 mkdir -p "$tmp/base" "$tmp/vitest-msw" "$tmp/no-msw"
 echo '{ "name": "consumers-base", "private": true }' >"$tmp/base/package.json"
-cp -R test/consumers/esm test/consumers/cjs test/consumers/ts-node16 test/consumers/ts-bundler "$tmp/base/"
+cp -R test/consumers/esm test/consumers/cjs test/consumers/ts-node10 test/consumers/ts-node16 test/consumers/ts-bundler "$tmp/base/"
 # Both TypeScript projects compile the same files, each under its own module resolution.
 for project in ts-node16 ts-bundler; do cp test/consumers/shared/main.ts test/consumers/shared/sdk-only.ts "$tmp/base/$project/"; done
 cp -R test/consumers/vitest-msw/. "$tmp/vitest-msw/"
@@ -51,6 +52,15 @@ install "$tmp/vitest-msw" "$tarball" "typescript@$typescript" "@types/node@$type
   "vitest@$(version_of vitest)" "msw@$(version_of msw)"
 wait "$base_pid"
 wait "$no_msw_pid"
+# TypeScript 7 (what `npm i -D typescript` installs today) in a project of its own; it type-checks
+# the same consumer projects as TypeScript 5 does.
+mkdir -p "$tmp/ts7"
+echo '{ "name": "consumers-ts7", "private": true }' >"$tmp/ts7/package.json"
+install "$tmp/ts7" "typescript@7"
+# Jest, not a dependency of ours: a suite in its default CommonJS mode (the emulator started in
+# globalSetup, reached over HTTP) and one in its ESM mode (the testing kit, msw included, in the test).
+cp -R test/consumers/jest "$tmp/jest"
+install "$tmp/jest" "$tarball" "jest@30" "msw@$(version_of msw)"
 
 node_for() { # prints the path of a node binary of the given major version
   if [[ "$(node -p 'process.versions.node.split(".")[0]')" == "$1" ]]; then
@@ -73,10 +83,16 @@ run() { # label, then the command
 step "type-check and compile the TypeScript projects"
 # Type errors are failures; tsc still emits, so the runs below show whether the code works too.
 tsc="$tmp/base/node_modules/typescript/bin/tsc"
+tsc7="$tmp/ts7/node_modules/typescript/bin/tsc"
 for project in ts-node16 ts-bundler; do
   run "tsc $project (SDK entry, no DOM library)" node "$tsc" -p "$tmp/base/$project/tsconfig.sdk-only.json"
+  run "tsc $project (exactOptionalPropertyTypes, noUncheckedIndexedAccess)" node "$tsc" -p "$tmp/base/$project/tsconfig.strict.json"
   run "tsc $project" node "$tsc" -p "$tmp/base/$project"
+  for config in tsconfig.sdk-only.json tsconfig.strict.json tsconfig.json; do
+    run "typescript 7: $project/$config" node "$tsc7" --noEmit -p "$tmp/base/$project/$config"
+  done
 done
+run "tsc ts-node10 (module commonjs, subpaths through typesVersions)" node "$tsc" -p "$tmp/base/ts-node10"
 run "tsc vitest-msw" node "$tmp/vitest-msw/node_modules/typescript/bin/tsc" -p "$tmp/vitest-msw"
 run "tsc no-msw (testing kit without msw)" node "$tmp/no-msw/node_modules/typescript/bin/tsc" -p "$tmp/no-msw"
 
@@ -89,7 +105,12 @@ for version in $NODE_VERSIONS; do
   run "ts-node16 on node $version" "$bin" "$tmp/base/ts-node16/dist/main.js"
   run "ts-bundler on node $version" "$bin" "$tmp/base/ts-bundler/dist/main.js"
   run "no-msw on node $version" "$bin" "$tmp/no-msw/dist/main.js"
+  run "ts-node10 on node $version" "$bin" "$tmp/base/ts-node10/dist/main.js"
   run "cli on node $version" "$bin" "$tmp/base/node_modules/push-api-client/dist/cli/main.js" --version
+  run "jest (CommonJS mode) on node $version" \
+    bash -c 'cd "$1" && "$2" node_modules/jest/bin/jest.js --selectProjects commonjs' _ "$tmp/jest" "$bin"
+  run "jest (ESM mode) on node $version" \
+    bash -c 'cd "$1" && "$2" --experimental-vm-modules node_modules/jest/bin/jest.js --selectProjects esm' _ "$tmp/jest" "$bin"
   run "vitest-msw on node $version" \
     bash -c 'cd "$1" && "$2" node_modules/vitest/vitest.mjs run --reporter=dot' _ "$tmp/vitest-msw" "$bin"
   # The README's Quick start, verbatim, in fresh ES module and CommonJS projects against `push-api emulator`.

@@ -49,7 +49,7 @@ export class PushError extends Error {
    * connection, a refused token, a 401, 403 or 404): what the run did before it stopped. Not
    * enumerable, so logs and `JSON.stringify` stay small.
    */
-  declare readonly report?: PublishReport | UploadReport;
+  declare readonly report?: PublishReport | UploadReport | undefined;
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);

@@ -2,7 +2,7 @@
  * Every input accepts readonly data: this file must type-check (`npm run typecheck` covers it)
  * with each argument frozen `as const`, and the calls really work against the emulator.
  */
-import { createPushApiMock } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { emulatorClient } from '../support/clients.js';
 

@@ -1,6 +1,7 @@
-// Jest's default CommonJS mode cannot load msw 2 inside a test (its dependency rettime is ESM
-// only), so the emulator runs here, in plain Node, outside the test sandbox, and the tests reach
-// it over HTTP with nothing but the SDK. Its addresses travel in the PUSH_* variables.
+// Jest's default CommonJS mode cannot load ESM-only packages inside a test (the testing kit's HTTP
+// server, srvx, and msw's dependency rettime), while the SDK loads. So the emulator runs here, in
+// plain Node outside the test sandbox, and the tests reach it over HTTP with nothing but the SDK.
+// Its addresses travel in the PUSH_* variables.
 const { startEmulator } = require('push-api-client/testing');
 
 module.exports = async function globalSetup() {

@@ -1,23 +1,22 @@
-// Jest's ESM mode (node --experimental-vm-modules): the testing kit, msw included, loads in the test.
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
+// Jest's ESM mode (node --experimental-vm-modules): msw loads, so the msw adapter of the testing
+// kit intercepts the SDK's requests in the test process, with no port.
+import { afterAll, afterEach, beforeAll, expect, test } from '@jest/globals';
+import { setupServer } from 'msw/node';
 import { PushClient } from 'push-api-client';
-import { startEmulator } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 
-let emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(async () => {
-  await emulator.close();
-});
+const mock = createPushApiMock();
+const server = setupServer(...mock.handlers);
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+afterEach(() => mock.reset());
+afterAll(() => server.close());
 
-test('publishes records and reads them back from the emulator state', async () => {
-  const { mock } = emulator;
+test('retries a rate-limited batch and stores it once', async () => {
   const client = new PushClient({
     clientId: mock.clientId,
     clientSecret: mock.clientSecret,
-    authUrl: emulator.authUrl,
-    baseUrl: emulator.baseUrl,
+    authUrl: mock.authUrl,
+    baseUrl: mock.baseUrl,
     scopeBase: mock.scopeBase,
   });
   mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 0 });

@@ -3,7 +3,7 @@
  * HTTP. Each case runs with and without --json; the exit codes are the table of docs/cli.md.
  */
 import { once } from 'node:events';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { DEMO_APP_ID, type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -46,7 +46,8 @@ describe('request ids', () => {
       ['sent', ids[2]],
     ]);
     expect(report.batches[0]?.error).toBeInstanceOf(UnprocessableEntityError);
-    expect((report.batches[0]?.error as UnprocessableEntityError).requestId).toBe(ids[0]);
+    const batchError = report.batches[0]?.error;
+    expect(batchError instanceof UnprocessableEntityError && batchError.requestId).toBe(ids[0]);
     expect(emulator.state.deliveries('demo-app').map((delivery) => delivery.requestId)).toEqual(ids.slice(1));
   });
 
@@ -65,7 +66,8 @@ describe('request ids', () => {
     ]);
     expect(idOf('bad.csv')).toBeTruthy();
     expect(report.files[1]?.error).toBeInstanceOf(UploadError);
-    expect((report.files[1]?.error as UploadError).requestId).toBe(idOf('bad.csv'));
+    const fileError = report.files[1]?.error;
+    expect(fileError instanceof UploadError && fileError.requestId).toBe(idOf('bad.csv'));
   });
 
   it('a refused token request carries the id of the token answer', async () => {

@@ -69,6 +69,9 @@ export default defineConfig([
     platform: 'neutral',
     target: 'es2022',
     clean: false,
+    // Minified: a Worker's bundler minifies anyway, and the tarball carries this copy beside the
+    // Node builds. keepNames keeps the class names; the source map is not published.
+    minify: true,
     esbuildPlugins: [webTwins],
   },
   {

@@ -5,12 +5,14 @@
  *   npx tsx scripts/check-pack-size.ts [--no-build]
  *
  * Budgets are about 1.5 times the size measured when they were set (0.1.0: 168,049 bytes packed,
- * 597,722 unpacked), so that growth is a decision rather than an accident.
+ * 597,722 unpacked), so that growth is a decision rather than an accident. Raised when the package
+ * gained a minified build for workers and edge runtimes (dist/web), at 282 kB packed and 992 kB
+ * unpacked in all.
  */
 import { execFileSync } from 'node:child_process';
 
-const PACKED_BUDGET = 250_000;
-const UNPACKED_BUDGET = 900_000;
+const PACKED_BUDGET = 320_000;
+const UNPACKED_BUDGET = 1_150_000;
 
 /** Nothing of these belongs in the tarball. */
 const FORBIDDEN: [RegExp, string][] = [

@@ -10,8 +10,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
 import { EdgeRuntime } from 'edge-runtime';
+import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { startEmulator } from 'push-api-client/testing';
 import { DISK_FILE, MEMORY_FILE, patternBytes, RECORD_COUNT } from './shared.mjs';
@@ -20,7 +20,8 @@ const run = promisify(execFile);
 const here = import.meta.dirname;
 const STEP_TIMEOUT_MS = 180_000;
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
-const version = (name) => JSON.parse(readFileSync(path.join(here, 'node_modules', name, 'package.json'), 'utf8')).version;
+const version = (name) =>
+  JSON.parse(readFileSync(path.join(here, 'node_modules', name, 'package.json'), 'utf8')).version;
 
 /** A process runtime: the command that runs `script` with one JSON argument. */
 const processRuntime = (name, ua, command, files = true) => ({ name, ua, files, kind: 'process', command });
@@ -91,7 +92,10 @@ function verify(mock, appId, runtime) {
   const problems = [];
   const records = mock.state.recordCount(appId);
   if (records !== RECORD_COUNT) problems.push(`${records} records stored, not ${RECORD_COUNT}`);
-  const files = [[MEMORY_FILE, true], [DISK_FILE, runtime.files]];
+  const files = [
+    [MEMORY_FILE, true],
+    [DISK_FILE, runtime.files],
+  ];
   for (const [file, expected] of files) {
     if (!expected) continue;
     const stored = mock.state.file(appId, file.name);
@@ -100,7 +104,9 @@ function verify(mock, appId, runtime) {
     else if (stored.sha256 !== want) problems.push(`${file.name} stored with another SHA-256 (${stored.size} bytes)`);
   }
   const agents = new Set(
-    mock.state.requests.filter((request) => request.path.includes(`/apps/${appId}/`)).map((r) => r.headers['user-agent']),
+    mock.state.requests
+      .filter((request) => request.path.includes(`/apps/${appId}/`))
+      .map((r) => r.headers['user-agent']),
   );
   const agent = [...agents][0] ?? '';
   if (agents.size !== 1 || !runtime.ua.test(agent)) problems.push(`User-Agent ${JSON.stringify([...agents])}`);
@@ -160,13 +166,18 @@ async function main() {
       result.ok = result.problems.length === 0;
       result.seconds = Math.round((performance.now() - started) / 100) / 10;
       results.push(result);
-      console.log(`${result.ok ? 'ok  ' : 'FAIL'} ${runtime.name} (${result.seconds} s)${result.ok ? '' : `: ${result.problems.join('; ')}`}`);
+      console.log(
+        `${result.ok ? 'ok  ' : 'FAIL'} ${runtime.name} (${result.seconds} s)${result.ok ? '' : `: ${result.problems.join('; ')}`}`,
+      );
     }
   } finally {
     await emulator.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  writeFileSync(out, `${JSON.stringify({ date: new Date().toISOString(), records: RECORD_COUNT, runtimes: results }, null, 2)}\n`);
+  writeFileSync(
+    out,
+    `${JSON.stringify({ date: new Date().toISOString(), records: RECORD_COUNT, runtimes: results }, null, 2)}\n`,
+  );
   return results.every((result) => result.ok) ? 0 : 1;
 }
 

@@ -2,7 +2,8 @@
 // msw adapter intercepting the client's fetch. Asserts on the in-process emulator's state.
 import { setupServer } from 'msw/node';
 import { PushClient } from 'push-api-client';
-import { createPushApiHandler, createPushApiMock } from 'push-api-client/testing';
+import { createPushApiHandler } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { MEMORY_FILE, makeRecords, patternBytes } from './shared.mjs';
 
 function check(condition, what) {
@@ -46,3 +47,6 @@ try {
   server.close();
 }
 console.log(JSON.stringify({ handler: true, msw: true }));
+// msw opens a BroadcastChannel when imported and unrefs it only where it can (Node, Bun): on Deno
+// it keeps the process alive after the work is done.
+if (globalThis.Deno) Deno.exit(0);

@@ -29,16 +29,26 @@ export interface AttemptOptions {
  */
 function attemptTimeout(timeoutMs: number): BodyControl & { signal: AbortSignal; clear(): void } {
   const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new DOMException(`No progress within ${timeoutMs} ms`, 'TimeoutError')),
-    timeoutMs,
-  );
-  // Like AbortSignal.timeout, the timer must not keep the process alive.
-  timer.unref?.();
+  const start = () => {
+    const timer = setTimeout(
+      () => controller.abort(new DOMException(`No progress within ${timeoutMs} ms`, 'TimeoutError')),
+      timeoutMs,
+    );
+    // Like AbortSignal.timeout, the timer must not keep the process alive.
+    if (typeof timer === 'object') timer.unref?.();
+    return timer;
+  };
+  let timer = start();
   return {
     signal: controller.signal,
     touch: () => {
-      if (!controller.signal.aborted) timer.refresh();
+      if (controller.signal.aborted) return;
+      // Node's timers restart in place; workers and edge runtimes return a number, set again.
+      if (typeof timer === 'object' && typeof timer.refresh === 'function') timer.refresh();
+      else {
+        clearTimeout(timer);
+        timer = start();
+      }
     },
     clear: () => clearTimeout(timer),
   };

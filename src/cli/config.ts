@@ -4,6 +4,7 @@ import { type Command, Option } from 'commander';
 import { ENV_VARS } from '../defaults.js';
 import { ConfigurationError, PushClient } from '../index.js';
 import { UsageError } from './exit-codes.js';
+import { proxyDispatcher, verboseHooks } from './transport.js';
 
 /** The connection flags every networked command takes. There is deliberately no secret flag. */
 export interface ConnectionFlags {
@@ -104,12 +105,29 @@ export async function resolveConfig(
   return { clientId, clientSecret, authUrl, baseUrl, scopeBase };
 }
 
-/** Builds the SDK client; its configuration errors (a bad URL, plain http to a remote host) are usage errors. */
-export function createClient(config: CliConfig, options: { retryAmbiguous?: boolean } = {}): PushClient {
+export interface ClientFlags {
+  retryAmbiguous?: boolean;
+  /** `--verbose`: one stderr line per HTTP attempt. */
+  verbose?: boolean;
+}
+
+/**
+ * Builds the SDK client; its configuration errors (a bad URL, plain http to a remote host) are
+ * usage errors. Proxy variables are honoured here, for the CLI only: the SDK leaves transport to
+ * its caller.
+ */
+export async function createClient(
+  config: CliConfig,
+  options: ClientFlags = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<PushClient> {
+  const dispatcher = await proxyDispatcher(env);
   try {
     return new PushClient({
       ...config,
       retryAmbiguous: options.retryAmbiguous ?? false,
+      ...(dispatcher !== undefined && { dispatcher }),
+      ...(options.verbose === true && { hooks: verboseHooks((line) => process.stderr.write(`${line}\n`)) }),
       // Everything was resolved above; the SDK must not read the environment a second time.
       env: {},
     });

@@ -15,6 +15,8 @@ export interface JsonError {
   name: string;
   message: string;
   code?: string;
+  /** The service's request id, when the error is an answer of the service. */
+  requestId?: string;
 }
 
 /** Where the run was talking to, for messages: hosts only, never a credential. */
@@ -100,9 +102,11 @@ export function describeStop(error: unknown, endpoints: Endpoints): string {
 export function jsonError(error: unknown, message?: string): JsonError {
   const name = error instanceof Error ? error.name : 'Error';
   const code = errorCode(error);
+  const requestId = (error as { requestId?: unknown } | null)?.requestId;
   return {
     name: error instanceof UsageError ? 'UsageError' : name,
     message: message ?? (error instanceof Error ? error.message : String(error)),
     ...(code !== undefined && { code }),
+    ...(typeof requestId === 'string' && { requestId }),
   };
 }

@@ -16,6 +16,7 @@ export function integerOption(name: string, min: number, max = Number.MAX_SAFE_I
 export interface CommonFlags {
   json?: boolean;
   verbose?: boolean;
+  quiet?: boolean;
 }
 
 /**

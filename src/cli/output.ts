@@ -4,6 +4,8 @@ export interface OutputOptions {
   /** `--json`: stdout carries exactly one JSON document; all human text goes to stderr. */
   json: boolean;
   verbose: boolean;
+  /** `--quiet`: only errors (and the `--json` report); no progress, notices or summary. @default false */
+  quiet?: boolean;
   stdout?: Writable & { isTTY?: boolean };
   stderr?: Writable & { isTTY?: boolean };
 }
@@ -22,28 +24,32 @@ export function wasJsonReportWritten(): boolean {
 export class Output {
   readonly json: boolean;
   readonly verbose: boolean;
+  readonly quiet: boolean;
   readonly stdout: Writable & { isTTY?: boolean };
   readonly stderr: Writable & { isTTY?: boolean };
 
   constructor(options: OutputOptions) {
     this.json = options.json;
     this.verbose = options.verbose;
+    this.quiet = options.quiet === true;
     this.stdout = options.stdout ?? process.stdout;
     this.stderr = options.stderr ?? process.stderr;
   }
 
   /** Progress bars only where a person is watching: stderr is a terminal. */
   get interactive(): boolean {
-    return this.stderr.isTTY === true;
+    return !this.quiet && this.stderr.isTTY === true;
   }
 
   /** A human-readable result line. */
   result(line: string): void {
+    if (this.quiet) return;
     (this.json ? this.stderr : this.stdout).write(`${line}\n`);
   }
 
   /** A log line (progress without a terminal, notices). */
   log(line: string): void {
+    if (this.quiet) return;
     this.stderr.write(`${line}\n`);
   }
 

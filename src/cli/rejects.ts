@@ -24,6 +24,8 @@ export interface RejectEntry {
   reasons: RowIssue[];
   /** Zero-based batch index within this run, for failed and unknown records. */
   batch?: number;
+  /** The service's request id of the answer that settled the batch, for failed and unknown records when the service answered. */
+  requestId?: string;
   /** The record as read (invalid) or as it was to be sent (failed, unknown), when there is one. */
   record?: Record<string, unknown>;
 }

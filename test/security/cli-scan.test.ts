@@ -77,9 +77,10 @@ describe('CLI secret hygiene', () => {
     mock.faults.add({ match: { operation: 'finance' }, status: 502, times: 1 });
     mock.faults.add({ match: { operation: 'finance' }, status: 422, times: 1 });
     mock.revokeAllTokens();
-    await run(publish('--json'));
+    // --verbose: a line per HTTP attempt, the token request, the 401, the 502 and the 422 included.
+    await run(publish('--json', '--verbose'));
     await run(publish('--resend-unknown'));
-    await run(['upload', '--app', app, temp.path('upload.csv')]);
+    await run(['upload', '--app', app, '--verbose', temp.path('upload.csv')]);
     await run(['upload', '--app', app, '--json', temp.path('upload.csv')]);
     // Failures, with stacks: a wrong secret, an unknown app.
     await run(['token', '--verbose'], `${CLIENT_SECRET}-wrong`);
@@ -91,6 +92,10 @@ describe('CLI secret hygiene', () => {
     // Control: the scan sees real output (a JSON report and a rejects entry).
     expect(texts.join('\n')).toMatch(/"kind":"invalid"/);
     expect(results.some((r) => r.stdout.trim().startsWith('{'))).toBe(true);
+    const attempts = texts.join('\n');
+    for (const seen of [/push-api: http token POST /, / status=401 /, / status=502 /, /push-api: http upload PUT /]) {
+      expect(attempts).toMatch(seen);
+    }
     const tokens = mock.state.tokens.map((t) => t.token);
     expect(tokens.length).toBeGreaterThanOrEqual(4);
     expect(findSecrets(texts, [...secretForms(CLIENT_ID, CLIENT_SECRET), ...tokens])).toEqual([]);

@@ -14,10 +14,15 @@ export function tokenCommand(): Command {
     .description('obtain a token and print its type, expiry and granted scopes')
     .option('--print-token', 'also print the access token itself (it grants access: keep it out of logs)')
     .option('--json', 'print one JSON report on stdout; human text goes to stderr')
-    .option('--verbose', 'show stack traces');
+    .option('--verbose', 'print one line per HTTP attempt on stderr, and stack traces for errors')
+    .option('--quiet', 'print only errors: no progress and no summary');
   return addConnectionOptions(command).action(async (flags: TokenFlags) => {
-    const output = new Output({ json: flags.json === true, verbose: flags.verbose === true });
-    const client = createClient(await resolveConfig(flags));
+    const output = new Output({
+      json: flags.json === true,
+      verbose: flags.verbose === true,
+      quiet: flags.quiet === true,
+    });
+    const client = await createClient(await resolveConfig(flags), { verbose: flags.verbose });
     const token = await client.tokens.getToken();
     const seconds = Math.round((token.expiresAt.getTime() - Date.now()) / 1000);
     output.result(

@@ -69,7 +69,8 @@ export function financeCommand(): Command {
     .option('--checkpoint <file>', 'record delivered records here; a re-run with the same input resumes')
     .option('--resend-unknown', 'with --checkpoint: send again records whose outcome was unknown (may duplicate)')
     .option('--json', 'print one JSON report on stdout; human text goes to stderr')
-    .option('--verbose', 'show stack traces');
+    .option('--verbose', 'print one line per HTTP attempt on stderr, and stack traces for errors')
+    .option('--quiet', 'print only errors: no progress and no summary');
   addConnectionOptions(publish).action(async (files: string[], flags: PublishFlags) => {
     process.exitCode = await publishAction(files, flags);
   });
@@ -77,7 +78,11 @@ export function financeCommand(): Command {
 }
 
 async function publishAction(files: string[], flags: PublishFlags): Promise<number> {
-  const output = new Output({ json: flags.json === true, verbose: flags.verbose === true });
+  const output = new Output({
+    json: flags.json === true,
+    verbose: flags.verbose === true,
+    quiet: flags.quiet === true,
+  });
   const appId = flags.app as string;
   const format = flags.format === undefined ? undefined : parseFormat(flags.format);
   const columnMap = parseColumnMap(flags.map);
@@ -92,7 +97,8 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
     throw new UsageError('--checkpoint cannot be used with --dry-run');
   await checkCsvHeaders(inputs, columnMap, flags.delimiter);
   const config = flags.dryRun ? undefined : await resolveConfig(flags);
-  const client = config && createClient(config, { retryAmbiguous: flags.retryAmbiguous === true });
+  const client =
+    config && (await createClient(config, { retryAmbiguous: flags.retryAmbiguous === true, verbose: flags.verbose }));
   let checkpoint: Checkpoint | undefined;
   if (flags.checkpoint !== undefined && config !== undefined) {
     const fingerprint = await fingerprintInputs(inputs, { map: [...columnMap], delimiter: flags.delimiter });

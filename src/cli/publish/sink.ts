@@ -62,6 +62,7 @@ export class SettleSink {
         kind: batch.status,
         reasons: [{ field: '', message }],
         batch: batch.index,
+        ...(batch.requestId !== undefined && { requestId: batch.requestId }),
         record: batch.records[i] as Record<string, unknown> | undefined,
       });
     }

@@ -61,7 +61,8 @@ export function uploadCommand(): Command {
     .option('--type <type>', 'users, contracts or other', fileType)
     .option('--concurrency <n>', 'files uploaded at once (default 4)', integerOption('--concurrency', 1, 64))
     .option('--json', 'print one JSON report on stdout; human text goes to stderr')
-    .option('--verbose', 'show stack traces');
+    .option('--verbose', 'print one line per HTTP attempt on stderr, and stack traces for errors')
+    .option('--quiet', 'print only errors: no progress and no summary');
   return addConnectionOptions(command).action(async (patterns: string[], flags: UploadFlags) => {
     process.exitCode = await uploadAction(patterns, flags);
   });
@@ -73,11 +74,15 @@ class StopStarting extends Error {
 }
 
 async function uploadAction(patterns: string[], flags: UploadFlags): Promise<number> {
-  const output = new Output({ json: flags.json === true, verbose: flags.verbose === true });
+  const output = new Output({
+    json: flags.json === true,
+    verbose: flags.verbose === true,
+    quiet: flags.quiet === true,
+  });
   const appId = flags.app as string;
   const paths = await expandPaths(patterns);
   const config = await resolveConfig(flags);
-  const client = createClient(config);
+  const client = await createClient(config, { verbose: flags.verbose });
   const sizes = await Promise.all(paths.map(async (path) => (await stat(path)).size));
   const progress = await createUploadProgress(
     output,
@@ -147,6 +152,7 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
       bytes: file.bytes,
       status: file.status,
       attempts: file.attempts,
+      ...(file.requestId !== undefined && { requestId: file.requestId }),
       ...(file.error !== undefined && { error: file.error.message }),
     })),
     filesUploaded: report.filesUploaded,

@@ -1,0 +1,49 @@
+import type { Dispatcher } from 'undici';
+import type { PushClientHooks, ResponseHookEvent, RetryHookEvent } from '../index.js';
+
+/** The proxy variables, lower-case first: curl's order, and undici's. */
+const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
+
+function firstSet(env: NodeJS.ProcessEnv, ...names: string[]): string | undefined {
+  for (const name of names) {
+    const value = env[name];
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+/**
+ * An undici `EnvHttpProxyAgent` when `HTTPS_PROXY` or `HTTP_PROXY` is set (either case; lower-case
+ * wins, as with curl), else undefined: Node's fetch ignores these variables. undici is imported
+ * only then, so that runs without a proxy never pay for loading it.
+ */
+export async function proxyDispatcher(env: NodeJS.ProcessEnv = process.env): Promise<Dispatcher | undefined> {
+  if (!PROXY_VARIABLES.some((name) => env[name]?.trim())) return undefined;
+  const { EnvHttpProxyAgent } = await import('undici');
+  return new EnvHttpProxyAgent({
+    httpProxy: firstSet(env, 'http_proxy', 'HTTP_PROXY'),
+    httpsProxy: firstSet(env, 'https_proxy', 'HTTPS_PROXY'),
+    noProxy: firstSet(env, 'no_proxy', 'NO_PROXY') ?? '',
+    // Plain http targets are sent to the proxy in absolute form, as curl does; https ones always
+    // go through a CONNECT tunnel, so TLS stays end to end.
+    proxyTunnel: false,
+  });
+}
+
+function attemptLine(event: ResponseHookEvent | RetryHookEvent): string {
+  const status = event.status === undefined ? `no answer (${event.error ?? 'error'})` : String(event.status);
+  const id = event.requestId === undefined ? '' : ` request-id=${event.requestId}`;
+  return `${event.operation} ${event.method} ${event.url} attempt=${event.attempt} status=${status}${id}`;
+}
+
+/**
+ * `--verbose`: one stderr line per HTTP attempt, and one per retry with its delay. Built only on
+ * the SDK's hook events, which carry no header value, body or query string, so no token, secret
+ * or signed address signature can reach these lines.
+ */
+export function verboseHooks(write: (line: string) => void): PushClientHooks {
+  return {
+    response: (event) => write(`push-api: http ${attemptLine(event)} ${Math.round(event.durationMs)}ms`),
+    retry: (event) => write(`push-api: retry ${attemptLine(event)} in ${Math.round(event.delayMs)}ms`),
+  };
+}

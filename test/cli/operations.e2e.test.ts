@@ -1,0 +1,135 @@
+/**
+ * Running the CLI in production: `--verbose` lines per HTTP attempt, `--quiet`, request ids in
+ * rejects and `--json`, and the proxy variables. One emulator and one loopback proxy for the file.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { DEMO_APP_ID, type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type LoopbackProxy, startLoopbackProxy, VIA } from '../examples/loopback-proxy.js';
+import { buildCli } from './helpers/build.js';
+import { CSV_HEADER, csvRows, emulatorEnv, killChildren, makeTempDir, runCli } from './helpers/run.js';
+
+let cli: string;
+let emulator: RunningEmulator;
+let proxy: LoopbackProxy;
+const temp = makeTempDir();
+const csv = temp.path('ten.csv');
+const upload = temp.path('users.csv');
+
+beforeAll(async () => {
+  cli = await buildCli();
+  emulator = await startEmulator({ port: 0 });
+  proxy = await startLoopbackProxy({ host: '127.0.0.1', port: Number(new URL(emulator.url).port) });
+  writeFileSync(csv, `${CSV_HEADER}\n${csvRows(10)}`);
+  writeFileSync(upload, 'email\na@example.com\n');
+}, 120_000);
+afterEach(() => {
+  killChildren();
+  emulator.mock.reset();
+  proxy.requests.length = 0;
+  proxy.tunnels.length = 0;
+});
+afterAll(async () => {
+  await proxy?.close();
+  await emulator?.close();
+  temp.remove();
+});
+
+const publish = (...extra: string[]) => [
+  'finance',
+  'publish',
+  '--app',
+  DEMO_APP_ID,
+  '--batch-size',
+  '5',
+  ...extra,
+  csv,
+];
+const run = (args: string[], env: Record<string, string> = {}) =>
+  runCli(cli, args, { env: { ...emulatorEnv(emulator), ...env }, timeoutMs: 30_000 });
+
+describe('--verbose and request ids', () => {
+  it('prints one line per HTTP attempt, and puts the request id in rejects lines and --json', async () => {
+    emulator.mock.faults.add({ match: { operation: 'finance' }, status: 422, times: 1 });
+    const rejects = temp.path('rejects.jsonl');
+    const result = await run(publish('--concurrency', '1', '--verbose', '--json', '--rejects', rejects));
+    expect(result.code).toBe(3);
+
+    const seen = emulator.mock.state.requests;
+    const lines = result.stderr.split('\n').filter((line) => line.startsWith('push-api: http '));
+    expect(lines).toHaveLength(seen.length);
+    for (const request of seen) {
+      const line = lines.find((text) => text.includes(`request-id=${request.id} `));
+      expect(line, request.id).toMatch(
+        new RegExp(
+          `^push-api: http \\w+ ${request.method} ${request.url} attempt=1 status=${request.status} request-id=\\S+ \\d+ms$`,
+        ),
+      );
+    }
+    expect(result.stderr).not.toContain('?');
+
+    const refused = seen.find((request) => request.status === 422);
+    const entries = readFileSync(rejects, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(entries).toHaveLength(5);
+    expect(entries.every((entry) => entry.kind === 'failed' && entry.requestId === refused?.id)).toBe(true);
+    expect(JSON.parse(result.stdout)).toMatchObject({ recordsSent: 5, recordsFailed: 5 });
+  });
+
+  it('--json names the request id of an error the service answered, and of each uploaded file', async () => {
+    const stopped = await run(['finance', 'publish', '--app', 'no-such-app', '--json', csv]);
+    expect(stopped.code).toBe(1);
+    const notFound = emulator.mock.state.requests.find((request) => request.status === 404);
+    expect(JSON.parse(stopped.stdout).error).toMatchObject({ name: 'NotFoundError', requestId: notFound?.id });
+
+    const uploaded = await run(['upload', '--app', DEMO_APP_ID, '--json', upload]);
+    expect(uploaded.code).toBe(0);
+    const put = emulator.mock.state.requests.find((request) => request.method === 'PUT');
+    expect(JSON.parse(uploaded.stdout).files).toEqual([
+      expect.objectContaining({ name: 'users.csv', requestId: put?.id }),
+    ]);
+  });
+});
+
+describe('--quiet', () => {
+  it('prints nothing on success but the --json report, and still prints errors', async () => {
+    const silent = await run(publish('--quiet'));
+    expect(silent).toMatchObject({ code: 0, stdout: '', stderr: '' });
+
+    const json = await run(['upload', '--app', DEMO_APP_ID, '--quiet', '--json', upload]);
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, filesUploaded: 1 });
+
+    const failed = await run(['finance', 'publish', '--app', 'no-such-app', '--quiet', csv]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toBe('');
+    expect(failed.stderr).toMatch(/^push-api: the data API at .* does not know app "no-such-app" \(404\)/);
+  });
+});
+
+describe('proxy variables', () => {
+  it('sends every request of a publish and an upload through the proxy; lower-case names win', async () => {
+    // The upper-case variable points where nothing listens: only the lower-case one can work.
+    const env = { http_proxy: proxy.url, HTTP_PROXY: 'http://127.0.0.1:9', NO_PROXY: '' };
+    expect((await run(publish(), env)).code).toBe(0);
+    expect((await run(['upload', '--app', DEMO_APP_ID, upload], env)).code).toBe(0);
+
+    const seen = emulator.mock.state.requests;
+    expect(seen.map((request) => request.operation).sort()).toEqual(
+      ['finance', 'finance', 'token', 'token', 'upload', 'upload-urls'].sort(),
+    );
+    expect(seen.every((request) => request.headers.via === VIA)).toBe(true);
+    expect(proxy.requests).toHaveLength(seen.length);
+  });
+
+  it('goes direct for a host listed in NO_PROXY', async () => {
+    const result = await run(publish(), { HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url, no_proxy: '127.0.0.1' });
+    expect(result.code).toBe(0);
+    expect(emulator.mock.state.recordCount(DEMO_APP_ID)).toBe(10);
+    expect(emulator.mock.state.requests.every((request) => request.headers.via === undefined)).toBe(true);
+    expect(proxy.requests).toEqual([]);
+    expect(proxy.tunnels).toEqual([]);
+  });
+});

@@ -77,7 +77,7 @@ describe('CLI secret hygiene', () => {
     mock.faults.add({ match: { operation: 'finance' }, status: 502, times: 1 });
     mock.faults.add({ match: { operation: 'finance' }, status: 422, times: 1 });
     mock.revokeAllTokens();
-    // --verbose: a line per HTTP attempt, the token request, the 401, the 502 and the 422 included.
+    // --verbose: a line per HTTP attempt, the token request, the 502 and the 422 included.
     await run(publish('--json', '--verbose'));
     await run(publish('--resend-unknown'));
     await run(['upload', '--app', app, '--verbose', temp.path('upload.csv')]);
@@ -93,7 +93,7 @@ describe('CLI secret hygiene', () => {
     expect(texts.join('\n')).toMatch(/"kind":"invalid"/);
     expect(results.some((r) => r.stdout.trim().startsWith('{'))).toBe(true);
     const attempts = texts.join('\n');
-    for (const seen of [/push-api: http token POST /, / status=401 /, / status=502 /, /push-api: http upload PUT /]) {
+    for (const seen of [/push-api: http token POST /, / status=502 /, / status=422 /, /push-api: http upload PUT /]) {
       expect(attempts).toMatch(seen);
     }
     const tokens = mock.state.tokens.map((t) => t.token);

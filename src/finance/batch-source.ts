@@ -26,7 +26,7 @@ export async function* batchesFromInput(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<PendingBatch, void, undefined> {
   // An array is read by index: its iterator's result objects cost more than checking a record
-  // while the JIT has not compiled the loop yet (a one-shot process's whole publish, at 10,000).
+  // while the JIT has not compiled the loop yet, which is most of a short process's publish.
   const array = input.array;
   for (let i = 0; ; i++) {
     let value: unknown;

@@ -5,7 +5,7 @@ import type { FinanceRecord } from './schema.js';
  * The common case of `financeRecordSchema.safeParse`, without zod: the same rules, the same wire
  * output, about ten times cheaper. It only ever says "valid, here is the wire record" or "ask zod":
  * every record it does not accept goes through zod, which stays the source of truth and of every
- * message. A zod parse costs about 1 µs, as much as sending the record; publishing millions of
+ * message. A zod parse costs about as much as sending the record; publishing millions of
  * records is then limited by validation, not by the service.
  *
  * Rules, as zod applies them to `financeRecordSchema` (a property test checks that both agree on

@@ -8,8 +8,8 @@ import { loadFinanceRecordSchema } from './schema-loader.js';
  * The record check: the fast path (record-fast-path.ts) for the records it accepts, zod for every
  * other one, so that issues name the field (`amount`) and say what was expected. zod is loaded on
  * first need: a valid record never needs it, so a process that only publishes valid records, from
- * an array or a stream, never loads it (it costs about 40 ms of start-up, 3 MB of heap and 12 MB
- * of RSS).
+ * an array or a stream, never loads it (its load is a large share of a short process's start-up,
+ * and its heap makes every collection slower; bench/README.md has the figures).
  */
 
 /** A record accepted: its wire form (a new object, never the input) and a bound of its JSON size. */

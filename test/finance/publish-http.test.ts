@@ -183,14 +183,20 @@ describe('finance publish over HTTP', () => {
   it('on abort rejects with the report: in-flight batches unknown, unsent ones failed', async () => {
     const client = clientForServer(server);
     await client.tokens.getToken();
-    server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, delayMs: 200 });
+    // The first two batches are answered at once; later ones are held, so the abort that follows
+    // the second answer finds two batches in flight however slow the machine is.
+    server.mock.faults.add({ match: { operation: 'finance' }, times: 2, delayMs: 1 });
+    server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, delayMs: 2_000 });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 300);
+    let sent = 0;
     const error = await client.finance
       .publish(server.mock.appId, toAsync(makeRecords(100)), {
         batchSize: 10,
         concurrency: 2,
         signal: controller.signal,
+        onBatchSettled: (batch) => {
+          if (batch.status === 'sent' && ++sent === 2) setTimeout(() => controller.abort(), 300);
+        },
       })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PublishAbortedError);

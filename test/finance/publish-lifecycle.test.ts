@@ -197,15 +197,21 @@ describe('publish abort', () => {
   it('counts the array records it never sent as not read when aborted', async () => {
     const client = clientForServer(server);
     await client.tokens.getToken();
-    server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, delayMs: 200 });
+    // The first two batches are answered at once; later ones are held, so the abort that follows
+    // the second answer finds them in flight however slow the machine is.
+    server.mock.faults.add({ match: { operation: 'finance' }, times: 2, delayMs: 1 });
+    server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, delayMs: 2_000 });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 300);
+    let sent = 0;
     const error = await rejection(
       client.finance.publish(server.mock.appId, makeRecords(100), {
         batchSize: 10,
         concurrency: 2,
         onInvalid: 'skip',
         signal: controller.signal,
+        onBatchSettled: (batch) => {
+          if (batch.status === 'sent' && ++sent === 2) setTimeout(() => controller.abort(), 300);
+        },
       }),
     );
     expect(error).toBeInstanceOf(PublishAbortedError);

@@ -7,24 +7,22 @@ async function run(adaptive: boolean) {
   const server = await startEmulator({ rateLimit: { requests: 20, windowMs: 1000 } });
   try {
     const client = clientForServer(server, { maxRetries: 10 });
-    const started = performance.now();
     const report = await client.finance.publish(server.mock.appId, makeRecords(60), {
       batchSize: 1,
       concurrency: 8,
       adaptive,
     });
-    const seconds = (performance.now() - started) / 1000;
     const statuses = financeStatuses(server.mock);
     const rejected = statuses.filter((status) => status === 429).length;
     expectAccounted(report, 60);
-    return { report, seconds, requests: statuses.length, share429: rejected / statuses.length };
+    return { report, requests: statuses.length, share429: rejected / statuses.length };
   } finally {
     await server.close();
   }
 }
 
 describe('adaptive concurrency under a rate limit', () => {
-  it('keeps the share of 429 answers low without losing goodput, unlike a fixed window', async () => {
+  it('keeps the share of 429 answers low, unlike a fixed window', async () => {
     const adaptive = await run(true);
     const fixed = await run(false);
     expect(adaptive.report.recordsSent).toBe(60);
@@ -32,7 +30,6 @@ describe('adaptive concurrency under a rate limit', () => {
     // A fixed window of 8 meets each exhausted budget with ~8 requests in flight; adaptive with ~1.
     expect(adaptive.share429).toBeLessThanOrEqual(0.15);
     expect(adaptive.share429).toBeLessThan(fixed.share429);
-    // Three rate windows of 20 are needed either way; adaptive must not be slower by more than a window.
-    expect(adaptive.seconds).toBeLessThan(fixed.seconds + 1);
+    // Goodput is a timing, so the rate-limited benchmark measures it against this same fixed window.
   }, 30_000);
 });

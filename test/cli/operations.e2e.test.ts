@@ -2,7 +2,8 @@
  * Running the CLI in production: `--verbose` lines per HTTP attempt, `--quiet`, request ids in
  * rejects and `--json`, and the proxy variables. One emulator and one loopback proxy for the file.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { DEMO_APP_ID, type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LoopbackProxy, startLoopbackProxy, VIA } from '../examples/loopback-proxy.js';
@@ -33,6 +34,12 @@ afterAll(async () => {
   await proxy?.close();
   await emulator?.close();
   temp.remove();
+});
+
+/** Makes the child record whether it imported undici, in `file`. */
+const probeImports = (file: string) => ({
+  NODE_OPTIONS: `--import=${fileURLToPath(new URL('../support/import-probe.mjs', import.meta.url))}`,
+  IMPORT_PROBE_FILE: file,
 });
 
 const publish = (...extra: string[]) => [
@@ -95,8 +102,11 @@ describe('--verbose and request ids', () => {
 
 describe('--quiet', () => {
   it('prints nothing on success but the --json report, and still prints errors', async () => {
-    const silent = await run(publish('--quiet'));
+    const probe = temp.path('direct-imports.txt');
+    const silent = await run(publish('--quiet'), probeImports(probe));
     expect(silent).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    // Without a proxy variable, undici (costly to import) is never loaded.
+    expect(existsSync(probe)).toBe(false);
 
     const json = await run(['upload', '--app', DEMO_APP_ID, '--quiet', '--json', upload]);
     expect(json).toMatchObject({ code: 0, stderr: '' });
@@ -113,7 +123,9 @@ describe('proxy variables', () => {
   it('sends every request of a publish and an upload through the proxy; lower-case names win', async () => {
     // The upper-case variable points where nothing listens: only the lower-case one can work.
     const env = { http_proxy: proxy.url, HTTP_PROXY: 'http://127.0.0.1:9', NO_PROXY: '' };
-    expect((await run(publish(), env)).code).toBe(0);
+    const probe = temp.path('proxied-imports.txt');
+    expect((await run(publish(), { ...env, ...probeImports(probe) })).code).toBe(0);
+    expect(readFileSync(probe, 'utf8')).toContain('undici');
     expect((await run(['upload', '--app', DEMO_APP_ID, upload], env)).code).toBe(0);
 
     const seen = emulator.mock.state.requests;

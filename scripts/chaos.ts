@@ -2,7 +2,7 @@
  * Many chaos seeds: `npm run chaos -- --seeds 200 [--first 1] [--parallel 4] [--full] [--verbose]`.
  *
  * Each seed runs test/chaos/run-seed.ts with the many-seeds workload (5,000 records, 8 files up to
- * 1 MB; `--full` uses issue 5's 100,000 records and 50 files up to 20 MB), every odd seed with
+ * 1 MB; `--full` uses the full workload: 100,000 records and 50 files up to 20 MB), every odd seed with
  * `retryAmbiguous` on. Seeds run `--parallel` at a time: a seed spends most of its time waiting
  * out backoff and Retry-After, not computing. Prints one row per seed and totals, and exits 1 if
  * any seed violated an invariant (its violations are printed under the table).

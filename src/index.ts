@@ -31,6 +31,8 @@ export {
   UnprocessableEntityError,
   UploadError,
 } from './errors.js';
+export type { FinanceRecordCheck } from './finance/check-record.js';
+export { checkFinanceRecord } from './finance/check-record.js';
 export type { FinancePublisher } from './finance/publisher.js';
 export type { RateBudget } from './finance/rate-budget.js';
 // The zod schema itself is exported by `push-api-client/schema`, so that this entry does not load zod.

@@ -8,7 +8,7 @@ import { tokenSingleFlight } from './token-single-flight.js';
 import type { Benchmark } from './types.js';
 import { upload } from './upload.js';
 
-/** Every benchmark, in the order of issue 6. */
+/** Every benchmark, in the order the results table lists them. */
 export const BENCHMARKS: readonly Benchmark[] = [
   publishThroughput,
   streamingMemory,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
-import { VERSION } from '../version.js';
+import { VERSION } from '../index.js';
 import { UsageError } from './exit-codes.js';
 import { writeFileAtomically } from './files.js';
 import { type Range, RangeSet } from './ranges.js';

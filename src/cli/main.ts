@@ -1,6 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigurationError, PushError } from '../index.js';
-import { VERSION } from '../version.js';
+import { ConfigurationError, PushError, VERSION } from '../index.js';
 import { demoCommand } from './commands/demo.js';
 import { emulatorCommand } from './commands/emulator.js';
 import { tokenCommand } from './commands/token.js';

@@ -1,6 +1,6 @@
 /**
- * Chaos over real HTTP (issue 5): several seeds, each reproducible from its number. Two seeds run
- * issue 5's full workload (100,000 records, 50 files from 0 B to 20 MB), with `retryAmbiguous` off
+ * Chaos over real HTTP: several seeds, each reproducible from its number. Two seeds run
+ * the full workload (100,000 records, 50 files from 0 B to 20 MB), with `retryAmbiguous` off
  * and on; four more run a tenth of it, two at a time. `npm run chaos -- --seeds 200` runs many more.
  * A failing seed prints its row and violations; re-run it alone with `npm run chaos -- --first <seed> --seeds 1`.
  */

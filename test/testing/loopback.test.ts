@@ -31,4 +31,21 @@ describe('listening beyond loopback', () => {
       process.off('warning', onWarning);
     }
   });
+
+  it('warns that the demo credentials are reachable when it listens on every interface', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const emulator = await startEmulator({ host: '0.0.0.0' });
+      await emulator.close();
+      await new Promise((resolve) => setImmediate(resolve));
+      const exposed = warnings.filter((warning) => warning.message.includes('push-api emulator'));
+      expect(exposed).toHaveLength(1);
+      expect(exposed[0]?.name).toBe('SecurityWarning');
+      expect(exposed[0]?.message).toMatch(/0\.0\.0\.0:\d+.*network.*demo credentials/);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });

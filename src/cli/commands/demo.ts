@@ -1,6 +1,5 @@
 import { Command } from 'commander';
-import { PushClient } from '../../client.js';
-import type { FinanceRecordInput } from '../../finance/schema.js';
+import { type FinanceRecordInput, PushClient } from '../../index.js';
 import { DEMO_APP_ID, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_SCOPE_BASE } from '../../testing/options.js';
 import { ExitCode } from '../exit-codes.js';
 import type { CommonFlags } from '../options.js';

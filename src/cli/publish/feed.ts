@@ -1,6 +1,4 @@
-// The fast validator has no public entry yet; it is the one internal the CLI still reaches into.
-import { checkRecord, loadRecordSchema } from '../../finance/validate.js';
-import type { FinanceRecord } from '../../index.js';
+import { checkFinanceRecord, type FinanceRecord } from '../../index.js';
 import type { Checkpoint } from '../checkpoint.js';
 import { type InputSpec, readInput } from '../readers/index.js';
 import { InputError } from '../readers/types.js';
@@ -90,11 +88,7 @@ export class RecordFeed {
               await this.sink.invalid(row.file, row.line, row.issues);
               continue;
             }
-            let result = checkRecord(row.record);
-            while (result === 'needs-schema') {
-              await loadRecordSchema();
-              result = checkRecord(row.record);
-            }
+            const result = await checkFinanceRecord(row.record);
             if (!result.ok) {
               const reasons = result.issues.map((issue) => ({ field: issue.path, message: issue.message }));
               await this.sink.invalid(row.file, row.line, reasons, row.record);

@@ -25,9 +25,6 @@ export const financeRecordSchema = buildFinanceRecordSchema(
   z as unknown as typeof zm,
 ) as unknown as FinanceRecordSchema;
 
-type CreatedInput = number | Date | string;
-type OptionalText = z.ZodOptional<z.ZodString>;
-
 /**
  * The classic zod type of {@link financeRecordSchema}. The schema is built with the functions that
  * classic zod shares with zod/mini (which the client loads), so it is a classic schema at run time
@@ -35,16 +32,19 @@ type OptionalText = z.ZodOptional<z.ZodString>;
  */
 export type FinanceRecordSchema = z.ZodObject<
   {
-    created: z.ZodPipe<z.ZodCustom<CreatedInput, CreatedInput>, z.ZodTransform<number, CreatedInput>>;
+    created: z.ZodPipe<
+      z.ZodCustom<number | Date | string, number | Date | string>,
+      z.ZodTransform<number, number | Date | string>
+    >;
     amount: z.ZodNumber;
     currency: z.ZodString;
     identifier: z.ZodString;
     type: z.ZodEnum<{ expense: 'expense'; invoice: 'invoice' }>;
     vendor: z.ZodString;
-    name: OptionalText;
-    category: OptionalText;
-    description: OptionalText;
-    transactionNumber: OptionalText;
+    name: z.ZodOptional<z.ZodString>;
+    category: z.ZodOptional<z.ZodString>;
+    description: z.ZodOptional<z.ZodString>;
+    transactionNumber: z.ZodOptional<z.ZodString>;
   },
   z.core.$strict
 >;

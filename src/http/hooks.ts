@@ -77,9 +77,13 @@ export interface TokenRefreshHookEvent {
  * ```
  */
 export interface PushClientHooks {
+  /** Before each attempt is sent (token, upload addresses, upload PUT, finance batch). */
   request?: (event: RequestHookEvent) => void;
+  /** When an attempt ends: with the status the service answered, or the error when none came. */
   response?: (event: ResponseHookEvent) => void;
+  /** When a failed attempt will be sent again, with the delay before it. */
   retry?: (event: RetryHookEvent) => void;
+  /** When the client asks for a new access token, and why. */
   tokenRefresh?: (event: TokenRefreshHookEvent) => void;
 }
 

@@ -101,8 +101,8 @@ export class Uploader {
 
   /**
    * Uploads files: checks every input first (names, sizes, readable paths), then PUTs up to
-   * `concurrency` at once, asking for signed addresses in batches of at most
-   * {@link ADDRESS_BATCH_NAMES} names as the files come up. One file's failure does not stop the
+   * `concurrency` at once, asking for signed addresses in batches of at most 50 names as the
+   * files come up. One file's failure does not stop the
    * others; each is reported, and `onFileSettled` sees each as it settles. When the storage host
    * refuses an address (it expired while the file waited its turn), a file that can be read again
    * gets a fresh address and one more try.

@@ -87,7 +87,7 @@ describe('a shutdown signal shared by every call', () => {
     const shutdown = new AbortController();
     const signal = shutdown.signal;
     await client.tokens.getToken();
-    server.mock.faults.add({ match: { operation: 'finance' }, delayMs: 5_000 });
+    server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, delayMs: 5_000 });
     const calls = Array.from({ length: 50 }, (_, i) =>
       i % 2 === 0
         ? client.finance.publish('demo-app', [record], { signal })

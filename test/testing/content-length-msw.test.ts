@@ -4,6 +4,7 @@
  */
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bodyIsStream } from '../../src/testing/body-length.js';
 import { createPushApiHandler } from '../../src/testing/index.js';
 import { createPushApiMock } from '../../src/testing/msw.js';
 import { getToken, signedUrls } from './helpers.js';
@@ -28,6 +29,15 @@ async function addressFor(mock: typeof strict, name: string): Promise<string> {
   return (await signedUrls(mock, await getToken(mock), [name]))[name]!;
 }
 
+/**
+ * Whether this runtime's Request says what its body was made from. Node 20/22 and Deno do; Node 24's
+ * undici keeps that state private, and there a stream body passes, as the docs say.
+ */
+const runtimeTellsStreams =
+  bodyIsStream(new Request('http://x.test/', { method: 'PUT', body: streamOf('x'), duplex: 'half' } as RequestInit)) ===
+  true;
+const STREAM_STATUS = runtimeTellsStreams ? 501 : 200;
+
 function put(url: string, body: BodyInit, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, { method: 'PUT', body, headers, duplex: 'half' } as RequestInit);
 }
@@ -35,9 +45,13 @@ function put(url: string, body: BodyInit, headers: Record<string, string> = {}):
 describe('Content-Length on PUTs without a socket', () => {
   it('answers 501 NotImplemented to a stream body without Content-Length under msw, as over HTTP', async () => {
     const response = await put(await addressFor(strict, 'a.csv'), streamOf('a,b\n'));
-    expect(response.status).toBe(501);
-    expect(await response.text()).toContain('<Code>NotImplemented</Code>');
-    expect(strict.state.file(strict.appId, 'a.csv')).toBeUndefined();
+    expect(response.status).toBe(STREAM_STATUS);
+    if (runtimeTellsStreams) {
+      expect(await response.text()).toContain('<Code>NotImplemented</Code>');
+      expect(strict.state.file(strict.appId, 'a.csv')).toBeUndefined();
+    } else {
+      expect(strict.state.file(strict.appId, 'a.csv')?.size).toBe(4);
+    }
   });
 
   it.each([
@@ -68,6 +82,6 @@ describe('Content-Length on PUTs without a socket', () => {
     const emulator = createPushApiHandler();
     const address = (await signedUrls(emulator, await getToken(emulator), ['e.csv']))['e.csv']!;
     const request = new Request(address, { method: 'PUT', body: streamOf('x'), duplex: 'half' } as RequestInit);
-    expect((await emulator.handle(request)).status).toBe(501);
+    expect((await emulator.handle(request)).status).toBe(STREAM_STATUS);
   });
 });

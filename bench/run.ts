@@ -8,6 +8,7 @@ import { BENCHMARKS } from './benchmarks/index.js';
 import type { Benchmark } from './benchmarks/types.js';
 import { parseArgs } from './lib/args.js';
 import { buildChildren } from './lib/build-children.js';
+import { ensureBuiltPackage } from './lib/ensure-dist.js';
 import { REPO_ROOT } from './lib/paths.js';
 import { describeRun, type RunResults, writeResults } from './lib/results.js';
 import type { Row } from './lib/row.js';
@@ -39,6 +40,8 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     log('compiling the measured children (bench/.build)');
     await buildChildren();
+    // The CLI rows and the one-shot and fleet children run the package as installed: dist/.
+    await ensureBuiltPackage(log);
     for (const benchmark of benchmarks) {
       log(`${benchmark.title}…`);
       const benchStarted = performance.now();

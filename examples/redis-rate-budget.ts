@@ -8,11 +8,11 @@
  *   window. From then on a fleet-wide fixed window (rate-limiter-flexible's `RateLimiterRedis`)
  *   lets no more than that budget, less `headroom`, start per window, whichever process sends
  *   them, spread evenly over the window.
- * A window starts at the first request after the previous one ended, as the service's does, and a
- * sender held back by the window waits `guardMs` past its end. The service's window starts when
- * the first request arrives, a little after ours: the headroom and the spacing keep the requests
- * that arrive early from overflowing it. The processes' clocks are assumed to agree (NTP), as
- * they do on one host.
+ * A window starts at the first request after the previous one ended, as the service's does. The
+ * service's window starts when a request arrives, a little after ours, so the two drift apart;
+ * what keeps the fleet under the service's limit is the spacing: requests start at least one
+ * window ÷ (budget − headroom) apart, so any window of the service holds at most budget − headroom
+ * + 1 of them. The processes' clocks are assumed to agree (NTP), as they do on one host.
  *
  *   eval "$(scripts/start-services.sh start)"      # a local Redis (or set REDIS_URL)
  *   npx tsx examples/redis-rate-budget.ts
@@ -34,7 +34,7 @@ export interface RedisRateBudgetOptions {
   initialBudget?: number;
   /** How long a learned budget is kept; then the fleet probes for a higher one. @default 300000 */
   budgetTtlMs?: number;
-  /** Extra wait past a window's end for senders it held back. @default 25 */
+  /** Extra wait past a window's end for senders it held back, for a service that counts late. @default 0 */
   guardMs?: number;
   /** Requests per window left unused below the learned budget, for arrival jitter. @default 1 */
   headroom?: number;
@@ -101,7 +101,7 @@ export class RedisRateBudget implements RateBudget {
     this.#windowSeconds = options.windowSeconds ?? 1;
     this.#initialBudget = options.initialBudget;
     this.#budgetTtlMs = options.budgetTtlMs ?? 300_000;
-    this.#guardMs = options.guardMs ?? 25;
+    this.#guardMs = options.guardMs ?? 0;
     this.#headroom = options.headroom ?? 1;
     this.#onError = options.onError ?? (() => {});
   }

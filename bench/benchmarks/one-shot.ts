@@ -9,7 +9,6 @@
 import { alternate } from '../lib/alternate.js';
 import { connectionEnv } from '../lib/client.js';
 import { ensureCsv } from '../lib/csv-file.js';
-import { ensureBuiltCli } from '../lib/ensure-dist.js';
 import { type ChildRun, runChildOk } from '../lib/measured-child.js';
 import { type InputKind, type OneShotArgs, oneShotArgv } from '../lib/one-shot-args.js';
 import { CLI_ENTRY, childScript } from '../lib/paths.js';
@@ -155,7 +154,6 @@ export const oneShot: Benchmark = {
   name: 'oneshot',
   title: TITLE,
   async run(ctx) {
-    await ensureBuiltCli(ctx.log);
     return withServer({ kind: 'sink' }, async (server) => [
       ...(await publishRows(ctx, server)),
       await coldStartRow(ctx, server),

@@ -8,7 +8,6 @@
 import { alternate } from '../lib/alternate.js';
 import { connectionEnv } from '../lib/client.js';
 import { ensureCsv } from '../lib/csv-file.js';
-import { ensureBuiltCli } from '../lib/ensure-dist.js';
 import { type ChildRun, runChildOk } from '../lib/measured-child.js';
 import { CLI_ENTRY, childScript } from '../lib/paths.js';
 import { makeRow, type Row } from '../lib/row.js';
@@ -98,7 +97,6 @@ export const streamingMemory: Benchmark = {
   name: 'streaming',
   title: '2 streaming memory',
   async run(ctx) {
-    await ensureBuiltCli(ctx.log);
     const [small, large] = ctx.quick ? [10_000, 100_000] : [100_000, 1_000_000];
     return withServer({ kind: 'sink', countRecords: true }, async (server) => {
       const a = await measureSize(ctx, server, small, ctx.quick ? 2 : 3);

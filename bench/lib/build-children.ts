@@ -2,7 +2,7 @@
  * Compiles `bench/children/*.ts` to plain ESM under `bench/.build/`. Measured children must run on
  * bare `node`: a TypeScript loader such as tsx adds about 48 MB of RSS to the process, which would
  * be counted against the SDK. The SDK is bundled from `src/` (what is being measured), except in
- * the children that import `push-api-client` itself (dist/, built by ensureBuiltCli); npm packages
+ * the children that import `push-api-client` itself (dist/, built by ensureBuiltPackage); npm packages
  * stay external and resolve from the repository's node_modules.
  */
 import { readdir } from 'node:fs/promises';

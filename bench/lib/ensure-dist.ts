@@ -1,4 +1,4 @@
-/** The streaming benchmark runs the built CLI; this rebuilds it (`npx tsup`) when src/ is newer. */
+/** Some benchmarks run the built package (dist/): this rebuilds it (`npx tsup`) when src/ is newer. */
 import { spawn } from 'node:child_process';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,7 +14,7 @@ async function newestMtime(dir: string): Promise<number> {
   return newest;
 }
 
-export async function ensureBuiltCli(log: (message: string) => void): Promise<void> {
+export async function ensureBuiltPackage(log: (message: string) => void): Promise<void> {
   const built = await stat(CLI_ENTRY).catch(() => undefined);
   const source = await newestMtime(path.join(REPO_ROOT, 'src'));
   if (built && built.mtimeMs >= source) return;

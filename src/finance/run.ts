@@ -41,13 +41,13 @@ type StopReason = { kind: 'stopped-by'; error: PushError } | { kind: 'thrown'; e
 /**
  * One publish run: `concurrency` worker loops share one batch iterator, so at most that many
  * batches are pulled from the input at once (plus the one being filled), with no queue. Each worker
- * takes a slot from the adaptive limit, pulls a batch, sends it, and settles it in the report.
+ * pulls a batch, takes a slot from the rate budget, sends the batch, and settles it in the report.
  */
 export class PublishRun {
   #stop: StopReason | undefined;
   /** When the service last accepted a batch of this run: 429 patience lasts while the run moves. */
   #lastProgressAt = Number.NEGATIVE_INFINITY;
-  /** The input is read to the end: idle workers stop taking slots (a shared budget would lose them). */
+  /** The input is read to the end: idle workers stop. */
   #exhausted = false;
 
   constructor(
@@ -86,35 +86,44 @@ export class PublishRun {
   async #worker(source: BatchSource): Promise<void> {
     const { signal } = this.options;
     while (!this.shouldStop() && !this.#exhausted) {
+      let batch: PendingBatch;
       try {
-        await this.limit.acquire(signal);
-      } catch {
-        return; // aborted while waiting: nothing was pulled, nothing to settle
-      }
-      const slot: Slot = { held: true };
-      let outcome: Outcome | undefined;
-      let batch: PendingBatch | undefined;
-      try {
-        if (this.shouldStop()) return;
         const next = await source.next();
         if (next.done) {
           this.#exhausted = true;
           return;
         }
         batch = next.value;
+      } catch (error) {
+        // The input threw, unless the read was cut short by the abort: then the abort is the outcome.
+        if (!signal?.aborted) this.#stop ??= { kind: 'thrown', error };
+        return;
+      }
+      // The batch first, then the slot: a slot taken by a worker that then finds the input read to
+      // the end would be a request of a shared budget that nobody sends. A waiting worker holds
+      // one batch, so the input is still read no further ahead than `concurrency` batches.
+      try {
+        await this.limit.acquire(signal);
+      } catch {
+        this.dropUnsent(batch); // aborted while waiting for a slot
+        return;
+      }
+      const slot: Slot = { held: true };
+      let outcome: Outcome;
+      try {
         if (this.shouldStop()) {
           this.dropUnsent(batch);
           return;
         }
         outcome = await this.#send(batch, slot);
       } catch (error) {
-        // The input threw, unless the read was cut short by the abort: then the abort is the outcome.
-        if (!signal?.aborted) this.#stop ??= { kind: 'thrown', error };
+        // `#send` settles every answer; anything it throws is a bug that stops the run, loudly.
+        this.#stop ??= { kind: 'thrown', error };
         return;
       } finally {
         if (slot.held) this.limit.release();
       }
-      if (batch && outcome) await this.#settle(batch, outcome);
+      await this.#settle(batch, outcome);
     }
   }
 

@@ -7,11 +7,12 @@
  * `import('push-api-client')` followed by one publish.
  */
 import { alternate } from '../lib/alternate.js';
+import { cliPublishArgs } from '../lib/cli-publish.js';
 import { connectionEnv } from '../lib/client.js';
 import { ensureCsv } from '../lib/csv-file.js';
 import { type ChildRun, runChildOk } from '../lib/measured-child.js';
 import { type InputKind, type OneShotArgs, oneShotArgv } from '../lib/one-shot-args.js';
-import { CLI_ENTRY, childScript } from '../lib/paths.js';
+import { childScript } from '../lib/paths.js';
 import type { OptionalFields } from '../lib/records.js';
 import { makeRow, type Row, type Target } from '../lib/row.js';
 import { type ServerProcess, withServer } from '../lib/server-process.js';
@@ -113,21 +114,7 @@ async function cliRow(ctx: BenchContext, server: ServerProcess): Promise<Row> {
   const csv = await ensureCsv(ctx.temp, rows);
   const env = connectionEnv(server);
   const cli = () =>
-    runChildOk({
-      command: process.execPath,
-      args: [
-        CLI_ENTRY,
-        'finance',
-        'publish',
-        csv,
-        '--app',
-        server.appId,
-        '--concurrency',
-        String(CONCURRENCY),
-        '--json',
-      ],
-      env,
-    });
+    runChildOk({ command: process.execPath, args: cliPublishArgs(csv, server.appId, CONCURRENCY), env });
   const script = () =>
     runChildOk({ command: process.execPath, args: [childScript('stream-publish'), csv, String(CONCURRENCY)], env });
   ctx.log(`one-shot: ${rounds} rounds of the CLI on ${rows} rows`);

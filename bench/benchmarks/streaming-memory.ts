@@ -6,10 +6,11 @@
  * that time grows with the input and memory does not.
  */
 import { alternate } from '../lib/alternate.js';
+import { cliPublishArgs } from '../lib/cli-publish.js';
 import { connectionEnv } from '../lib/client.js';
 import { ensureCsv } from '../lib/csv-file.js';
 import { type ChildRun, runChildOk } from '../lib/measured-child.js';
-import { CLI_ENTRY, childScript } from '../lib/paths.js';
+import { childScript } from '../lib/paths.js';
 import { makeRow, type Row } from '../lib/row.js';
 import { type ServerProcess, withServer } from '../lib/server-process.js';
 import { median, ratio, toMB } from '../lib/stats.js';
@@ -48,17 +49,7 @@ async function measureSize(
   const cli = () =>
     runChildOk({
       command: process.execPath,
-      args: [
-        CLI_ENTRY,
-        'finance',
-        'publish',
-        csv,
-        '--app',
-        server.appId,
-        '--concurrency',
-        String(CONCURRENCY),
-        '--json',
-      ],
+      args: cliPublishArgs(csv, server.appId, CONCURRENCY),
       env,
       measureRss: true,
     });

@@ -1,8 +1,11 @@
 /**
- * One worker process of the fleet benchmark. Connection from the PUSH_* variables (read by
- * PushClient) and BENCH_APP_ID; BUDGET_KEY names the shared Redis budget (empty: this process
- * adapts alone, the default). Gets its token, loads the schema, prints `ready`, waits for `go` on stdin so that every
- * worker starts at once, publishes, then prints its report's counts and when it started and ended (epoch ms) as one JSON line.
+ * One worker process of a fleet publishing to one app: the fleet benchmark runs it (compiled), and
+ * the redis-rate-budget integration test runs it with tsx at a smaller size. Connection from the
+ * PUSH_* variables (read by PushClient) and BENCH_APP_ID; BATCHES × BATCH_SIZE records; BUDGET_KEY
+ * names the shared Redis budget (empty: this process adapts alone, the default). Gets its token,
+ * loads the schema, prints `ready`, waits for `go` on stdin so that every worker starts at once,
+ * publishes, then prints its report's counts and when it started and ended (epoch ms) as one JSON
+ * line.
  */
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';

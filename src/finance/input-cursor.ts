@@ -55,18 +55,7 @@ export class InputCursor {
       this.#finished = true;
       return Promise.reject(error);
     }
-    this.#pending = read;
-    const settled = (finished: boolean) => {
-      if (this.#pending === read) this.#pending = undefined;
-      if (finished) this.#finished = true;
-    };
-    if (!signal) {
-      read.then(
-        (result) => settled(result.done === true),
-        () => settled(true),
-      );
-      return read;
-    }
+    if (!signal) return this.#track(read);
     if (signal.aborted) return Promise.reject(abortErrorFrom(signal));
     if (this.#abort?.signal !== signal) {
       this.#stopListening();
@@ -75,19 +64,35 @@ export class InputCursor {
     }
     return new Promise<IteratorResult<unknown>>((resolve, reject) => {
       this.#rejectWaiting = reject;
-      read.then(
+      this.#track(read).then(
         (result) => {
-          settled(result.done === true);
           this.#rejectWaiting = undefined;
           resolve(result);
         },
         (error: unknown) => {
-          settled(true);
           this.#rejectWaiting = undefined;
           reject(error);
         },
       );
     });
+  }
+
+  /**
+   * Notes a read as pending until it settles, and the input as finished when it ends or throws.
+   * A method, not a closure made per read: this runs once per record.
+   */
+  async #track(read: Promise<IteratorResult<unknown>>): Promise<IteratorResult<unknown>> {
+    this.#pending = read;
+    try {
+      const result = await read;
+      if (result.done) this.#finished = true;
+      return result;
+    } catch (error) {
+      this.#finished = true;
+      throw error;
+    } finally {
+      if (this.#pending === read) this.#pending = undefined;
+    }
   }
 
   #stopListening(): void {

@@ -3,15 +3,9 @@ import { ConfigurationError, ServerError, TimeoutError } from 'push-api-client';
 import { createPushApiHandler, startEmulator } from 'push-api-client/testing';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { capturingFetch, emulatorClient, serverClient } from '../support/clients.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 
-const record = {
-  created: '2025-01-31',
-  amount: 42,
-  currency: 'USD',
-  identifier: 'ada@example.com',
-  type: 'expense',
-  vendor: 'Acme',
-} as const;
+const record = SAMPLE_RECORD;
 
 const addresses = {
   authUrl: 'https://auth.push.test',

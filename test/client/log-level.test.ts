@@ -4,15 +4,9 @@ import { ConfigurationError, type PushClientOptions } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { emulatorClient, recordingLogger } from '../support/clients.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 
-const record = {
-  created: '2025-01-31',
-  amount: 42,
-  currency: 'USD',
-  identifier: 'ada@example.com',
-  type: 'expense',
-  vendor: 'Acme',
-} as const;
+const record = SAMPLE_RECORD;
 
 function setup(options: PushClientOptions = {}) {
   const emulator = createPushApiHandler();

@@ -2,15 +2,9 @@ import type { PushClientHooks, PushClientOptions } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import { emulatorClient, recordingLogger } from '../support/clients.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 
-const record = {
-  created: '2025-01-31',
-  amount: 42,
-  currency: 'USD',
-  identifier: 'ada@example.com',
-  type: 'expense',
-  vendor: 'Acme',
-} as const;
+const record = SAMPLE_RECORD;
 
 type Seen = { hook: keyof PushClientHooks; event: Record<string, unknown> };
 

@@ -9,15 +9,9 @@ import { AbortError, PublishAbortedError } from 'push-api-client';
 import { createPushApiHandler, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { emulatorClient, serverClient } from '../support/clients.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 
-const record = {
-  created: '2025-01-31',
-  amount: 42,
-  currency: 'USD',
-  identifier: 'ada@example.com',
-  type: 'expense',
-  vendor: 'Acme',
-} as const;
+const record = SAMPLE_RECORD;
 
 function setup() {
   const emulator = createPushApiHandler({ keepRecords: false });

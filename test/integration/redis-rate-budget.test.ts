@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../examples/redis-rate-budget.js';
 import { REDIS_URL } from './env.js';
 
-const WORKER = fileURLToPath(new URL('./rate-budget-worker.ts', import.meta.url));
+// The worker process the fleet benchmark measures, at a test's size: 10 batches of 10 records.
+const WORKER = fileURLToPath(new URL('../../bench/children/fleet-worker.ts', import.meta.url));
 const LIMIT = { requests: 20, windowMs: 1000 };
 const redis = new Redis(REDIS_URL);
 let emulator: RunningEmulator;
@@ -31,9 +32,11 @@ async function fleet(key: string): Promise<Counts[]> {
         PUSH_AUTH_URL: emulator.authUrl,
         PUSH_BASE_URL: emulator.baseUrl,
         PUSH_SCOPE_BASE: emulator.mock.scopeBase,
-        PUSH_APP_ID: emulator.mock.appId,
+        BENCH_APP_ID: emulator.mock.appId,
         REDIS_URL,
         BUDGET_KEY: key,
+        BATCHES: '10',
+        BATCH_SIZE: '10',
       },
       stdio: ['pipe', 'pipe', 'inherit'],
     }),

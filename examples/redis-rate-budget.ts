@@ -57,12 +57,15 @@ return learn`;
 
 /**
  * Learns the budget: the requests the fleet had accepted in the window before the 429 at ARGV[1].
- * A budget already known is only lowered: a 429 at a window boundary says nothing of a higher limit.
- * KEYS: accepted, budget. ARGV: 429 time, window ms, budget ttl ms.
+ * Answers that arrived up to ARGV[4] ms after the 429 count too: across processes, the answer to
+ * the window's last accepted request may come after another process's 429, and a budget learned
+ * one short is never raised before it expires. A budget already known is only lowered: a 429 at a
+ * window boundary says nothing of a higher limit.
+ * KEYS: accepted, budget. ARGV: 429 time, window ms, budget ttl ms, stragglers ms.
  */
 const LEARN_BUDGET = `local at, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 redis.call('zremrangebyscore', KEYS[1], '-inf', at - 2 * window)
-local accepted = redis.call('zcount', KEYS[1], at - window, at)
+local accepted = redis.call('zcount', KEYS[1], at - window, at + tonumber(ARGV[4]))
 local known = tonumber(redis.call('get', KEYS[2]) or '0')
 if accepted > 0 and (known == 0 or accepted < known) then redis.call('set', KEYS[2], accepted, 'PX', ARGV[3]) end
 return accepted`;
@@ -155,7 +158,7 @@ export class RedisRateBudget implements RateBudget {
       .then(async (learn) => {
         if (learn !== 1) return;
         await sleep(LEARN_DELAY_MS);
-        await this.#redis.eval(LEARN_BUDGET, 2, accepted, budget, now, windowMs, this.#budgetTtlMs);
+        await this.#redis.eval(LEARN_BUDGET, 2, accepted, budget, now, windowMs, this.#budgetTtlMs, LEARN_DELAY_MS);
       })
       .catch(this.#onError);
   }

@@ -55,6 +55,16 @@ async function redisMissing(): Promise<string | undefined> {
   }
 }
 
+/** What the shared budget learned from the 429s (the recipe's key), for the log. */
+async function learnedBudget(key: string): Promise<string> {
+  const redis = new Redis(REDIS_URL);
+  try {
+    return (await redis.get(`push-api-client:rate:${key}:budget`)) ?? 'nothing';
+  } finally {
+    redis.disconnect();
+  }
+}
+
 async function fleetRun(
   server: ServerProcess,
   batches: number,
@@ -104,8 +114,9 @@ async function fleetRun(
     const stats = await server.stats();
     const first = Math.min(...reports.map((report) => report.startedAt));
     const spans = reports.map((report) => `${report.startedAt - first}–${report.endedAt - first}`);
+    const learned = shared ? `, budget learned ${await learnedBudget(budgetKey)}/window` : '';
     log(
-      `fleet ${shared ? 'shared' : 'alone'}: ${seconds.toFixed(1)} s, ${stats.financeRateLimited}/${stats.financeRequests} answered 429; ms per worker ${spans.join(', ')}`,
+      `fleet ${shared ? 'shared' : 'alone'}: ${seconds.toFixed(1)} s, ${stats.financeRateLimited}/${stats.financeRequests} answered 429${learned}; ms per worker ${spans.join(', ')}`,
     );
     const sum = (key: keyof WorkerReport) => reports.reduce((total, report) => total + report[key], 0);
     return {

@@ -1,8 +1,18 @@
 import type { InvalidRecord, RecordIssue } from '../errors.js';
-import { BatchBuilder, type BatchLimits, batchItem, buildBody, type FittingItem, sizeUp } from './batcher.js';
+import {
+  BatchBuilder,
+  type BatchLimits,
+  batchItem,
+  buildBody,
+  type FittingItem,
+  fittingByBound,
+  sizeUp,
+} from './batcher.js';
+import { recordJsonBound } from './json-bound.js';
+import { parseFinanceRecordFast } from './record-fast-path.js';
 import type { PendingBatch, ReportBuilder } from './report.js';
 import type { FinanceRecord } from './schema.js';
-import { checkRecord } from './validate.js';
+import { checkRecord, checkWithSchema, type RecordCheck } from './validate.js';
 
 /**
  * Turns input records into batches: check each record (validate.ts), size it up, and fill
@@ -18,7 +28,10 @@ export type PreparedRecord = { ok: true; item: Item } | { ok: false; issues: Rec
 
 /** Checks and sizes up one record; `'needs-schema'` as in `checkRecord` (nothing was decided). */
 export function prepareRecord(input: unknown, index: number, maxBatchBytes: number): PreparedRecord {
-  const check = checkRecord(input);
+  return prepareChecked(checkRecord(input), index, maxBatchBytes);
+}
+
+function prepareChecked(check: RecordCheck, index: number, maxBatchBytes: number): PreparedRecord {
   if (check === 'needs-schema' || !check.ok) return check;
   const sized = sizeUp(batchItem(index, check.record, check.bound), maxBatchBytes);
   if (sized.fits) return { ok: true, item: sized.item };
@@ -62,7 +75,24 @@ export class BatchAssembler {
    */
   add(input: unknown): PendingBatch | undefined | 'needs-schema' {
     const index = this.#nextRecord;
-    const prepared = prepareRecord(input, index, this.#limits.maxBatchBytes);
+    const { maxBatchBytes } = this.#limits;
+    // Most records are accepted by the fast path and far from any size limit: nothing is built for
+    // them but the wire record and its batch item (this runs once per record). A record near the
+    // limit is measured; any other goes to zod, which explains a refusal.
+    const fast = parseFinanceRecordFast(input);
+    let prepared: PreparedRecord;
+    if (fast !== undefined) {
+      const bound = recordJsonBound(fast);
+      const item = fittingByBound(index, fast, bound, maxBatchBytes);
+      if (item) {
+        this.#nextRecord++;
+        this.#report.read();
+        return this.#addItem(item);
+      }
+      prepared = prepareChecked({ ok: true, record: fast, bound }, index, maxBatchBytes);
+    } else {
+      prepared = prepareChecked(checkWithSchema(input), index, maxBatchBytes);
+    }
     if (prepared === 'needs-schema') return prepared;
     this.#nextRecord++;
     this.#report.read();

@@ -45,9 +45,9 @@ export interface BatchLimits {
 declare const fitsAloneBrand: unique symbol;
 
 /**
- * A batch item known to fit in a request body on its own. Only `sizeUp` makes one, and a builder
- * takes nothing else, so an item too large to be sent can never reach a batch: the caller gets it
- * back from `sizeUp` instead, and must report it.
+ * A batch item known to fit in a request body on its own. Only `sizeUp` and `fittingByBound`
+ * make one, and a builder takes nothing else, so an item too large to be sent can never reach a
+ * batch: the caller gets it back from `sizeUp` instead, and must report it.
  */
 export type FittingItem<TRecord = unknown> = BatchItem<TRecord> & { readonly [fitsAloneBrand]: true };
 
@@ -99,6 +99,20 @@ export function sizeUp<TRecord>(item: BatchItem<TRecord>, maxBatchBytes: number)
     return { fits: true, item: item as FittingItem<TRecord> };
   }
   return { fits: false, bytes: utf8Length(item) };
+}
+
+/**
+ * The common case of `sizeUp`, with nothing built but the item: a fitting item when the record's
+ * size bound alone shows that it fits in a request body, else undefined (ask `sizeUp`).
+ */
+export function fittingByBound<TRecord>(
+  index: number,
+  record: TRecord,
+  bound: number,
+  maxBatchBytes: number,
+): FittingItem<TRecord> | undefined {
+  if (bodyBytesFor(1, bound) > maxBatchBytes) return undefined;
+  return batchItem(index, record, bound) as FittingItem<TRecord>;
 }
 
 /** The exact request body for a batch: one `JSON.stringify`, unless its records were serialized already. */

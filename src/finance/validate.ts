@@ -58,6 +58,11 @@ export function recordSchemaLoaded(): boolean {
 export function checkRecord(input: unknown): RecordCheck {
   const fast = parseFinanceRecordFast(input);
   if (fast !== undefined) return { ok: true, record: fast, bound: recordJsonBound(fast) };
+  return checkWithSchema(input);
+}
+
+/** The check by zod alone, for a record the fast path did not accept. */
+export function checkWithSchema(input: unknown): RecordCheck {
   if (schema === undefined) return 'needs-schema';
   const result = schema.safeParse(input);
   if (!result.success) return { ok: false, issues: toRecordIssues(result.error.issues) };

@@ -55,7 +55,11 @@ export class InputCursor {
       this.#finished = true;
       return Promise.reject(error);
     }
-    if (!signal) return this.#track(read);
+    // Noted before anyone else awaits the read, so that the notes are up to date when they resume.
+    this.#pending = read;
+    read.then(this.#onRead, this.#onReadFailed);
+    // Without a signal, the iterator's own promise: no promise of ours per record.
+    if (!signal) return read;
     if (signal.aborted) return Promise.reject(abortErrorFrom(signal));
     if (this.#abort?.signal !== signal) {
       this.#stopListening();
@@ -64,7 +68,7 @@ export class InputCursor {
     }
     return new Promise<IteratorResult<unknown>>((resolve, reject) => {
       this.#rejectWaiting = reject;
-      this.#track(read).then(
+      read.then(
         (result) => {
           this.#rejectWaiting = undefined;
           resolve(result);
@@ -77,23 +81,19 @@ export class InputCursor {
     });
   }
 
-  /**
-   * Notes a read as pending until it settles, and the input as finished when it ends or throws.
-   * A method, not a closure made per read: this runs once per record.
+  /*
+   * What a read's end tells: nothing pending any more (one read at a time: reading stops at an
+   * abort), and the input finished when it ended or threw. Made once, not per read.
    */
-  async #track(read: Promise<IteratorResult<unknown>>): Promise<IteratorResult<unknown>> {
-    this.#pending = read;
-    try {
-      const result = await read;
-      if (result.done) this.#finished = true;
-      return result;
-    } catch (error) {
-      this.#finished = true;
-      throw error;
-    } finally {
-      if (this.#pending === read) this.#pending = undefined;
-    }
-  }
+  readonly #onRead = (result: IteratorResult<unknown>): void => {
+    this.#pending = undefined;
+    if (result.done) this.#finished = true;
+  };
+
+  readonly #onReadFailed = (): void => {
+    this.#pending = undefined;
+    this.#finished = true;
+  };
 
   #stopListening(): void {
     this.#abort?.stopListening();

@@ -3,6 +3,7 @@ import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTracing } from '../../examples/otel-tracing.js';
 import { serverClient } from '../support/clients.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 
 let emulator: RunningEmulator;
 beforeAll(async () => {
@@ -10,14 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => emulator.close());
 
-const record = {
-  created: '2025-01-31',
-  amount: 42,
-  currency: 'USD',
-  identifier: 'ada@example.com',
-  type: 'expense',
-  vendor: 'Acme',
-} as const;
+const record = SAMPLE_RECORD;
 
 describe('examples/otel-tracing.ts', () => {
   it('gives one span per operation, a child span per attempt, and retries and token refreshes as events', async () => {

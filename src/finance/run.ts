@@ -117,9 +117,10 @@ export class PublishRun {
         }
         outcome = await this.#send(batch, slot);
       } catch (error) {
-        // `#send` settles every answer; anything it throws is a bug that stops the run, loudly.
+        // `#send` settles every answer itself, so this is a bug. It stops the run, loudly, and the
+        // batch, which may have been sent, is reported `unknown` rather than lost.
         this.#stop ??= { kind: 'thrown', error };
-        return;
+        outcome = { status: 'unknown', error: asPushError(error) };
       } finally {
         if (slot.held) this.limit.release();
       }

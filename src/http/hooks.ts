@@ -5,6 +5,8 @@
  * hook does can leak a token, a secret or a record.
  */
 
+import { ignoreRejection } from '../internal/ignore-rejection.js';
+
 /** What every request event carries. */
 export interface HookRequestInfo {
   /**
@@ -64,7 +66,9 @@ export interface TokenRefreshHookEvent {
 
 /**
  * Callbacks for the client's request lifecycle. Each is called synchronously, in the async
- * context of the call that caused it; one that throws is logged as a warning and ignored.
+ * context of the call that caused it, with an event object of its own (changing it changes no
+ * other hook's event). One that throws, or returns a promise that rejects, is logged as a warning
+ * and ignored; the client does not wait for a returned promise.
  *
  * @example
  * ```ts
@@ -95,22 +99,25 @@ const noop = () => {};
 /** No hooks: what internal parts get when the client was built without any. */
 export const noHooks: SafeHooks = { request: noop, response: noop, retry: noop, tokenRefresh: noop };
 
-/** Guards each given hook; `warn` hears of one that threw. */
+/** Guards each given hook; `warn` hears of one that threw or rejected. */
 export function safeHooks(
   hooks: PushClientHooks | undefined,
   warn: (message: string, fields: Record<string, unknown>) => void,
 ): SafeHooks {
   if (!hooks) return noHooks;
-  const guard = <E>(name: keyof PushClientHooks): ((event: E) => void) => {
-    const hook = hooks[name] as ((event: E) => void) | undefined;
+  const guard = <E extends object>(name: keyof PushClientHooks): ((event: E) => void) => {
+    const hook = hooks[name] as ((event: E) => unknown) | undefined;
     if (typeof hook !== 'function') return noop;
+    const ignored = (error: unknown) =>
+      warn(`push-api-client ${name} hook threw; ignored`, {
+        error: error instanceof Error ? error.message : String(error),
+      });
     return (event) => {
       try {
-        hook.call(hooks, event);
+        // A copy: the client builds later events from this one, and a hook may write to it.
+        ignoreRejection(hook.call(hooks, { ...event }), ignored);
       } catch (error) {
-        warn(`push-api-client ${name} hook threw; ignored`, {
-          error: error instanceof Error ? error.message : String(error),
-        });
+        ignored(error);
       }
     };
   };

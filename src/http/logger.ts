@@ -1,3 +1,4 @@
+import { ignoreRejection } from '../internal/ignore-rejection.js';
 import type { Logger } from './types.js';
 
 /** How much the client logs: each level includes the ones after it; `off` logs nothing. */
@@ -14,17 +15,20 @@ function takesFieldsFirst(logger: object): boolean {
   return typeof (logger as { bindings?: unknown }).bindings === 'function';
 }
 
-/** Wraps a user's logger so that a throwing or partial logger can never fail a request. */
+/** Logging is best effort: what a logger throws or rejects with is dropped. */
+const dropped = () => {};
+
+/** Wraps a user's logger so that a throwing, rejecting or partial logger can never fail a request. */
 export function safeLogger(logger: Partial<Logger>): Logger {
   const fieldsFirst = takesFieldsFirst(logger);
   const call = (level: keyof Logger) => (message: string, fields?: Record<string, unknown>) => {
     try {
-      const method = logger[level] as ((...args: unknown[]) => void) | undefined;
+      const method = logger[level] as ((...args: unknown[]) => unknown) | undefined;
       if (typeof method !== 'function') return;
-      if (fieldsFirst) method.call(logger, fields ?? {}, message);
-      else method.call(logger, message, fields);
+      const result = fieldsFirst ? method.call(logger, fields ?? {}, message) : method.call(logger, message, fields);
+      ignoreRejection(result, dropped);
     } catch {
-      // Logging is best effort.
+      dropped();
     }
   };
   return { debug: call('debug'), info: call('info'), warn: call('warn'), error: call('error') };

@@ -78,6 +78,29 @@ describe('logging on demand', () => {
     expect(none.lines).toEqual([]);
   });
 
+  it('a logger whose methods are async and reject never fails a request, nor leaves an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      let calls = 0;
+      const rejecting = async () => {
+        calls += 1;
+        throw new Error('log shipper down');
+      };
+      const logger = { debug: rejecting, info: rejecting, warn: rejecting, error: rejecting };
+      const { emulator, client } = setup({ logger });
+      emulator.faults.add({ match: { operation: 'finance' }, status: 503, retryAfter: 0, times: 1 });
+      const report = await client.finance.publish('demo-app', [record]);
+      expect(report.recordsSent).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 20)); // unhandled rejections are told after a turn
+      expect(calls).toBeGreaterThanOrEqual(3); // token and finance attempts, and the retry
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('an unknown PUSH_LOG value is a ConfigurationError naming the variable and the levels', () => {
     expect(() => setup({ env: { PUSH_LOG: 'verbose' } })).toThrow(ConfigurationError);
     expect(() => setup({ env: { PUSH_LOG: 'verbose' } })).toThrow(/PUSH_LOG.*debug, info, warn, error, off/);

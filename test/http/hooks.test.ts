@@ -145,4 +145,49 @@ describe('hooks', () => {
       fields: { error: 'metrics backend down' },
     });
   });
+
+  it('an async hook that rejects is logged as a warning, and leaves no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const logger = recordingLogger();
+      const { client } = setup({
+        logger,
+        hooks: {
+          request: async () => {
+            throw new Error('exporter unreachable');
+          },
+        },
+      });
+      const report = await client.finance.publish('demo-app', [record]);
+      expect(report.recordsSent).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 20)); // unhandled rejections are told after a turn
+      expect(unhandled).toEqual([]);
+      const warnings = logger.lines.filter((line) => line.level === 'warn');
+      expect(warnings.map((line) => line.fields)).toEqual([
+        { error: 'exporter unreachable' }, // token request
+        { error: 'exporter unreachable' }, // finance batch
+      ]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it('give each hook an event of its own: what one hook writes, no later event shows', async () => {
+    const responses: Record<string, unknown>[] = [];
+    const { client } = setup({
+      hooks: {
+        request: (event) => {
+          Object.assign(event, { url: 'rewritten', attempt: 42, operation: 'rewritten' });
+        },
+        response: (event) => void responses.push({ ...event }),
+      },
+    });
+    await client.finance.publish('demo-app', [record]);
+    expect(responses.map(({ operation, attempt, url }) => [operation, attempt, url])).toEqual([
+      ['token', 1, 'https://auth.push.test/oauth2/token'],
+      ['finance', 1, 'https://api.push.test/services/push/v1/customer/apps/demo-app/finance'],
+    ]);
+  });
 });

@@ -5,7 +5,6 @@ import {
   ConnectionError,
   NotFoundError,
   PermissionDeniedError,
-  PushApiError,
   PushError,
   RateLimitError,
   ServerError,
@@ -34,9 +33,12 @@ export function isAmbiguousFailure(error: PushError): boolean {
 /**
  * What a batch's final error says about the records in it: `unknown` when the server may have
  * stored them (re-sending may duplicate), `failed` when it surely did not (safe to send again).
- * An abort is `unknown` once the request was started. `earlierAmbiguous`: an earlier attempt of
- * the same batch was ambiguous and re-sent (`retryAmbiguous: true`); the server may hold the batch
- * from that attempt, so however the last attempt ended, the batch can no longer be `failed`.
+ * `requestStarted`: the last attempt handed the batch to the transport. One that did not (it was
+ * aborted first, or its token could not be had) never sent the batch: `failed`, whatever the
+ * error says of its own request (a token request cut off after it was written is ambiguous for
+ * the token, not for the batch). `earlierAmbiguous`: an earlier attempt of the same batch was
+ * ambiguous and re-sent (`retryAmbiguous: true`); the server may hold the batch from that
+ * attempt, so however the last attempt ended, the batch can no longer be `failed`.
  */
 export function classifyBatchError(
   error: PushError,
@@ -44,7 +46,8 @@ export function classifyBatchError(
   earlierAmbiguous = false,
 ): Exclude<BatchStatus, 'sent'> {
   if (earlierAmbiguous) return 'unknown';
-  if (error instanceof AbortError) return requestStarted ? 'unknown' : 'failed';
+  if (!requestStarted) return 'failed';
+  if (error instanceof AbortError) return 'unknown';
   return isAmbiguousFailure(error) ? 'unknown' : 'failed';
 }
 
@@ -68,12 +71,6 @@ export function stopsTheRun(error: PushError): boolean {
 /** The service asked us to slow down: a 429, or a 503 (an overloaded service). */
 export function isBackPressure(error: PushError): boolean {
   return error instanceof RateLimitError || (error instanceof ServerError && error.status === 503);
-}
-
-/** The Retry-After of a back-pressure error (a 429, or a 503), when the server gave one. */
-export function retryAfterOf(error: PushError): number | undefined {
-  if (error instanceof PushApiError) return error.retryAfterMs;
-  return undefined;
 }
 
 /** Anything thrown is reported as a PushError; foreign errors are kept as the cause. */

@@ -108,7 +108,8 @@ export class ReportBuilder {
       ...this.#counts,
       recordsNotRead: this.#recordsNotRead,
       invalid: this.#invalid,
-      batches: this.#batches,
+      // Dense: a batch read and never sent (the run stopped first) has no entry, and leaves no hole.
+      batches: this.#batches.filter(() => true),
       durationMs: Math.round(performance.now() - this.#startedAt),
     };
     if (this.#stoppedBy !== undefined) report.stoppedBy = this.#stoppedBy;

@@ -4,14 +4,14 @@ import { AbortError, type PushError, RateLimitError } from '../errors.js';
 import type { CallSettings } from '../http/call-options.js';
 import { abortErrorFrom, delay } from '../http/delay.js';
 import { redactedUrl, requestIdOf } from '../http/hooks.js';
-import { backoffDelayMs } from '../http/retry.js';
+import { backoffDelayMs, retryAfterOf, statusOf } from '../http/retry.js';
+import { GuardedBudget } from './guarded-budget.js';
 import {
   asPushError,
   classifyBatchError,
   expectSuccess,
   isAmbiguousFailure,
   isBackPressure,
-  retryAfterOf,
   stopsTheRun,
 } from './outcome.js';
 import type { RateBudget } from './rate-budget.js';
@@ -45,19 +45,25 @@ type StopReason = { kind: 'stopped-by'; error: PushError } | { kind: 'thrown'; e
  */
 export class PublishRun {
   #stop: StopReason | undefined;
-  /** When the service last accepted a batch of this run: 429 patience lasts while the run moves. */
-  #lastProgressAt = Number.NEGATIVE_INFINITY;
+  /**
+   * When this run met its first 429 since the service last accepted one of its batches: 429
+   * patience lasts while the run moves, and runs out for every batch of the run at once.
+   */
+  #rateLimitedSince: number | undefined;
   /** The input is read to the end: idle workers stop. */
   #exhausted = false;
+  private readonly limit: RateBudget;
 
   constructor(
     private readonly ctx: ClientContext,
     private readonly url: URL,
     private readonly report: ReportBuilder,
-    private readonly limit: RateBudget,
+    limit: RateBudget,
     private readonly options: Pick<PublishOptions, 'onProgress' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'>,
     private readonly call: CallSettings = { headers: {} },
-  ) {}
+  ) {
+    this.limit = new GuardedBudget(limit, (error) => this.#stopBy(error));
+  }
 
   /** True once reading must stop: aborted, a run-stopping API error, or a callback or the input threw. */
   readonly shouldStop = (): boolean => this.#stop !== undefined || this.options.signal?.aborted === true;
@@ -104,8 +110,10 @@ export class PublishRun {
       // one batch, so the input is still read no further ahead than `concurrency` batches.
       try {
         await this.limit.acquire(signal);
-      } catch {
-        this.dropUnsent(batch); // aborted while waiting for a slot
+      } catch (error) {
+        // Aborted while waiting for a slot, or the budget failed: the batch was never sent.
+        if (!signal?.aborted) this.#stopBy(asPushError(error));
+        this.dropUnsent(batch);
         return;
       }
       const slot: Slot = { held: true };
@@ -140,10 +148,13 @@ export class PublishRun {
     // The first attempt that may have been processed and was re-sent anyway (`retryAmbiguous`):
     // from then on the service may hold the batch, whatever the re-sends answer.
     let ambiguous: PushError | undefined;
-    let rateLimitedSince: number | undefined;
+    // Whether the last attempt handed its body to fetch. An attempt that failed before that, while
+    // getting its token, never sent the batch, whatever that token request's own failure says.
+    let bodySent = false;
     // Every send of this batch is one request to hooks, whose retry events include the 429 waits.
     const callId = this.ctx.http.nextCallId();
     for (let waits = 1; ; waits++) {
+      bodySent = false;
       try {
         const response = await this.ctx.http.send({
           operation: 'finance',
@@ -152,12 +163,16 @@ export class PublishRun {
           headers: { ...this.call.headers, 'content-type': 'application/json' },
           ...(this.call.timeoutMs !== undefined && { timeoutMs: this.call.timeoutMs }),
           ...(this.call.maxRetries !== undefined && { maxRetries: this.call.maxRetries }),
-          body: () => body,
+          body: () => {
+            bodySent = true;
+            return body;
+          },
           auth: 'bearer',
           retryPolicy: 'non-idempotent',
           retryRateLimited: false,
           callId,
           onRetry: (info) => {
+            bodySent = false;
             if (isAmbiguousFailure(info.error)) ambiguous ??= info.error;
             if (isBackPressure(info.error)) this.limit.onRateLimited(info.delayMs, true);
           },
@@ -165,7 +180,7 @@ export class PublishRun {
         });
         await expectSuccess(response);
         this.limit.onSuccess();
-        this.#lastProgressAt = Date.now();
+        this.#rateLimitedSince = undefined;
         // `sent` means stored once. After an ambiguous attempt the service may already have held the
         // batch when the re-send stored it again: at least once, maybe twice.
         const requestId = response.headers.get('x-request-id') ?? undefined;
@@ -173,11 +188,19 @@ export class PublishRun {
         return { status: 'sent', requestId };
       } catch (thrown) {
         const error = signal?.aborted && !(thrown instanceof AbortError) ? abortErrorFrom(signal) : asPushError(thrown);
+        // Failing before the body was sent, other than by an abort, is failing to get a token,
+        // after the token request's own retries: every further batch would meet it too.
+        const tokenUnavailable = !bodySent && !(error instanceof AbortError);
+        // A 429 from the token endpoint asks for the same patience as one on the batch itself.
+        const rateLimited = error instanceof RateLimitError || (tokenUnavailable && statusOf(error) === 429);
         if (isBackPressure(error)) this.limit.onRateLimited(retryAfterOf(error));
-        if (error instanceof RateLimitError) {
-          rateLimitedSince ??= Date.now();
-          const delayMs = error.retryAfterMs ?? backoffDelayMs(waits);
-          if (this.#patient(rateLimitedSince, delayMs)) {
+        if (rateLimited) {
+          this.#rateLimitedSince ??= Date.now();
+          // Patience is not counted in retries, so it must always wait: a `Retry-After` of 0 (or
+          // an HTTP date already past) would otherwise re-send at once, again and again.
+          const retryAfterMs = retryAfterOf(error);
+          const delayMs = retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : backoffDelayMs(waits);
+          if (this.#patient(delayMs)) {
             this.ctx.logger.warn('push-api-client retrying', {
               operation: 'finance',
               method: 'POST',
@@ -195,7 +218,7 @@ export class PublishRun {
               url: redactedUrl(this.url),
               attempt: waits,
               status: 429,
-              requestId: error.requestId,
+              requestId: requestIdOf(error),
               error: error.name,
               delayMs,
             });
@@ -206,23 +229,27 @@ export class PublishRun {
             return ambiguous ? { status: 'unknown', error: ambiguous } : { status: 'failed', error: reason };
           }
         }
-        if (stopsTheRun(error) && this.#stop === undefined) {
-          this.#stop = { kind: 'stopped-by', error };
-          this.report.stop(error);
-        }
-        const status = classifyBatchError(error, true, ambiguous !== undefined);
+        if (tokenUnavailable || stopsTheRun(error)) this.#stopBy(error);
+        const status = classifyBatchError(error, bodySent, ambiguous !== undefined);
         // An `unknown` that only an earlier attempt explains reports that attempt's error.
-        const reason = ambiguous !== undefined && classifyBatchError(error, true) === 'failed' ? ambiguous : error;
+        const reason = ambiguous !== undefined && classifyBatchError(error, bodySent) === 'failed' ? ambiguous : error;
         return { status, error: reason, requestId: requestIdOf(error) };
       }
     }
   }
 
-  /** Patience lasts while something of this run was accepted (or the batch first met its 429) within the deadline. */
-  #patient(rateLimitedSince: number, delayMs: number): boolean {
+  /** Patience lasts while the run's 429s began (or it last got a batch accepted) within the deadline. */
+  #patient(delayMs: number): boolean {
     const deadlineMs = this.options.rateLimitDeadlineMs ?? FINANCE_DEFAULTS.rateLimitDeadlineMs;
-    const since = Math.max(this.#lastProgressAt, rateLimitedSince);
-    return Date.now() + delayMs < since + deadlineMs;
+    const now = Date.now();
+    return now + delayMs < (this.#rateLimitedSince ?? now) + deadlineMs;
+  }
+
+  /** Stops the run with an error every further batch would meet (the report's `stoppedBy`). */
+  #stopBy(error: PushError): void {
+    if (this.#stop !== undefined) return;
+    this.#stop = { kind: 'stopped-by', error };
+    this.report.stop(error);
   }
 
   /** Gives the slot back for the wait, then takes one again: the budget decides when to re-send. */
@@ -234,8 +261,10 @@ export class PublishRun {
       await delay(delayMs, signal);
       if (this.shouldStop()) return signal?.aborted ? 'aborted' : 'stopped';
       await this.limit.acquire(signal);
-    } catch {
-      return 'aborted';
+    } catch (error) {
+      if (signal?.aborted) return 'aborted';
+      this.#stopBy(asPushError(error)); // the budget failed
+      return 'stopped';
     }
     slot.held = true;
     return 'go';

@@ -1,0 +1,168 @@
+/**
+ * `publish` against a token endpoint, a rate limit and a rate budget that misbehave on purpose,
+ * over real HTTP on 127.0.0.1. Whatever happens, every record is counted once, nothing is reported
+ * `unknown` that was never sent, and the run neither hammers the service nor outlives the caller.
+ */
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConnectionError, PublishAbortedError, PushError, RateLimitError } from '../../src/errors.js';
+import type { RateBudget } from '../../src/finance/rate-budget.js';
+import type { PublishReport } from '../../src/finance/types.js';
+import { clientForServer, expectAccounted, financeStatuses, makeRecords } from './helpers.js';
+
+let server: RunningEmulator;
+beforeEach(async () => {
+  server = await startEmulator();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+const FOREVER = Number.POSITIVE_INFINITY;
+
+/** A budget that grants every slot, with one method replaced. */
+function budgetWith(override: Partial<RateBudget>): RateBudget {
+  return { acquire: async () => {}, release: () => {}, onSuccess: () => {}, onRateLimited: () => {}, ...override };
+}
+
+/** What `publish` rejected with, and the report the error carries. */
+async function rejection(run: Promise<PublishReport>): Promise<{ error: PushError; report: PublishReport }> {
+  const error = await run.then(
+    () => {
+      throw new Error('publish resolved; it was expected to stop');
+    },
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(PushError);
+  const report = (error as PushError).report as PublishReport;
+  expect(report).toBeDefined();
+  return { error: error as PushError, report };
+}
+
+describe('publish when the token cannot be had', () => {
+  it('a token request cut off after it was written fails the batch (never sent) and stops the run', async () => {
+    const client = clientForServer(server, { maxRetries: 0 });
+    server.mock.faults.add({ match: { operation: 'token' }, drop: 'after', times: FOREVER });
+    const { error, report } = await rejection(
+      client.finance.publish(server.mock.appId, makeRecords(30), { batchSize: 10, concurrency: 1 }),
+    );
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error.message).toMatch(/^token request failed/);
+    expect(financeStatuses(server.mock)).toEqual([]);
+    expect(report.batches.map((batch) => batch.status)).toEqual(['failed']);
+    expect(report.recordsUnknown).toBe(0);
+    expect(report.stoppedBy).toBe(error);
+    expectAccounted(report, 30);
+  });
+
+  it('token answers of 429 get the patience of a rate limit: the batches wait and are sent', async () => {
+    const client = clientForServer(server, { maxRetries: 1 });
+    server.mock.faults.add({ match: { operation: 'token' }, status: 429, retryAfter: 1, times: 2 });
+    const report = await client.finance.publish(server.mock.appId, makeRecords(20), { batchSize: 10 });
+    expect(report.recordsSent).toBe(20);
+    expect(report.recordsFailed).toBe(0);
+    const tokenStatuses = server.mock.state.requests.filter((r) => r.operation === 'token').map((r) => r.status);
+    // The token request's own retry, then a wait of the batch: 429s alone fail no record.
+    expect(tokenStatuses).toEqual([429, 429, 200]);
+  });
+});
+
+describe('publish under a rate limit that never lifts', () => {
+  it('a Retry-After of 0 still waits between re-sends: the service is not hammered until the deadline', async () => {
+    const client = clientForServer(server, { maxRetries: 0 });
+    server.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 0, times: FOREVER });
+    const report = await client.finance.publish(server.mock.appId, makeRecords(30), {
+      batchSize: 10,
+      concurrency: 3,
+      rateLimitDeadlineMs: 1_000,
+    });
+    expect(report.recordsFailed).toBe(30);
+    expect(report.batches.every((batch) => batch.error instanceof RateLimitError)).toBe(true);
+    // Backoff from about 0.25-0.5 s: each of the three batches is sent a few times, not thousands.
+    expect(financeStatuses(server.mock).length).toBeLessThanOrEqual(3 * 4);
+  });
+
+  it('rateLimitDeadlineMs runs out for the whole run at once, not again for each batch', async () => {
+    const client = clientForServer(server, { maxRetries: 0 });
+    server.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 1, times: FOREVER });
+    const report = await client.finance.publish(server.mock.appId, makeRecords(30), {
+      batchSize: 10,
+      concurrency: 1,
+      rateLimitDeadlineMs: 1_500,
+    });
+    expect(report.batches.map((batch) => batch.status)).toEqual(['failed', 'failed', 'failed']);
+    // The first batch is sent at 0 and 1 s; the deadline, counted from the run's first 429, has
+    // passed when the others meet theirs. Counted per batch, it would be two sends each.
+    expect(financeStatuses(server.mock)).toEqual([429, 429, 429, 429]);
+  });
+});
+
+describe('publish with a rate budget that fails', () => {
+  it('a budget whose acquire rejects stops the run with an error naming it, and every record is counted', async () => {
+    const client = clientForServer(server);
+    let calls = 0;
+    const budget = budgetWith({
+      acquire: async () => {
+        calls += 1;
+        if (calls === 2) throw new Error('redis down');
+      },
+    });
+    const { error, report } = await rejection(
+      client.finance.publish(server.mock.appId, makeRecords(50), { batchSize: 10, concurrency: 2, rateBudget: budget }),
+    );
+    expect(error.message).toBe("publish stopped: the rateBudget's acquire() failed: redis down");
+    expect(report.stoppedBy).toBe(error);
+    expect(report.batches.every((batch) => batch !== undefined)).toBe(true);
+    expect(report.recordsSent).toBe(server.mock.state.records(server.mock.appId).length);
+    expectAccounted(report, 50);
+  });
+
+  it('a budget whose release throws stops the run, and nothing is sent after publish rejects', async () => {
+    const client = clientForServer(server);
+    const budget = budgetWith({
+      release: () => {
+        throw new Error('release failed');
+      },
+    });
+    const { error, report } = await rejection(
+      client.finance.publish(server.mock.appId, makeRecords(100), { batchSize: 10, concurrency: 2, rateBudget: budget }),
+    );
+    expect(error.message).toBe("publish stopped: the rateBudget's release() failed: release failed");
+    const storedAtRejection = server.mock.state.records(server.mock.appId).length;
+    expect(report.recordsSent).toBe(storedAtRejection);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(server.mock.state.records(server.mock.appId).length).toBe(storedAtRejection);
+    expectAccounted(report, 100);
+  });
+
+  it('a budget whose onSuccess throws leaves the stored batch sent, never failed (safe to re-send)', async () => {
+    const client = clientForServer(server);
+    const budget = budgetWith({
+      onSuccess: () => {
+        throw new Error('counter broken');
+      },
+    });
+    const { report } = await rejection(
+      client.finance.publish(server.mock.appId, makeRecords(10), { batchSize: 10, rateBudget: budget }),
+    );
+    expect(report.batches.map((batch) => batch.status)).toEqual(['sent']);
+    expect(server.mock.state.records(server.mock.appId)).toHaveLength(10);
+  });
+
+  it('a budget that never grants a slot, and ignores the signal, still lets an abort end the run', async () => {
+    const client = clientForServer(server);
+    const budget = budgetWith({ acquire: () => new Promise<void>(() => {}) });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const { error, report } = await rejection(
+      client.finance.publish(server.mock.appId, makeRecords(20), {
+        batchSize: 10,
+        rateBudget: budget,
+        signal: controller.signal,
+      }),
+    );
+    expect(error).toBeInstanceOf(PublishAbortedError);
+    expect(financeStatuses(server.mock)).toEqual([]);
+    expectAccounted(report, 20);
+  });
+});

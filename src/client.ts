@@ -5,7 +5,7 @@ import type { ClientContext } from './context.js';
 import { DEFAULTS, ENV_VARS } from './defaults.js';
 import { ConfigurationError } from './errors.js';
 import { FinancePublisher } from './finance/publisher.js';
-import { checkHeaders } from './http/call-options.js';
+import { checkHeaders, checkNumber, MAX_TIMEOUT_MS } from './http/call-options.js';
 import type { FetchLike } from './http/fetch.js';
 import { type PushClientHooks, safeHooks } from './http/hooks.js';
 import { FetchHttpClient } from './http/http-client.js';
@@ -46,7 +46,7 @@ export interface PushClientOptions {
    * @default min(60000, 10% of the token's lifetime)
    */
   refreshMarginMs?: number;
-  /** Time allowed for one attempt, response body included, in milliseconds. @default 30000 */
+  /** Time allowed for one attempt, response body included, in milliseconds (at most 2^31 - 1). @default 30000 */
   timeoutMs?: number;
   /** Re-sends after the first attempt of a request; a 401 refresh is not counted. @default 3 */
   maxRetries?: number;
@@ -133,11 +133,10 @@ function positiveNumber(
   fallback: number,
   integer: boolean,
   min: number,
+  max?: number,
 ): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
-    throw new ConfigurationError(`PushClient: ${name} must be ${integer ? 'an integer' : 'a number'} ≥ ${min}`);
-  }
+  checkNumber(value, `PushClient: ${name}`, integer, min, max);
   return value;
 }
 
@@ -237,7 +236,7 @@ function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientS
     authUrl,
     baseUrl,
     scopes,
-    timeoutMs: positiveNumber(options.timeoutMs, 'timeoutMs', DEFAULTS.timeoutMs, false, 1),
+    timeoutMs: positiveNumber(options.timeoutMs, 'timeoutMs', DEFAULTS.timeoutMs, false, 1, MAX_TIMEOUT_MS),
     maxRetries: positiveNumber(options.maxRetries, 'maxRetries', DEFAULTS.maxRetries, true, 0),
     refreshMarginMs:
       options.refreshMarginMs === undefined

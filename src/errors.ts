@@ -36,6 +36,7 @@
 
 import type { PublishReport } from './finance/types.js';
 import { truncateText } from './http/redact.js';
+import { boundedRequestId } from './http/request-id.js';
 import type { UploadReport } from './uploads/types.js';
 
 /** Response headers as a plain object with lower-case names, so that errors serialize and compare simply. */
@@ -102,7 +103,7 @@ export class PushApiError extends PushError {
     this.code = typeof body === 'object' && typeof body?.code === 'string' ? truncateText(body.code) : String(status);
     this.body = body;
     this.headers = headers;
-    this.requestId = headers['x-request-id'];
+    this.requestId = boundedRequestId(headers['x-request-id']);
     this.retryAfterMs = parseRetryAfterHeader(headers['retry-after']);
   }
 
@@ -221,7 +222,7 @@ export class TokenError extends PushError {
     this.errorDescription = options.errorDescription;
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
-    this.requestId = options.requestId;
+    this.requestId = boundedRequestId(options.requestId);
   }
 }
 
@@ -259,7 +260,7 @@ export class UploadError extends PushError {
     this.storageCode = options.storageCode;
     this.storageMessage = options.storageMessage;
     this.retryAfterMs = options.retryAfterMs;
-    this.requestId = options.requestId;
+    this.requestId = boundedRequestId(options.requestId);
   }
 }
 

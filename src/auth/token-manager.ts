@@ -5,6 +5,7 @@ import { raceSignal } from '../http/delay.js';
 import { noHooks, type SafeHooks, type TokenRefreshHookEvent } from '../http/hooks.js';
 import { silentLogger } from '../http/logger.js';
 import { MAX_TOKEN_RESPONSE_BYTES } from '../http/read-body.js';
+import { requestIdFrom } from '../http/request-id.js';
 import type { HttpClient, Logger } from '../http/types.js';
 import { parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
 import { type AccessToken, MemoryTokenStore, type TokenStore } from './token-store.js';
@@ -386,7 +387,7 @@ export class TokenManager {
       mapError: (res, text) =>
         tokenErrorFromResponse(res.status, text, secrets, {
           retryAfterMs: parseRetryAfterHeader(res.headers.get('retry-after')),
-          requestId: res.headers.get('x-request-id') ?? undefined,
+          requestId: requestIdFrom(res.headers),
         }),
     });
     return parseTokenResponse(response.status, await response.text(), scopes, this.#now());

@@ -33,7 +33,13 @@ type Settings = Required<
  * (`storedAtLeastOnce` when a re-send succeeded), since the service may then hold it twice.
  */
 export class FinancePublisher {
-  constructor(private readonly ctx: ClientContext) {}
+  // A private field: the context holds the caller's default headers, which may carry a gateway
+  // credential, and must not show in `util.inspect` or `JSON.stringify` of `client.finance`.
+  readonly #ctx: ClientContext;
+
+  constructor(ctx: ClientContext) {
+    this.#ctx = ctx;
+  }
 
   /**
    * Publishes any number of records from an array, an iterable or an async iterable, in batches of
@@ -100,9 +106,9 @@ export class FinancePublisher {
     records: Iterable<FinanceRecordInput> | AsyncIterable<FinanceRecordInput>,
     options: PublishOptions = {},
   ): Promise<PublishReport> {
-    const url = financeUrl(this.ctx.baseUrl, appId);
+    const url = financeUrl(this.#ctx.baseUrl, appId);
     const settings = resolvePublishOptions(options);
-    const call = callSettings(options, this.ctx.defaultHeaders);
+    const call = callSettings(options, this.#ctx.defaultHeaders);
     const { signal } = options;
     if (signal?.aborted) throw abortErrorFrom(signal);
     if (!isAsyncIterable(records) && !isIterable(records)) {
@@ -111,7 +117,7 @@ export class FinancePublisher {
 
     const report = new ReportBuilder();
     const limit = options.rateBudget ?? new AdaptiveLimit({ max: settings.concurrency, adaptive: settings.adaptive });
-    const run = new PublishRun(this.ctx, url, report, limit, options, call);
+    const run = new PublishRun(this.#ctx, url, report, limit, options, call);
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
     const assembler = new BatchAssembler(limits, report, {
       stopAtInvalid: settings.onInvalid === 'throw',
@@ -154,7 +160,7 @@ export class FinancePublisher {
       if (Array.isArray(records)) report.notRead(records.length - report.progress().recordsRead);
     } finally {
       await input?.close((error) => {
-        this.ctx.logger.warn('push-api-client closing the finance input failed', {
+        this.#ctx.logger.warn('push-api-client closing the finance input failed', {
           error: error instanceof Error ? error.message : String(error),
         });
       });
@@ -190,8 +196,8 @@ export class FinancePublisher {
     records: readonly FinanceRecordInput[],
     options: PublishBatchOptions = {},
   ): Promise<{ success: true }> {
-    const url = financeUrl(this.ctx.baseUrl, appId);
-    const call = callSettings(options, this.ctx.defaultHeaders);
+    const url = financeUrl(this.#ctx.baseUrl, appId);
+    const call = callSettings(options, this.#ctx.defaultHeaders);
     if (!Array.isArray(records) || records.length === 0 || records.length > FINANCE_DEFAULTS.maxBatchSize) {
       const got = Array.isArray(records) ? `${records.length} records` : 'no array';
       throw new ConfigurationError(
@@ -212,7 +218,7 @@ export class FinancePublisher {
       );
     }
     const body = buildBody(checked.items);
-    const response = await this.ctx.http.send({
+    const response = await this.#ctx.http.send({
       operation: 'finance',
       method: 'POST',
       url,

@@ -4,6 +4,7 @@ import { AbortError, type PushError, RateLimitError } from '../errors.js';
 import type { CallSettings } from '../http/call-options.js';
 import { abortErrorFrom, delay } from '../http/delay.js';
 import { redactedUrl, requestIdOf } from '../http/hooks.js';
+import { requestIdFrom } from '../http/request-id.js';
 import { backoffDelayMs, retryAfterOf, statusOf } from '../http/retry.js';
 import { GuardedBudget } from './guarded-budget.js';
 import {
@@ -183,7 +184,7 @@ export class PublishRun {
         this.#rateLimitedSince = undefined;
         // `sent` means stored once. After an ambiguous attempt the service may already have held the
         // batch when the re-send stored it again: at least once, maybe twice.
-        const requestId = response.headers.get('x-request-id') ?? undefined;
+        const requestId = requestIdFrom(response.headers);
         if (ambiguous !== undefined) return { status: 'unknown', error: ambiguous, storedAtLeastOnce: true, requestId };
         return { status: 'sent', requestId };
       } catch (thrown) {

@@ -4,6 +4,7 @@ import type { FetchLike } from './fetch.js';
 import { redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
 import { toTransportError } from './network-errors.js';
 import { sendFollowingRedirects } from './redirects.js';
+import { requestIdFrom } from './request-id.js';
 import { bufferSuccess, errorFromResponse } from './response-body.js';
 import { statusOf } from './retry.js';
 import type { BodyControl, Logger, RequestBody, RequestSpec } from './types.js';
@@ -147,7 +148,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     // Token answers hold the new token: only bearer requests have their answer scrubbed.
     const buffered = await bufferSuccess(response, spec, bearerToken ? [bearerToken] : []);
     log(url, method, { status: response.status });
-    settled(response.status, response.headers.get('x-request-id') ?? undefined, undefined);
+    settled(response.status, requestIdFrom(response.headers), undefined);
     return buffered;
   } catch (caught) {
     const error = toTransportError(caught, {

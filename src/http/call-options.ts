@@ -6,7 +6,7 @@ import { ConfigurationError } from '../errors.js';
 
 /** Options every operation takes; each overrides the client's setting for that call only. */
 export interface RequestOptions {
-  /** Time allowed for one attempt, response body included, in milliseconds. @default the client's `timeoutMs` */
+  /** Time allowed for one attempt, response body included, in milliseconds (at most 2^31 - 1). @default the client's `timeoutMs` */
   timeoutMs?: number;
   /** Re-sends after the first attempt of each request of this call. @default the client's `maxRetries` */
   maxRetries?: number;
@@ -37,6 +37,8 @@ const RESERVED_HEADERS = new Set([
   'upgrade',
   'te',
   'trailer',
+  // undici refuses it on every attempt (it does not implement 100-continue).
+  'expect',
 ]);
 
 /** RFC 9110 token characters, for header names. */
@@ -69,10 +71,30 @@ export function checkHeaders(
   return out;
 }
 
-function checkNumber(value: number | undefined, option: string, integer: boolean, min: number): void {
+/**
+ * The longest timeout timers take: 2^31 - 1 ms, about 24.8 days. Past it, `setTimeout` fires at
+ * once (Node warns with TimeoutOverflowWarning), so every attempt would time out immediately.
+ */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** Checks a numeric option: a finite number (an integer when asked) from `min` to `max`. */
+export function checkNumber(
+  value: number | undefined,
+  option: string,
+  integer: boolean,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): void {
   if (value === undefined) return;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
-    throw new ConfigurationError(`${option} must be ${integer ? 'an integer' : 'a number'} ≥ ${min}`);
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value < min ||
+    value > max ||
+    (integer && !Number.isInteger(value))
+  ) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
+    throw new ConfigurationError(`${option} must be ${integer ? 'an integer' : 'a number'} ${range}`);
   }
 }
 
@@ -87,7 +109,7 @@ export interface CallSettings {
 
 /** Checks one call's options; throws ConfigurationError before any request. */
 export function callSettings(options: RequestOptions, defaultHeaders: Readonly<Record<string, string>>): CallSettings {
-  checkNumber(options.timeoutMs, 'timeoutMs', false, 1);
+  checkNumber(options.timeoutMs, 'timeoutMs', false, 1, MAX_TIMEOUT_MS);
   checkNumber(options.maxRetries, 'maxRetries', true, 0);
   return {
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),

@@ -1,5 +1,6 @@
 /** Errors from the storage host behind the signed addresses (an S3/GCS-style XML error body). */
 import { AbortError, type PushError, UploadError } from '../errors.js';
+import { requestIdOf } from '../http/hooks.js';
 import { truncateText } from '../http/redact.js';
 
 /** `<Code>` and `<Message>` of an S3/GCS-style XML error body, when present. */
@@ -75,8 +76,11 @@ export function asUploadError(fileName: string, error: unknown): PushError {
   if (error instanceof AbortError) return error;
   const reason = error instanceof Error ? error.message : String(error);
   const status = (error as { status?: unknown } | null)?.status;
+  // The service answered the request that failed (a refused re-sign): its request id stays in view.
+  const requestId = requestIdOf(error);
   return new UploadError(fileName, `Upload of ${JSON.stringify(fileName)} failed: ${reason}`, {
     cause: error,
     ...(typeof status === 'number' && { status }),
+    ...(requestId !== undefined && { requestId }),
   });
 }

@@ -14,6 +14,7 @@ import {
 import { stopsTheRun } from '../finance/outcome.js';
 import { callSettings } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
+import { requestIdFrom } from '../http/request-id.js';
 import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
 import { DEFAULT_UPLOAD_CONCURRENCY } from './limits.js';
@@ -256,7 +257,7 @@ export class Uploader {
             mapError: (response, bodyText): UploadError =>
               toUploadError(name, response.status, bodyText, {
                 retryAfterMs: parseRetryAfterHeader(response.headers.get('retry-after')),
-                requestId: response.headers.get('x-request-id') ?? undefined,
+                requestId: requestIdFrom(response.headers),
               }),
             ...(urlOptions.signal && { signal: urlOptions.signal }),
           });
@@ -265,7 +266,7 @@ export class Uploader {
           if (meter?.sourceError) return failed(meter.sourceError);
           tracker.complete(name, size);
           const etag = response.headers.get('etag');
-          const requestId = response.headers.get('x-request-id');
+          const requestId = requestIdFrom(response.headers);
           return {
             result: {
               name,
@@ -273,7 +274,7 @@ export class Uploader {
               status: 'uploaded',
               attempts,
               ...(etag !== null && { etag }),
-              ...(requestId !== null && { requestId }),
+              ...(requestId !== undefined && { requestId }),
             },
           };
         } catch (error) {

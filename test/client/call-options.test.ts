@@ -1,4 +1,5 @@
 /** Per-call timeoutMs, maxRetries, headers and signal over the client's settings; defaultHeaders. */
+import { inspect } from 'node:util';
 import { ConfigurationError, ServerError, TimeoutError } from 'push-api-client';
 import { createPushApiHandler, startEmulator } from 'push-api-client/testing';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -42,7 +43,7 @@ describe('defaultHeaders and per-call headers', () => {
     ]);
   });
 
-  it.each(['Authorization', 'content-length', 'Host'])(
+  it.each(['Authorization', 'content-length', 'Host', 'Expect'])(
     'refuse %s with a ConfigurationError, before any request',
     async (name) => {
       const emulator = createPushApiHandler();
@@ -94,5 +95,32 @@ describe('per-call limits', () => {
     const client = emulatorClient({ ...addresses, fetch: createPushApiHandler().fetch });
     await expect(client.finance.publish('demo-app', [record], { timeoutMs: 0 })).rejects.toThrow(/timeoutMs/);
     await expect(client.finance.publish('demo-app', [record], { maxRetries: 1.5 })).rejects.toThrow(/maxRetries/);
+  });
+
+  it('a timeoutMs past what timers take (2^31 ms) is refused, not turned into an instant timeout', async () => {
+    const emulator = createPushApiHandler();
+    const tooLong = 2 ** 31;
+    expect(() => emulatorClient({ ...addresses, fetch: emulator.fetch }, { timeoutMs: tooLong })).toThrow(
+      /timeoutMs must be a number from 1 to 2147483647/,
+    );
+    const client = emulatorClient({ ...addresses, fetch: emulator.fetch }, { timeoutMs: 2 ** 31 - 1 });
+    await expect(client.finance.publish('demo-app', [record], { timeoutMs: tooLong })).rejects.toBeInstanceOf(
+      ConfigurationError,
+    );
+    expect(emulator.state.requests).toEqual([]);
+    expect((await client.finance.publish('demo-app', [record])).recordsSent).toBe(1);
+  });
+});
+
+describe('what a client shows of itself', () => {
+  it('never shows default header values in util.inspect or JSON of the client or its parts', () => {
+    const client = emulatorClient(
+      { ...addresses, fetch: createPushApiHandler().fetch },
+      { defaultHeaders: { 'X-Gateway-Key': 'gw-secret-4711' } },
+    );
+    for (const part of [client, client.finance, client.uploads, client.tokens]) {
+      expect(inspect(part, { depth: 10, showHidden: true })).not.toContain('gw-secret-4711');
+      expect(JSON.stringify(part) ?? '').not.toContain('gw-secret-4711');
+    }
   });
 });

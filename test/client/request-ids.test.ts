@@ -70,6 +70,73 @@ describe('request ids', () => {
     expect(fileError instanceof UploadError && fileError.requestId).toBe(idOf('bad.csv'));
   });
 
+  it('a file whose expired address could not be renewed carries the id of the refusal', async () => {
+    const emulator = createPushApiHandler();
+    const client = emulatorClient(
+      {
+        fetch: async (input, init) => {
+          // The address expires before its PUT, and the request for a fresh one is refused.
+          if (init?.method === 'PUT') {
+            emulator.expireSignedUrls();
+            emulator.faults.add({ match: { operation: 'upload-urls' }, status: 422 });
+          }
+          return emulator.fetch(input, init);
+        },
+        authUrl: 'https://auth.push.test',
+        baseUrl: 'https://api.push.test',
+        scopeBase: 'https://api.push.test',
+        clientId: 'demo-client',
+        clientSecret: 'demo-secret-do-not-use-in-production',
+      },
+      { maxRetries: 0 },
+    );
+    const report = await client.uploads.upload('demo-app', [{ name: 'a.csv', data: 'a\n' }]).catch(
+      (error: { report: Awaited<ReturnType<typeof client.uploads.upload>> }) => error.report,
+    );
+    const refusal = emulator.state.requests.filter((request) => request.operation === 'upload-urls').at(-1);
+    expect(refusal?.status).toBe(422);
+    const [file] = report.files;
+    expect(file?.status).toBe('failed');
+    expect(file?.requestId).toBe(refusal?.id);
+    expect(file?.error instanceof UploadError && file.error.requestId).toBe(refusal?.id);
+  });
+
+  it('a request id past 200 characters is cut, wherever it is carried', async () => {
+    const emulator = createPushApiHandler();
+    const hostileId = 'r'.repeat(15_000);
+    const client = emulatorClient(
+      {
+        // A service that answers every request with an enormous x-request-id.
+        fetch: async (input, init) => {
+          const answer = await emulator.fetch(input, init);
+          const headers = new Headers(answer.headers);
+          headers.set('x-request-id', hostileId);
+          return new Response(answer.body, { status: answer.status, headers });
+        },
+        authUrl: 'https://auth.push.test',
+        baseUrl: 'https://api.push.test',
+        scopeBase: 'https://api.push.test',
+        clientId: 'demo-client',
+        clientSecret: 'demo-secret-do-not-use-in-production',
+      },
+      { maxRetries: 0, hooks: { response: (event) => void seenIds.push(event.requestId) } },
+    );
+    const seenIds: (string | undefined)[] = [];
+    emulator.faults.add({ match: { operation: 'finance' }, status: 422, times: 1 });
+    const report = await client.finance.publish('demo-app', records, { batchSize: 3, concurrency: 1 });
+    const batchError = report.batches[0]?.error;
+    const carried = [
+      ...report.batches.map((batch) => batch.requestId),
+      batchError instanceof UnprocessableEntityError ? batchError.requestId : 'missing',
+      ...seenIds,
+    ];
+    expect(carried).toHaveLength(2 + 1 + 3);
+    for (const id of carried) {
+      expect(id?.length).toBe(200);
+      expect(hostileId.startsWith(id?.slice(0, -1) ?? '')).toBe(true);
+    }
+  });
+
   it('a refused token request carries the id of the token answer', async () => {
     const { emulator, client } = setup('not-the-secret');
     const error = await client.tokens.getToken().catch((e: unknown) => e);

@@ -125,7 +125,11 @@ describe('publish with a rate budget that fails', () => {
       },
     });
     const { error, report } = await rejection(
-      client.finance.publish(server.mock.appId, makeRecords(100), { batchSize: 10, concurrency: 2, rateBudget: budget }),
+      client.finance.publish(server.mock.appId, makeRecords(100), {
+        batchSize: 10,
+        concurrency: 2,
+        rateBudget: budget,
+      }),
     );
     expect(error.message).toBe("publish stopped: the rateBudget's release() failed: release failed");
     const storedAtRejection = server.mock.state.records(server.mock.appId).length;

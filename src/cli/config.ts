@@ -128,8 +128,9 @@ export async function createClient(
       retryAmbiguous: options.retryAmbiguous ?? false,
       ...(dispatcher !== undefined && { dispatcher }),
       ...(options.verbose === true && { hooks: verboseHooks((line) => process.stderr.write(`${line}\n`)) }),
-      // Everything was resolved above; the SDK must not read the environment a second time.
-      env: {},
+      // Everything was resolved above; the SDK must not read the environment a second time,
+      // except PUSH_LOG, which a script turns on the SDK's own log lines with, as for any client.
+      env: env.PUSH_LOG === undefined ? {} : { PUSH_LOG: env.PUSH_LOG },
     });
   } catch (error) {
     if (error instanceof ConfigurationError) throw new UsageError(error.message.replace(/^PushClient: /, ''));

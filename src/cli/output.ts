@@ -41,15 +41,27 @@ export class Output {
     return !this.quiet && this.stderr.isTTY === true;
   }
 
-  /** A human-readable result line. */
-  result(line: string): void {
-    if (this.quiet) return;
+  /**
+   * A human-readable result line. `evenIfQuiet`: printed under `--quiet` too, for what the user
+   * asked for by a flag (`--print-token`).
+   */
+  result(line: string, { evenIfQuiet = false } = {}): void {
+    if (this.quiet && !evenIfQuiet) return;
     (this.json ? this.stderr : this.stdout).write(`${line}\n`);
   }
 
-  /** A log line (progress without a terminal, notices). */
-  log(line: string): void {
-    if (this.quiet) return;
+  /**
+   * A run's summary: a result, but under `--quiet` printed only when the run did not succeed, and
+   * then on stderr with the errors. Quiet means no news on success, never silence on a failure.
+   */
+  summary(text: string, succeeded: boolean): void {
+    if (!this.quiet) this.result(text);
+    else if (!succeeded) this.stderr.write(`${text}\n`);
+  }
+
+  /** A log line (progress without a terminal, notices); `evenIfQuiet`: an error worth seeing under `--quiet`. */
+  log(line: string, { evenIfQuiet = false } = {}): void {
+    if (this.quiet && !evenIfQuiet) return;
     this.stderr.write(`${line}\n`);
   }
 

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { PushClientHooks, ResponseHookEvent, RetryHookEvent } from '../index.js';
+import { UsageError } from './exit-codes.js';
 
 /** The proxy variables, lower-case first: curl's order, and undici's. */
 const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
@@ -13,16 +14,41 @@ function firstSet(env: NodeJS.ProcessEnv, ...names: string[]): string | undefine
 }
 
 /**
+ * The proxy URL that `lower` (else `upper`) holds, checked: an http or https URL. The message
+ * names the variable, never its value, which may hold the proxy's password.
+ */
+function proxyUrl(env: NodeJS.ProcessEnv, lower: string, upper: string): string | undefined {
+  const name = env[lower] !== undefined ? lower : upper;
+  const value = env[name]?.trim();
+  // Set but empty: no proxy (undefined would make undici read process.env for itself).
+  if (!value) return env[name] === undefined ? undefined : '';
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
+    throw new UsageError(
+      `${name} is not a proxy URL: expected http://host:port (or https://), with user:password@ if needed`,
+    );
+  }
+  return value;
+}
+
+/**
  * An undici `EnvHttpProxyAgent` when `HTTPS_PROXY` or `HTTP_PROXY` is set (either case; lower-case
  * wins, as with curl), else undefined: Node's fetch ignores these variables. undici is imported
  * only then, so that runs without a proxy never pay for loading it.
  */
 export async function proxyDispatcher(env: NodeJS.ProcessEnv = process.env): Promise<Dispatcher | undefined> {
   if (!PROXY_VARIABLES.some((name) => env[name]?.trim())) return undefined;
+  const httpProxy = proxyUrl(env, 'http_proxy', 'HTTP_PROXY');
+  const httpsProxy = proxyUrl(env, 'https_proxy', 'HTTPS_PROXY');
   const { EnvHttpProxyAgent } = await import('undici');
   return new EnvHttpProxyAgent({
-    httpProxy: firstSet(env, 'http_proxy', 'HTTP_PROXY'),
-    httpsProxy: firstSet(env, 'https_proxy', 'HTTPS_PROXY'),
+    httpProxy,
+    httpsProxy,
     noProxy: firstSet(env, 'no_proxy', 'NO_PROXY') ?? '',
     // Plain http targets are sent to the proxy in absolute form, as curl does; https ones always
     // go through a CONNECT tunnel, so TLS stays end to end.

@@ -1,4 +1,5 @@
 import { AbortError, ConfigurationError, ConnectionError, PushError, TimeoutError } from '../errors.js';
+import { truncateText } from './redact.js';
 
 /**
  * Error codes that mean the connection was never established, so the request cannot have been
@@ -28,10 +29,18 @@ const BEFORE_SEND_CODES = new Set([
 
 /** Walks `cause` links (fetch wraps the socket error in a TypeError) and returns the first `code`. */
 export function findErrorCode(error: unknown): string | undefined {
+  return findCodedError(error)?.code;
+}
+
+/** The first error in the `cause` chain that has a string `code`, with its message. */
+function findCodedError(error: unknown): { code: string; message: string | undefined } | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
     const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
+    if (typeof code === 'string') {
+      const message = (current as { message?: unknown }).message;
+      return { code, message: typeof message === 'string' && message !== '' ? message : undefined };
+    }
     const errors = (current as { errors?: unknown }).errors;
     // AggregateError (happy eyeballs tries several addresses): each one failed to connect.
     if (Array.isArray(errors) && errors.length > 0) current = errors[0];
@@ -98,8 +107,14 @@ export function toTransportError(
   if (problem !== undefined) {
     return new ConfigurationError(`${context.operation} request could not be sent: ${problem}`);
   }
-  const code = findErrorCode(error);
+  const coded = findCodedError(error);
+  const code = coded?.code;
   const requestMaybeSent = code === undefined || !BEFORE_SEND_CODES.has(code);
-  const detail = code ?? (error instanceof Error ? error.message : 'network error');
+  // undici's own errors say what went wrong in words a code cannot ("Proxy response (407) !== 200
+  // when HTTP Tunneling"); they name no header value. System errors (ECONNRESET...) need none.
+  const detail =
+    code?.startsWith('UND_ERR_') && coded?.message !== undefined
+      ? `${code} (${truncateText(coded.message, 200)})`
+      : (code ?? (error instanceof Error ? error.message : 'network error'));
   return new ConnectionError(`${context.operation} request failed: ${detail}`, { requestMaybeSent, cause: error });
 }

@@ -116,6 +116,35 @@ describe('--quiet', () => {
     expect(failed.code).toBe(1);
     expect(failed.stdout).toBe('');
     expect(failed.stderr).toMatch(/^push-api: the data API at .* does not know app "no-such-app" \(404\)/);
+    expect(failed.stderr).toContain('publish stopped');
+  });
+
+  it('is never silent on a partial run: the invalid rows and the summary go to stderr', async () => {
+    const mixed = temp.path('mixed.csv');
+    writeFileSync(mixed, `${CSV_HEADER}\n${csvRows(3)}\n1704067200000,12.5,usd,x@example.com,expense,Acme,bad currency\n`);
+    const partial = await run(['finance', 'publish', '--app', DEMO_APP_ID, '--quiet', mixed]);
+    expect(partial.code).toBe(3);
+    expect(partial.stdout).toBe('');
+    expect(partial.stderr).toMatch(/mixed\.csv:5: currency: /);
+    expect(partial.stderr).toMatch(/publish finished\n\s+sent\s+3\n\s+invalid\s+1/);
+  });
+
+  it('still prints the token that --print-token asked for, on stdout', async () => {
+    const token = await run(['token', '--print-token', '--quiet']);
+    expect(token).toMatchObject({ code: 0, stderr: '' });
+    expect(emulator.mock.state.tokens.map((issued) => `${issued.token}\n`)).toEqual([token.stdout]);
+  });
+});
+
+describe('PUSH_LOG', () => {
+  it("turns on the SDK's log lines on stderr, and an unknown level is a usage error", async () => {
+    const logged = await run(['token'], { PUSH_LOG: 'debug' });
+    expect(logged.code).toBe(0);
+    expect(logged.stderr).toMatch(/ debug push-api-client request \{.*"operation":"token"/);
+    const bogus = await run(['token'], { PUSH_LOG: 'loud' });
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr).toContain('PUSH_LOG');
+    expect(emulator.mock.state.requests).toHaveLength(1);
   });
 });
 
@@ -143,5 +172,17 @@ describe('proxy variables', () => {
     expect(emulator.mock.state.requests.every((request) => request.headers.via === undefined)).toBe(true);
     expect(proxy.requests).toEqual([]);
     expect(proxy.tunnels).toEqual([]);
+  });
+
+  it.each([
+    ['HTTP_PROXY', 'http://user:hunter2@[bad'],
+    ['https_proxy', 'user:hunter2@proxy.internal:3128'],
+  ])('a %s that is no proxy URL exits 2 naming the variable, never its password', async (name, value) => {
+    const result = await run(['token', '--json'], { [name]: value });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${name} is not a proxy URL`);
+    expect(`${result.stdout}${result.stderr}`).not.toContain('hunter2');
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, exitCode: 2 });
+    expect(emulator.mock.state.requests).toEqual([]);
   });
 });

@@ -32,7 +32,7 @@ export function tokenCommand(): Command {
         ['scopes', token.scopes.join(' ')],
       ]),
     );
-    if (flags.printToken && !flags.json) output.result(token.accessToken);
+    if (flags.printToken && !flags.json) output.result(token.accessToken, { evenIfQuiet: true });
     output.report({
       ok: true,
       exitCode: ExitCode.Success,

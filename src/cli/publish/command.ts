@@ -162,6 +162,7 @@ function summarize(
   const cause = stoppedBy === undefined ? undefined : describeStop(stoppedBy, endpoints);
   if (stoppedBy !== undefined) output.error(cause as string, stoppedBy);
   if (flags.rejects === undefined && rejects.firstInvalid.length > 0) showInvalid(output, rejects);
+  const succeeded = exitCode === ExitCode.Success;
 
   const rows: [string, string | number][] = flags.dryRun
     ? [
@@ -189,9 +190,9 @@ function summarize(
       : stoppedBy !== undefined
         ? 'publish stopped'
         : 'publish finished';
-  output.result(`${title}\n${formatTable(rows)}`);
+  output.summary(`${title}\n${formatTable(rows)}`, succeeded);
   if (flags.rejects && (counts.recordsInvalid > 0 || counts.recordsFailed > 0 || counts.recordsUnknown > 0)) {
-    output.result(`rejected rows and unsent records: ${flags.rejects}`);
+    output.summary(`rejected rows and unsent records: ${flags.rejects}`, succeeded);
   }
   if (!flags.dryRun && stoppedBy !== undefined && exitCode !== ExitCode.Usage) {
     output.log(
@@ -218,15 +219,19 @@ function summarize(
   return exitCode;
 }
 
-/** Without a rejects file, the first invalid rows and why, so that a wrong file or column shows at once. */
+/**
+ * Without a rejects file, the first invalid rows and why, so that a wrong file or column shows at
+ * once. They are the run's errors, so `--quiet` prints them too.
+ */
 function showInvalid(output: Output, rejects: RejectsWriter): void {
+  const always = { evenIfQuiet: true };
   for (const entry of rejects.firstInvalid) {
     const reasons = entry.reasons.map((reason) =>
       reason.field ? `${reason.field}: ${reason.message}` : reason.message,
     );
-    output.log(`${entry.file}:${entry.line}: ${reasons.join('; ')}`);
+    output.log(`${entry.file}:${entry.line}: ${reasons.join('; ')}`, always);
   }
   const more = rejects.counts.invalid - rejects.firstInvalid.length;
-  if (more > 0) output.log(`… and ${more} more invalid row${more === 1 ? '' : 's'}`);
-  output.log('write every invalid row with its reason to a file with --rejects FILE');
+  if (more > 0) output.log(`… and ${more} more invalid row${more === 1 ? '' : 's'}`, always);
+  output.log('write every invalid row with its reason to a file with --rejects FILE', always);
 }

@@ -134,7 +134,6 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
     `${report.filesUploaded} uploaded, ${report.filesFailed} failed, ${report.filesNotStarted} not started, ${formatBytes(report.bytesUploaded)} in ${formatDuration(report.durationMs)}`,
   ]);
   const title = interrupted ? 'upload interrupted' : stopped ? 'upload stopped' : 'upload finished';
-  output.result(`${title}\n${formatTable(rows)}`);
   const exitCode = interrupted
     ? ExitCode.Interrupted
     : stopped
@@ -142,6 +141,7 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
       : report.filesFailed > 0
         ? ExitCode.Partial
         : ExitCode.Success;
+  output.summary(`${title}\n${formatTable(rows)}`, exitCode === ExitCode.Success);
   output.report({
     ok: exitCode === ExitCode.Success,
     exitCode,

@@ -8,7 +8,7 @@ import {
   RecordValidationError,
   withReport,
 } from '../errors.js';
-import { callSettings } from '../http/call-options.js';
+import { callSettings, tokenOptionsOf } from '../http/call-options.js';
 import { abortErrorFrom } from '../http/delay.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchAssembler } from './batch-assembler.js';
@@ -227,6 +227,7 @@ export class FinancePublisher {
       ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
       body: () => body,
       auth: 'bearer',
+      tokenOptions: tokenOptionsOf(call),
       retryPolicy: 'non-idempotent',
       signal: options.signal,
     });

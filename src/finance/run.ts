@@ -1,7 +1,7 @@
 import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
 import { AbortError, type PushError, RateLimitError } from '../errors.js';
-import type { CallSettings } from '../http/call-options.js';
+import { type CallSettings, tokenOptionsOf } from '../http/call-options.js';
 import { abortErrorFrom, delay } from '../http/delay.js';
 import { redactedUrl, requestIdOf } from '../http/hooks.js';
 import { requestIdFrom } from '../http/request-id.js';
@@ -169,6 +169,7 @@ export class PublishRun {
             return body;
           },
           auth: 'bearer',
+          tokenOptions: tokenOptionsOf(this.call),
           retryPolicy: 'non-idempotent',
           retryRateLimited: false,
           callId,

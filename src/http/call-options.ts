@@ -107,6 +107,18 @@ export interface CallSettings {
   signal?: AbortSignal;
 }
 
+/** What a call's options say for the token request one of its requests may have to make first. */
+export type TokenCallOptions = Pick<RequestOptions, 'timeoutMs' | 'maxRetries' | 'headers'>;
+
+/** The call's timeout, retries and headers, for the token request it causes (its signal goes with each request). */
+export function tokenOptionsOf(call: CallSettings): TokenCallOptions {
+  return {
+    headers: call.headers,
+    ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
+    ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
+  };
+}
+
 /** Checks one call's options; throws ConfigurationError before any request. */
 export function callSettings(options: RequestOptions, defaultHeaders: Readonly<Record<string, string>>): CallSettings {
   checkNumber(options.timeoutMs, 'timeoutMs', false, 1, MAX_TIMEOUT_MS);

@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../defaults.js';
 import { AbortError, PushError } from '../errors.js';
 import { sendAttempt } from './attempt.js';
+import type { TokenCallOptions } from './call-options.js';
 import { abortErrorFrom, delay } from './delay.js';
 import { createFetch, type FetchLike } from './fetch.js';
 import { noHooks, redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
@@ -11,7 +12,7 @@ import type { HttpClient, Logger, RequestSpec } from './types.js';
 
 /** Where bearer requests get their token; implemented by TokenManager. */
 export interface BearerTokenSource {
-  getToken(options: { signal?: AbortSignal }): Promise<{ accessToken: string }>;
+  getToken(options: TokenCallOptions & { signal?: AbortSignal }): Promise<{ accessToken: string }>;
   /** Drops the token if it is still the cached one, so that concurrent 401s cause one refresh. */
   invalidate(accessToken?: string): void | Promise<void>;
 }
@@ -128,13 +129,13 @@ export class FetchHttpClient implements HttpClient {
     const tokens = this.#options.tokens?.();
     if (!tokens) throw new PushError(`${spec.operation}: bearer auth requested but no token source is configured`);
     const send = (token: string) => sendAttempt(spec, { ...base, authorization: `Bearer ${token}` });
-    let token = await this.#token(tokens, spec.signal);
+    let token = await this.#token(tokens, spec);
     try {
       return await send(token);
     } catch (error) {
       if (!isUnauthorized(error)) throw error;
     }
-    const current = await this.#token(tokens, spec.signal);
+    const current = await this.#token(tokens, spec);
     if (current !== token) {
       // Another request already replaced the refused token: no refresh needed for this one.
       token = current;
@@ -151,7 +152,7 @@ export class FetchHttpClient implements HttpClient {
       attempt,
     });
     await tokens.invalidate(token);
-    return send(await this.#token(tokens, spec.signal));
+    return send(await this.#token(tokens, spec));
   }
 
   /**
@@ -159,9 +160,9 @@ export class FetchHttpClient implements HttpClient {
    * has had its own retries. p-retry stops at its AbortError and rethrows the error it carries
    * unchanged, so the caller sees the TokenError or ConnectionError itself.
    */
-  async #token(tokens: BearerTokenSource, signal: AbortSignal | undefined): Promise<string> {
+  async #token(tokens: BearerTokenSource, spec: RequestSpec): Promise<string> {
     try {
-      return (await tokens.getToken({ signal })).accessToken;
+      return (await tokens.getToken({ ...spec.tokenOptions, signal: spec.signal })).accessToken;
     } catch (error) {
       throw new StopRetrying(error instanceof Error ? error : String(error));
     }

@@ -1,4 +1,5 @@
 import type { PushError } from '../errors.js';
+import type { TokenCallOptions } from './call-options.js';
 
 /**
  * A logger compatible with `console` and pino: any object with these four methods. pino's
@@ -66,6 +67,13 @@ export interface RequestSpec {
   body?: (control: BodyControl) => RequestBody | undefined;
   /** `bearer` adds the access token and, on a 401, refreshes it and re-sends once without using a retry. */
   auth: 'bearer' | 'none';
+  /**
+   * The per-call options of the operation this request belongs to, for the token request a bearer
+   * request may have to make first: the call's timeout, retries and headers apply there too (a
+   * refresh shared with other callers runs with the options of the call that started it).
+   * @default the client's settings
+   */
+  tokenOptions?: TokenCallOptions;
   retryPolicy: RetryPolicy;
   /** Overrides `timeoutMs` for this request. */
   timeoutMs?: number;

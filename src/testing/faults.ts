@@ -10,7 +10,7 @@ import type { Operation } from './state.js';
  */
 export interface FaultMatch {
   /** Operation(s) the fault applies to. @default every operation */
-  operation?: Operation | Operation[];
+  operation?: Operation | readonly Operation[];
   /** HTTP method, case-insensitive. @default any */
   method?: string;
   /** Substring the request path must contain. @default any */

@@ -122,6 +122,29 @@ function sleep(ms: number): Promise<void> {
 }
 
 /**
+ * The answer, or a rejection with the signal's reason as soon as it fires, as `fetch` does: a
+ * client's abort and timeout work through `emulator.fetch` as over a socket. The emulator's own
+ * work goes on (a real service would not hear of the abort either).
+ */
+function untilAborted(answer: Promise<Response>, signal: AbortSignal): Promise<Response> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    answer.then(
+      (response) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(response);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
  * Creates an emulated push service as a plain fetch handler over in-memory state, with no
  * dependency beyond Node: pass `emulator.fetch` as the client's `fetch` option, or put
  * `emulator.handle` behind any server or interceptor. `createPushApiMock` (msw) and
@@ -237,7 +260,8 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
   const emulator: PushApiEmulator = {
     handle,
     fetch: async (input, init) => {
-      const response = await handle(new Request(input, init));
+      const request = new Request(input, init);
+      const response = await untilAborted(handle(request), request.signal);
       if (response.type === 'error') {
         throw new TypeError('fetch failed', { cause: new Error('connection dropped by an emulator fault') });
       }

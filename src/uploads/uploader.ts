@@ -12,7 +12,7 @@ import {
   withReport,
 } from '../errors.js';
 import { stopsTheRun } from '../finance/outcome.js';
-import { callSettings } from '../http/call-options.js';
+import { callSettings, tokenOptionsOf } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import { requestIdFrom } from '../http/request-id.js';
 import { BodyMeter } from './body-stream.js';
@@ -71,6 +71,7 @@ export class Uploader {
         // The spec lists this header for operation 2 even though the GET has no body.
         headers: { ...call.headers, 'content-type': 'application/json' },
         auth: 'bearer',
+        tokenOptions: tokenOptionsOf(call),
         retryPolicy: 'idempotent',
         ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
         ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),

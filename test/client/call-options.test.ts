@@ -36,7 +36,8 @@ describe('defaultHeaders and per-call headers', () => {
       request.headers['content-type'],
     ]);
     expect(byPath).toEqual([
-      ['auth.push.test', 'POST', 'acme', 'client', 'application/x-www-form-urlencoded'],
+      // The token request the first call made carries that call's headers too.
+      ['auth.push.test', 'POST', 'acme', 'call-1', 'application/x-www-form-urlencoded'],
       ['api.push.test', 'POST', 'acme', 'call-1', 'application/json'],
       ['api.push.test', 'GET', 'acme', 'call-2', 'application/json'],
       ['uploads.push.test', 'PUT', undefined, undefined, undefined],
@@ -89,6 +90,23 @@ describe('per-call limits', () => {
     );
     const urls = await client.uploads.getUploadUrls(server.mock.appId, ['a.csv']);
     expect(Object.keys(urls)).toEqual(['a.csv']);
+  });
+
+  it("a call's maxRetries and timeoutMs also govern the token request the call has to make", async () => {
+    const emulator = createPushApiHandler();
+    const client = emulatorClient({ ...addresses, fetch: emulator.fetch }, { maxRetries: 3, timeoutMs: 30_000 });
+    emulator.faults.add({ match: { operation: 'token' }, status: 503, retryAfter: 0, times: 1 });
+    await expect(client.finance.publishBatch('demo-app', [record], { maxRetries: 0 })).rejects.toMatchObject({
+      name: 'TokenError',
+      status: 503,
+    });
+    const tokenStatuses = () => emulator.state.requests.filter((r) => r.operation === 'token').map((r) => r.status);
+    expect(tokenStatuses()).toEqual([503]);
+    emulator.faults.add({ match: { operation: 'token' }, delayMs: 2_000, times: 1 });
+    await expect(
+      client.uploads.getUploadUrls('demo-app', ['a.csv'], { timeoutMs: 50, maxRetries: 0 }),
+    ).rejects.toBeInstanceOf(TimeoutError);
+    expect(emulator.state.requests.filter((r) => r.operation === 'upload-urls')).toEqual([]);
   });
 
   it('a bad per-call value is a ConfigurationError naming it', async () => {

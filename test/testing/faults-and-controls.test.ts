@@ -104,6 +104,27 @@ describe('fault injection', () => {
     await expect(emulator.fetch(financeRequest(emulator, token, { records: [] }))).rejects.toThrow(TypeError);
   });
 
+  it('mock.fetch rejects with the signal\'s reason when the caller aborts, as fetch does', async () => {
+    const { emulator, token } = await setup();
+    const operations = ['finance', 'upload-urls'] as const; // a readonly list is a valid match
+    emulator.faults.add({ match: { operation: operations }, delayMs: 2_000, times: Number.POSITIVE_INFINITY });
+    const controller = new AbortController();
+    const answer = emulator.fetch(financeRequest(emulator, token, { records: [validRecord()] }), {
+      signal: controller.signal,
+    });
+    controller.abort(new Error('caller gave up'));
+    await expect(answer).rejects.toThrow('caller gave up');
+    const timedOut = emulator.fetch(financeRequest(emulator, token, { records: [validRecord()] }), {
+      signal: AbortSignal.timeout(20),
+    });
+    await expect(timedOut).rejects.toMatchObject({ name: 'TimeoutError' });
+    const already = new AbortController();
+    already.abort();
+    await expect(
+      emulator.fetch(financeRequest(emulator, token, { records: [validRecord()] }), { signal: already.signal }),
+    ).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
   it('refuses meaningless rules', () => {
     const { faults } = createPushApiHandler();
     expect(() => faults.add({})).toThrow(TypeError);

@@ -51,6 +51,12 @@ export class PushError extends Error {
    * enumerable, so logs and `JSON.stringify` stay small.
    */
   declare readonly report?: PublishReport | UploadReport | undefined;
+  /**
+   * The server's request id (`x-request-id`) of the answer the error is about, when the service
+   * answered with one: on every error built from an answer, including a 2xx the client could not
+   * use (a body that is not JSON, too large, or short of what was asked). Quote it to support.
+   */
+  declare readonly requestId?: string | undefined;
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -64,6 +70,22 @@ export class PushError extends Error {
     }
     return out;
   }
+}
+
+/**
+ * Gives an error built from an answer the request id of that answer, unless it has one already;
+ * for the errors of checks that run on a 2xx body, which never see the headers. Returns `error`.
+ */
+export function answeredBy<E extends PushError>(error: E, requestId: string | undefined): E {
+  if (requestId !== undefined && error.requestId === undefined) {
+    Object.defineProperty(error, 'requestId', {
+      value: boundedRequestId(requestId),
+      enumerable: true,
+      writable: false,
+      configurable: true,
+    });
+  }
+  return error;
 }
 
 /** An option is missing or invalid. Raised at construction, before any request is made. */
@@ -91,7 +113,7 @@ export class PushApiError extends PushError {
   /** Response headers (lower-case names). */
   readonly headers: HeadersRecord;
   /** The server's request id (`x-request-id`), when it sent one. */
-  readonly requestId: string | undefined;
+  override readonly requestId: string | undefined;
   /** The server's `Retry-After`, in milliseconds (capped at {@link MAX_RETRY_AFTER_MS}), when it sent a valid one. */
   readonly retryAfterMs: number | undefined;
 
@@ -204,7 +226,7 @@ export class TokenError extends PushError {
   /** The token endpoint's `Retry-After`, in milliseconds, when it sent a valid one. */
   readonly retryAfterMs: number | undefined;
   /** The token endpoint's request id (`x-request-id`), when it answered with one. */
-  readonly requestId: string | undefined;
+  override readonly requestId: string | undefined;
 
   constructor(
     error: string,
@@ -240,7 +262,7 @@ export class UploadError extends PushError {
   /** The storage host's `Retry-After`, in milliseconds, when it sent a valid one. */
   readonly retryAfterMs: number | undefined;
   /** The storage host's request id (`x-request-id`), when it answered with one. */
-  readonly requestId: string | undefined;
+  override readonly requestId: string | undefined;
 
   constructor(
     fileName: string,

@@ -1,5 +1,5 @@
 import { DEFAULTS } from '../defaults.js';
-import { ConfigurationError, parseRetryAfterHeader, TokenError } from '../errors.js';
+import { answeredBy, ConfigurationError, PushError, parseRetryAfterHeader, TokenError } from '../errors.js';
 import { type CallSettings, callSettings, type RequestOptions } from '../http/call-options.js';
 import { raceSignal } from '../http/delay.js';
 import { noHooks, type SafeHooks, type TokenRefreshHookEvent } from '../http/hooks.js';
@@ -390,7 +390,11 @@ export class TokenManager {
           requestId: requestIdFrom(res.headers),
         }),
     });
-    return parseTokenResponse(response.status, await response.text(), scopes, this.#now());
+    try {
+      return parseTokenResponse(response.status, await response.text(), scopes, this.#now());
+    } catch (error) {
+      throw error instanceof PushError ? answeredBy(error, requestIdFrom(response.headers)) : error;
+    }
   }
 
   async #readStore(storeKey: string): Promise<AccessToken | undefined> {

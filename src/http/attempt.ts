@@ -145,10 +145,11 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     ({ url, method } = sent);
     const { response } = sent;
     if (!response.ok) throw await errorFromResponse(response, spec, secrets);
-    // Token answers hold the new token: only bearer requests have their answer scrubbed.
-    const buffered = await bufferSuccess(response, spec, bearerToken ? [bearerToken] : []);
+    // Every secret this request sent is scrubbed from the answer, headers included: the token
+    // answer's body holds a new token, never the client secret.
+    const buffered = await bufferSuccess(response, spec, secrets);
     log(url, method, { status: response.status });
-    settled(response.status, requestIdFrom(response.headers), undefined);
+    settled(response.status, requestIdFrom(buffered.headers), undefined);
     return buffered;
   } catch (caught) {
     const error = toTransportError(caught, {

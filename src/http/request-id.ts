@@ -1,4 +1,4 @@
-import { truncateText } from './redact.js';
+import { scrubSecrets, truncateText } from './redact.js';
 
 /**
  * Longest request id kept. Ids are short tokens (a UUID is 36 characters); one that is longer is
@@ -12,7 +12,11 @@ export function boundedRequestId(value: string | null | undefined): string | und
   return value === null || value === undefined ? undefined : truncateText(value, MAX_REQUEST_ID_LENGTH);
 }
 
-/** The `x-request-id` of an answer, bounded. */
-export function requestIdFrom(headers: Pick<Headers, 'get'>): string | undefined {
-  return boundedRequestId(headers.get('x-request-id'));
+/**
+ * The `x-request-id` of an answer, bounded, and scrubbed of `secrets`: a hostile service may echo
+ * the token or the client secret it was sent in any header, this one included.
+ */
+export function requestIdFrom(headers: Pick<Headers, 'get'>, secrets: readonly string[] = []): string | undefined {
+  const value = headers.get('x-request-id');
+  return boundedRequestId(value === null || secrets.length === 0 ? value : scrubSecrets(value, secrets));
 }

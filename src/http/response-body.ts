@@ -4,6 +4,7 @@
  */
 import {
   type ApiErrorBody,
+  answeredBy,
   type HeadersRecord,
   PushApiError,
   type PushError,
@@ -12,7 +13,8 @@ import {
 import { parseJsonObject } from './json.js';
 import { decodeText, MAX_API_RESPONSE_BYTES, MAX_ERROR_BODY_BYTES, readBounded } from './read-body.js';
 import { scrubJsonValue, scrubSecrets } from './redact.js';
-import type { RequestSpec } from './types.js';
+import { requestIdFrom } from './request-id.js';
+import type { AnswerHead, RequestSpec } from './types.js';
 
 /** Statuses whose response cannot carry a body (Fetch standard "null body status"). */
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
@@ -50,12 +52,21 @@ export async function bufferSuccess(
   }
   const limit = spec.maxResponseBytes ?? MAX_API_RESPONSE_BYTES;
   const { bytes, truncated } = await readBounded(response, limit);
-  if (truncated) throw new ResponseTooLargeError(spec.operation, response.status, limit);
+  if (truncated) {
+    const requestId = requestIdFrom(response.headers, secrets);
+    throw answeredBy(new ResponseTooLargeError(spec.operation, response.status, limit), requestId);
+  }
   if (secrets.length === 0) return new Response(bytes, init);
   const text = decodeText(bytes);
   const scrubbed = scrubSecrets(text, secrets);
   const headers = new Headers(headersToRecord(response.headers, secrets));
   return new Response(scrubbed === text ? bytes : scrubbed, { ...init, headers });
+}
+
+/** The answer's status and headers, the headers scrubbed of secrets, for `mapError` (its body was read). */
+function withScrubbedHeaders(response: Response, secrets: readonly string[]): AnswerHead {
+  if (secrets.length === 0) return response;
+  return { status: response.status, headers: new Headers(headersToRecord(response.headers, secrets)) };
 }
 
 /**
@@ -71,7 +82,7 @@ export async function errorFromResponse(
 ): Promise<PushError> {
   const { bytes } = await readBounded(response, MAX_ERROR_BODY_BYTES);
   const text = scrubSecrets(decodeText(bytes), secrets);
-  if (spec.mapError) return spec.mapError(response, text);
+  if (spec.mapError) return spec.mapError(withScrubbedHeaders(response, secrets), text);
   return PushApiError.fromResponse(
     response.status,
     parseErrorBody(text, secrets),

@@ -114,13 +114,16 @@ export interface RequestSpec {
    * the body's first 64 KiB, already scrubbed of secrets (in every encoding); fields parsed from
    * it must be scrubbed again (`scrubJsonValue`), since decoding may reveal more.
    */
-  mapError?: (response: Response, bodyText: string) => PushError;
+  mapError?: (response: AnswerHead, bodyText: string) => PushError;
   /** Told before each re-send, so that callers can adapt (the publisher shrinks its window on 429). */
   onRetry?: (info: RetryInfo) => void;
   signal?: AbortSignal;
   /** The call id hooks report; one the caller took from `nextCallId()` when several sends form one request. @default a new one */
   callId?: number;
 }
+
+/** What `mapError` sees of an answer: its status, and its headers scrubbed of the request's secrets. */
+export type AnswerHead = Pick<Response, 'status' | 'headers'>;
 
 /** Sends requests with the client's transport, timeout, retry and auth rules. */
 export interface HttpClient {

@@ -5,6 +5,7 @@
 import type { ClientContext } from '../context.js';
 import {
   AbortError,
+  answeredBy,
   ConfigurationError,
   PushError,
   parseRetryAfterHeader,
@@ -77,18 +78,23 @@ export class Uploader {
         ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
         ...(call.signal && { signal: call.signal }),
       });
+      const answered = (error: PushError) => answeredBy(error, requestIdFrom(response.headers));
       let body: unknown;
       try {
         body = await response.json();
       } catch (error) {
-        throw new PushError('The upload-address response is not valid JSON.', { cause: error });
+        throw answered(new PushError('The upload-address response is not valid JSON.', { cause: error }));
       }
-      for (const [name, address] of Object.entries(
-        parseUploadUrlMap(body, names, {
+      let granted: Record<string, string>;
+      try {
+        granted = parseUploadUrlMap(body, names, {
           allowInsecureHttp: this.#ctx.allowInsecureHttp,
           service: this.#ctx.baseUrl,
-        }),
-      )) {
+        });
+      } catch (error) {
+        throw error instanceof PushError ? answered(error) : error;
+      }
+      for (const [name, address] of Object.entries(granted)) {
         // defineProperty: a file may be called "__proto__".
         Object.defineProperty(addresses, name, {
           value: address,

@@ -137,6 +137,31 @@ describe('request ids', () => {
     }
   });
 
+  it('an answer the client cannot use (a 2xx it refuses) still names its request id', async () => {
+    const lastId = (emulator: ReturnType<typeof createPushApiHandler>, operation: string) =>
+      answered(emulator, operation).at(-1);
+
+    const token = setup();
+    token.emulator.faults.add({ match: { operation: 'token' }, status: 200, body: 'not json' });
+    const tokenError = await token.client.tokens.getToken().catch((e: unknown) => e);
+    expect(tokenError).toMatchObject({ name: 'TokenError', requestId: lastId(token.emulator, 'token') });
+
+    const urls = setup();
+    urls.emulator.faults.add({ match: { operation: 'upload-urls' }, status: 200, body: 'not json' });
+    const notJson = await urls.client.uploads.getUploadUrls('demo-app', ['a.csv']).catch((e: unknown) => e);
+    expect(notJson).toMatchObject({ name: 'PushError', requestId: lastId(urls.emulator, 'upload-urls') });
+    urls.emulator.faults.add({ match: { operation: 'upload-urls' }, status: 200, body: { 'other.csv': 'x' } });
+    const unasked = await urls.client.uploads.getUploadUrls('demo-app', ['a.csv']).catch((e: unknown) => e);
+    expect(unasked).toMatchObject({ name: 'UploadError', requestId: lastId(urls.emulator, 'upload-urls') });
+
+    const finance = setup();
+    finance.emulator.faults.add({ match: { operation: 'finance' }, status: 200, body: 'x'.repeat(9 * 1024 * 1024) });
+    const report = await finance.client.finance.publish('demo-app', records);
+    const id = lastId(finance.emulator, 'finance');
+    expect(report.batches[0]).toMatchObject({ status: 'unknown', requestId: id });
+    expect(report.batches[0]?.error).toMatchObject({ name: 'ResponseTooLargeError', requestId: id });
+  });
+
   it('a refused token request carries the id of the token answer', async () => {
     const { emulator, client } = setup('not-the-secret');
     const error = await client.tokens.getToken().catch((e: unknown) => e);

@@ -23,41 +23,41 @@ import { VERSION } from './version.js';
  */
 export interface PushClientOptions {
   /** Client ID of the API credential. @default process.env.PUSH_CLIENT_ID */
-  clientId?: string;
+  clientId?: string | undefined;
   /**
    * Client secret of the API credential; kept in a private field, never logged. Or a function that
    * returns it (a vault, a secret manager): called each time a token is requested, and once more
    * after an `invalid_client` answer, so that a rotated secret is picked up without a restart.
    * @default process.env.PUSH_CLIENT_SECRET
    */
-  clientSecret?: ClientSecretSource;
+  clientSecret?: ClientSecretSource | undefined;
   /** `{auth_url}`: the token service; tokens come from `{authUrl}/oauth2/token`. @default process.env.PUSH_AUTH_URL */
-  authUrl?: string | URL;
+  authUrl?: string | URL | undefined;
   /** `{base_url}`: the data API. @default process.env.PUSH_BASE_URL */
-  baseUrl?: string | URL;
+  baseUrl?: string | URL | undefined;
   /** `{scope_base}`: prefix of scope names; needed only when `scopes` is not given. @default process.env.PUSH_SCOPE_BASE */
-  scopeBase?: string;
+  scopeBase?: string | undefined;
   /** Scopes to request. @default [`${scopeBase}/connector.write`] */
-  scopes?: readonly string[];
+  scopes?: readonly string[] | undefined;
   /** How the credentials travel to the token endpoint. @default 'client_secret_post' (form body, as the spec shows) */
-  tokenAuthMethod?: TokenAuthMethod;
+  tokenAuthMethod?: TokenAuthMethod | undefined;
   /**
    * How long before expiry a token is refreshed; capped at half the token's lifetime.
    * @default min(60000, 10% of the token's lifetime)
    */
-  refreshMarginMs?: number;
+  refreshMarginMs?: number | undefined;
   /** Time allowed for one attempt, response body included, in milliseconds (at most 2^31 - 1). @default 30000 */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Re-sends after the first attempt of a request; a 401 refresh is not counted. @default 3 */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Also re-send finance batches whose outcome is unknown (500/502/504, reset or timeout after sending); may duplicate records. @default false */
-  retryAmbiguous?: boolean;
+  retryAmbiguous?: boolean | undefined;
   /** A fetch implementation to use instead of `globalThis.fetch`. @default globalThis.fetch, looked up per request */
-  fetch?: FetchLike;
+  fetch?: FetchLike | undefined;
   /** An undici dispatcher (Agent, Pool, ProxyAgent, EnvHttpProxyAgent); requests then go through undici's own fetch. @default undefined */
-  dispatcher?: Dispatcher;
+  dispatcher?: Dispatcher | undefined;
   /** Receives one debug line per attempt (method, path, status, attempt, duration) and warnings on retries. console and pino fit. @default no logging, unless `logLevel` or PUSH_LOG is set */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /**
    * How much to log: `debug` (one line per attempt), `info`, `warn` (retries), `error`, or `off`.
    * With a `logger`, lines below the level are dropped; without one, the client logs to stderr
@@ -65,7 +65,7 @@ export interface PushClientOptions {
    * without a code change. The lines never hold a secret, a token, a header or a query string.
    * @default process.env.PUSH_LOG, else every line when a `logger` is given and none otherwise
    */
-  logLevel?: LogLevel;
+  logLevel?: LogLevel | undefined;
   /**
    * Headers sent with every request to the service (token endpoint and data API; never to the
    * storage host of signed upload addresses), such as a tracing or tenant header. An operation's
@@ -73,7 +73,7 @@ export interface PushClientOptions {
    * transport owns are refused with a `ConfigurationError`; `Content-Type` is always the spec's.
    * @default none
    */
-  defaultHeaders?: Readonly<Record<string, string>>;
+  defaultHeaders?: Readonly<Record<string, string>> | undefined;
   /**
    * Callbacks for metrics and tracing: `request` and `response` for each attempt, `retry` before
    * each re-send, `tokenRefresh` for each token requested. Events carry the operation, method,
@@ -81,17 +81,17 @@ export interface PushClientOptions {
    * header value or a body. A hook that throws is logged as a warning and ignored.
    * @default no hooks
    */
-  hooks?: PushClientHooks;
+  hooks?: PushClientHooks | undefined;
   /** Prepended to the User-Agent, such as `my-app/1.2`. @default undefined (`push-api-client/<version> <runtime>/<version>`: node, bun, deno; `workerd` or `edge` alone) */
-  userAgent?: string;
+  userAgent?: string | undefined;
   /** Where tokens are cached; share one between processes to share tokens. @default a new MemoryTokenStore */
-  tokenStore?: TokenStore;
+  tokenStore?: TokenStore | undefined;
   /** Allow plain http to hosts other than 127.0.0.1, localhost and [::1]. Credentials would travel unencrypted. @default false */
-  allowInsecureHttp?: boolean;
+  allowInsecureHttp?: boolean | undefined;
   /** Allow a client secret in a browser-like environment, where any user could read it. @default false */
-  dangerouslyAllowBrowser?: boolean;
+  dangerouslyAllowBrowser?: boolean | undefined;
   /** Environment read for the defaults above; for tests. @default process.env */
-  env?: Record<string, string | undefined>;
+  env?: Record<string, string | undefined> | undefined;
 }
 
 interface ResolvedOptions {

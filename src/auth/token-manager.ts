@@ -64,11 +64,11 @@ export interface GetTokenOptions extends RequestOptions {
    * refresh already in flight, never a plain one (which may answer with the stored token).
    * @default false
    */
-  forceRefresh?: boolean;
+  forceRefresh?: boolean | undefined;
   /** Stops waiting; a refresh shared with other callers keeps running for them. @default undefined (wait until the token arrives) */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Another scope set than the client's; cached separately. @default the manager's `scopes` */
-  scopes?: readonly string[];
+  scopes?: readonly string[] | undefined;
 }
 
 interface CacheEntry {

@@ -61,7 +61,7 @@ export interface TokenStore {
 /** Options of {@link MemoryTokenStore}. */
 export interface MemoryTokenStoreOptions {
   /** Clock in milliseconds, for dropping expired entries; the token manager passes its own. @default Date.now */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /** The default store: a Map in this process. Expired entries are dropped when read. */

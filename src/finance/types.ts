@@ -93,11 +93,11 @@ export interface PublishReport extends PublishProgress {
 /** Options of {@link FinancePublisher.publish}: batching limits, concurrency, invalid records, callbacks. */
 export interface PublishOptions extends RequestOptions {
   /** Most records per request; at most 1000 (the spec's limit). @default 1000 */
-  batchSize?: number;
+  batchSize?: number | undefined;
   /** Most UTF-8 bytes per request body, `{"records":[...]}` included. @default 5242880 (5 MiB) */
-  maxBatchBytes?: number;
+  maxBatchBytes?: number | undefined;
   /** Most requests in flight. @default 4 */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /**
    * `throw`: nothing invalid is sent. Arrays and sync iterables are validated in full before the
    * first request and the `RecordValidationError` lists every bad record; async iterables stop at
@@ -109,13 +109,13 @@ export interface PublishOptions extends RequestOptions {
    * `skip`: valid records are sent; invalid ones are listed in the report.
    * @default 'throw'
    */
-  onInvalid?: 'throw' | 'skip';
+  onInvalid?: 'throw' | 'skip' | undefined;
   /**
    * Called with running counts each time a batch settles. If it throws, the error is logged as a
    * warning (`logger.warn`) and publishing goes on: a broken progress bar must not stop a run.
    * @default undefined (no progress calls)
    */
-  onProgress?: (progress: PublishProgress) => void;
+  onProgress?: ((progress: PublishProgress) => void) | undefined;
   /**
    * Called once per settled batch, in completion order, with its records and their input indexes.
    * A returned promise is awaited before that worker takes the next batch. If it throws (or
@@ -123,20 +123,20 @@ export interface PublishOptions extends RequestOptions {
    * `PublishInterruptedError` (its `report` says what was sent; its `cause` is the thrown error).
    * @default undefined (no calls)
    */
-  onBatchSettled?: (batch: SettledBatch) => void | Promise<void>;
+  onBatchSettled?: ((batch: SettledBatch) => void | Promise<void>) | undefined;
   /**
    * Stops reading input (even a read that is waiting for the input to yield), aborts requests in
    * flight, closes the input, and rejects with `PublishAbortedError`, which carries the report.
    * @default undefined (runs to the end of the input)
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * Adapt the in-flight window to the service's rate limit: halve it on 429 and pause until the
    * `Retry-After` deadline, then grow it back. `false` keeps a fixed `concurrency`. Ignored when a
    * `rateBudget` is given.
    * @default true
    */
-  adaptive?: boolean;
+  adaptive?: boolean | undefined;
   /**
    * Paces requests against the service's rate limit. Give one shared between processes (the Redis
    * recipe in `examples/redis-rate-budget.ts`) so that a fleet publishing to one app shares what
@@ -144,7 +144,7 @@ export interface PublishOptions extends RequestOptions {
    * requests in flight.
    * @default a new in-process adaptive window per run (see `adaptive`)
    */
-  rateBudget?: RateBudget;
+  rateBudget?: RateBudget | undefined;
   /**
    * A 429 is the service asking for patience: the batch waits for `Retry-After` and goes again
    * without using up a retry, for as long as the run makes progress. It is reported `failed` with
@@ -152,7 +152,7 @@ export interface PublishOptions extends RequestOptions {
    * the run's first 429 since its last accepted batch (one deadline for the whole run).
    * @default 300000 (5 minutes)
    */
-  rateLimitDeadlineMs?: number;
+  rateLimitDeadlineMs?: number | undefined;
 }
 
 /** Options of `publishBatch`. */
@@ -162,7 +162,7 @@ export interface PublishBatchOptions extends RequestOptions {
    * with `ConfigurationError` before anything is sent, instead of meeting the gateway's 413.
    * @default 5242880 (5 MiB)
    */
-  maxBatchBytes?: number;
+  maxBatchBytes?: number | undefined;
   /** Aborts the request; `publishBatch` then rejects with `AbortError`. @default undefined (no abort) */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }

@@ -82,13 +82,13 @@ export interface TokenRefreshHookEvent {
  */
 export interface PushClientHooks {
   /** Before each attempt is sent (token, upload addresses, upload PUT, finance batch). */
-  request?: (event: RequestHookEvent) => void;
+  request?: ((event: RequestHookEvent) => void) | undefined;
   /** When an attempt ends: with the status the service answered, or the error when none came. */
-  response?: (event: ResponseHookEvent) => void;
+  response?: ((event: ResponseHookEvent) => void) | undefined;
   /** When a failed attempt will be sent again, with the delay before it. */
-  retry?: (event: RetryHookEvent) => void;
+  retry?: ((event: RetryHookEvent) => void) | undefined;
   /** When the client asks for a new access token, and why. */
-  tokenRefresh?: (event: TokenRefreshHookEvent) => void;
+  tokenRefresh?: ((event: TokenRefreshHookEvent) => void) | undefined;
 }
 
 /** Hooks with every callback present and guarded: a hook can never fail a request. */

@@ -35,9 +35,9 @@ export type UploadInput = string | UploadPathInput | UploadDataInput | UploadStr
 /** Options of {@link Uploader.getUploadUrls}. */
 export interface GetUploadUrlsOptions extends RequestOptions {
   /** Sent as the `type` query parameter. @default not sent */
-  type?: UploadFileType;
+  type?: UploadFileType | undefined;
   /** Aborts the request(s); `getUploadUrls` then rejects with `AbortError`. @default undefined (no abort) */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** Progress of an upload, reported as bytes are handed to the transport. Both totals only grow. */
@@ -57,14 +57,14 @@ export interface UploadProgress {
 /** Options of {@link Uploader.upload}. */
 export interface UploadOptions extends RequestOptions {
   /** Sent as the `type` query parameter when asking for upload addresses. @default not sent */
-  type?: UploadFileType;
+  type?: UploadFileType | undefined;
   /** How many PUTs run at once. @default 4 */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /**
    * Called as bytes are sent and when a file completes. An exception thrown here is logged and ignored.
    * @default undefined (no progress calls)
    */
-  onProgress?: (progress: UploadProgress) => void;
+  onProgress?: ((progress: UploadProgress) => void) | undefined;
   /**
    * Called once per file that settled (uploaded or failed), in completion order, before that
    * worker starts its next file; a returned promise is awaited. If it throws, no further file
@@ -72,12 +72,12 @@ export interface UploadOptions extends RequestOptions {
    * (`cause` is the thrown error).
    * @default undefined (no calls)
    */
-  onFileSettled?: (file: UploadFileResult) => void | Promise<void>;
+  onFileSettled?: ((file: UploadFileResult) => void | Promise<void>) | undefined;
   /**
    * Aborts every pending and running PUT; `upload` then rejects with an `AbortError` that carries
    * `report`. @default undefined (no abort)
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** Outcome of one file. */

@@ -3,6 +3,7 @@ import {
   type AccessToken,
   type BatchReport,
   type FinanceRecordInput,
+  type GetTokenOptions,
   type PublishOptions,
   type PublishReport,
   PushClient,
@@ -11,6 +12,7 @@ import {
   RecordValidationError,
   type TokenStore,
   type UploadInput,
+  type UploadOptions,
   type UploadReport,
 } from 'push-api-client';
 import { type FinanceRecord, financeRecordSchema } from 'push-api-client/schema';
@@ -50,4 +52,16 @@ export async function run(): Promise<[PublishReport, UploadReport, BatchReport |
     if (error instanceof RecordValidationError || error instanceof PushError) throw error;
     throw new Error('unexpected', { cause: error });
   }
+}
+
+/**
+ * Under exactOptionalPropertyTypes, a value that may be undefined goes into any option as it is,
+ * with no `...(signal && { signal })` dance: every option takes `undefined` for "not set".
+ */
+export function passedThrough(signal: AbortSignal | undefined, timeoutMs: number | undefined) {
+  const clientOptions: PushClientOptions = { timeoutMs, logger: undefined, hooks: { request: undefined } };
+  const publish: PublishOptions = { signal, timeoutMs, concurrency: undefined, headers: undefined };
+  const upload: UploadOptions = { signal, type: undefined, onProgress: undefined };
+  const token: GetTokenOptions = { signal, forceRefresh: undefined, scopes: undefined };
+  return { clientOptions, publish, upload, token };
 }

@@ -1,6 +1,7 @@
 /**
  * 1. Publish throughput: `client.finance.publish` (validation on, batch 1000, concurrency 8)
- * against JSON.stringify + fetch, and raw undici.request, to the minimal sink in another process.
+ * against JSON.stringify + fetch, raw undici.request, and a fetch script that validates each
+ * record with the zod schema, to the minimal sink in another process.
  */
 import { financeUrl } from '../../src/finance/publisher.js';
 import { alternate, timed } from '../lib/alternate.js';
@@ -9,7 +10,7 @@ import { financeRecords } from '../lib/records.js';
 import { makeRow, type Row } from '../lib/row.js';
 import { withServer } from '../lib/server-process.js';
 import { median, ratio } from '../lib/stats.js';
-import { type PlainPublish, publishWithFetch, publishWithUndici } from './publish-baselines.js';
+import { type PlainPublish, publishWithFetch, publishWithUndici, publishWithZodAndFetch } from './publish-baselines.js';
 import type { Benchmark } from './types.js';
 
 const BATCH_SIZE = 1000;
@@ -45,15 +46,18 @@ export const publishThroughput: Benchmark = {
       await sdk(records.slice(0, warm));
       await publishWithFetch(plain(warm));
       await publishWithUndici(plain(warm));
+      await publishWithZodAndFetch(plain(warm));
       ctx.log(`publish: ${rounds} rounds of ${count} records`);
       const samples = await alternate(rounds, [
         { name: 'sdk', run: () => timed(() => sdk(records)) },
         { name: 'fetch', run: () => timed(() => publishWithFetch(plain(count))) },
         { name: 'undici', run: () => timed(() => publishWithUndici(plain(count))) },
+        { name: 'zod', run: () => timed(() => publishWithZodAndFetch(plain(count))) },
       ]);
       const ours = samples.get('sdk') ?? [];
       const viaFetch = samples.get('fetch') ?? [];
       const viaUndici = samples.get('undici') ?? [];
+      const viaZod = samples.get('zod') ?? [];
       const sdkMs = median(ours);
       const note = `${count.toLocaleString('en-US')} records, ${Math.round(count / (sdkMs / 1000)).toLocaleString('en-US')} records/s (SDK)`;
       const rows: Row[] = [
@@ -78,6 +82,17 @@ export const publishThroughput: Benchmark = {
           baseline: median(viaUndici),
           ratio: ratio(sdkMs, median(viaUndici)),
           samples: { ours, baseline: viaUndici },
+        }),
+        makeRow({
+          benchmark: this.title,
+          metric: 'time vs a fetch script that validates each record with zod',
+          unit: 'ms',
+          ours: sdkMs,
+          baselineName: 'zod parse+stringify+fetch',
+          baseline: median(viaZod),
+          ratio: ratio(sdkMs, median(viaZod)),
+          samples: { ours, baseline: viaZod },
+          note: 'the script parses each record with push-api-client/schema, as a user who validates would',
         }),
       ];
       return rows;

@@ -121,7 +121,10 @@ describe('--quiet', () => {
 
   it('is never silent on a partial run: the invalid rows and the summary go to stderr', async () => {
     const mixed = temp.path('mixed.csv');
-    writeFileSync(mixed, `${CSV_HEADER}\n${csvRows(3)}\n1704067200000,12.5,usd,x@example.com,expense,Acme,bad currency\n`);
+    writeFileSync(
+      mixed,
+      `${CSV_HEADER}\n${csvRows(3)}\n1704067200000,12.5,usd,x@example.com,expense,Acme,bad currency\n`,
+    );
     const partial = await run(['finance', 'publish', '--app', DEMO_APP_ID, '--quiet', mixed]);
     expect(partial.code).toBe(3);
     expect(partial.stdout).toBe('');

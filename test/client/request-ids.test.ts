@@ -90,9 +90,9 @@ describe('request ids', () => {
       },
       { maxRetries: 0 },
     );
-    const report = await client.uploads.upload('demo-app', [{ name: 'a.csv', data: 'a\n' }]).catch(
-      (error: { report: Awaited<ReturnType<typeof client.uploads.upload>> }) => error.report,
-    );
+    const report = await client.uploads
+      .upload('demo-app', [{ name: 'a.csv', data: 'a\n' }])
+      .catch((error: { report: Awaited<ReturnType<typeof client.uploads.upload>> }) => error.report);
     const refusal = emulator.state.requests.filter((request) => request.operation === 'upload-urls').at(-1);
     expect(refusal?.status).toBe(422);
     const [file] = report.files;

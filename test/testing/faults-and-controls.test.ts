@@ -104,7 +104,7 @@ describe('fault injection', () => {
     await expect(emulator.fetch(financeRequest(emulator, token, { records: [] }))).rejects.toThrow(TypeError);
   });
 
-  it('mock.fetch rejects with the signal\'s reason when the caller aborts, as fetch does', async () => {
+  it("mock.fetch rejects with the signal's reason when the caller aborts, as fetch does", async () => {
     const { emulator, token } = await setup();
     const operations = ['finance', 'upload-urls'] as const; // a readonly list is a valid match
     emulator.faults.add({ match: { operation: operations }, delayMs: 2_000, times: Number.POSITIVE_INFINITY });

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Plugin } from 'esbuild';
 import { defineConfig, type Options } from 'tsup';
+import { sdkFromPackage } from './scripts/build/sdk-from-package.js';
 
 /**
  * The build for workers and edge runtimes: every relative import of `x.js` whose twin `x.web.ts`
@@ -75,11 +76,12 @@ export default defineConfig([
     esbuildPlugins: [webTwins],
   },
   {
-    // The CLI is ESM only: it is run, never imported.
+    // The CLI is ESM only: it is run, never imported. It imports the SDK from dist/index.js.
     ...common,
     entry: { 'cli/main': 'src/cli/main.ts' },
     format: ['esm'],
     clean: false,
     banner: { js: '#!/usr/bin/env node' },
+    esbuildPlugins: [sdkFromPackage(import.meta.dirname)],
   },
 ]);

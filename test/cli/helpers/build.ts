@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { build } from 'tsup';
+import { sdkFromPackage } from '../../../scripts/build/sdk-from-package.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const CACHE = join(ROOT, 'node_modules', '.cache', 'push-api-cli-test');
@@ -53,7 +54,8 @@ export async function buildCli(): Promise<string> {
     rmSync(tmp, { recursive: true, force: true });
     await build({
       config: false,
-      entry: { 'cli/main': join(ROOT, 'src/cli/main.ts') },
+      // The SDK beside the CLI, which imports it as ../index.js, as in the package.
+      entry: { index: join(ROOT, 'src/index.ts'), 'cli/main': join(ROOT, 'src/cli/main.ts') },
       format: ['esm'],
       outDir: tmp,
       target: 'node20',
@@ -62,6 +64,8 @@ export async function buildCli(): Promise<string> {
       clean: false,
       silent: true,
       external: ['msw', 'msw/node'],
+      keepNames: true,
+      esbuildPlugins: [sdkFromPackage(ROOT)],
     });
     renameSync(tmp, outDir);
     return main;

@@ -58,7 +58,12 @@ async function huge(res: ServerResponse, bytes: number): Promise<void> {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(bytes) });
   const chunk = Buffer.alloc(64 * 1024, 'a');
   for (let sent = 0; sent < bytes && !res.destroyed; sent += chunk.length) {
-    if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    if (res.write(chunk)) continue;
+    // The waiter that loses the race is removed, or each full buffer would leave a listener behind.
+    const settled = new AbortController();
+    const waiters = [once(res, 'drain', { signal: settled.signal }), once(res, 'close', { signal: settled.signal })];
+    await Promise.race(waiters).finally(() => settled.abort());
+    await Promise.allSettled(waiters);
   }
   res.destroy();
 }

@@ -198,10 +198,12 @@ export class PublishRun {
         if (isBackPressure(error)) this.limit.onRateLimited(retryAfterOf(error));
         if (rateLimited) {
           this.#rateLimitedSince ??= Date.now();
-          // Patience is not counted in retries, so it must always wait: a `Retry-After` of 0 (or
-          // an HTTP date already past) would otherwise re-send at once, again and again.
+          // Patience is not counted in retries, so it cannot re-send at once forever: a
+          // `Retry-After` of 0 (or an HTTP date already past) is honoured for the first wait of a
+          // batch only, and after that the backoff grows as for retries.
           const retryAfterMs = retryAfterOf(error);
-          const delayMs = retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : backoffDelayMs(waits);
+          const delayMs =
+            retryAfterMs !== undefined && (retryAfterMs > 0 || waits === 1) ? retryAfterMs : backoffDelayMs(waits - 1);
           if (this.#patient(delayMs)) {
             this.ctx.logger.warn('push-api-client retrying', {
               operation: 'finance',

@@ -1,11 +1,10 @@
 /** A service that answers with more than anyone asked for: reads stop at their caps, memory stays bounded. */
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { PushApiError, PushError, ResponseTooLargeError } from '../../src/errors.js';
 import { MAX_API_RESPONSE_BYTES, MAX_ERROR_BODY_BYTES, MAX_TOKEN_RESPONSE_BYTES } from '../../src/http/read-body.js';
 import { MAX_ERROR_TEXT_LENGTH } from '../../src/http/redact.js';
-import { FINANCE_RECORD, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
+import { drainedOrClosed, FINANCE_RECORD, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 
 const start = useHostileService();
 
@@ -26,7 +25,7 @@ function streamHuge(res: ServerResponse, claimedBytes: number, maxBytes: number)
     res.write('{"access_token":"');
     while (!closed && written < maxBytes) {
       written += chunk.length;
-      if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      if (!res.write(chunk)) await drainedOrClosed(res);
     }
     res.destroy();
     return written;

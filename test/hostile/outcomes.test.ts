@@ -20,7 +20,13 @@ import {
   UnprocessableEntityError,
 } from '../../src/errors.js';
 import type { BatchStatus, PublishReport } from '../../src/index.js';
-import { FINANCE_RECORD, HOSTILE_APP_ID, type HostileRoute, useHostileService } from '../support/hostile-service.js';
+import {
+  drainedOrClosed,
+  FINANCE_RECORD,
+  HOSTILE_APP_ID,
+  type HostileRoute,
+  useHostileService,
+} from '../support/hostile-service.js';
 
 const start = useHostileService();
 
@@ -58,12 +64,7 @@ async function huge(res: ServerResponse, bytes: number): Promise<void> {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(bytes) });
   const chunk = Buffer.alloc(64 * 1024, 'a');
   for (let sent = 0; sent < bytes && !res.destroyed; sent += chunk.length) {
-    if (res.write(chunk)) continue;
-    // The waiter that loses the race is removed, or each full buffer would leave a listener behind.
-    const settled = new AbortController();
-    const waiters = [once(res, 'drain', { signal: settled.signal }), once(res, 'close', { signal: settled.signal })];
-    await Promise.race(waiters).finally(() => settled.abort());
-    await Promise.allSettled(waiters);
+    if (!res.write(chunk)) await drainedOrClosed(res);
   }
   res.destroy();
 }

@@ -3,6 +3,7 @@
  * storage PUTs) well by default, and badly wherever a test's `misbehave` answers instead. Closed
  * after each test (through useLoopbackServers).
  */
+import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PushClient, type PushClientOptions } from '../../src/index.js';
 import { useLoopbackServers } from './loopback-server.js';
@@ -121,3 +122,14 @@ export const FINANCE_RECORD = {
   type: 'expense' as const,
   vendor: 'v',
 };
+
+/**
+ * Waits until a response that refused a write can take more, or the client hung up. The waiter
+ * that loses is removed: one left behind per full buffer piles listeners on the response.
+ */
+export async function drainedOrClosed(res: ServerResponse): Promise<void> {
+  const settled = new AbortController();
+  const waiters = [once(res, 'drain', { signal: settled.signal }), once(res, 'close', { signal: settled.signal })];
+  await Promise.race(waiters).finally(() => settled.abort());
+  await Promise.allSettled(waiters);
+}

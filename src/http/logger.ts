@@ -16,7 +16,7 @@ function takesFieldsFirst(logger: object): boolean {
 }
 
 /** Logging is best effort: what a logger throws or rejects with is dropped. */
-const dropped = () => {};
+const dropped = (): void => {};
 
 /** Wraps a user's logger so that a throwing, rejecting or partial logger can never fail a request. */
 export function safeLogger(logger: Partial<Logger>): Logger {
@@ -28,7 +28,7 @@ export function safeLogger(logger: Partial<Logger>): Logger {
       const result = fieldsFirst ? method.call(logger, fields ?? {}, message) : method.call(logger, message, fields);
       ignoreRejection(result, dropped);
     } catch {
-      dropped();
+      // Dropped, as a rejection is.
     }
   };
   return { debug: call('debug'), info: call('info'), warn: call('warn'), error: call('error') };

@@ -151,6 +151,8 @@ export class PublishRun {
     let ambiguous: PushError | undefined;
     // Whether the last attempt handed its body to fetch. An attempt that failed before that, while
     // getting its token, never sent the batch, whatever that token request's own failure says.
+    // Not covered: a send answered 401 whose token refresh then fails is judged by the refresh's
+    // error (a reset there reads as ambiguous), although the 401 said the batch was not stored.
     let bodySent = false;
     // Every send of this batch is one request to hooks, whose retry events include the 429 waits.
     const callId = this.ctx.http.nextCallId();

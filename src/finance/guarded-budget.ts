@@ -28,38 +28,32 @@ export class GuardedBudget implements RateBudget {
     } catch (error) {
       granted = Promise.reject(error);
     }
-    const failed = (error: unknown): never => {
-      if (signal?.aborted) throw abortErrorFrom(signal);
-      if (error instanceof AbortError) throw error;
-      throw budgetError('acquire', error);
-    };
-    if (!signal) return granted.catch(failed);
+    // An abort wins over whatever the budget rejected with; any other rejection names the budget.
+    const failure = (error: unknown): Error =>
+      signal?.aborted ? abortErrorFrom(signal) : error instanceof AbortError ? error : budgetError('acquire', error);
+    if (!signal) {
+      return granted.catch((error: unknown) => {
+        throw failure(error);
+      });
+    }
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const stopListening = onAbort(signal, () => {
-        if (settled) return;
         settled = true;
         reject(abortErrorFrom(signal));
       });
       granted.then(
         () => {
           stopListening();
-          if (!settled) {
-            settled = true;
-            resolve();
-          } else {
-            this.release(); // granted after the abort: nobody will send with it
-          }
+          // Granted after the abort: nobody will send with this slot.
+          if (settled) this.release();
+          else resolve();
+          settled = true;
         },
         (error: unknown) => {
           stopListening();
-          if (settled) return;
+          if (!settled) reject(failure(error));
           settled = true;
-          try {
-            failed(error);
-          } catch (failure) {
-            reject(failure);
-          }
         },
       );
     });

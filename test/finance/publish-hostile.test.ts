@@ -153,6 +153,25 @@ describe('publish with a rate budget that fails', () => {
     expect(server.mock.state.records(server.mock.appId)).toHaveLength(10);
   });
 
+  it('a slot a budget grants after the abort is given back, so a shared budget loses none', async () => {
+    const client = clientForServer(server);
+    let held = 0;
+    const budget = budgetWith({
+      // Ignores the signal, and grants late.
+      acquire: () => new Promise<void>((resolve) => setTimeout(resolve, 150)).then(() => void held++),
+      release: () => void held--,
+    });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 20);
+    const { error } = await rejection(
+      client.finance.publish(server.mock.appId, makeRecords(10), { rateBudget: budget, signal: controller.signal }),
+    );
+    expect(error).toBeInstanceOf(PublishAbortedError);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(held).toBe(0);
+    expect(financeStatuses(server.mock)).toEqual([]);
+  });
+
   it('a budget that never grants a slot, and ignores the signal, still lets an abort end the run', async () => {
     const client = clientForServer(server);
     const budget = budgetWith({ acquire: () => new Promise<void>(() => {}) });

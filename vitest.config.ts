@@ -22,7 +22,9 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: ['test/integration/**', 'test/consumers/**', 'node_modules/**'],
+    // The fast lane. CLI processes, chaos, docs, examples and browsers are `*.e2e.test.ts`
+    // files, run by `npm run test:e2e` (vitest.e2e.config.ts).
+    exclude: ['test/**/*.e2e.test.ts', 'test/integration/**', 'test/consumers/**', 'node_modules/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

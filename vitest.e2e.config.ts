@@ -1,0 +1,17 @@
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+/**
+ * The end-to-end lane, `npm run test:e2e`: real CLI processes and signals, chaos runs, the docs'
+ * code blocks, the examples and browsers. Slower than `npm test`, and run by CI beside it.
+ */
+export default defineConfig({
+  // The same `push-api-client` aliases as `npm test`, so these run from source too.
+  resolve: base.resolve,
+  test: {
+    include: ['test/**/*.e2e.test.ts'],
+    exclude: ['test/integration/**', 'test/consumers/**', 'node_modules/**'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});

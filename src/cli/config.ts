@@ -4,6 +4,7 @@ import { type Command, Option } from 'commander';
 import { ENV_VARS } from '../defaults.js';
 import { ConfigurationError, PushClient } from '../index.js';
 import { UsageError } from './exit-codes.js';
+import { writeHumanLine } from './terminal-text.js';
 import { proxyDispatcher, verboseHooks } from './transport.js';
 
 /** The connection flags every networked command takes. There is deliberately no secret flag. */
@@ -127,7 +128,7 @@ export async function createClient(
       ...config,
       retryAmbiguous: options.retryAmbiguous ?? false,
       ...(dispatcher !== undefined && { dispatcher }),
-      ...(options.verbose === true && { hooks: verboseHooks((line) => process.stderr.write(`${line}\n`)) }),
+      ...(options.verbose === true && { hooks: verboseHooks((line) => writeHumanLine(process.stderr, line)) }),
       // Everything was resolved above; the SDK must not read the environment a second time,
       // except PUSH_LOG, which a script turns on the SDK's own log lines with, as for any client.
       env: env.PUSH_LOG === undefined ? {} : { PUSH_LOG: env.PUSH_LOG },

@@ -8,6 +8,7 @@ import { jsonError } from './failure.js';
 import { redactOptionValues } from './options.js';
 import { wasJsonReportWritten } from './output.js';
 import { financeCommand } from './publish/command.js';
+import { writeHuman, writeHumanLine, writeHumanRaw, writeJsonLine } from './terminal-text.js';
 import { uploadCommand } from './upload/command.js';
 
 /**
@@ -26,7 +27,13 @@ export function buildProgram(argv: readonly string[] = process.argv): Command {
     .addCommand(demoCommand());
   const override = (command: Command): void => {
     command.exitOverride();
-    command.configureOutput({ outputError: (text, write) => write(redactOptionValues(text, argv)) });
+    // Commander quotes what was typed (an unknown option, an argument) and may be handed text from a
+    // glob or a script: its help and errors reach the terminal escaped, like every other line.
+    command.configureOutput({
+      writeOut: (text) => writeHumanRaw(process.stdout, text),
+      writeErr: (text) => writeHumanRaw(process.stderr, text),
+      outputError: (text, write) => write(redactOptionValues(text, argv)),
+    });
     for (const sub of command.commands) override(sub);
   };
   override(program);
@@ -47,8 +54,8 @@ function report(error: unknown, verbose: boolean): void {
   const message = error instanceof Error ? error.message : String(error);
   const known = error instanceof PushError || error instanceof UsageError;
   const name = error instanceof PushError && !(error instanceof ConfigurationError) ? `${error.name}: ` : '';
-  process.stderr.write(`push-api: ${known ? name : 'unexpected error: '}${message}\n`);
-  if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  writeHumanLine(process.stderr, `push-api: ${known ? name : 'unexpected error: '}${message}`);
+  if (verbose && error instanceof Error && error.stack) writeHuman(process.stderr, error.stack);
 }
 
 /**
@@ -65,7 +72,7 @@ function reportJsonError(error: unknown, exitCode: number, argv: readonly string
         .split('\n')[0]
     : raw;
   const error_ = commander ? { name, message } : jsonError(error, message);
-  process.stdout.write(`${JSON.stringify({ ok: false, exitCode, error: { ...error_, name } })}\n`);
+  writeJsonLine(process.stdout, { ok: false, exitCode, error: { ...error_, name } });
 }
 
 export async function main(argv: string[]): Promise<number> {

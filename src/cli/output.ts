@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { terminalLine, writeHuman, writeHumanLine, writeJsonLine } from './terminal-text.js';
 
 export interface OutputOptions {
   /** `--json`: stdout carries exactly one JSON document; all human text goes to stderr. */
@@ -20,6 +21,9 @@ export function wasJsonReportWritten(): boolean {
 /**
  * Where each kind of text goes. Results (summary, token details) go to stdout, or to stderr under
  * `--json`; progress and log lines always go to stderr so that stdout stays clean for pipes.
+ * Every human line passes through terminal-text.ts, which shows control characters escaped:
+ * log lines and errors are one line each (a newline inside is escaped too), results and summaries
+ * are blocks whose line breaks the CLI wrote.
  */
 export class Output {
   readonly json: boolean;
@@ -47,7 +51,7 @@ export class Output {
    */
   result(line: string, { evenIfQuiet = false } = {}): void {
     if (this.quiet && !evenIfQuiet) return;
-    (this.json ? this.stderr : this.stdout).write(`${line}\n`);
+    writeHuman(this.json ? this.stderr : this.stdout, line);
   }
 
   /**
@@ -56,32 +60,37 @@ export class Output {
    */
   summary(text: string, succeeded: boolean): void {
     if (!this.quiet) this.result(text);
-    else if (!succeeded) this.stderr.write(`${text}\n`);
+    else if (!succeeded) writeHuman(this.stderr, text);
   }
 
   /** A log line (progress without a terminal, notices); `evenIfQuiet`: an error worth seeing under `--quiet`. */
   log(line: string, { evenIfQuiet = false } = {}): void {
     if (this.quiet && !evenIfQuiet) return;
-    this.stderr.write(`${line}\n`);
+    writeHumanLine(this.stderr, line);
   }
 
   /** The one JSON report of `--json`. */
   report(value: unknown): void {
     if (!this.json) return;
     jsonReportWritten = true;
-    this.stdout.write(`${JSON.stringify(value)}\n`);
+    writeJsonLine(this.stdout, value);
   }
 
   error(message: string, error?: unknown): void {
-    this.stderr.write(`push-api: ${message}\n`);
-    if (this.verbose && error instanceof Error && error.stack) this.stderr.write(`${error.stack}\n`);
+    writeHumanLine(this.stderr, `push-api: ${message}`);
+    if (this.verbose && error instanceof Error && error.stack) writeHuman(this.stderr, error.stack);
   }
 }
 
-/** A small aligned two-column table, plain text so it reads the same in a terminal and in a log. */
+/**
+ * A small aligned two-column table, plain text so it reads the same in a terminal and in a log.
+ * Each cell is one line (a file name holding a newline shows it escaped), so the table's line
+ * breaks are the only ones kept when it is printed.
+ */
 export function formatTable(rows: [string, string | number][]): string {
-  const width = Math.max(...rows.map(([label]) => label.length));
-  return rows.map(([label, value]) => `  ${label.padEnd(width)}  ${String(value)}`).join('\n');
+  const cells = rows.map(([label, value]) => [terminalLine(label), terminalLine(String(value))] as const);
+  const width = Math.max(...cells.map(([label]) => label.length));
+  return cells.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join('\n');
 }
 
 export function formatDuration(ms: number): string {

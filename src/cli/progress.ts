@@ -1,4 +1,5 @@
 import { formatBytes, type Output } from './output.js';
+import { terminalLine } from './terminal-text.js';
 
 /** Plain progress lines off a terminal come at most this often, so CI and cron logs stay readable. */
 export const PLAIN_PROGRESS_INTERVAL_MS = 2000;
@@ -28,13 +29,15 @@ export async function createProgress(
 async function barProgress(output: Output, label: string, total: number | undefined): Promise<Progress> {
   const { default: cliProgress } = await import('cli-progress');
   const known = total !== undefined && total > 0;
+  // cli-progress writes straight to the stream: what it prints of ours is escaped here.
+  const safeLabel = terminalLine(label);
   const bar = new cliProgress.SingleBar(
     {
       stream: output.stderr,
       // The bar measures input read, not records confirmed: the counts in {detail} are the settled ones.
       format: known
-        ? `${label} {bar} {percentage}% of input read | {detail} | ETA {eta_formatted}`
-        : `${label} {detail}`,
+        ? `${safeLabel} {bar} {percentage}% of input read | {detail} | ETA {eta_formatted}`
+        : `${safeLabel} {detail}`,
       hideCursor: true,
       clearOnComplete: false,
       etaBuffer: 50,
@@ -44,7 +47,7 @@ async function barProgress(output: Output, label: string, total: number | undefi
   bar.start(known ? total : 1, 0, { detail: '' });
   return {
     update(done, detail) {
-      bar.update(known ? Math.min(done, total) : 0, { detail });
+      bar.update(known ? Math.min(done, total) : 0, { detail: terminalLine(detail) });
     },
     stop() {
       bar.stop();

@@ -8,6 +8,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { RunningEmulator } from '../../testing/server.js';
+import { writeHumanRaw } from '../terminal-text.js';
 
 /** Seams for tests: where output goes and what stops the server (SIGINT/SIGTERM by default). */
 export interface EmulatorCommandIo {
@@ -121,7 +122,7 @@ function untilStopped(signal: AbortSignal | undefined): Promise<void> {
 }
 
 export function emulatorCommand(io: EmulatorCommandIo = {}): Command {
-  const write = io.write ?? ((text: string) => void process.stdout.write(text));
+  const write = io.write ?? ((text: string) => writeHumanRaw(process.stdout, text));
   return new Command('emulator')
     .description('serve an emulated push service on this machine, with demo credentials and a demo app')
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 4010)

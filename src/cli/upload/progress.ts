@@ -2,6 +2,7 @@ import type { SingleBar } from 'cli-progress';
 import type { UploadProgress } from '../../index.js';
 import { formatBytes, type Output } from '../output.js';
 import { PLAIN_PROGRESS_INTERVAL_MS } from '../progress.js';
+import { terminalLine } from '../terminal-text.js';
 
 export interface UploadProgressView {
   update: (progress: UploadProgress) => void;
@@ -32,7 +33,10 @@ export async function createUploadProgress(output: Output, totalBytes: number): 
   };
 }
 
-/** cli-progress is loaded only for a terminal: cron and CI runs never pay for it. */
+/**
+ * cli-progress is loaded only for a terminal: cron and CI runs never pay for it. It writes straight
+ * to the stream, so file names (chosen by whoever named the files) are escaped before it sees them.
+ */
 async function bars(output: Output, totalBytes: number): Promise<UploadProgressView> {
   const { default: cliProgress } = await import('cli-progress');
   const multibar = new cliProgress.MultiBar(
@@ -55,7 +59,7 @@ async function bars(output: Output, totalBytes: number): Promise<UploadProgressV
       let bar = files.get(progress.file);
       if (bar === undefined) {
         bar = multibar.create(Math.max(progress.fileTotal, 1), 0, {
-          name: progress.file,
+          name: terminalLine(progress.file),
           sent: '0 B',
           size: formatBytes(progress.fileTotal),
         });
@@ -68,7 +72,7 @@ async function bars(output: Output, totalBytes: number): Promise<UploadProgressV
       const bar = files.get(file);
       if (bar !== undefined) multibar.remove(bar);
       files.delete(file);
-      multibar.log(`  ${file} ${formatBytes(bytes)} uploaded\n`);
+      multibar.log(`  ${terminalLine(file)} ${formatBytes(bytes)} uploaded\n`);
     },
     stop() {
       multibar.stop();

@@ -1,0 +1,110 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { formatTable, Output } from '../../src/cli/output.js';
+import { terminalLine, terminalText } from '../../src/cli/terminal-text.js';
+import { RAW_TERMINAL_CONTROL } from './helpers/control-chars.js';
+
+/** Every character a terminal may act on or that may disguise text, one of each kind. */
+const HOSTILE =
+  'a\u001b[2J\u001b]8;;https://evil.test\u0007click\u001b]8;;\u0007\u001b]0;title\u0007\r\nb\t\u0000\u007f\u0085\u009b31m' +
+  '\u202e\u2066\u200b\u2028\u2029\ufeff\u00ad\u{e0041}';
+
+const RAW_CONTROL = RAW_TERMINAL_CONTROL;
+
+describe('terminalLine', () => {
+  it('shows every control and format character escaped, newlines included', () => {
+    const line = terminalLine(HOSTILE);
+    expect(line).not.toMatch(RAW_CONTROL);
+    expect(line).not.toContain('\n');
+    expect(line).toBe(
+      'a\\x1b[2J\\x1b]8;;https://evil.test\\x07click\\x1b]8;;\\x07\\x1b]0;title\\x07\\r\\nb\\t\\x00\\x7f\\x85\\x9b31m' +
+        '\\u202e\\u2066\\u200b\\u2028\\u2029\\ufeff\\xad\\u{e0041}',
+    );
+  });
+
+  it('leaves printable text alone: accents, emoji, CJK, backslashes', () => {
+    const text = 'Zoë 😀 東京 C:\\data\\in.csv "quoted" {braces}';
+    expect(terminalLine(text)).toBe(text);
+  });
+});
+
+describe('terminalText', () => {
+  it('keeps newlines and escapes everything else', () => {
+    const text = terminalText(HOSTILE);
+    expect(text).not.toMatch(RAW_CONTROL);
+    expect(text.split('\n')).toHaveLength(2);
+    expect(text).toContain('\\r\nb\\t');
+  });
+});
+
+function capture(): PassThrough & { isTTY?: boolean; text: () => string } {
+  const stream = new PassThrough() as PassThrough & { isTTY?: boolean; text: () => string };
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  stream.text = () => Buffer.concat(chunks).toString();
+  return stream;
+}
+
+describe('Output', () => {
+  it('escapes errors, log lines, results and table cells, and keeps the JSON report exact', () => {
+    const stdout = capture();
+    const stderr = capture();
+    const output = new Output({ json: false, verbose: false, stdout, stderr });
+    output.error(`service said: ${HOSTILE}`);
+    output.log(`line: ${HOSTILE}`);
+    output.result(`title\n${formatTable([[HOSTILE, HOSTILE]])}`);
+    output.summary(`summary ${HOSTILE}`, true);
+    expect(stderr.text()).not.toMatch(RAW_CONTROL);
+    expect(stdout.text()).not.toMatch(RAW_CONTROL);
+    // One line per error and log line, whatever newlines the text held.
+    expect(stderr.text().split('\n')).toHaveLength(3);
+    expect(stderr.text()).toContain('push-api: service said: a\\x1b[2J');
+    expect(stdout.text().split('\n')[1]).toMatch(/^ {2}a\\x1b\[2J.*\\n.* {2}a\\x1b\[2J/);
+
+    const jsonOut = capture();
+    new Output({ json: true, verbose: false, stdout: jsonOut, stderr: capture() }).report({ message: HOSTILE });
+    expect(jsonOut.text()).toBe(`${JSON.stringify({ message: HOSTILE })}\n`);
+    expect(JSON.parse(jsonOut.text())).toEqual({ message: HOSTILE });
+  });
+});
+
+/**
+ * The choke point is kept by this scan: nothing in src/cli writes to stdout or stderr, or calls
+ * console, except terminal-text.ts. Output objects and cli-progress get the streams, never `.write`.
+ */
+describe('src/cli writes human text only through terminal-text.ts', () => {
+  const root = resolve(import.meta.dirname, '../../src/cli');
+  const allowed = new Map<string, RegExp>([
+    ['terminal-text.ts', /[\s\S]*/],
+    // The last write before exit is empty: it only waits for both streams to flush.
+    ['main.ts', /^process\.stdout\.write\('', \(\) => process\.stderr\.write\('', \(\) => process\.exit\(code\)\)\);$/],
+  ]);
+  const direct =
+    /\b(?:process\.)?(?:stdout|stderr)\.write\s*\(|\bconsole\.\w+\s*\(|\bprocess\.(?:stdout|stderr)\b(?!\s*[,;)])/;
+
+  function* files(dir: string): Generator<string> {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) yield* files(path);
+      else if (entry.name.endsWith('.ts')) yield path;
+    }
+  }
+
+  it('finds no direct write, console call or stray stream use', () => {
+    const found: string[] = [];
+    for (const path of files(root)) {
+      const name = relative(root, path);
+      const exception = allowed.get(name);
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .forEach((line, index) => {
+          const code = line.trim();
+          if (code.startsWith('*') || code.startsWith('//')) return;
+          if (direct.test(code) && !exception?.test(code)) found.push(`${name}:${index + 1}: ${code}`);
+        });
+    }
+    expect(found).toEqual([]);
+  });
+});

@@ -5,10 +5,14 @@
  *   it, and re-sending it elsewhere may duplicate it (on the finance POST the batch is `unknown`);
  * - neither Authorization nor a body ever leaves the original origin;
  * - every target passes the https guard;
+ * - no hop goes closer to this machine than the service the request belongs to (network-scope.ts):
+ *   a remote service cannot send the client to loopback, link-local or private addresses;
  * - a streamed body is never replayed: a redirect answering it is an error.
  */
 import { PushError, RedirectError } from '../errors.js';
+import { clipped } from '../internal/bounded-text.js';
 import type { FetchLike } from './fetch.js';
+import { closerThanService } from './network-scope.js';
 import { headersToRecord } from './response-body.js';
 import type { RequestBody, RequestSpec } from './types.js';
 import { assertSecureUrl } from './url-guard.js';
@@ -91,7 +95,8 @@ function redirectError(
   reason: string,
 ): RedirectError {
   const origin = targetOrigin(response.headers.get('location'), url);
-  const target = origin === undefined ? 'no valid location' : origin;
+  // The service chose the target: a host name may be any length.
+  const target = origin === undefined ? 'no valid location' : clipped(origin, 200);
   const headers = headersToRecord(response.headers, secrets);
   // The full target may carry a signature, a token or credentials: only its origin is kept.
   delete headers.location;
@@ -129,6 +134,12 @@ export async function sendFollowingRedirects(
   let url = spec.url;
   let method: string = spec.method;
   let headers: Record<string, string> = { ...spec.headers };
+  const service = spec.service ?? spec.url;
+  // The first address may come from an answer too (a signed upload address): it obeys the same rule.
+  const firstProblem = closerThanService(url, service);
+  if (firstProblem !== undefined) {
+    throw new PushError(`${spec.operation} URL ${clipped(firstProblem, 300)}; it is not used`);
+  }
   let body = options.openBody();
   for (let hop = 0; ; hop++) {
     assertSecureUrl(url, hop === 0 ? `${spec.operation} URL` : 'redirect target', options.allowInsecureHttp);
@@ -171,6 +182,16 @@ export async function sendFollowingRedirects(
     }
     if (hop >= options.maxRedirects) {
       throw redirectError(spec, response, url, options.secrets, `after ${hop} redirects already: too many redirects`);
+    }
+    const closer = closerThanService(target, service);
+    if (closer !== undefined) {
+      throw redirectError(
+        spec,
+        response,
+        url,
+        options.secrets,
+        `which is not followed: the target ${clipped(closer, 300)}`,
+      );
     }
     options.onRedirect(response.status, url);
     // Fetch standard: a 303 becomes a GET without a body (a POST never gets here).

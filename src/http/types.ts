@@ -62,6 +62,13 @@ export interface RequestSpec {
   operation: string;
   method: 'GET' | 'POST' | 'PUT';
   url: URL;
+  /**
+   * The service this request belongs to. No hop of it, the first included, goes closer to this
+   * machine than this address: a remote service cannot send it to loopback, link-local or private
+   * addresses. Set when `url` came from an answer (a signed upload address).
+   * @default `url`
+   */
+  service?: URL;
   headers?: Record<string, string>;
   /** Called once per attempt, so that a stream body can be opened afresh for each re-send. */
   body?: (control: BodyControl) => RequestBody | undefined;

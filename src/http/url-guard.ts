@@ -1,10 +1,9 @@
 import { ConfigurationError } from '../errors.js';
+import { isLoopbackHostname } from './network-scope.js';
 
-/** Hosts that never leave the machine, so plain http cannot expose a token on the network. */
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
+/** A host whose packets never leave the machine, so plain http cannot expose a token on the network. */
 export function isLoopbackHost(hostname: string): boolean {
-  return LOOPBACK_HOSTS.has(hostname.toLowerCase());
+  return isLoopbackHostname(hostname);
 }
 
 /** True when the URL may carry credentials or data: https, or http to a loopback host or when allowed. */
@@ -14,8 +13,8 @@ export function isSecureUrl(url: URL, allowInsecureHttp = false): boolean {
 }
 
 /**
- * Throws a ConfigurationError unless the URL is https, or http to a loopback host (127.0.0.1,
- * localhost, [::1]), or http with `allowInsecureHttp`. Used for `authUrl`, `baseUrl`, every request,
+ * Throws a ConfigurationError unless the URL is https, or http to a loopback host (127/8,
+ * localhost, [::1], in any spelling), or http with `allowInsecureHttp`. Used for `authUrl`, `baseUrl`, every request,
  * every redirect target and every signed upload address.
  *
  * @param what names the URL in the message, such as `baseUrl` or `signed upload address`.
@@ -51,67 +50,4 @@ export function parseUrlOption(value: string | URL, what: string): URL {
     );
   }
   return url;
-}
-
-/** The four bytes of a dotted IPv4 host as the WHATWG URL parser leaves it (it already turns `127.1` into `127.0.0.1`). */
-function ipv4Bytes(hostname: string): number[] | undefined {
-  const parts = hostname.split('.');
-  if (parts.length !== 4 || !parts.every((part) => /^\d{1,3}$/.test(part))) return undefined;
-  return parts.map(Number);
-}
-
-/** Where a host is, as far as its address says: this machine, a private network, or anywhere. */
-export type NetworkScope = 'loopback' | 'private' | 'public';
-
-function ipv4Scope([a = 0, b = 0]: number[]): NetworkScope {
-  // 0.0.0.0/8 ("this host") reaches local services like 127/8 does.
-  if (a === 127 || a === 0) return 'loopback';
-  if (
-    a === 10 ||
-    (a === 100 && b >= 64 && b <= 127) || // carrier-grade NAT
-    (a === 169 && b === 254) || // link-local, where cloud metadata services answer
-    (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168)
-  ) {
-    return 'private';
-  }
-  return 'public';
-}
-
-/** The eight 16-bit groups of a bracketed IPv6 host, from the parser's compressed form. */
-function ipv6Groups(hostname: string): number[] | undefined {
-  if (!hostname.startsWith('[') || !hostname.endsWith(']')) return undefined;
-  const [head = '', tail] = hostname.slice(1, -1).split('::');
-  const parse = (text: string) => (text === '' ? [] : text.split(':').map((group) => Number.parseInt(group, 16)));
-  const left = parse(head);
-  const right = tail === undefined ? [] : parse(tail);
-  return [...left, ...new Array<number>(Math.max(0, 8 - left.length - right.length)).fill(0), ...right];
-}
-
-function ipv6Scope(groups: number[]): NetworkScope {
-  const [first = 0, , , , , sixth = 0, high = 0, low = 0] = groups;
-  const zeroPrefix = groups.slice(0, 5).every((group) => group === 0);
-  if (zeroPrefix && sixth === 0 && high === 0 && (low === 0 || low === 1)) return 'loopback'; // :: and ::1
-  // ::ffff:a.b.c.d, IPv4-mapped (the parser writes ::ffff:XXXX:XXXX), and the old ::a.b.c.d.
-  if (zeroPrefix && (sixth === 0xffff || sixth === 0)) {
-    return ipv4Scope([high >> 8, high & 0xff, low >> 8, low & 0xff]);
-  }
-  if ((first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80) return 'private'; // fc00::/7, fe80::/10
-  return 'public';
-}
-
-/**
- * Where a URL's host is: `loopback` (127/8, 0.0.0.0, `localhost` and `*.localhost`, `::1`, `::`),
- * `private` (10/8, 172.16/12, 192.168/16, 169.254/16, 100.64/10, fc00::/7, fe80::/10), IPv4-mapped
- * IPv6 forms of these included, or `public`. Decided on the URL parser's normal form, so `127.1`,
- * `0x7f.1` and `[::ffff:127.0.0.1]` are caught. A name that resolves to such an address is not
- * (that needs DNS, which a URL check cannot do).
- */
-export function networkScope(url: URL): NetworkScope {
-  const host = url.hostname.toLowerCase().replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return 'loopback';
-  const v4 = ipv4Bytes(host);
-  if (v4 !== undefined) return ipv4Scope(v4);
-  const v6 = ipv6Groups(host);
-  return v6 === undefined ? 'public' : ipv6Scope(v6);
 }

@@ -1,7 +1,9 @@
 /** The upload-address operation (spec, operation 2): building its URLs and checking its answer. */
 import { appResourceUrl } from '../app-path.js';
 import { PushError, UploadError } from '../errors.js';
-import { assertSecureUrl, type NetworkScope, networkScope } from '../http/url-guard.js';
+import { closerThanService } from '../http/network-scope.js';
+import { assertSecureUrl } from '../http/url-guard.js';
+import { clipped, quotedClip } from '../internal/bounded-text.js';
 import { MAX_UPLOAD_URLS_URL_LENGTH } from './limits.js';
 import type { UploadFileType } from './types.js';
 
@@ -63,25 +65,15 @@ export interface AddressRules {
   service: URL;
 }
 
-const SCOPE_RANK: Record<NetworkScope, number> = { public: 0, private: 1, loopback: 2 };
-
 /**
- * Why a signed address is refused, or undefined. A service may only send the file as close to this
- * machine as it is itself: a remote service handing out `http://127.0.0.1:…` or `http://10.0.0.5/`
- * would make the SDK send a file (and the request) into this machine or its network
- * (server-side request forgery). A loopback service (the emulator) may use loopback addresses; a
- * service on the private network may use private addresses. Credentials in the address are refused:
+ * Why a signed address is refused, or undefined. A file goes no closer to this machine than the
+ * service that handed out its address (network-scope.ts). Credentials in the address are refused:
  * a signed address carries its authorization in the query, and `user:pass@` would be sent as Basic auth.
  */
 function addressProblem(url: URL, rules: AddressRules): string | undefined {
   if (url.username !== '' || url.password !== '') return 'carries credentials (user:password@)';
-  const scope = networkScope(url);
-  const serviceScope = networkScope(rules.service);
-  if (SCOPE_RANK[scope] > SCOPE_RANK[serviceScope]) {
-    const where = scope === 'loopback' ? 'this machine (loopback)' : 'a private network';
-    return `points into ${where} (${url.host}) while the service (${rules.service.host}) is not there`;
-  }
-  return undefined;
+  const problem = closerThanService(url, rules.service);
+  return problem === undefined ? undefined : clipped(problem, 300);
 }
 
 /**
@@ -100,11 +92,21 @@ export function parseUploadUrlMap(
   }
   const map = body as Record<string, unknown>;
   const wanted = new Set(requested);
-  const extra = Object.keys(map).filter((key) => !wanted.has(key));
-  if (extra.length > 0) {
+  const extra: string[] = [];
+  let firstExtra: string | undefined;
+  let extraCount = 0;
+  for (const key in map) {
+    if (!Object.hasOwn(map, key) || wanted.has(key)) continue;
+    // A hostile answer may name a million files, each a megabyte long: a few, cut short, are quoted.
+    firstExtra ??= key;
+    if (extra.length < 3) extra.push(quotedClip(key, 60));
+    extraCount++;
+  }
+  if (extraCount > 0) {
+    const more = extraCount > extra.length ? ` and ${extraCount - extra.length} more` : '';
     throw new UploadError(
-      extra[0] ?? '',
-      `The upload-address response has addresses for names that were not requested: ${JSON.stringify(extra.slice(0, 5))}.`,
+      clipped(firstExtra ?? '', 200),
+      `The upload-address response has addresses for names that were not requested: ${extra.join(', ')}${more}.`,
     );
   }
   const out: Record<string, string> = {};

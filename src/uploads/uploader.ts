@@ -242,6 +242,8 @@ export class Uploader {
             operation: 'upload',
             method: 'PUT',
             url: new URL(address),
+            // The address came from the service's answer: neither it nor a redirect of it goes closer than the service.
+            service: this.#ctx.baseUrl,
             // Only what the signature needs. Content-Length always: the body is shaped so that the
             // runtime sends it too (request-body.ts), and msw handlers see it in the headers.
             headers: { 'content-length': String(size) },

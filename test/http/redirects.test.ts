@@ -4,6 +4,7 @@ import { ConfigurationError, ConnectionError, PushApiError, PushError, RedirectE
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import type { RequestSpec } from '../../src/http/types.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
+import { remoteDns } from '../support/remote-dns.js';
 
 const serve = useLoopbackServers();
 
@@ -223,5 +224,175 @@ describe('a body never follows a redirect to another origin', () => {
     expect(error).toBeInstanceOf(PushApiError);
     expect((error as PushApiError).status).toBe(302);
     expect(other.seen).toEqual([]);
+  });
+});
+
+/**
+ * Every hop stays as far from this machine as the service: a remote service (a made-up name that
+ * the test's fetch sends to 127.0.0.1) cannot redirect the client into this machine or its network.
+ */
+describe('a redirect never goes closer to this machine than the service', () => {
+  function remoteClient(names: string[] = ['api.remote.test', 'cdn.remote.test', '10.20.30.40', '10.20.30.41']) {
+    const dns = remoteDns(names);
+    const client = new FetchHttpClient({
+      timeoutMs: 2_000,
+      maxRetries: 0,
+      retryAmbiguous: false,
+      allowInsecureHttp: true,
+      userAgent: 'test',
+      logger: silent,
+      fetch: dns.fetch,
+      tokens: () => ({ getToken: async () => ({ accessToken: 'tok-redirect' }), invalidate: () => undefined }),
+    });
+    return { client, dns };
+  }
+
+  async function sink(): Promise<{ port: string; seen: string[] }> {
+    const seen: string[] = [];
+    const url = await serve((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.end('{"success":true}');
+    });
+    return { port: new URL(url).port, seen };
+  }
+
+  async function redirectingService(location: (sinkPort: string) => string, code = 302) {
+    const target = await sink();
+    const service = await serve((_req, res) => res.writeHead(code, { location: location(target.port) }).end());
+    return { port: new URL(service).port, target };
+  }
+
+  it.each([
+    'http://127.0.0.1:PORT/x',
+    'http://127.1:PORT/x',
+    'http://2130706433:PORT/x',
+    'http://0x7f000001:PORT/x',
+    'http://0177.0.0.1:PORT/x',
+    'http://0x7f.1:PORT/x',
+    'http://127.0.0.1.:PORT/x',
+    'http://LOCALHOST:PORT/x',
+    'http://localhost.:PORT/x',
+    'http://files.localhost:PORT/x',
+    'http://[::1]:PORT/x',
+    'http://[::ffff:127.0.0.1]:PORT/x',
+    'http://[::ffff:7f00:1]:PORT/x',
+    'http://[0:0:0:0:0:0:0:1]:PORT/x',
+    'http://0.0.0.0:PORT/x',
+    'http://[::]:PORT/x',
+    '//127.0.0.1:PORT/x',
+  ])('a remote GET redirected to %s is refused, and nothing reaches it', async (spelling) => {
+    const { client, dns } = remoteClient();
+    const { port, target } = await redirectingService((sinkPort) => spelling.replace('PORT', sinkPort));
+    const error = await client.send(bearer(`http://api.remote.test:${port}/start`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedirectError);
+    expect((error as Error).message).toMatch(/points into this machine \(loopback\)/);
+    expect(target.seen).toEqual([]);
+    expect(dns.elsewhere).toEqual([]);
+  });
+
+  it.each([
+    'http://10.0.0.1/x',
+    'http://172.16.0.1/x',
+    'http://192.168.1.1/x',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://2852039166/latest/meta-data/',
+    'http://100.64.0.1/x',
+    'http://[fe80::1]/x',
+    'http://[fd00::1]/x',
+    'http://[::ffff:169.254.169.254]/x',
+    'http://[64:ff9b::10.0.0.1]/x',
+  ])('a remote GET redirected to the private address %s is refused before any connection', async (address) => {
+    const { client, dns } = remoteClient();
+    const { port } = await redirectingService(() => address);
+    const error = await client.send(bearer(`http://api.remote.test:${port}/start`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedirectError);
+    expect((error as Error).message).toMatch(/points into a private network/);
+    expect(dns.elsewhere).toEqual([]);
+  });
+
+  it('the second hop of a chain is judged against the service too', async () => {
+    const { client, dns } = remoteClient();
+    const target = await sink();
+    const seen: string[] = [];
+    const middle = await serve((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(307, { location: `http://127.0.0.1:${target.port}/x` }).end();
+    });
+    const service = await serve((_req, res) =>
+      res.writeHead(302, { location: `http://cdn.remote.test:${new URL(middle).port}/hop` }).end(),
+    );
+    const error = await client
+      .send(bearer(`http://api.remote.test:${new URL(service).port}/start`))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedirectError);
+    expect(seen).toEqual(['GET /hop']);
+    expect(target.seen).toEqual([]);
+    expect(dns.elsewhere).toEqual([]);
+  });
+
+  it('a 303 after a remote PUT is not followed into this machine', async () => {
+    const { client } = remoteClient();
+    const { port, target } = await redirectingService((sinkPort) => `http://127.1:${sinkPort}/result`, 303);
+    const error = await client
+      .send(bearer(`http://api.remote.test:${port}/put`, { method: 'PUT', body: () => '{}' }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedirectError);
+    expect(target.seen).toEqual([]);
+  });
+
+  it('a first address closer than the service it belongs to is not used', async () => {
+    const { client } = remoteClient();
+    const target = await sink();
+    const error = await client
+      .send({
+        ...bearer(`http://127.0.0.1:${target.port}/files/a.csv`),
+        auth: 'none',
+        method: 'PUT',
+        body: () => 'file',
+        service: new URL('https://api.remote.test'),
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PushError);
+    expect((error as Error).message).toMatch(/points into this machine/);
+    expect(target.seen).toEqual([]);
+  });
+
+  it('a remote service may redirect to another remote host, and a private one to a private host', async () => {
+    const { client, dns } = remoteClient();
+    const landing = await sink();
+    const remote = await serve((_req, res) =>
+      res.writeHead(302, { location: `http://cdn.remote.test:${landing.port}/landed` }).end(),
+    );
+    await client.send(bearer(`http://api.remote.test:${new URL(remote).port}/start`));
+    const privateHop = await serve((_req, res) =>
+      res.writeHead(302, { location: `http://10.20.30.41:${landing.port}/private` }).end(),
+    );
+    await client.send(bearer(`http://10.20.30.40:${new URL(privateHop).port}/start`));
+    expect(landing.seen).toEqual(['GET /landed', 'GET /private']);
+    expect(dns.elsewhere).toEqual([]);
+  });
+
+  it('a private service may not redirect into this machine', async () => {
+    const { client } = remoteClient();
+    const { port, target } = await redirectingService((sinkPort) => `http://localhost:${sinkPort}/x`);
+    const error = await client.send(bearer(`http://10.20.30.40:${port}/start`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedirectError);
+    expect(target.seen).toEqual([]);
+  });
+
+  it('a loopback service (the emulator) may redirect within this machine', async () => {
+    const landing = await sink();
+    const local = await serve((_req, res) => res.writeHead(302, { location: `http://127.1:${landing.port}/in` }).end());
+    await http.send(bearer(`${local}/start`));
+    expect(landing.seen).toEqual(['GET /in']);
+  });
+
+  it('names a huge target host cut short', async () => {
+    const { client } = remoteClient();
+    const host = `${'a'.repeat(5_000)}.localhost`;
+    const { port } = await redirectingService(() => `http://${host}/x`);
+    const error = await client.send(bearer(`http://api.remote.test:${port}/start`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedirectError);
+    expect((error as Error).message.length).toBeLessThan(1_000);
   });
 });

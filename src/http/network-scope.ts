@@ -6,6 +6,7 @@
  * (trailing dots on names, IPv4 inside IPv6) is handled here. A name that DNS resolves to such an
  * address is not caught: that needs the resolver, which a URL check cannot consult.
  */
+import { truncateText } from './redact.js';
 
 /** This machine, a private network (link-local and carrier-grade NAT included), or anywhere. */
 export type NetworkScope = 'loopback' | 'private' | 'public';
@@ -133,5 +134,6 @@ export function closerThanService(target: URL, service: URL): string | undefined
   const serviceScope = networkScope(service);
   if (SCOPE_RANK[scope] <= SCOPE_RANK[serviceScope]) return undefined;
   const where = scope === 'loopback' ? 'this machine (loopback)' : 'a private network';
-  return `points into ${where} (${target.host}) while the service (${service.host}) is not there`;
+  // The target's host was chosen by an answer, and a name may be any length.
+  return `points into ${where} (${truncateText(target.host, 100)}) while the service (${service.host}) is not there`;
 }

@@ -10,9 +10,9 @@
  * - a streamed body is never replayed: a redirect answering it is an error.
  */
 import { PushError, RedirectError } from '../errors.js';
-import { clipped } from '../internal/bounded-text.js';
 import type { FetchLike } from './fetch.js';
 import { closerThanService } from './network-scope.js';
+import { truncateText } from './redact.js';
 import { headersToRecord } from './response-body.js';
 import type { RequestBody, RequestSpec } from './types.js';
 import { assertSecureUrl } from './url-guard.js';
@@ -96,7 +96,7 @@ function redirectError(
 ): RedirectError {
   const origin = targetOrigin(response.headers.get('location'), url);
   // The service chose the target: a host name may be any length.
-  const target = origin === undefined ? 'no valid location' : clipped(origin, 200);
+  const target = origin === undefined ? 'no valid location' : truncateText(origin, 200);
   const headers = headersToRecord(response.headers, secrets);
   // The full target may carry a signature, a token or credentials: only its origin is kept.
   delete headers.location;
@@ -138,7 +138,7 @@ export async function sendFollowingRedirects(
   // The first address may come from an answer too (a signed upload address): it obeys the same rule.
   const firstProblem = closerThanService(url, service);
   if (firstProblem !== undefined) {
-    throw new PushError(`${spec.operation} URL ${clipped(firstProblem, 300)}; it is not used`);
+    throw new PushError(`${spec.operation} URL ${firstProblem}; it is not used`);
   }
   let body = options.openBody();
   for (let hop = 0; ; hop++) {
@@ -185,13 +185,7 @@ export async function sendFollowingRedirects(
     }
     const closer = closerThanService(target, service);
     if (closer !== undefined) {
-      throw redirectError(
-        spec,
-        response,
-        url,
-        options.secrets,
-        `which is not followed: the target ${clipped(closer, 300)}`,
-      );
+      throw redirectError(spec, response, url, options.secrets, `which is not followed: the target ${closer}`);
     }
     options.onRedirect(response.status, url);
     // Fetch standard: a 303 becomes a GET without a body (a POST never gets here).

@@ -2,8 +2,8 @@
 import { appResourceUrl } from '../app-path.js';
 import { PushError, UploadError } from '../errors.js';
 import { closerThanService } from '../http/network-scope.js';
+import { truncateText } from '../http/redact.js';
 import { assertSecureUrl } from '../http/url-guard.js';
-import { clipped, quotedClip } from '../internal/bounded-text.js';
 import { MAX_UPLOAD_URLS_URL_LENGTH } from './limits.js';
 import type { UploadFileType } from './types.js';
 
@@ -72,8 +72,7 @@ export interface AddressRules {
  */
 function addressProblem(url: URL, rules: AddressRules): string | undefined {
   if (url.username !== '' || url.password !== '') return 'carries credentials (user:password@)';
-  const problem = closerThanService(url, rules.service);
-  return problem === undefined ? undefined : clipped(problem, 300);
+  return closerThanService(url, rules.service);
 }
 
 /**
@@ -99,13 +98,13 @@ export function parseUploadUrlMap(
     if (!Object.hasOwn(map, key) || wanted.has(key)) continue;
     // A hostile answer may name a million files, each a megabyte long: a few, cut short, are quoted.
     firstExtra ??= key;
-    if (extra.length < 3) extra.push(quotedClip(key, 60));
+    if (extra.length < 3) extra.push(JSON.stringify(truncateText(key, 60)));
     extraCount++;
   }
   if (extraCount > 0) {
     const more = extraCount > extra.length ? ` and ${extraCount - extra.length} more` : '';
     throw new UploadError(
-      clipped(firstExtra ?? '', 200),
+      truncateText(firstExtra ?? '', 200),
       `The upload-address response has addresses for names that were not requested: ${extra.join(', ')}${more}.`,
     );
   }

@@ -85,6 +85,29 @@ describe('upload-address response', () => {
     expect(() => parseUploadUrlMap(body, ['a.csv', 'b.csv'], remote)).toThrow(message);
   });
 
+  it('quotes a few unrequested names, each cut short, however many and long they are', () => {
+    const body: Record<string, string> = { ...good };
+    for (let i = 0; i < 10_000; i++) body[`${i}-${'x'.repeat(10_000)}`] = 'https://up.test/x';
+    const error = (() => {
+      try {
+        parseUploadUrlMap(body, ['a.csv', 'b.csv'], remote);
+      } catch (caught) {
+        return caught as UploadError;
+      }
+    })();
+    expect(error).toBeInstanceOf(UploadError);
+    expect(error?.message).toMatch(/not requested: "0-x+…", "1-x+…", "2-x+…" and 9997 more\.$/);
+    expect(error?.message.length).toBeLessThan(400);
+    expect(error?.fileName.length).toBeLessThanOrEqual(200);
+  });
+
+  it('names a long loopback host cut short', () => {
+    const host = `${'a'.repeat(5_000)}.localhost`;
+    expect(() => parseUploadUrlMap({ a: `https://${host}/a` }, ['a'], remote)).toThrow(
+      /points into this machine \(loopback\) \(a{99}…\) while/,
+    );
+  });
+
   it('rejects a body that is not an object', () => {
     for (const body of [null, [], 'x', 1]) expect(() => parseUploadUrlMap(body, ['a.csv'], remote)).toThrow(PushError);
   });

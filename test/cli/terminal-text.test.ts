@@ -3,7 +3,10 @@ import { join, relative, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { formatTable, Output } from '../../src/cli/output.js';
+import { createProgress } from '../../src/cli/progress.js';
 import { terminalLine, terminalText } from '../../src/cli/terminal-text.js';
+import { createUploadProgress } from '../../src/cli/upload/progress.js';
+import type { UploadProgress } from '../../src/index.js';
 import { RAW_TERMINAL_CONTROL } from './helpers/control-chars.js';
 
 /** Every character a terminal may act on or that may disguise text, one of each kind. */
@@ -67,6 +70,43 @@ describe('Output', () => {
     new Output({ json: true, verbose: false, stdout: jsonOut, stderr: capture() }).report({ message: HOSTILE });
     expect(jsonOut.text()).toBe(`${JSON.stringify({ message: HOSTILE })}\n`);
     expect(JSON.parse(jsonOut.text())).toEqual({ message: HOSTILE });
+  });
+});
+
+describe('progress on a terminal', () => {
+  function terminal() {
+    const stderr = capture();
+    stderr.isTTY = true;
+    return { stderr, output: new Output({ json: false, verbose: false, stdout: capture(), stderr }) };
+  }
+  // cli-progress writes its own cursor moves; what must not appear is the hostile text's own sequences.
+  const raw = ['\u202e', '\u001b[2J', '\u001b]0;', '\u001b]8;', '\u200b', '\u009b'];
+
+  it('shows a file name escaped in the upload bars and their lines', async () => {
+    const { stderr, output } = terminal();
+    const view = await createUploadProgress(output, 10);
+    const file = `a\u001b[2J\u001b]0;t\u0007\u202egnp.exe\u200b\u009b`;
+    // The bars redraw on a timer: each state is given time to be drawn.
+    const redraw = () => new Promise((resolve) => setTimeout(resolve, 250));
+    view.update({ file, fileBytes: 5, fileTotal: 10, bytes: 5, totalBytes: 10 } as UploadProgress);
+    await redraw();
+    view.confirmed(file, 10);
+    await redraw();
+    view.stop();
+    const text = stderr.text();
+    for (const sequence of raw) expect(text).not.toContain(sequence);
+    // Once in its bar, once in the line that says it was uploaded.
+    expect(text.split('a\\x1b[2J\\x1b]0;t\\x07\\u202egnp.exe\\u200b\\x9b')).toHaveLength(3);
+  });
+
+  it('shows the detail of the publish bar escaped', async () => {
+    const { stderr, output } = terminal();
+    const progress = await createProgress(output, 'publish', 100);
+    progress.update(50, `sent 1 | ${HOSTILE}`);
+    progress.stop();
+    const text = stderr.text();
+    for (const sequence of raw) expect(text).not.toContain(sequence);
+    expect(text).toContain('a\\x1b[2J');
   });
 });
 

@@ -6,8 +6,9 @@
  * Every such character is shown escaped instead (`\x1b`, `\r`, `\u202e`), so the person sees what
  * was sent and the terminal obeys only the CLI.
  *
- * Machine output (the `--json` report) is written with {@link writeJsonLine}: `JSON.stringify`
- * already escapes every C0 character, and the report stays exact JSON.
+ * Machine output (the `--json` report) is written with {@link writeJsonLine}: exact JSON, whose
+ * strings parse back to the very text the service sent, with the characters `JSON.stringify`
+ * leaves raw written as `\u` escapes, since the report too may land on a terminal.
  */
 import type { Writable } from 'node:stream';
 
@@ -62,7 +63,21 @@ export function writeHumanRaw(stream: Writable, text: string): void {
   stream.write(terminalText(text));
 }
 
-/** Writes one JSON document on its own line: machine output, exact JSON, never escaped further. */
+/**
+ * What `JSON.stringify` leaves raw but a terminal may act on: DEL, C1 controls and the format and
+ * separator characters. JSON text holds non-ASCII characters only inside strings, where `\uXXXX`
+ * means the same character, so the document parses to the same value.
+ */
+const JSON_UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/** `\uXXXX` for each UTF-16 unit: a character beyond the BMP (a tag character) becomes its surrogate pair. */
+function jsonEscaped(char: string): string {
+  let escapedUnits = '';
+  for (let i = 0; i < char.length; i++) escapedUnits += `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`;
+  return escapedUnits;
+}
+
+/** Writes one JSON document on its own line: machine output, exact JSON, parsing to exactly `value`. */
 export function writeJsonLine(stream: Writable, value: unknown): void {
-  stream.write(`${JSON.stringify(value)}\n`);
+  stream.write(`${JSON.stringify(value).replace(JSON_UNSAFE, jsonEscaped)}\n`);
 }

@@ -66,10 +66,14 @@ describe('Output', () => {
     expect(stderr.text()).toContain('push-api: service said: a\\x1b[2J');
     expect(stdout.text().split('\n')[1]).toMatch(/^ {2}a\\x1b\[2J.*\\n.* {2}a\\x1b\[2J/);
 
+    // The report parses back to the exact text, and holds no raw control or format character either.
     const jsonOut = capture();
-    new Output({ json: true, verbose: false, stdout: jsonOut, stderr: capture() }).report({ message: HOSTILE });
-    expect(jsonOut.text()).toBe(`${JSON.stringify({ message: HOSTILE })}\n`);
-    expect(JSON.parse(jsonOut.text())).toEqual({ message: HOSTILE });
+    const report = { message: HOSTILE, [HOSTILE]: [HOSTILE, 1, null] };
+    new Output({ json: true, verbose: false, stdout: jsonOut, stderr: capture() }).report(report);
+    expect(JSON.parse(jsonOut.text())).toEqual(report);
+    expect(jsonOut.text().slice(0, -1)).not.toMatch(RAW_CONTROL);
+    expect(jsonOut.text()).toContain('\\u202e\\u2066\\u200b\\u2028\\u2029\\ufeff\\u00ad\\udb40\\udc41');
+    expect(jsonOut.text().endsWith('}\n')).toBe(true);
   });
 });
 

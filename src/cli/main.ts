@@ -8,7 +8,7 @@ import { jsonError } from './failure.js';
 import { redactOptionValues } from './options.js';
 import { wasJsonReportWritten } from './output.js';
 import { financeCommand } from './publish/command.js';
-import { writeHuman, writeHumanLine, writeHumanRaw, writeJsonLine } from './terminal-text.js';
+import { writeHumanLine, writeHumanRaw, writeJsonLine, writeStack } from './terminal-text.js';
 import { uploadCommand } from './upload/command.js';
 
 /**
@@ -55,7 +55,7 @@ function report(error: unknown, verbose: boolean): void {
   const known = error instanceof PushError || error instanceof UsageError;
   const name = error instanceof PushError && !(error instanceof ConfigurationError) ? `${error.name}: ` : '';
   writeHumanLine(process.stderr, `push-api: ${known ? name : 'unexpected error: '}${message}`);
-  if (verbose && error instanceof Error && error.stack) writeHuman(process.stderr, error.stack);
+  if (verbose && error instanceof Error && error.stack) writeStack(process.stderr, error);
 }
 
 /**

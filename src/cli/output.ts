@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { terminalLine, writeHuman, writeHumanLine, writeJsonLine } from './terminal-text.js';
+import { terminalLine, writeHuman, writeHumanLine, writeJsonLine, writeStack } from './terminal-text.js';
 
 export interface OutputOptions {
   /** `--json`: stdout carries exactly one JSON document; all human text goes to stderr. */
@@ -78,7 +78,7 @@ export class Output {
 
   error(message: string, error?: unknown): void {
     writeHumanLine(this.stderr, `push-api: ${message}`);
-    if (this.verbose && error instanceof Error && error.stack) writeHuman(this.stderr, error.stack);
+    if (this.verbose && error instanceof Error && error.stack) writeStack(this.stderr, error);
   }
 }
 

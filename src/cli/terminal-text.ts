@@ -58,6 +58,17 @@ export function writeHumanLine(stream: Writable, line: string): void {
   stream.write(`${terminalLine(line)}\n`);
 }
 
+/**
+ * Writes an error's stack trace (`--verbose`). Its head repeats the message, which may hold text
+ * from outside with newlines of its own: the head is one escaped line, the frames below keep theirs.
+ */
+export function writeStack(stream: Writable, error: Error): void {
+  const stack = error.stack ?? '';
+  const head = `${error.name}: ${error.message}`;
+  if (stack.startsWith(head)) writeHuman(stream, `${terminalLine(head)}${terminalText(stack.slice(head.length))}`);
+  else writeHuman(stream, stack);
+}
+
 /** Writes text exactly as given, for commander's help and usage, escaped by {@link terminalText} with no newline added. */
 export function writeHumanRaw(stream: Writable, text: string): void {
   stream.write(terminalText(text));

@@ -77,6 +77,18 @@ describe('Output', () => {
   });
 });
 
+describe('--verbose stack traces', () => {
+  it("keep the message's own newlines escaped, and the frames on their lines", () => {
+    const stderr = capture();
+    const output = new Output({ json: false, verbose: true, stdout: capture(), stderr });
+    output.error('stopped', new Error(`forged\npush-api: all 1000 records sent\u001b[2J`));
+    const lines = stderr.text().split('\n');
+    expect(lines[1]).toBe('Error: forged\\npush-api: all 1000 records sent\\x1b[2J');
+    expect(lines[2]).toMatch(/^ {4}at /);
+    expect(stderr.text()).not.toMatch(RAW_CONTROL);
+  });
+});
+
 describe('progress on a terminal', () => {
   function terminal() {
     const stderr = capture();

@@ -69,7 +69,7 @@ export function writeStack(stream: Writable, error: Error): void {
   else writeHuman(stream, stack);
 }
 
-/** Writes text exactly as given, for commander's help and usage, escaped by {@link terminalText} with no newline added. */
+/** Writes a block that brings its own newlines (commander's help and usage, the emulator's banner), escaped by {@link terminalText}. */
 export function writeHumanRaw(stream: Writable, text: string): void {
   stream.write(terminalText(text));
 }

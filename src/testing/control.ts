@@ -29,7 +29,10 @@ const faultRuleSchema = z.strictObject({
   match: z
     .strictObject({
       operation: z.union([operation, z.array(operation).min(1).max(4)]).optional(),
-      method: z.string().min(1).max(16).optional(),
+      method: z
+        .string()
+        .regex(/^[A-Za-z]{1,16}$/)
+        .optional(),
       pathIncludes: z.string().max(2048).optional(),
     })
     .optional(),
@@ -38,7 +41,8 @@ const faultRuleSchema = z.strictObject({
     .optional(),
   probability: z.number().min(0).max(1).optional(),
   status: z.number().int().min(200).max(599).optional(),
-  retryAfter: z.union([z.number().int().nonnegative(), z.string().min(1).max(64)]).optional(),
+  // A header value: printable ASCII only, as Headers would refuse anything else on every faulted answer.
+  retryAfter: z.union([z.number().int().nonnegative(), z.string().regex(/^[\x20-\x7e]{1,64}$/)]).optional(),
   body: z.union([z.string().max(MAX_CONTROL_BODY_BYTES), z.record(z.string(), z.unknown())]).optional(),
   delayMs: z.number().nonnegative().max(600_000).optional(),
   drop: z.enum(['before', 'after']).optional(),

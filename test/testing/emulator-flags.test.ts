@@ -161,11 +161,12 @@ describe('push-api emulator flags', () => {
     }
   });
 
-  it('prints container settings for --host 0.0.0.0 --public-url, with the switch the SDK then needs', async () => {
-    const run = await serve(['--host', '0.0.0.0', '--public-url', 'http://emulator:4010', '--allowed-host', 'push']);
+  it('prints container settings for --host and --public-url, with the switch the SDK then needs', async () => {
+    // 127.0.0.3 stands in for 0.0.0.0, which would expose the demo credential beyond this machine.
+    const run = await serve(['--host', '127.0.0.3', '--public-url', 'http://emulator:4010', '--allowed-host', 'push']);
     try {
       const banner = run.output.join('');
-      expect(banner).toMatch(/listening on http:\/\/0\.0\.0\.0:\d+ \(reachable as http:\/\/emulator:4010\)/);
+      expect(banner).toMatch(/listening on http:\/\/127\.0\.0\.3:\d+ \(reachable as http:\/\/emulator:4010\)/);
       expect(banner).toContain('export PUSH_AUTH_URL=http://emulator:4010/auth');
       expect(banner).toContain('export PUSH_BASE_URL=http://emulator:4010\n');
       expect(banner).toContain('export PUSH_ALLOW_INSECURE_HTTP=1');

@@ -193,10 +193,10 @@ describe('push-api emulator flags', () => {
     await expect(command.parseAsync([flag, value], { from: 'user' })).rejects.toThrow(message);
   });
 
-  it('refuses an unreadable or empty --client-secret-file without printing its path', async () => {
+  it('refuses a missing, empty or special --client-secret-file (a device, a directory) without printing its path', async () => {
     const empty = join(temp, 'empty');
     writeFileSync(empty, '\n');
-    for (const path of [join(temp, 'missing'), empty]) {
+    for (const path of [join(temp, 'missing'), empty, '/dev/zero', temp]) {
       const command = emulatorCommand({ write: () => undefined });
       const error = await command.parseAsync(['--client-secret-file', path], { from: 'user' }).catch((e: Error) => e);
       expect(error).toBeInstanceOf(Error);

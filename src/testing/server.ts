@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import { createPushApiHandler, type PushApiEmulator } from './handler.js';
 import { DEFAULT_SNAPSHOT_REQUESTS, emulatorSnapshot, RECORDS_PATH, recordLines, STATE_PATH } from './inspection.js';
+import { INSPECTOR_PATH, serveInspector } from './inspector/routes.js';
 import { exposedWarning, isLoopbackAddress } from './loopback.js';
 import type { EmulatorOptions } from './options.js';
 
@@ -69,6 +70,8 @@ export interface RunningEmulator {
    * gives the received records as JSON Lines.
    */
   readonly stateUrl: string;
+  /** `{url}/_emulator/`: the web inspector, a live view of requests, records, files and tokens. */
+  readonly inspectorUrl: string;
   /** State, faults and controls of the served emulator. */
   readonly mock: PushApiEmulator;
   /** Stops listening and closes every connection, idle keep-alive ones included. */
@@ -129,6 +132,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
       if (!emulator) return void res.destroy();
       const target = targetUrl(req.url, url);
       if (inspect(emulator, target, req, res)) return;
+      if (serveInspector(emulator, target, req, res)) return;
       const request = new NodeRequest({ req, res });
       const response = await emulator.handle(request, {
         wire: { contentLength: req.headers['content-length'], transferEncoding: req.headers['transfer-encoding'] },
@@ -178,6 +182,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     baseUrl: url,
     uploadUrl: `${url}/storage`,
     stateUrl: `${url}${STATE_PATH}`,
+    inspectorUrl: `${url}${INSPECTOR_PATH}`,
     mock: emulator,
     close() {
       closing ??= new Promise<void>((resolve) => {

@@ -42,6 +42,15 @@ export interface HandleOptions {
   url?: URL;
 }
 
+/** What a `PushClient` needs to use an emulator with its first credential; a subset of `PushClientOptions`. */
+export interface EmulatorClientOptions {
+  clientId: string;
+  clientSecret: string;
+  authUrl: string;
+  baseUrl: string;
+  scopeBase: string;
+}
+
 /** A `fetch`-compatible function served by the emulator; a dropped connection rejects like fetch does. */
 export type EmulatorFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -72,6 +81,11 @@ export interface PushApiEmulator {
   readonly clientSecret: string;
   /** The first app (the demo one by default). */
   readonly appId: string;
+  /**
+   * The options a `PushClient` needs for the first credential, so that
+   * `new PushClient(emulator.clientOptions())` works (with msw; without it, add `fetch: emulator.fetch`).
+   */
+  clientOptions(): EmulatorClientOptions;
   /** Emulator clock, in ms. */
   now(): number;
   /** Moves the emulator clock forward, so expiry can be tested without waiting. */
@@ -96,6 +110,12 @@ export interface PushApiEmulator {
   expireSignedUrls(): void;
   /** Back to the options given at creation: state, faults, clock offset, TTLs and rate limit. */
   reset(): void;
+  /**
+   * Forgets what was received (records, files, tokens, the request log) and removes every fault,
+   * keeping apps, credentials, the clock and the settings: what `POST /_emulator/reset` does, so a
+   * long-running emulator can start a fresh scenario without losing how it was set up.
+   */
+  clearReceived(): void;
 }
 
 function operationOf(route: Route): Operation | undefined {
@@ -286,6 +306,13 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
     clientId: config.credentials[0]?.clientId ?? '',
     clientSecret: config.credentials[0]?.clientSecret ?? '',
     appId: config.apps[0] ?? '',
+    clientOptions: () => ({
+      clientId: emulator.clientId,
+      clientSecret: emulator.clientSecret,
+      authUrl: config.authUrl,
+      baseUrl: config.baseUrl,
+      scopeBase: config.scopeBase,
+    }),
     now: () => clock.now(),
     advanceTime: (ms) => clock.advance(ms),
     revokeToken(token) {
@@ -315,6 +342,11 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
     addCredential: (credential) =>
       void state.credentials.set(credential.clientId, { ...credential, scopes: [...credential.scopes] }),
     expireSignedUrls: () => signer.expireAll(),
+    clearReceived() {
+      state.clearReceived();
+      faults.clear();
+      signer.expireAll();
+    },
     reset() {
       state.clear(initial.credentials, initial.apps);
       faults.clear();

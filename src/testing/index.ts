@@ -12,7 +12,7 @@ export type { FaultHandle, FaultMatch, FaultRule } from './faults.js';
 export { FaultInjector, seededRandom } from './faults.js';
 export type { FinanceDelivery, FinanceRecord } from './finance-store.js';
 export { MAX_RECORDS_PER_REQUEST } from './finance-validation.js';
-export type { EmulatorFetch, HandleOptions, PushApiEmulator } from './handler.js';
+export type { EmulatorClientOptions, EmulatorFetch, HandleOptions, PushApiEmulator } from './handler.js';
 export { createPushApiHandler } from './handler.js';
 export type { CredentialInput, EmulatorOptions, RateLimit } from './options.js';
 export {

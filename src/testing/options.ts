@@ -37,6 +37,7 @@ export const EMULATOR_DEFAULTS = {
   maxUploadBytes: 5 * 1024 * 1024 * 1024,
   maxStoredUploadBytes: 64 * 1024 * 1024,
   maxRequestLog: 100_000,
+  lenientScope: false,
 } as const;
 
 /** A client credential, as created in the product's organization settings. */
@@ -109,6 +110,12 @@ export interface EmulatorOptions {
   requireContentLength?: boolean | 'auto';
   /** Oldest request-log entries are dropped beyond this many. @default 100000 */
   maxRequestLog?: number;
+  /**
+   * Grant every scope of the credential to a token request without `scope`, instead of refusing it
+   * with 400 `invalid_scope` as the spec requires. For clients written against an older, lenient
+   * emulator. @default false
+   */
+  lenientScope?: boolean;
 }
 
 export interface ResolvedOptions {
@@ -128,6 +135,7 @@ export interface ResolvedOptions {
   keepRecords: boolean;
   requireContentLength: boolean | 'auto';
   maxRequestLog: number;
+  lenientScope: boolean;
 }
 
 /** Removes trailing slashes so that `${base}/path` never doubles a slash. */
@@ -160,5 +168,6 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     keepRecords: options.keepRecords ?? true,
     requireContentLength: options.requireContentLength ?? 'auto',
     maxRequestLog: options.maxRequestLog ?? EMULATOR_DEFAULTS.maxRequestLog,
+    lenientScope: options.lenientScope ?? EMULATOR_DEFAULTS.lenientScope,
   };
 }

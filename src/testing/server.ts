@@ -4,13 +4,17 @@
  * (Content-Length, chunked encoding), dropping connections, and a close() that really closes.
  *
  * Addresses: token service at `{url}/auth`, data API at `{url}`, storage host at `{url}/storage`;
- * what it received at `{url}/_emulator/state` (JSON) and `{url}/_emulator/records` (JSON Lines).
+ * what it received at `{url}/_emulator/state` (JSON) and `{url}/_emulator/records` (JSON Lines);
+ * control routes under `{url}/_emulator/` (control.ts). Every request first passes the `Host` and
+ * `Origin` checks (host-guard.ts); no answer carries a CORS grant.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
-import { createPushApiHandler, type PushApiEmulator } from './handler.js';
+import { handleControl } from './control.js';
+import { createPushApiHandler, type EmulatorClientOptions, type PushApiEmulator } from './handler.js';
+import { HostAllowList } from './host-guard.js';
 import { DEFAULT_SNAPSHOT_REQUESTS, emulatorSnapshot, RECORDS_PATH, recordLines, STATE_PATH } from './inspection.js';
 import { INSPECTOR_PATH, serveInspector } from './inspector/routes.js';
 import { exposedWarning, isLoopbackAddress } from './loopback.js';
@@ -28,6 +32,20 @@ export interface StartEmulatorOptions extends Omit<EmulatorOptions, 'authUrl' | 
    * demo credentials then reach the network. @default '127.0.0.1'
    */
   host?: string;
+  /**
+   * The address other machines or containers reach the emulator by, such as
+   * `http://emulator:4010` in docker-compose: every address the emulator hands out (`authUrl`,
+   * `baseUrl`, signed upload addresses) uses it, and its host is accepted in `Host` headers. An
+   * http(s) origin, without path, query or credentials. @default `http://{host}:{port}`
+   */
+  publicUrl?: string;
+  /**
+   * More names accepted in the `Host` header, such as a docker-compose service name. Any `Host`
+   * other than these, `127.0.0.1`, `localhost`, `[::1]`, the `host` listened on and the `publicUrl`
+   * host is answered 403 (a web page could otherwise reach the emulator through DNS rebinding).
+   * @default []
+   */
+  allowedHosts?: readonly string[];
 }
 
 /**
@@ -53,6 +71,28 @@ function inspect(emulator: PushApiEmulator, url: URL, req: IncomingMessage, res:
   return true;
 }
 
+/** The spec's error shape for answers the socket layer gives before the emulator sees the request. */
+function refuse(res: ServerResponse, status: number, message: string): void {
+  // The body (a storage PUT's file, say) was not read: closing avoids draining it.
+  res.writeHead(status, { 'content-type': 'application/json', connection: 'close' });
+  res.end(JSON.stringify({ code: String(status), message, success: false }));
+}
+
+/**
+ * Why a request must not reach the emulator, if it must not: a `Host` it was not started for (DNS
+ * rebinding), including in an absolute-form target, or an `Origin` of another site.
+ */
+function refusal(hosts: HostAllowList, req: IncomingMessage, target: URL, absoluteForm: boolean): string | undefined {
+  const host = req.headers.host;
+  if (!hosts.acceptsHost(host) || (absoluteForm && !hosts.acceptsHost(target.host))) {
+    const shown = JSON.stringify((host ?? '').slice(0, 100));
+    return `Forbidden: Host ${shown} is not a name of this emulator; start it with --allowed-host for another name`;
+  }
+  const origin = req.headers.origin;
+  if (!hosts.acceptsOrigin(origin)) return 'Forbidden: requests from other origins are not accepted';
+  return undefined;
+}
+
 /** An emulator listening on a real port: its addresses, its controls (`mock`), and `close()`. */
 export interface RunningEmulator {
   /** `http://{host}:{port}` */
@@ -74,6 +114,13 @@ export interface RunningEmulator {
   readonly inspectorUrl: string;
   /** State, faults and controls of the served emulator. */
   readonly mock: PushApiEmulator;
+  /** `http://{host}:{port}`: where it listens, which differs from `url` when `publicUrl` is given. */
+  readonly listenUrl: string;
+  /**
+   * The options a `PushClient` needs to use this emulator with its first credential:
+   * `new PushClient(emulator.clientOptions())`.
+   */
+  clientOptions(): EmulatorClientOptions;
   /** Stops listening and closes every connection, idle keep-alive ones included. */
   close(): Promise<void>;
 }
@@ -89,6 +136,23 @@ function targetUrl(target: string | undefined, origin: string): URL {
 
 function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
+}
+
+/** `publicUrl` as an origin, or a TypeError naming the option. */
+function publicOrigin(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new TypeError(`publicUrl ${JSON.stringify(value)} is not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError('publicUrl must be an http(s) URL');
+  if (url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '') {
+    throw new TypeError(
+      'publicUrl must be an origin only, such as http://emulator:4010 (no path, query or credentials)',
+    );
+  }
+  return url.origin;
 }
 
 /**
@@ -119,7 +183,9 @@ function hostForUrl(host: string): string {
  * ```
  */
 export async function startEmulator(options: StartEmulatorOptions = {}): Promise<RunningEmulator> {
-  const { port = 0, host = '127.0.0.1', ...emulatorOptions } = options;
+  const { port = 0, host = '127.0.0.1', publicUrl, allowedHosts = [], ...emulatorOptions } = options;
+  const givenOrigin = publicUrl === undefined ? undefined : publicOrigin(publicUrl);
+  const hosts = new HostAllowList([host, ...(givenOrigin ? [new URL(givenOrigin).host] : []), ...allowedHosts]);
   let emulator: PushApiEmulator | undefined;
   let url = 'http://127.0.0.1';
 
@@ -131,9 +197,13 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     try {
       if (!emulator) return void res.destroy();
       const target = targetUrl(req.url, url);
+      const refused = refusal(hosts, req, target, !(req.url ?? '/').startsWith('/'));
+      if (refused !== undefined) return refuse(res, 403, refused);
       if (inspect(emulator, target, req, res)) return;
       if (serveInspector(emulator, target, req, res)) return;
       const request = new NodeRequest({ req, res });
+      const control = handleControl(emulator, request, target.pathname);
+      if (control) return void (await sendNodeResponse(res, await control));
       const response = await emulator.handle(request, {
         wire: { contentLength: req.headers['content-length'], transferEncoding: req.headers['transfer-encoding'] },
         url: target,
@@ -163,17 +233,19 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     });
   });
   const address = server.address() as AddressInfo;
-  url = `http://${hostForUrl(host)}:${address.port}`;
+  const listenUrl = `http://${hostForUrl(host)}:${address.port}`;
+  url = givenOrigin ?? listenUrl;
   if (!isLoopbackAddress(address.address)) {
-    process.emitWarning(exposedWarning(url), { type: 'SecurityWarning', code: 'PUSH_API_EMULATOR_NOT_LOOPBACK' });
+    process.emitWarning(exposedWarning(listenUrl), { type: 'SecurityWarning', code: 'PUSH_API_EMULATOR_NOT_LOOPBACK' });
   }
-  emulator = createPushApiHandler({
+  const served = createPushApiHandler({
     ...emulatorOptions,
     authUrl: `${url}/auth`,
     baseUrl: url,
     uploadUrl: `${url}/storage`,
     scopeBase: emulatorOptions.scopeBase,
   });
+  emulator = served;
 
   let closing: Promise<void> | undefined;
   return {
@@ -183,7 +255,9 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     uploadUrl: `${url}/storage`,
     stateUrl: `${url}${STATE_PATH}`,
     inspectorUrl: `${url}${INSPECTOR_PATH}`,
-    mock: emulator,
+    mock: served,
+    listenUrl,
+    clientOptions: () => served.clientOptions(),
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -117,6 +117,11 @@ export class EmulatorState {
     for (const credential of credentials) this.credentials.set(credential.clientId, credential);
     this.apps.clear();
     for (const app of apps) this.apps.add(app);
+    this.clearReceived();
+  }
+
+  /** Forgets what was received (tokens, records, files, the request log); keeps apps and credentials. */
+  clearReceived(): void {
     this.tokens.clear();
     this.finance.clear();
     this.files.clear();

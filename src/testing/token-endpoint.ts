@@ -100,6 +100,8 @@ export async function handleTokenRequest(context: EmulatorContext, incoming: Inc
   const scopeParam = form.get('scope');
   let scopes: string[];
   if (scopeParam === null) {
+    // SPEC.md lists scope as a required parameter; the lenient mode is for clients that omit it.
+    if (!config.lenientScope) return failure('invalid_scope', 'scope is required');
     scopes = [...credential.scopes];
   } else {
     scopes = [...new Set(scopeParam.split(' ').filter((scope) => scope !== ''))];

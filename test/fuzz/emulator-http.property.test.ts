@@ -18,6 +18,7 @@ beforeAll(async () => {
     grant_type: 'client_credentials',
     client_id: emulator.mock.clientId,
     client_secret: emulator.mock.clientSecret,
+    scope: `${emulator.mock.scopeBase}/connector.write`,
   });
   const response = await fetch(`${emulator.authUrl}/oauth2/token`, {
     method: 'POST',

@@ -50,6 +50,7 @@ describe('fault injection', () => {
       grant_type: 'client_credentials',
       client_id: emulator.clientId,
       client_secret: emulator.clientSecret,
+      scope: 'https://api.push.test/connector.write',
     };
     const first = await emulator.handle(tokenRequest(emulator, params));
     expect(await first.json()).toMatchObject({ error: 'temporarily_unavailable' });
@@ -151,6 +152,7 @@ describe('controls', () => {
       grant_type: 'client_credentials',
       client_id: emulator.clientId,
       client_secret: emulator.clientSecret,
+      scope: 'https://api.push.test/connector.write',
     };
     const body = await (await emulator.handle(tokenRequest(emulator, params))).json();
     expect(body.expires_in).toBe(5);
@@ -171,7 +173,12 @@ describe('controls', () => {
     const emulator = createPushApiHandler();
     emulator.addApp('second');
     emulator.addCredential({ clientId: 'c2', clientSecret: 's2', scopes: ['https://api.push.test/connector.write'] });
-    const params = { grant_type: 'client_credentials', client_id: 'c2', client_secret: 's2' };
+    const params = {
+      grant_type: 'client_credentials',
+      client_id: 'c2',
+      client_secret: 's2',
+      scope: 'https://api.push.test/connector.write',
+    };
     const { access_token: token } = await (await emulator.handle(tokenRequest(emulator, params))).json();
     const response = await emulator.handle(
       financeRequest(emulator, token, { records: [validRecord()] }, { appId: 'second' }),

@@ -18,7 +18,9 @@ export async function getToken(emulator: PushApiEmulator, scope?: string): Promi
     client_id: emulator.clientId,
     client_secret: emulator.clientSecret,
   };
-  if (scope !== undefined) params.scope = scope;
+  params.scope =
+    scope ??
+    emulator.state.credentials.find((credential) => credential.clientId === emulator.clientId)!.scopes.join(' ');
   const response = await emulator.handle(tokenRequest(emulator, params));
   if (response.status !== 200) throw new Error(`token request failed: ${response.status} ${await response.text()}`);
   return ((await response.json()) as { access_token: string }).access_token;

@@ -24,6 +24,7 @@ async function token(): Promise<string> {
       grant_type: 'client_credentials',
       client_id: emulator.mock.clientId,
       client_secret: emulator.mock.clientSecret,
+      scope: `${emulator.mock.scopeBase}/connector.write`,
     }),
   });
   expect(response.status).toBe(200);
@@ -138,6 +139,7 @@ describe('startEmulator over real HTTP', () => {
           grant_type: 'client_credentials',
           client_id: own.mock.clientId,
           client_secret: own.mock.clientSecret,
+          scope: `${own.mock.scopeBase}/connector.write`,
         }),
       }).then(async (response) => ((await response.json()) as { access_token: string }).access_token);
       const address = await fetch(`${own.baseUrl}/services/push/v1/customer/apps/demo-app/upload?filenames=big.bin`, {

@@ -70,6 +70,7 @@ describe('testing user code with createPushApiMock and msw', () => {
           grant_type: 'client_credentials',
           client_id: mock.clientId,
           client_secret: mock.clientSecret,
+          scope: `${mock.scopeBase}/connector.write`,
         }),
       })
     ).json();

@@ -28,14 +28,22 @@ describe('token endpoint', () => {
     const emulator = createPushApiHandler();
     const tokens = new Set<string>();
     for (let i = 0; i < 20; i++) {
-      const body = await (await emulator.handle(tokenRequest(emulator, base))).json();
+      const body = await (await emulator.handle(tokenRequest(emulator, { ...base, scope: write }))).json();
       tokens.add(body.access_token);
     }
     expect(tokens.size).toBe(20);
   });
 
-  it('grants every scope of the credential when scope is omitted', async () => {
+  it('answers 400 invalid_scope to a request without scope, which the spec requires', async () => {
     const emulator = createPushApiHandler();
+    const response = await emulator.handle(tokenRequest(emulator, base));
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 'invalid_scope', error_description: 'scope is required' });
+    expect(emulator.state.tokens).toEqual([]);
+  });
+
+  it('grants every scope of the credential when scope is omitted, with lenientScope', async () => {
+    const emulator = createPushApiHandler({ lenientScope: true });
     const body = await (await emulator.handle(tokenRequest(emulator, base))).json();
     expect(body.scope.split(' ')).toEqual(SCOPE_NAMES.map((name) => `${scopeBase}/${name}`));
   });
@@ -51,7 +59,7 @@ describe('token endpoint', () => {
     const emulator = createPushApiHandler();
     const request = tokenRequest(
       emulator,
-      { grant_type: 'client_credentials' },
+      { grant_type: 'client_credentials', scope: write },
       { authorization: basic(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET) },
     );
     expect((await emulator.handle(request)).status).toBe(200);

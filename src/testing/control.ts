@@ -1,0 +1,147 @@
+/**
+ * The control routes of the HTTP emulator, for steering it from a shell or another container:
+ * `POST /_emulator/faults` (one fault rule, as `faults.add` takes it), `DELETE /_emulator/faults`,
+ * `POST /_emulator/reset` and `POST /_emulator/clock` (`{ "advanceMs": n }`). Every answer is JSON;
+ * a bad body is a 400 naming the field.
+ *
+ * POSTs must say `Content-Type: application/json`: a page elsewhere can send a cross-site form POST
+ * (a CORS "simple request") to 127.0.0.1 without asking, but never a JSON one, which needs a
+ * preflight that the emulator does not grant.
+ */
+import { z } from 'zod';
+import { readBodyWithLimit } from './body.js';
+import type { FaultRule } from './faults.js';
+import type { PushApiEmulator } from './handler.js';
+import { apiError, jsonResponse } from './responses.js';
+
+export const FAULTS_PATH = '/_emulator/faults';
+export const RESET_PATH = '/_emulator/reset';
+export const CLOCK_PATH = '/_emulator/clock';
+export const CONTROL_PATHS: readonly string[] = [FAULTS_PATH, RESET_PATH, CLOCK_PATH];
+
+/** A fault rule is a few hundred bytes; anything near this cap is not one. */
+const MAX_CONTROL_BODY_BYTES = 16 * 1024;
+
+const operation = z.enum(['token', 'upload-urls', 'upload', 'finance']);
+
+/** `FaultRule` as JSON: every field but `random` (a function); `times` may be `"Infinity"`. */
+const faultRuleSchema = z.strictObject({
+  match: z
+    .strictObject({
+      operation: z.union([operation, z.array(operation).min(1).max(4)]).optional(),
+      method: z.string().min(1).max(16).optional(),
+      pathIncludes: z.string().max(2048).optional(),
+    })
+    .optional(),
+  times: z
+    .union([z.number().int().positive(), z.literal('Infinity').transform(() => Number.POSITIVE_INFINITY)])
+    .optional(),
+  probability: z.number().min(0).max(1).optional(),
+  status: z.number().int().min(200).max(599).optional(),
+  retryAfter: z.union([z.number().int().nonnegative(), z.string().min(1).max(64)]).optional(),
+  body: z.union([z.string().max(MAX_CONTROL_BODY_BYTES), z.record(z.string(), z.unknown())]).optional(),
+  delayMs: z.number().nonnegative().max(600_000).optional(),
+  drop: z.enum(['before', 'after']).optional(),
+});
+
+const clockSchema = z.strictObject({ advanceMs: z.number().nonnegative().finite() });
+
+/** The spec's error shape, plus the field at fault so that a script can say what it got wrong. */
+function badRequest(field: string, detail: string): Response {
+  return jsonResponse(400, { code: '400', message: `Bad Request: ${field}: ${detail}`, success: false, field });
+}
+
+function firstIssue(error: z.ZodError): Response {
+  const issue = error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.join('.') : 'body';
+  const unknownKey = issue?.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+  if (unknownKey !== undefined) {
+    const prefix = issue && issue.path.length > 0 ? `${issue.path.join('.')}.` : '';
+    return badRequest(`${prefix}${unknownKey}`, 'is not a field of this route');
+  }
+  return badRequest(field, issue?.message ?? 'is not valid');
+}
+
+async function jsonBody(request: Request): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json') {
+    return { ok: false, response: apiError(415, 'control routes take Content-Type: application/json') };
+  }
+  const body = await readBodyWithLimit(request, MAX_CONTROL_BODY_BYTES);
+  if (!body.ok) return { ok: false, response: apiError(413, `body over ${MAX_CONTROL_BODY_BYTES} bytes`) };
+  const text = Buffer.from(body.bytes).toString('utf8');
+  if (text.trim() === '') return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false, response: badRequest('body', 'is not valid JSON') };
+  }
+}
+
+function methodNotAllowed(allow: string): Response {
+  return apiError(405, `use ${allow}`, { allow });
+}
+
+async function faultsRoute(emulator: PushApiEmulator, request: Request): Promise<Response> {
+  if (request.method === 'DELETE') {
+    const cleared = emulator.faults.list().length;
+    emulator.faults.clear();
+    return jsonResponse(200, { cleared });
+  }
+  if (request.method !== 'POST') return methodNotAllowed('POST, DELETE');
+  const body = await jsonBody(request);
+  if (!body.ok) return body.response;
+  const parsed = faultRuleSchema.safeParse(body.value);
+  if (!parsed.success) return firstIssue(parsed.error);
+  try {
+    const handle = emulator.faults.add(parsed.data as FaultRule);
+    return jsonResponse(201, { id: handle.id });
+  } catch (error) {
+    // faults.add refuses inconsistent rules (a status and a drop, no effect); its message names the field.
+    return badRequest(faultField(parsed.data), error instanceof Error ? error.message : 'is not a valid fault');
+  }
+}
+
+/** The field an inconsistent rule is blamed on: the one that conflicts, or the missing effect. */
+function faultField(rule: FaultRule): string {
+  if (rule.status !== undefined && rule.drop !== undefined) return 'drop';
+  return 'status';
+}
+
+async function resetRoute(emulator: PushApiEmulator, request: Request): Promise<Response> {
+  if (request.method !== 'POST') return methodNotAllowed('POST');
+  const body = await jsonBody(request);
+  if (!body.ok) return body.response;
+  const parsed = z.strictObject({}).safeParse(body.value);
+  if (!parsed.success) return firstIssue(parsed.error);
+  emulator.clearReceived();
+  return jsonResponse(200, { reset: true, apps: emulator.state.apps, now: emulator.now() });
+}
+
+async function clockRoute(emulator: PushApiEmulator, request: Request): Promise<Response> {
+  if (request.method !== 'POST') return methodNotAllowed('POST');
+  const body = await jsonBody(request);
+  if (!body.ok) return body.response;
+  const parsed = clockSchema.safeParse(body.value);
+  if (!parsed.success) return firstIssue(parsed.error);
+  emulator.advanceTime(parsed.data.advanceMs);
+  return jsonResponse(200, { now: emulator.now() });
+}
+
+/** Answers a control route; undefined for any other path. */
+export function handleControl(
+  emulator: PushApiEmulator,
+  request: Request,
+  pathname: string,
+): Promise<Response> | undefined {
+  switch (pathname) {
+    case FAULTS_PATH:
+      return faultsRoute(emulator, request);
+    case RESET_PATH:
+      return resetRoute(emulator, request);
+    case CLOCK_PATH:
+      return clockRoute(emulator, request);
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,185 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PushClient } from '../../src/index.js';
+import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
+import { validRecord } from './helpers.js';
+import { json, send } from './http-request.js';
+
+let emulator: RunningEmulator;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ apps: ['app-a', 'app-b'] });
+});
+
+afterAll(async () => {
+  await emulator.close();
+});
+
+beforeEach(() => emulator.mock.reset());
+
+function post(path: string, body: unknown, type = 'application/json') {
+  return send(`${emulator.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': type },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+function client(): PushClient {
+  return new PushClient({ ...emulator.clientOptions(), maxRetries: 0 });
+}
+
+describe('POST /_emulator/faults', () => {
+  it('adds the fault object faults.add takes and answers 201 with its id', async () => {
+    const answer = await post('/_emulator/faults', {
+      match: { operation: 'finance' },
+      status: 429,
+      retryAfter: 1,
+      times: 2,
+    });
+    expect(answer.status).toBe(201);
+    expect(answer.headers['content-type']).toBe('application/json');
+    const { id } = json(answer);
+    expect(typeof id).toBe('number');
+    expect(emulator.mock.faults.list()).toEqual([
+      { match: { operation: 'finance' }, status: 429, retryAfter: 1, times: 2 },
+    ]);
+    const second = json(await post('/_emulator/faults', { match: { operation: 'token' }, drop: 'before' }));
+    expect(second.id).not.toBe(id);
+  });
+
+  it('makes the next SDK call meet the fault', async () => {
+    await post('/_emulator/faults', { match: { operation: 'finance' }, status: 503, times: 'Infinity' });
+    const sdk = client();
+    await expect(sdk.finance.publishBatch('app-a', [validRecord()])).rejects.toMatchObject({ status: 503 });
+    expect(emulator.mock.state.requests.at(-1)).toMatchObject({ operation: 'finance', status: 503, fault: 'status' });
+  });
+
+  it.each([
+    [{ status: 99 }, 'status'],
+    [{ status: '500' }, 'status'],
+    [{ status: 500, drop: 'after' }, 'drop'],
+    [{}, 'status'],
+    [{ drop: 'sideways' }, 'drop'],
+    [{ status: 500, times: 0 }, 'times'],
+    [{ status: 500, times: 'forever' }, 'times'],
+    [{ status: 500, probability: 2 }, 'probability'],
+    [{ status: 500, match: { operation: 'uploads' } }, 'match.operation'],
+    [{ status: 500, match: { host: 'x' } }, 'match.host'],
+    [{ status: 500, random: 1 }, 'random'],
+    [{ delayMs: -1 }, 'delayMs'],
+    [[], 'body'],
+    ['{"status":', 'body'],
+  ])('answers 400 naming the field for %j', async (body, field) => {
+    const answer = await post('/_emulator/faults', body);
+    expect(answer.status).toBe(400);
+    expect(json(answer)).toMatchObject({ code: '400', success: false, field });
+    expect(json(answer).message).toContain(field);
+    expect(emulator.mock.faults.list()).toEqual([]);
+  });
+
+  it('refuses a body that is not declared JSON (a cross-site form POST) with 415', async () => {
+    for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x']) {
+      const answer = await post('/_emulator/faults', '{"status":500}', type);
+      expect(answer.status).toBe(415);
+      expect(json(answer)).toMatchObject({ code: '415', success: false });
+    }
+    expect(emulator.mock.faults.list()).toEqual([]);
+  });
+
+  it('refuses a body over the cap with 413', async () => {
+    const answer = await post('/_emulator/faults', { status: 500, body: 'x'.repeat(20_000) });
+    expect(answer.status).toBe(413);
+    expect(emulator.mock.faults.list()).toEqual([]);
+  });
+});
+
+describe('DELETE /_emulator/faults', () => {
+  it('clears every fault and answers 200 JSON', async () => {
+    emulator.mock.faults.add({ status: 500, times: Infinity });
+    emulator.mock.faults.add({ drop: 'after' });
+    const answer = await send(`${emulator.url}/_emulator/faults`, { method: 'DELETE' });
+    expect(answer.status).toBe(200);
+    expect(json(answer)).toEqual({ cleared: 2 });
+    expect(emulator.mock.faults.list()).toEqual([]);
+  });
+
+  it('answers 405 JSON to another method', async () => {
+    const answer = await send(`${emulator.url}/_emulator/faults`, { method: 'GET' });
+    expect(answer.status).toBe(405);
+    expect(answer.headers.allow).toBe('POST, DELETE');
+    expect(json(answer)).toMatchObject({ code: '405' });
+  });
+});
+
+describe('POST /_emulator/reset', () => {
+  it('clears records, files, tokens, the request log and faults; keeps apps, credentials and clock', async () => {
+    const sdk = client();
+    await sdk.finance.publishBatch('app-b', [validRecord()]);
+    await sdk.uploads.upload('app-b', [{ name: 'users.csv', data: 'id\n1\n' }]);
+    emulator.mock.addApp('app-c');
+    emulator.mock.advanceTime(60_000);
+    emulator.mock.faults.add({ match: { operation: 'upload' }, status: 500, times: Infinity });
+    const clockBefore = emulator.mock.now();
+
+    const answer = await post('/_emulator/reset', {});
+    expect(answer.status).toBe(200);
+    expect(json(answer)).toMatchObject({ reset: true, apps: ['app-a', 'app-b', 'app-c'] });
+
+    const { state } = emulator.mock;
+    expect(state.recordCount('app-b')).toBe(0);
+    expect(state.files('app-b')).toEqual([]);
+    expect(state.tokens).toEqual([]);
+    expect(state.requests).toEqual([]);
+    expect(emulator.mock.faults.list()).toEqual([]);
+    expect(state.apps).toEqual(['app-a', 'app-b', 'app-c']);
+    expect(state.credentials.map((c) => c.clientId)).toEqual([emulator.mock.clientId]);
+    expect(emulator.mock.now()).toBeGreaterThanOrEqual(clockBefore);
+    expect(emulator.mock.now() - Date.now()).toBeGreaterThan(50_000);
+    // The credential still works: a client can start over at once.
+    await client().finance.publishBatch('app-c', [validRecord()]);
+    expect(state.recordCount('app-c')).toBe(1);
+  });
+
+  it('takes an empty body, and refuses fields it does not know or a form body', async () => {
+    expect((await post('/_emulator/reset', '')).status).toBe(200);
+    const unknown = await post('/_emulator/reset', { everything: true });
+    expect(unknown.status).toBe(400);
+    expect(json(unknown)).toMatchObject({ field: 'everything' });
+    expect((await post('/_emulator/reset', '', 'application/x-www-form-urlencoded')).status).toBe(415);
+  });
+});
+
+describe('POST /_emulator/clock', () => {
+  it('moves the clock by advanceMs, so a token expires without waiting', async () => {
+    const sdk = client();
+    const token = await sdk.tokens.getToken();
+    const answer = await post('/_emulator/clock', { advanceMs: 2 * 3600 * 1000 });
+    expect(answer.status).toBe(200);
+    const { now } = json(answer);
+    expect(now as number).toBeLessThanOrEqual(emulator.mock.now());
+    expect((now as number) - Date.now()).toBeGreaterThan(2 * 3600 * 1000 - 5000);
+    expect(emulator.mock.state.tokens.find((t) => t.token === token.accessToken)!.expiresAt).toBeLessThan(
+      now as number,
+    );
+  });
+
+  it.each([[{}], [{ advanceMs: -5 }], [{ advanceMs: '10' }], [{ advanceMs: 10, extra: 1 }]])(
+    'answers 400 naming the field for %j',
+    async (body) => {
+      const before = emulator.mock.now();
+      const answer = await post('/_emulator/clock', body);
+      expect(answer.status).toBe(400);
+      const { field } = json(answer);
+      expect(['advanceMs', 'extra']).toContain(field);
+      expect(emulator.mock.now() - before).toBeLessThan(1000);
+    },
+  );
+});
+
+describe('the control routes are not service requests', () => {
+  it('leaves them out of the request log', async () => {
+    await post('/_emulator/clock', { advanceMs: 1 });
+    await send(`${emulator.url}/_emulator/faults`, { method: 'DELETE' });
+    expect(emulator.mock.state.requests).toEqual([]);
+  });
+});

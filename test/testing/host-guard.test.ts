@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PushClient } from '../../src/index.js';
+import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
+import { json, type RawAnswer, send } from './http-request.js';
+
+let emulator: RunningEmulator;
+let port: string;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ allowedHosts: ['push-emulator'] });
+  port = new URL(emulator.url).port;
+});
+
+afterAll(async () => {
+  await emulator.close();
+});
+
+function noCorsGrant(answer: RawAnswer): void {
+  expect(Object.keys(answer.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
+}
+
+function expectRefused(answer: RawAnswer): void {
+  expect(answer.status).toBe(403);
+  expect(answer.headers['content-type']).toBe('application/json');
+  expect(json(answer)).toMatchObject({ code: '403', success: false });
+  noCorsGrant(answer);
+}
+
+const ROUTES: { method: string; path: string; type?: string; body?: string }[] = [
+  { method: 'GET', path: '/_emulator/state' },
+  { method: 'GET', path: '/_emulator/records' },
+  { method: 'GET', path: '/_emulator/' },
+  { method: 'POST', path: '/_emulator/faults', type: 'application/json', body: '{"status":500}' },
+  { method: 'DELETE', path: '/_emulator/faults' },
+  { method: 'POST', path: '/_emulator/reset', type: 'application/json', body: '{}' },
+  { method: 'POST', path: '/_emulator/clock', type: 'application/json', body: '{"advanceMs":1}' },
+  {
+    method: 'POST',
+    path: '/auth/oauth2/token',
+    type: 'application/x-www-form-urlencoded',
+    body: 'grant_type=client_credentials&client_id=demo-client&client_secret=demo-secret-do-not-use-in-production&scope=https%3A%2F%2Fapi.push.test%2Fconnector.write',
+  },
+  { method: 'GET', path: '/services/push/v1/customer/apps/demo-app/upload?filenames=a.csv' },
+  { method: 'POST', path: '/services/push/v1/customer/apps/demo-app/finance', type: 'application/json', body: '{}' },
+  { method: 'PUT', path: '/storage/demo-app/a.csv', type: 'text/csv', body: 'id\n1\n' },
+  { method: 'OPTIONS', path: '/_emulator/faults' },
+  { method: 'GET', path: '/no/such/path' },
+];
+
+describe('the HTTP emulator refuses Host names it was not started for', () => {
+  it.each([
+    'evil.example',
+    'evil.example:{port}',
+    '127.0.0.1.evil.example',
+    'localhost.evil.example',
+    'push-emulator.evil.example',
+    '127.0.0.1@evil.example',
+    '',
+  ])('answers Host %j with 403 JSON on every route', async (name) => {
+    const host = name.replace('{port}', port);
+    for (const route of ROUTES) {
+      const answer = await send(`${emulator.url}${route.path}`, {
+        method: route.method,
+        headers: { host, ...(route.type ? { 'content-type': route.type } : {}) },
+        body: route.body,
+      });
+      expectRefused(answer);
+    }
+  });
+
+  it('refuses a request without a Host header', async () => {
+    // node:http always adds a Host header to an HTTP/1.1 request, so this one is written by hand.
+    const bare = await new Promise<RawAnswer>((resolve, reject) => {
+      import('node:net').then(({ connect }) => {
+        const socket = connect(Number(port), '127.0.0.1', () =>
+          socket.end('GET /_emulator/state HTTP/1.0\r\nConnection: close\r\n\r\n'),
+        );
+        let text = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        socket.on('end', () => {
+          const [head = '', body = ''] = text.split('\r\n\r\n');
+          resolve({ status: Number(head.split(' ')[1]), headers: {}, body });
+        });
+        socket.on('error', reject);
+      }, reject);
+    });
+    expect(bare.status).toBe(403);
+    expect(JSON.parse(bare.body)).toMatchObject({ code: '403' });
+  });
+
+  it('refuses an absolute-form target naming another host, whatever the Host header says', async () => {
+    const answer = await send(emulator.url, {
+      path: 'http://evil.example/_emulator/state',
+      headers: { host: `127.0.0.1:${port}` },
+    });
+    expectRefused(answer);
+  });
+
+  it('changes nothing when it refuses: no fault added, no file stored, clock unmoved', async () => {
+    const before = emulator.mock.now();
+    const host = 'attacker.example';
+    await send(`${emulator.url}/_emulator/faults`, {
+      method: 'POST',
+      headers: { host, 'content-type': 'application/json' },
+      body: '{"status":500,"times":"Infinity"}',
+    });
+    await send(`${emulator.url}/_emulator/clock`, {
+      method: 'POST',
+      headers: { host, 'content-type': 'application/json' },
+      body: '{"advanceMs":86400000}',
+    });
+    const urls = await emulator.mock.fetch(
+      `${emulator.baseUrl}/services/push/v1/customer/apps/demo-app/upload?filenames=a.csv`,
+      { headers: { authorization: `Bearer ${await bearer()}` } },
+    );
+    const signed = ((await urls.json()) as Record<string, string>)['a.csv']!;
+    const put = await send(signed, { method: 'PUT', headers: { host, 'content-length': '5' }, body: 'id\n1\n' });
+    expectRefused(put);
+    expect(emulator.mock.faults.list()).toEqual([]);
+    expect(emulator.mock.state.file('demo-app', 'a.csv')).toBeUndefined();
+    expect(emulator.mock.now() - before).toBeLessThan(60_000);
+  });
+});
+
+async function bearer(): Promise<string> {
+  const token = await emulator.mock.fetch(`${emulator.authUrl}/oauth2/token`, {
+    method: 'POST',
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: emulator.mock.clientId,
+      client_secret: emulator.mock.clientSecret,
+      scope: `${emulator.mock.scopeBase}/connector.write`,
+    }),
+  });
+  return ((await token.json()) as { access_token: string }).access_token;
+}
+
+describe('the HTTP emulator accepts the names it was started for', () => {
+  it.each([
+    '127.0.0.1:{port}',
+    '127.0.0.1',
+    'localhost:{port}',
+    'LOCALHOST',
+    '[::1]:{port}',
+    'push-emulator',
+    'push-emulator:{port}',
+  ])('answers Host %j', async (name) => {
+    const host = name.replace('{port}', port);
+    const answer = await send(`${emulator.url}/_emulator/state`, { headers: { host } });
+    expect(answer.status).toBe(200);
+    noCorsGrant(answer);
+  });
+
+  it('accepts the bind address and the public URL host, and hands out the public addresses', async () => {
+    const other = await startEmulator({ host: '127.0.0.2', publicUrl: 'http://emulator:4010' });
+    try {
+      expect(other.url).toBe('http://emulator:4010');
+      expect(other.authUrl).toBe('http://emulator:4010/auth');
+      expect(other.listenUrl).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
+      for (const host of ['127.0.0.2', 'emulator:4010', 'emulator', 'localhost']) {
+        const answer = await send(`${other.listenUrl}/_emulator/state`, { headers: { host } });
+        expect(answer.status, host).toBe(200);
+      }
+      expectRefused(await send(`${other.listenUrl}/_emulator/state`, { headers: { host: 'emulator.evil' } }));
+      const token = await send(`${other.listenUrl}/auth/oauth2/token`, {
+        method: 'POST',
+        headers: { host: 'emulator:4010', 'content-type': 'application/x-www-form-urlencoded' },
+        body: `grant_type=client_credentials&client_id=demo-client&client_secret=${other.mock.clientSecret}&scope=${encodeURIComponent(`${other.mock.scopeBase}/connector.write`)}`,
+      });
+      expect(token.status).toBe(200);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('refuses an allowed host or public URL that is not a host name, naming it', async () => {
+    await expect(startEmulator({ allowedHosts: ['evil.example/path'] })).rejects.toThrow(/evil\.example\/path/);
+    await expect(startEmulator({ publicUrl: 'http://emulator:4010/base' })).rejects.toThrow(/publicUrl/);
+    await expect(startEmulator({ publicUrl: 'http://user:pw@emulator:4010' })).rejects.toThrow(/publicUrl/);
+  });
+});
+
+describe('the HTTP emulator grants no cross-origin access', () => {
+  it('refuses requests whose Origin is another site, or null', async () => {
+    for (const origin of ['http://evil.example', 'null', `http://127.0.0.1.evil.example:${port}`, 'file://']) {
+      const answer = await send(`${emulator.url}/_emulator/state`, { headers: { origin } });
+      expectRefused(answer);
+    }
+  });
+
+  it('answers its own origin, and a CORS preflight without any grant', async () => {
+    const own = await send(`${emulator.url}/_emulator/state`, { headers: { origin: emulator.url } });
+    expect(own.status).toBe(200);
+    noCorsGrant(own);
+    const preflight = await send(`${emulator.url}/_emulator/faults`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: `http://localhost:${port}`,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
+    expect(preflight.status).toBe(405);
+    noCorsGrant(preflight);
+  });
+
+  it('lets the SDK through: PushClient over real HTTP sends no Origin', async () => {
+    const client = new PushClient(emulator.clientOptions());
+    const token = await client.tokens.getToken();
+    expect(token.scopes).toEqual([`${emulator.mock.scopeBase}/connector.write`]);
+  });
+});

@@ -297,7 +297,7 @@ function wireControls(): void {
     );
   });
   byId('reset').addEventListener('click', () => {
-    control('POST', 'reset').then(
+    control('POST', 'reset', {}).then(
       () => say('Emulator reset.'),
       (error: unknown) => say(String(error), true),
     );

@@ -226,9 +226,14 @@ describe('overview, events and downloads', () => {
   });
 
   it('sends a file as an opaque attachment, never in the type it was uploaded with', async () => {
-    await sdk().uploads.upload(emulator.mock.appId, [
-      { name: 'page.html', data: '<script>alert(1)</script>', contentType: 'text/html' },
-    ]);
+    const urls = await sdk().uploads.getUploadUrls(emulator.mock.appId, ['page.html']);
+    const put = await fetch(urls['page.html']!, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/html' },
+      body: '<script>alert(1)</script>',
+    });
+    expect(put.status).toBe(200);
+    expect(emulator.mock.state.file(emulator.mock.appId, 'page.html')?.contentType).toBe('text/html');
     const response = await fetch(`${emulator.inspectorUrl}files/demo-app/page.html`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/octet-stream');

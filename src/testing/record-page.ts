@@ -4,7 +4,7 @@
  * A search is a bounded scan (a result limit and a time budget), not an index: the emulator keeps
  * records as the JSON text of each batch, and an index would cost memory on every publish.
  */
-import type { FinanceRecord, FinanceStore, StoredDelivery } from './finance-store.js';
+import type { FinanceRecord, FinanceStore } from './finance-store.js';
 
 /** What {@link EmulatorStateView.recordPage} is asked for. */
 export interface RecordPageQuery {
@@ -53,29 +53,29 @@ function clampLimit(limit: number | undefined): number {
   return Math.min(Math.max(Math.trunc(limit), 1), RECORD_PAGE_DEFAULTS.maxLimit);
 }
 
-function matches(record: FinanceRecord, needle: string): boolean {
-  return SEARCHED_FIELDS.some((field) => {
-    const value = record[field];
-    return typeof value === 'string' && value.toLowerCase().includes(needle);
-  });
+/** Case-insensitive (Unicode case folding) matching of `text` anywhere in a string. */
+function containing(text: string): RegExp {
+  return new RegExp(text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'iu');
 }
 
-/**
- * Whether a batch may hold a match, read from its JSON text without parsing it. A string is
- * escaped the same way inside the batch as on its own, so a match's escaped text is in the batch.
- */
-function mayMatch(batch: StoredDelivery, escapedNeedle: string): boolean {
-  return batch.json?.toLowerCase().includes(escapedNeedle) ?? false;
+function matches(record: FinanceRecord, pattern: RegExp): boolean {
+  return SEARCHED_FIELDS.some((field) => {
+    const value = record[field];
+    return typeof value === 'string' && pattern.test(value);
+  });
 }
 
 export function recordPage(store: FinanceStore | undefined, query: RecordPageQuery = {}): RecordPage {
   const total = store?.count ?? 0;
   const limit = clampLimit(query.limit);
   const before = Math.min(Math.max(Math.trunc(query.before ?? total), 0), total);
-  const needle = query.search?.trim().toLowerCase() ?? '';
+  const needle = query.search?.trim() ?? '';
   const page: RecordPage = { total, records: [], nextBefore: undefined, scanned: 0, complete: true };
   if (!store || before === 0) return page;
-  const escapedNeedle = JSON.stringify(needle).slice(1, -1);
+  const pattern = containing(needle);
+  // A string is escaped the same way inside a batch's JSON as on its own, so a batch holding a
+  // match holds the escaped search text: batches without it are skipped unparsed.
+  const batchPattern = containing(JSON.stringify(needle).slice(1, -1));
   const deadline = performance.now() + (query.timeBudgetMs ?? RECORD_PAGE_DEFAULTS.timeBudgetMs);
   let cursor = before;
   for (const batch of store.batchesBefore(before)) {
@@ -84,7 +84,7 @@ export function recordPage(store: FinanceStore | undefined, query: RecordPageQue
       break;
     }
     const end = Math.min(before, batch.firstIndex + batch.count);
-    if (needle && !mayMatch(batch, escapedNeedle)) {
+    if (needle && !(batch.json !== undefined && batchPattern.test(batch.json))) {
       page.scanned += end - batch.firstIndex;
       cursor = batch.firstIndex;
       continue;
@@ -94,7 +94,7 @@ export function recordPage(store: FinanceStore | undefined, query: RecordPageQue
       cursor = index;
       page.scanned += 1;
       const record = records[index - batch.firstIndex];
-      if (!record || (needle && !matches(record, needle))) continue;
+      if (!record || (needle && !matches(record, pattern))) continue;
       page.records.push({ index, requestId: batch.requestId, record });
       if (page.records.length === limit) break;
     }

@@ -176,6 +176,9 @@ describe('record pages', () => {
     expect(await search('inv-77')).toEqual([0]);
     expect(await search('"globex"')).toEqual([4]);
     expect(await search('nowhere')).toEqual([]);
+    // The text is matched as it is, not as a pattern.
+    expect(await search('.*')).toEqual([]);
+    expect(await search('(-[\\')).toEqual([]);
   });
 
   it('bounds a search by its result limit and its time budget, and says when it stopped early', async () => {

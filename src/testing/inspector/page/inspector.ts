@@ -137,7 +137,7 @@ function showFiles(data: Overview): void {
       rows.push(
         row([
           cell(app.appId),
-          cell(file.name),
+          cell(file.name, 'wide'),
           cell(bytes(file.size)),
           cell(file.sha256),
           cell(file.uploadCount),
@@ -215,9 +215,9 @@ async function loadRecords(before: number | undefined): Promise<void> {
         cell(typeof record.created === 'number' ? time(record.created) : record.created),
         cell(record.type),
         cell(`${String(record.amount)} ${String(record.currency)}`),
-        cell(record.vendor),
-        cell(record.identifier),
-        cell(record.transactionNumber),
+        cell(record.vendor, 'wide'),
+        cell(record.identifier, 'wide'),
+        cell(record.transactionNumber, 'wide'),
         cell(record.description, 'wide'),
         cell(requestId),
       ]),

@@ -11,7 +11,7 @@ import { type PushClientHooks, safeHooks } from './http/hooks.js';
 import { FetchHttpClient } from './http/http-client.js';
 import { consoleLogger, filterLogger, LOG_LEVELS, type LogLevel, safeLogger, silentLogger } from './http/logger.js';
 import type { Logger } from './http/types.js';
-import { assertSecureUrl, parseUrlOption } from './http/url-guard.js';
+import { assertSecureUrl, isSecureUrl, parseUrlOption } from './http/url-guard.js';
 import { runtimeProduct } from './runtime.js';
 import { Uploader } from './uploads/uploader.js';
 import { VERSION } from './version.js';
@@ -86,7 +86,12 @@ export interface PushClientOptions {
   userAgent?: string | undefined;
   /** Where tokens are cached; share one between processes to share tokens. @default a new MemoryTokenStore */
   tokenStore?: TokenStore | undefined;
-  /** Allow plain http to hosts other than 127.0.0.1, localhost and [::1]. Credentials would travel unencrypted. @default false */
+  /**
+   * Allow plain http to hosts other than 127.0.0.1, localhost and [::1], such as an emulator in
+   * another container. Credentials would travel unencrypted, so the client then emits one process
+   * warning naming the host. `PUSH_ALLOW_INSECURE_HTTP=1` sets it from the environment.
+   * @default process.env.PUSH_ALLOW_INSECURE_HTTP === '1', else false
+   */
   allowInsecureHttp?: boolean | undefined;
   /** Allow a client secret in a browser-like environment, where any user could read it. @default false */
   dangerouslyAllowBrowser?: boolean | undefined;
@@ -159,6 +164,28 @@ function resolveLogger(options: PushClientOptions, env: Record<string, string | 
   return level === undefined || level === 'off' ? silentLogger : filterLogger(consoleLogger(), level);
 }
 
+function insecureHttpOption(given: boolean | undefined, env: Record<string, string | undefined>): boolean {
+  if (given !== undefined) return given;
+  const value = env[ENV_VARS.allowInsecureHttp]?.trim();
+  if (value === undefined || value === '' || value === '0') return DEFAULTS.allowInsecureHttp;
+  if (value === '1') return true;
+  throw new ConfigurationError(`PushClient: ${ENV_VARS.allowInsecureHttp} must be 1 (or 0 or unset)`);
+}
+
+/**
+ * The switch is for a test emulator in another container; anywhere else it sends a secret in clear
+ * text, so using it is said out loud, once per client, on stderr.
+ */
+function warnInsecureHosts(urls: URL[]): void {
+  const hosts = [...new Set(urls.filter((url) => !isSecureUrl(url)).map((url) => url.host))];
+  if (hosts.length === 0 || typeof process === 'undefined' || typeof process.emitWarning !== 'function') return;
+  process.emitWarning(
+    `PushClient: plain http to ${hosts.join(', ')} allowed by allowInsecureHttp (${ENV_VARS.allowInsecureHttp}): ` +
+      'the client secret, tokens and data travel unencrypted. Use it only for a test emulator.',
+    { type: 'SecurityWarning', code: 'PUSH_API_INSECURE_HTTP' },
+  );
+}
+
 function isBrowserLike(): boolean {
   return typeof globalThis.window !== 'undefined' && typeof globalThis.document !== 'undefined';
 }
@@ -188,7 +215,7 @@ function urlOption(value: string, name: 'authUrl' | 'baseUrl', allowInsecureHttp
 /** Resolves options and environment into validated settings; throws ConfigurationError naming the option. */
 function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientSecret: ClientSecretSource } {
   const env = options.env ?? (typeof process !== 'undefined' ? process.env : {});
-  const allowInsecureHttp = options.allowInsecureHttp ?? DEFAULTS.allowInsecureHttp;
+  const allowInsecureHttp = insecureHttpOption(options.allowInsecureHttp, env);
   const clientId = required(fromEnv(options, env, 'clientId'), 'clientId');
   const clientSecret =
     typeof options.clientSecret === 'function'
@@ -202,6 +229,7 @@ function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientS
   }
   const authUrl = urlOption(required(fromEnv(options, env, 'authUrl'), 'authUrl'), 'authUrl', allowInsecureHttp);
   const baseUrl = urlOption(required(fromEnv(options, env, 'baseUrl'), 'baseUrl'), 'baseUrl', allowInsecureHttp);
+  if (allowInsecureHttp) warnInsecureHosts([authUrl, baseUrl]);
   // Relative paths resolve under the base only when it ends with a slash.
   if (!baseUrl.pathname.endsWith('/')) baseUrl.pathname += '/';
   let scopes: string[];

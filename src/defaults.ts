@@ -11,6 +11,7 @@ export const ENV_VARS = {
   baseUrl: 'PUSH_BASE_URL',
   scopeBase: 'PUSH_SCOPE_BASE',
   logLevel: 'PUSH_LOG',
+  allowInsecureHttp: 'PUSH_ALLOW_INSECURE_HTTP',
 } as const;
 
 export const DEFAULTS = {

@@ -15,6 +15,7 @@ export interface ConnectionFlags {
   clientSecretFile?: string;
   clientSecretStdin?: boolean;
   retryAmbiguous?: boolean;
+  allowInsecureHttp?: boolean;
 }
 
 export interface CliConfig {
@@ -23,6 +24,8 @@ export interface CliConfig {
   authUrl: string;
   baseUrl: string;
   scopeBase: string;
+  /** `--allow-insecure-http`; else the SDK reads PUSH_ALLOW_INSECURE_HTTP. */
+  allowInsecureHttp?: true;
 }
 
 /**
@@ -36,7 +39,11 @@ export function addConnectionOptions(command: Command): Command {
     .option('--base-url <url>', `data API address (env ${ENV_VARS.baseUrl})`)
     .option('--scope-base <prefix>', `common prefix of scope names (env ${ENV_VARS.scopeBase})`)
     .option('--client-secret-file <path>', `read the client secret from this file (else env ${ENV_VARS.clientSecret})`)
-    .option('--client-secret-stdin', 'read the client secret from stdin');
+    .option('--client-secret-stdin', 'read the client secret from stdin')
+    .option(
+      '--allow-insecure-http',
+      `allow plain http to a non-loopback host, such as an emulator in another container (env ${ENV_VARS.allowInsecureHttp}=1)`,
+    );
 }
 
 function pick(
@@ -102,7 +109,20 @@ export async function resolveConfig(
   const baseUrl = pick(flags.baseUrl, env, ENV_VARS.baseUrl, 'data API address', '--base-url');
   const scopeBase = pick(flags.scopeBase, env, ENV_VARS.scopeBase, 'scope base', '--scope-base');
   const clientSecret = await readSecret(flags, env, stdin);
-  return { clientId, clientSecret, authUrl, baseUrl, scopeBase };
+  return {
+    clientId,
+    clientSecret,
+    authUrl,
+    baseUrl,
+    scopeBase,
+    ...(flags.allowInsecureHttp === true && { allowInsecureHttp: true }),
+  };
+}
+
+const SDK_ENV = [ENV_VARS.logLevel, ENV_VARS.allowInsecureHttp];
+
+function passedEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(SDK_ENV.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
 }
 
 export interface ClientFlags {
@@ -129,8 +149,8 @@ export async function createClient(
       ...(dispatcher !== undefined && { dispatcher }),
       ...(options.verbose === true && { hooks: verboseHooks((line) => process.stderr.write(`${line}\n`)) }),
       // Everything was resolved above; the SDK must not read the environment a second time,
-      // except PUSH_LOG, which a script turns on the SDK's own log lines with, as for any client.
-      env: env.PUSH_LOG === undefined ? {} : { PUSH_LOG: env.PUSH_LOG },
+      // except PUSH_LOG and PUSH_ALLOW_INSECURE_HTTP, which it reads as for any client.
+      env: passedEnv(env),
     });
   } catch (error) {
     if (error instanceof ConfigurationError) throw new UsageError(error.message.replace(/^PushClient: /, ''));

@@ -27,7 +27,7 @@ export function assertSecureUrl(url: URL, what: string, allowInsecureHttp = fals
   if (!isSecureUrl(url, allowInsecureHttp)) {
     throw new ConfigurationError(
       `${what} uses plain http to ${url.host}; only https is allowed except for loopback hosts. ` +
-        'Set allowInsecureHttp: true to override (credentials would travel unencrypted).',
+        'Set allowInsecureHttp: true (PUSH_ALLOW_INSECURE_HTTP=1, or --allow-insecure-http in the CLI) to override; credentials would travel unencrypted.',
     );
   }
   return url;

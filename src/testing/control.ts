@@ -46,9 +46,9 @@ const faultRuleSchema = z.strictObject({
 
 const clockSchema = z.strictObject({ advanceMs: z.number().nonnegative().finite() });
 
-/** The spec's error shape, plus the field at fault so that a script can say what it got wrong. */
+/** The spec's error shape; the message starts with the field at fault: `Bad Request: <field>: <why>`. */
 function badRequest(field: string, detail: string): Response {
-  return jsonResponse(400, { code: '400', message: `Bad Request: ${field}: ${detail}`, success: false, field });
+  return apiError(400, `${field}: ${detail}`);
 }
 
 function firstIssue(error: z.ZodError): Response {
@@ -115,7 +115,7 @@ async function resetRoute(emulator: PushApiEmulator, request: Request): Promise<
   const parsed = z.strictObject({}).safeParse(body.value);
   if (!parsed.success) return firstIssue(parsed.error);
   emulator.clearReceived();
-  return jsonResponse(200, { reset: true, apps: emulator.state.apps, now: emulator.now() });
+  return jsonResponse(200, { reset: true, apps: emulator.state.apps });
 }
 
 async function clockRoute(emulator: PushApiEmulator, request: Request): Promise<Response> {

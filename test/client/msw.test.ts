@@ -39,6 +39,19 @@ describe('PushClient with setupServer(...mock.handlers) and no special wiring', 
     expect(mock.state.tokenRequestCount).toBe(1);
   });
 
+  it('mock.clientOptions() is all a PushClient needs', async () => {
+    expect(mock.clientOptions()).toEqual({
+      clientId: mock.clientId,
+      clientSecret: mock.clientSecret,
+      authUrl: mock.authUrl,
+      baseUrl: mock.baseUrl,
+      scopeBase: mock.scopeBase,
+    });
+    const client = new PushClient({ ...mock.clientOptions(), env: {} });
+    await client.finance.publishBatch(mock.appId, [record(1)]);
+    expect(mock.state.recordCount(mock.appId)).toBe(1);
+  });
+
   it('a 401 on a data call refreshes the token and re-sends once', async () => {
     const client = new PushClient({ env });
     mock.revokeToken((await client.tokens.getToken()).accessToken);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PushClient } from '../../src/index.js';
 import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
 import { validRecord } from './helpers.js';
-import { json, send } from './http-request.js';
+import { json, type RawAnswer, send } from './http-request.js';
 
 let emulator: RunningEmulator;
 
@@ -22,6 +22,11 @@ function post(path: string, body: unknown, type = 'application/json') {
     headers: { 'content-type': type },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
+}
+
+/** The field a 400 names: its message reads `Bad Request: <field>: <why>`. */
+function fieldOf(answer: RawAnswer): string | undefined {
+  return /^Bad Request: ([\w.]+): /.exec(String(json(answer).message))?.[1];
 }
 
 function client(): PushClient {
@@ -72,8 +77,8 @@ describe('POST /_emulator/faults', () => {
   ])('answers 400 naming the field for %j', async (body, field) => {
     const answer = await post('/_emulator/faults', body);
     expect(answer.status).toBe(400);
-    expect(json(answer)).toMatchObject({ code: '400', success: false, field });
-    expect(json(answer).message).toContain(field);
+    expect(json(answer)).toMatchObject({ code: '400', success: false });
+    expect(fieldOf(answer)).toBe(field);
     expect(emulator.mock.faults.list()).toEqual([]);
   });
 
@@ -144,7 +149,7 @@ describe('POST /_emulator/reset', () => {
     expect((await post('/_emulator/reset', '')).status).toBe(200);
     const unknown = await post('/_emulator/reset', { everything: true });
     expect(unknown.status).toBe(400);
-    expect(json(unknown)).toMatchObject({ field: 'everything' });
+    expect(fieldOf(unknown)).toBe('everything');
     expect((await post('/_emulator/reset', '', 'application/x-www-form-urlencoded')).status).toBe(415);
   });
 });
@@ -169,8 +174,7 @@ describe('POST /_emulator/clock', () => {
       const before = emulator.mock.now();
       const answer = await post('/_emulator/clock', body);
       expect(answer.status).toBe(400);
-      const { field } = json(answer);
-      expect(['advanceMs', 'extra']).toContain(field);
+      expect(['advanceMs', 'extra']).toContain(fieldOf(answer));
       expect(emulator.mock.now() - before).toBeLessThan(1000);
     },
   );

@@ -105,8 +105,12 @@ describe('push-api emulator command', () => {
     expect(parseRateLimit('10/500ms')).toEqual({ requests: 10, windowMs: 500 });
     expect(parseRateLimit('600/1m')).toEqual({ requests: 600, windowMs: 60_000 });
     expect(parseRateLimit('3/2')).toEqual({ requests: 3, windowMs: 2000 });
-    expect(() => parseRateLimit('fast')).toThrow(/100\/1s/);
+    expect(parseRateLimit('100/s')).toEqual({ requests: 100, windowMs: 1000 });
+    expect(parseRateLimit('5/m')).toEqual({ requests: 5, windowMs: 60_000 });
+    expect(() => parseRateLimit('fast')).toThrow(/100\/s/);
     expect(() => parseRateLimit('5/0s')).toThrow();
+    expect(() => parseRateLimit('0/s')).toThrow(/at least 1/);
+    expect(() => parseRateLimit('5/')).toThrow();
   });
 
   it.each([

@@ -4,15 +4,58 @@
  */
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, statSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import type { RunningEmulator } from '../../testing/server.js';
+import type { FaultRule } from '../../testing/faults.js';
+import type { RunningEmulator, StartEmulatorOptions } from '../../testing/server.js';
+import { UsageError } from '../exit-codes.js';
+import {
+  collect,
+  FAULT_SYNTAX,
+  parseAllowedHost,
+  parseAppId,
+  parseClientId,
+  parseFault,
+  parsePublicUrl,
+} from './emulator-flags.js';
 
-/** Seams for tests: where output goes and what stops the server (SIGINT/SIGTERM by default). */
+/**
+ * Seams for tests: where output goes (`write`: stdout; `writeInfo`: what must stay off stdout under
+ * `--json`, stderr by default) and what stops the server (SIGINT/SIGTERM by default).
+ */
 export interface EmulatorCommandIo {
   write?: (text: string) => void;
+  writeInfo?: (text: string) => void;
   stopSignal?: AbortSignal;
+}
+
+interface EmulatorFlags {
+  port: number;
+  host: string;
+  tokenTtl?: number;
+  rateLimit?: { requests: number; windowMs: number };
+  save?: string;
+  fault?: FaultRule[];
+  app?: string[];
+  clientId?: string;
+  clientSecretFile?: string;
+  json?: boolean;
+  publicUrl?: string;
+  allowedHost?: string[];
+  lenientScope?: boolean;
+}
+
+/** What `--json` prints: everything a script needs to configure a client, on one line. */
+export interface EmulatorSettings {
+  authUrl: string;
+  baseUrl: string;
+  scopeBase: string;
+  clientId: string;
+  /** null when it came from `--client-secret-file`: a secret given in a file is never printed. */
+  clientSecret: string | null;
+  appIds: string[];
+  inspectorUrl: string;
 }
 
 function parsePort(value: string): number {
@@ -29,12 +72,18 @@ function parseSeconds(value: string): number {
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
-/** Reads `<requests>/<window>`, such as `100/1s`, `10/500ms` or `600/1m`; a bare window is seconds. */
+/**
+ * Reads `<requests>/<window>`, such as `100/s`, `100/1s`, `10/500ms` or `600/1m`; a bare number
+ * is seconds, a bare unit is one of it.
+ */
 export function parseRateLimit(value: string): { requests: number; windowMs: number } {
-  const match = /^(\d+)\/(\d+)(ms|s|m|h)?$/.exec(value.trim());
-  if (!match?.[1] || !match[2]) throw new InvalidArgumentError('must look like 100/1s, 10/500ms or 600/1m');
-  const windowMs = Number(match[2]) * (UNIT_MS[match[3] ?? 's'] ?? 1000);
+  const match = /^(\d{1,9})\/(\d{1,9})?(ms|s|m|h)?$/.exec(value.trim());
+  if (!match?.[1] || (match[2] === undefined && match[3] === undefined)) {
+    throw new InvalidArgumentError('must look like 100/s, 10/500ms or 600/1m');
+  }
+  const windowMs = Number(match[2] ?? 1) * (UNIT_MS[match[3] ?? 's'] ?? 1000);
   if (windowMs <= 0) throw new InvalidArgumentError('the window must be longer than 0');
+  if (Number(match[1]) < 1) throw new InvalidArgumentError('must allow at least 1 request per window');
   return { requests: Number(match[1]), windowMs };
 }
 
@@ -55,28 +104,104 @@ export function shellQuote(value: string): string {
   return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
-function banner(running: RunningEmulator): string {
+/** Plain http to a name that is not loopback: the SDK and CLI then need their explicit switch. */
+function needsInsecureSwitch(url: string): boolean {
+  const { protocol, hostname } = new URL(url);
+  return protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(hostname);
+}
+
+function settingsOf(running: RunningEmulator, secretFromFile: boolean): EmulatorSettings {
   const { mock } = running;
-  const settings: [string, string][] = [
-    ['PUSH_AUTH_URL', running.authUrl],
-    ['PUSH_BASE_URL', running.baseUrl],
-    ['PUSH_SCOPE_BASE', mock.scopeBase],
-    ['PUSH_CLIENT_ID', mock.clientId],
-    ['PUSH_CLIENT_SECRET', mock.clientSecret],
-    ['PUSH_APP_ID', mock.appId],
-  ];
+  return {
+    authUrl: running.authUrl,
+    baseUrl: running.baseUrl,
+    scopeBase: mock.scopeBase,
+    clientId: mock.clientId,
+    clientSecret: secretFromFile ? null : mock.clientSecret,
+    appIds: mock.state.apps,
+    inspectorUrl: `${running.url}/_emulator/`,
+  };
+}
+
+function banner(running: RunningEmulator, settings: EmulatorSettings, secretFile: string | undefined): string {
+  const secretLine =
+    secretFile === undefined
+      ? `export PUSH_CLIENT_SECRET=${shellQuote(settings.clientSecret ?? '')}`
+      : `export PUSH_CLIENT_SECRET="$(head -n 1 ${shellQuote(resolve(secretFile))})"`;
+  const reachable = running.url === running.listenUrl ? '' : ` (reachable as ${running.url})`;
   return [
-    `push-api emulator listening on ${running.url}`,
+    `push-api emulator listening on ${running.listenUrl}${reachable}`,
     `  token:       POST ${running.authUrl}/oauth2/token`,
     `  data API:    ${running.baseUrl}/services/push/v1/customer/apps/{appId}/...`,
     `  uploads:     ${running.uploadUrl}   (where signed upload addresses point)`,
     `  received:    GET ${running.stateUrl}   (JSON; records as JSON Lines: GET ${running.url}/_emulator/records)`,
-    '  The client secret below is a published demo value: never use it for anything else.',
+    `  control:     POST ${running.url}/_emulator/faults, /_emulator/reset, /_emulator/clock   (JSON bodies)`,
+    `  inspector:   ${settings.inspectorUrl}`,
+    `  apps:        ${settings.appIds.join(', ')}`,
+    ...(secretFile === undefined
+      ? ['  The client secret below is a published demo value: never use it for anything else.']
+      : []),
     'Settings for PushClient and push-api; paste them into the shell that runs your code:',
-    ...settings.map(([name, value]) => `export ${name}=${shellQuote(value)}`),
+    `export PUSH_AUTH_URL=${shellQuote(settings.authUrl)}`,
+    `export PUSH_BASE_URL=${shellQuote(settings.baseUrl)}`,
+    `export PUSH_SCOPE_BASE=${shellQuote(settings.scopeBase)}`,
+    `export PUSH_CLIENT_ID=${shellQuote(settings.clientId)}`,
+    secretLine,
+    `export PUSH_APP_ID=${shellQuote(settings.appIds[0] ?? '')}`,
+    ...(needsInsecureSwitch(running.url)
+      ? [
+          '# plain http to a host that is not loopback: the SDK and CLI refuse it without this switch',
+          'export PUSH_ALLOW_INSECURE_HTTP=1',
+        ]
+      : []),
     'Press Ctrl+C to stop.',
     '',
   ].join('\n');
+}
+
+/** The first line of the secret file; errors never show the path (a secret pasted there would be printed). */
+async function readSecretFile(path: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `cannot read the file given to --client-secret-file (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  const secret = (text.split(/\r?\n/, 1)[0] ?? '').trim();
+  if (!/^[\x21-\x7e]{1,1024}$/.test(secret)) {
+    throw new UsageError(
+      'the file given to --client-secret-file must start with a line of 1-1024 printable characters',
+    );
+  }
+  return secret;
+}
+
+/** The emulator's options from the flags: apps, credential, limits, addresses. */
+async function startOptions(flags: EmulatorFlags): Promise<StartEmulatorOptions> {
+  const { SCOPE_NAMES, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_SCOPE_BASE } = await import('../../testing/options.js');
+  const customCredential = flags.clientId !== undefined || flags.clientSecretFile !== undefined;
+  return {
+    port: flags.port,
+    host: flags.host,
+    tokenTtlSeconds: flags.tokenTtl,
+    rateLimit: flags.rateLimit,
+    ...(flags.app && { apps: [...new Set(flags.app)] }),
+    ...(customCredential && {
+      credentials: [
+        {
+          clientId: flags.clientId ?? DEMO_CLIENT_ID,
+          clientSecret:
+            flags.clientSecretFile === undefined ? DEMO_CLIENT_SECRET : await readSecretFile(flags.clientSecretFile),
+          scopes: SCOPE_NAMES.map((name) => `${DEMO_SCOPE_BASE}/${name}`),
+        },
+      ],
+    }),
+    ...(flags.publicUrl !== undefined && { publicUrl: flags.publicUrl }),
+    ...(flags.allowedHost && { allowedHosts: flags.allowedHost }),
+    ...(flags.lenientScope === true && { lenientScope: true }),
+  };
 }
 
 /**
@@ -122,39 +247,43 @@ function untilStopped(signal: AbortSignal | undefined): Promise<void> {
 
 export function emulatorCommand(io: EmulatorCommandIo = {}): Command {
   const write = io.write ?? ((text: string) => void process.stdout.write(text));
+  const writeInfo = io.writeInfo ?? ((text: string) => void process.stderr.write(text));
   return new Command('emulator')
     .description('serve an emulated push service on this machine, with demo credentials and a demo app')
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 4010)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--public-url <url>', 'address other containers reach it by, such as http://emulator:4010', parsePublicUrl)
+    .option('--allowed-host <name>', 'also accept this name in Host headers (repeatable)', collect(parseAllowedHost))
+    .option('--app <id>', 'an application that exists (repeatable; replaces demo-app)', collect(parseAppId))
+    .option('--client-id <id>', 'client id of the credential (default demo-client)', parseClientId)
+    .option(
+      '--client-secret-file <path>',
+      "read the credential's secret from the first line of this file (never printed)",
+    )
     .option('--token-ttl <seconds>', 'lifetime of issued access tokens', parseSeconds)
-    .option('--rate-limit <n/window>', 'data API rate limit, such as 100/1s', parseRateLimit)
+    .option('--rate-limit <n/window>', 'data API rate limit, such as 100/s', parseRateLimit)
+    .option('--fault <spec>', `inject a fault (repeatable): ${FAULT_SYNTAX}`, collect(parseFault))
+    .option('--lenient-scope', 'grant every scope to a token request without scope, instead of invalid_scope')
+    .option('--json', 'print the settings as one JSON object on stdout, then keep serving')
     .option('--save <file>', 'on stop, write the received finance records to FILE as JSON Lines', parseSavePath)
-    .action(
-      async (options: {
-        port: number;
-        host: string;
-        tokenTtl?: number;
-        rateLimit?: { requests: number; windowMs: number };
-        save?: string;
-      }) => {
-        // Loaded here: the HTTP server (srvx) and the emulated service are only this command's cost.
-        const { startEmulator } = await import('../../testing/server.js');
-        const running = await startEmulator({
-          port: options.port,
-          host: options.host,
-          tokenTtlSeconds: options.tokenTtl,
-          rateLimit: options.rateLimit,
-        });
-        write(banner(running));
-        await untilStopped(io.stopSignal);
-        await running.close();
-        const { receivedSummary } = await import('../../testing/inspection.js');
-        write(receivedSummary(running.mock));
-        if (options.save !== undefined) {
-          const saved = await saveRecords(running, options.save);
-          write(`saved ${saved} record${saved === 1 ? '' : 's'} to ${options.save}\n`);
-        }
-        write('emulator stopped\n');
-      },
-    );
+    .action(async (options: EmulatorFlags) => {
+      // Loaded here: the HTTP server (srvx) and the emulated service are only this command's cost.
+      const { startEmulator } = await import('../../testing/server.js');
+      const running = await startEmulator(await startOptions(options));
+      for (const rule of options.fault ?? []) running.mock.faults.add(rule);
+      const settings = settingsOf(running, options.clientSecretFile !== undefined);
+      // Under --json, stdout carries that one object; everything else goes to stderr.
+      const info = options.json === true ? writeInfo : write;
+      if (options.json === true) write(`${JSON.stringify(settings)}\n`);
+      else write(banner(running, settings, options.clientSecretFile));
+      await untilStopped(io.stopSignal);
+      await running.close();
+      const { receivedSummary } = await import('../../testing/inspection.js');
+      info(receivedSummary(running.mock));
+      if (options.save !== undefined) {
+        const saved = await saveRecords(running, options.save);
+        info(`saved ${saved} record${saved === 1 ? '' : 's'} to ${options.save}\n`);
+      }
+      info('emulator stopped\n');
+    });
 }

@@ -101,6 +101,8 @@ describe('inspector page and assets', () => {
     expect(redirect.headers.get('location')).toBe('/_emulator/');
     const post = await fetch(`${emulator.inspectorUrl}events`, { method: 'POST' });
     expect(post.status).toBe(405);
+    expect((await fetch(`${emulator.inspectorUrl}events`, { method: 'HEAD' })).status).toBe(405);
+    expect((await fetch(emulator.inspectorUrl, { method: 'HEAD' })).status).toBe(200);
     expect(await post.json()).toMatchObject({ code: '405', success: false });
   });
 
@@ -244,5 +246,13 @@ describe('overview, events and downloads', () => {
     expect(response.headers.get('content-security-policy')).toContain('sandbox');
     expect(await response.text()).toBe('<script>alert(1)</script>');
     expect((await fetch(`${emulator.inspectorUrl}files/demo-app/missing.csv`)).status).toBe(404);
+  });
+
+  it("names a downloaded file so that its quotes and parentheses cannot end the header's value", async () => {
+    const name = "it's (1).csv";
+    const urls = await sdk().uploads.getUploadUrls(emulator.mock.appId, [name]);
+    expect((await fetch(urls[name]!, { method: 'PUT', body: 'a\n' })).status).toBe(200);
+    const response = await fetch(`${emulator.inspectorUrl}files/demo-app/${encodeURIComponent(name)}`);
+    expect(response.headers.get('content-disposition')).toBe("attachment; filename*=UTF-8''it%27s%20%281%29.csv");
   });
 });

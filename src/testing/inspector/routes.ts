@@ -97,9 +97,14 @@ function download(emulator: PushApiEmulator, url: URL, res: ServerResponse): voi
     // Never the uploaded Content-Type: an uploaded HTML file must not render on this origin.
     'content-type': 'application/octet-stream',
     'content-length': String(file.bytes.byteLength),
-    'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(file.name)}`,
+    'content-disposition': `attachment; filename*=UTF-8''${rfc5987(file.name)}`,
   });
   res.end(file.bytes);
+}
+
+/** A file name as an RFC 5987 value: encodeURIComponent leaves `'()*!` as they are, which it must not. */
+function rfc5987(name: string): string {
+  return encodeURIComponent(name).replace(/['()*!]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 function decodeOrEmpty(segment: string): string {
@@ -133,8 +138,10 @@ export function serveInspector(
     pathname === `${INSPECTOR_PATH}record-page` ||
     pathname.startsWith(FILES_PREFIX);
   if (!asset && !isData) return false;
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    sendError(res, 405, 'Method Not Allowed: use GET', { allow: 'GET, HEAD' });
+  // HEAD only for the static files: a HEAD of the event stream would hold a poller for nothing.
+  const allowed = asset ? ['GET', 'HEAD'] : ['GET'];
+  if (!allowed.includes(req.method ?? '')) {
+    sendError(res, 405, `Method Not Allowed: use ${allowed.join(' or ')}`, { allow: allowed.join(', ') });
     return true;
   }
   if (asset) {

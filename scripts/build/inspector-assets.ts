@@ -9,7 +9,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { build } from 'esbuild';
+import { build, transform } from 'esbuild';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const pageDir = path.join(root, 'src', 'testing', 'inspector', 'page');
@@ -26,9 +26,11 @@ export async function inspectorAssetsModule(): Promise<string> {
     legalComments: 'none',
   });
   const read = (name: string) => readFileSync(path.join(pageDir, name), 'utf8');
+  const style = await transform(read('inspector.css'), { loader: 'css', minify: true });
   const assets = {
-    html: read('index.html'),
-    css: read('inspector.css'),
+    // The page has no preformatted text: whitespace between tags is layout-free (flex and tables).
+    html: read('index.html').replace(/>\s+</g, '><').trim(),
+    css: style.code,
     js: script.outputFiles[0]!.text,
     favicon: read('favicon.svg'),
   };

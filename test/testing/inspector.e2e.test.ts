@@ -25,8 +25,9 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  const problems = [...browser.problems];
-  await browser.close();
+  // Undefined when the browser could not start: that failure is the one to report.
+  const problems = [...(browser?.problems ?? [])];
+  await browser?.close();
   await emulator.close();
   expect(problems).toEqual([]);
 });

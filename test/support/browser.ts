@@ -15,6 +15,9 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Screenshots land here (gitignored; CI keeps it as an artifact). */
 export const ARTIFACTS_DIR = path.resolve(import.meta.dirname, '..', '..', 'test-results', 'inspector');
 
+/** Resolves to 127.0.0.1 in the test browser only. */
+export const REBOUND_NAME = 'rebound.test';
+
 const FLAGS = [
   '--headless',
   '--no-sandbox',
@@ -24,6 +27,8 @@ const FLAGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  // A name of an attacker's that resolves to loopback, as after DNS rebinding; nothing else is mapped.
+  `--host-resolver-rules=MAP ${REBOUND_NAME} 127.0.0.1`,
 ];
 
 /** What the page complained about: console errors, uncaught exceptions, failed loads. */

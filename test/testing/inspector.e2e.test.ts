@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PushClient } from '../../src/index.js';
 import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
-import { type BrowserSession, openBrowser, screenshot } from '../support/browser.js';
+import { type BrowserSession, openBrowser, REBOUND_NAME, screenshot } from '../support/browser.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
 let emulator: RunningEmulator;
@@ -90,6 +90,42 @@ describe('inspector page', () => {
     await records.getByText('1 match among').waitFor();
     await expect(records.getByText(script, { exact: true }).count()).resolves.toBe(1);
     await screenshot(page, 'hostile-record-as-text');
+  });
+
+  // (eval cannot be tried from here: the test's own evaluate is exempt from the page's CSP. The
+  // header test in inspector-routes.test.ts checks that the policy has no 'unsafe-eval'.)
+  it('runs under a CSP the browser enforces: no injected inline script, no outside connection', async () => {
+    const { page } = browser;
+    const outcome = await page.evaluate(async () => {
+      const script = document.createElement('script');
+      script.textContent = 'window.__inline = true';
+      document.body.append(script);
+      const outside = await fetch('http://127.0.0.2:9/x').then(
+        () => 'loaded',
+        () => 'refused',
+      );
+      return { inline: (window as { __inline?: boolean }).__inline ?? false, outside };
+    });
+    const refusals = browser.problems.splice(0);
+    expect(outcome).toEqual({ inline: false, outside: 'refused' });
+    // The browser reports each refusal on the console; those, and only those, are expected here.
+    expect(refusals.some((problem) => problem.includes("'script-src 'self''"))).toBe(true);
+    expect(refusals.some((problem) => problem.includes("connect-src 'self'"))).toBe(true);
+    for (const problem of refusals) expect(problem).toMatch(/Content Security Policy/);
+  });
+
+  it('refuses the page, its stream and its data to a name rebound to 127.0.0.1 (DNS rebinding)', async () => {
+    const { page } = browser;
+    const rebound = `http://${REBOUND_NAME}:${new URL(emulator.url).port}`;
+    await client().finance.publish(emulator.mock.appId, [{ ...SAMPLE_RECORD, transactionNumber: 'TX-private' }]);
+    for (const path of ['/_emulator/', '/_emulator/events', '/_emulator/record-page', '/_emulator/overview']) {
+      const response = await page.goto(`${rebound}${path}`);
+      expect(response?.status(), path).toBe(403);
+      expect(await page.content(), path).not.toContain('TX-private');
+    }
+    const refusals = browser.problems.splice(0);
+    expect(refusals.length).toBeGreaterThan(0);
+    for (const problem of refusals) expect(problem).toMatch(/403|Failed to load resource/);
   });
 
   it('adds a fault from the page, and the next SDK call meets it', async () => {

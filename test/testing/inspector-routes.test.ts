@@ -230,6 +230,27 @@ describe('overview, events and downloads', () => {
     controller.abort();
   });
 
+  it('caps the open event streams, and takes a new one once another closes', async () => {
+    const streams = Array.from({ length: 32 }, () => new AbortController());
+    const opened = await Promise.all(
+      streams.map((controller) => fetch(`${emulator.inspectorUrl}events`, { signal: controller.signal })),
+    );
+    expect(opened.map((response) => response.status)).toEqual(streams.map(() => 200));
+    const refused = await fetch(`${emulator.inspectorUrl}events`);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    streams[0]!.abort();
+    let again: Response | undefined;
+    for (let attempt = 0; attempt < 50 && again?.status !== 200; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      again = await fetch(`${emulator.inspectorUrl}events`);
+      if (again.status !== 200) await again.body?.cancel();
+    }
+    expect(again?.status).toBe(200);
+    await again?.body?.cancel();
+    for (const controller of streams) controller.abort();
+  });
+
   it('sends a file as an opaque attachment, never in the type it was uploaded with', async () => {
     const urls = await sdk().uploads.getUploadUrls(emulator.mock.appId, ['page.html']);
     const put = await fetch(urls['page.html']!, {

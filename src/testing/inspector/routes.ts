@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PushApiEmulator } from '../handler.js';
 import { INSPECTOR_ASSETS } from './assets.generated.js';
-import { streamEvents } from './events.js';
+import { MAX_EVENT_STREAMS, streamEvents } from './events.js';
 import { inspectorOverview } from './overview.js';
 
 /** Where the page is served. */
@@ -152,7 +152,11 @@ export function serveInspector(
     });
     res.end(req.method === 'HEAD' ? undefined : asset.body);
   } else if (pathname === `${INSPECTOR_PATH}events`) {
-    streamEvents(emulator, req, res, securityHeaders(DATA_CSP));
+    if (!streamEvents(emulator, req, res, securityHeaders(DATA_CSP))) {
+      sendError(res, 503, `Service Unavailable: ${MAX_EVENT_STREAMS} event streams are open already`, {
+        'retry-after': '5',
+      });
+    }
   } else if (pathname === `${INSPECTOR_PATH}overview`) {
     sendJson(res, 200, inspectorOverview(emulator));
   } else if (pathname === `${INSPECTOR_PATH}record-page`) {

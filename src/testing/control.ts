@@ -8,7 +8,7 @@
  * (a CORS "simple request") to 127.0.0.1 without asking, but never a JSON one, which needs a
  * preflight that the emulator does not grant.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { readBodyWithLimit } from './body.js';
 import type { FaultRule } from './faults.js';
 import type { PushApiEmulator } from './handler.js';
@@ -22,29 +22,10 @@ export const CONTROL_PATHS: readonly string[] = [FAULTS_PATH, RESET_PATH, CLOCK_
 /** A fault rule is a few hundred bytes; anything near this cap is not one. */
 const MAX_CONTROL_BODY_BYTES = 16 * 1024;
 
-const operation = z.enum(['token', 'upload-urls', 'upload', 'finance']);
-
-/** `FaultRule` as JSON: every field but `random` (a function); `times` may be `"Infinity"`. */
-const faultRuleSchema = z.strictObject({
-  match: z
-    .strictObject({
-      operation: z.union([operation, z.array(operation).min(1).max(4)]).optional(),
-      method: z.string().min(1).max(16).optional(),
-      pathIncludes: z.string().max(2048).optional(),
-    })
-    .optional(),
-  times: z
-    .union([z.number().int().positive(), z.literal('Infinity').transform(() => Number.POSITIVE_INFINITY)])
-    .optional(),
-  probability: z.number().min(0).max(1).optional(),
-  status: z.number().int().min(200).max(599).optional(),
-  retryAfter: z.union([z.number().int().nonnegative(), z.string().min(1).max(64)]).optional(),
-  body: z.union([z.string().max(MAX_CONTROL_BODY_BYTES), z.record(z.string(), z.unknown())]).optional(),
-  delayMs: z.number().nonnegative().max(600_000).optional(),
-  drop: z.enum(['before', 'after']).optional(),
-});
-
-const clockSchema = z.strictObject({ advanceMs: z.number().nonnegative().finite() });
+/** zod is loaded only when a control route is used: the emulator alone must not need it. */
+function schemas(): Promise<typeof import('./control-schemas.js')> {
+  return import('./control-schemas.js');
+}
 
 /** The spec's error shape; the message starts with the field at fault: `Bad Request: <field>: <why>`. */
 function badRequest(field: string, detail: string): Response {
@@ -91,7 +72,7 @@ async function faultsRoute(emulator: PushApiEmulator, request: Request): Promise
   if (request.method !== 'POST') return methodNotAllowed('POST, DELETE');
   const body = await jsonBody(request);
   if (!body.ok) return body.response;
-  const parsed = faultRuleSchema.safeParse(body.value);
+  const parsed = (await schemas()).faultRuleSchema.safeParse(body.value);
   if (!parsed.success) return firstIssue(parsed.error);
   try {
     const handle = emulator.faults.add(parsed.data as FaultRule);
@@ -112,7 +93,7 @@ async function resetRoute(emulator: PushApiEmulator, request: Request): Promise<
   if (request.method !== 'POST') return methodNotAllowed('POST');
   const body = await jsonBody(request);
   if (!body.ok) return body.response;
-  const parsed = z.strictObject({}).safeParse(body.value);
+  const parsed = (await schemas()).resetSchema.safeParse(body.value);
   if (!parsed.success) return firstIssue(parsed.error);
   emulator.clearReceived();
   return jsonResponse(200, { reset: true, apps: emulator.state.apps });
@@ -122,7 +103,7 @@ async function clockRoute(emulator: PushApiEmulator, request: Request): Promise<
   if (request.method !== 'POST') return methodNotAllowed('POST');
   const body = await jsonBody(request);
   if (!body.ok) return body.response;
-  const parsed = clockSchema.safeParse(body.value);
+  const parsed = (await schemas()).clockSchema.safeParse(body.value);
   if (!parsed.success) return firstIssue(parsed.error);
   emulator.advanceTime(parsed.data.advanceMs);
   return jsonResponse(200, { now: emulator.now() });

@@ -95,7 +95,7 @@ function refusal(hosts: HostAllowList, req: IncomingMessage, target: URL, absolu
 
 /** An emulator listening on a real port: its addresses, its controls (`mock`), and `close()`. */
 export interface RunningEmulator {
-  /** `http://{host}:{port}` */
+  /** `http://{host}:{port}`, or the `publicUrl` origin when one is given. */
   readonly url: string;
   /** `{url}/auth`: the token endpoint is `{authUrl}/oauth2/token`. */
   readonly authUrl: string;
@@ -202,12 +202,11 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
       if (inspect(emulator, target, req, res)) return;
       if (serveInspector(emulator, target, req, res)) return;
       const request = new NodeRequest({ req, res });
-      const control = handleControl(emulator, request, target.pathname);
-      if (control) return void (await sendNodeResponse(res, await control));
-      const response = await emulator.handle(request, {
-        wire: { contentLength: req.headers['content-length'], transferEncoding: req.headers['transfer-encoding'] },
-        url: target,
-      });
+      const response = await (handleControl(emulator, request, target.pathname) ??
+        emulator.handle(request, {
+          wire: { contentLength: req.headers['content-length'], transferEncoding: req.headers['transfer-encoding'] },
+          url: target,
+        }));
       if (response.type === 'error') {
         // An injected dropped connection: the client sees a reset, as with a crashed server.
         req.socket.destroy();

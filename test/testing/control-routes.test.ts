@@ -72,6 +72,8 @@ describe('POST /_emulator/faults', () => {
     [{ status: 500, match: { host: 'x' } }, 'match.host'],
     [{ status: 500, random: 1 }, 'random'],
     [{ delayMs: -1 }, 'delayMs'],
+    [{ status: 503, retryAfter: '1\r\nset-cookie: x=1' }, 'retryAfter'],
+    [{ status: 503, match: { method: 'GET /' } }, 'match.method'],
     [[], 'body'],
     ['{"status":', 'body'],
   ])('answers 400 naming the field for %j', async (body, field) => {

@@ -161,11 +161,12 @@ describe('push-api emulator flags', () => {
     }
   });
 
-  it('prints container settings for --host 0.0.0.0 --public-url, with the switch the SDK then needs', async () => {
-    const run = await serve(['--host', '0.0.0.0', '--public-url', 'http://emulator:4010', '--allowed-host', 'push']);
+  it('prints container settings for --host and --public-url, with the switch the SDK then needs', async () => {
+    // 127.0.0.3 stands in for 0.0.0.0, which would expose the demo credential beyond this machine.
+    const run = await serve(['--host', '127.0.0.3', '--public-url', 'http://emulator:4010', '--allowed-host', 'push']);
     try {
       const banner = run.output.join('');
-      expect(banner).toMatch(/listening on http:\/\/0\.0\.0\.0:\d+ \(reachable as http:\/\/emulator:4010\)/);
+      expect(banner).toMatch(/listening on http:\/\/127\.0\.0\.3:\d+ \(reachable as http:\/\/emulator:4010\)/);
       expect(banner).toContain('export PUSH_AUTH_URL=http://emulator:4010/auth');
       expect(banner).toContain('export PUSH_BASE_URL=http://emulator:4010\n');
       expect(banner).toContain('export PUSH_ALLOW_INSECURE_HTTP=1');
@@ -192,10 +193,10 @@ describe('push-api emulator flags', () => {
     await expect(command.parseAsync([flag, value], { from: 'user' })).rejects.toThrow(message);
   });
 
-  it('refuses an unreadable or empty --client-secret-file without printing its path', async () => {
+  it('refuses a missing, empty or special --client-secret-file (a device, a directory) without printing its path', async () => {
     const empty = join(temp, 'empty');
     writeFileSync(empty, '\n');
-    for (const path of [join(temp, 'missing'), empty]) {
+    for (const path of [join(temp, 'missing'), empty, '/dev/zero', temp]) {
       const command = emulatorCommand({ write: () => undefined });
       const error = await command.parseAsync(['--client-secret-file', path], { from: 'user' }).catch((e: Error) => e);
       expect(error).toBeInstanceOf(Error);

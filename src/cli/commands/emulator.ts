@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, statSync } from 'node:fs';
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { FaultRule } from '../../testing/faults.js';
@@ -159,12 +159,28 @@ function banner(running: RunningEmulator, settings: EmulatorSettings, secretFile
   ].join('\n');
 }
 
-/** The first line of the secret file; errors never show the path (a secret pasted there would be printed). */
+/** A secret is one short line; reading more would let `/dev/zero` or a huge file exhaust memory. */
+const MAX_SECRET_FILE_BYTES = 4096;
+
+/**
+ * The first line of the secret file, which must be a regular file (a FIFO would block the start);
+ * errors never show the path (a secret pasted there would be printed).
+ */
 async function readSecretFile(path: string): Promise<string> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    const file = await open(path, 'r');
+    try {
+      if (!(await file.stat()).isFile())
+        throw new UsageError('the file given to --client-secret-file is not a regular file');
+      const buffer = Buffer.alloc(MAX_SECRET_FILE_BYTES);
+      const { bytesRead } = await file.read(buffer, 0, MAX_SECRET_FILE_BYTES, 0);
+      text = buffer.subarray(0, bytesRead).toString('utf8');
+    } finally {
+      await file.close();
+    }
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError(
       `cannot read the file given to --client-secret-file (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
     );

@@ -31,7 +31,8 @@ export interface FinanceDelivery {
   readonly records: FinanceRecord[];
 }
 
-interface StoredDelivery {
+/** One stored batch as kept: its records still as JSON text, so a reader can skip it unparsed. */
+export interface StoredDelivery {
   requestId: string;
   receivedAt: number;
   firstIndex: number;
@@ -84,8 +85,24 @@ export class FinanceStore {
     }));
   }
 
+  /**
+   * The batches holding records below `before`, newest first, found by binary search: a reader pages
+   * or scans back from there without parsing the batches it does not reach.
+   */
+  *batchesBefore(before: number): Generator<StoredDelivery> {
+    const start = this.#batchIndexOf(Math.min(before, this.#count) - 1);
+    for (let i = start; i >= 0; i--) yield this.#deliveries[i]!;
+  }
+
   /** The request that delivered the record at `index`, found by binary search over the batches. */
   deliveryOf(index: number): string | undefined {
+    const found = this.#batchIndexOf(index);
+    return found >= 0 && index >= 0 ? this.#deliveries[found]!.requestId : undefined;
+  }
+
+  /** Position of the batch holding record `index`; -1 when there is none. */
+  #batchIndexOf(index: number): number {
+    if (index < 0) return -1;
     let low = 0;
     let high = this.#deliveries.length - 1;
     while (low <= high) {
@@ -93,8 +110,8 @@ export class FinanceStore {
       const delivery = this.#deliveries[middle]!;
       if (index < delivery.firstIndex) high = middle - 1;
       else if (index >= delivery.firstIndex + delivery.count) low = middle + 1;
-      else return delivery.requestId;
+      else return middle;
     }
-    return undefined;
+    return -1;
   }
 }

@@ -239,6 +239,7 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
   async function handle(request: Request, handleOptions: HandleOptions = {}): Promise<Response> {
     const requestId = randomUUID();
     const at = clock.now();
+    const started = performance.now();
     let url: URL;
     try {
       url = handleOptions.url ?? new URL(request.url);
@@ -272,7 +273,16 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
     }
     if (response.type !== 'error') response.headers.set('x-request-id', requestId);
     state.log(
-      logEntry(request, url, requestId, at, operation, response.type === 'error' ? 0 : response.status, faultKind),
+      logEntry(
+        request,
+        url,
+        requestId,
+        at,
+        operation,
+        response.type === 'error' ? 0 : response.status,
+        faultKind,
+        Math.round((performance.now() - started) * 100) / 100,
+      ),
     );
     return response;
   }

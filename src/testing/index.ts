@@ -23,6 +23,7 @@ export {
   EMULATOR_DEFAULTS,
   SCOPE_NAMES,
 } from './options.js';
+export type { RecordPage, RecordPageEntry, RecordPageQuery } from './record-page.js';
 export type { RunningEmulator, StartEmulatorOptions } from './server.js';
 export { startEmulator } from './server.js';
 export type {

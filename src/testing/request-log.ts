@@ -37,6 +37,7 @@ export function logEntry(
   operation: Operation | undefined,
   status: number,
   fault: RequestLogEntry['fault'],
+  durationMs: number,
 ): RequestLogEntry {
   const entry: RequestLogEntry = {
     id,
@@ -48,6 +49,7 @@ export function logEntry(
     operation,
     status,
     headers: redactHeaders(request.headers),
+    durationMs,
   };
   if (fault) entry.fault = fault;
   return entry;

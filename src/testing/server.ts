@@ -16,6 +16,7 @@ import { handleControl } from './control.js';
 import { createPushApiHandler, type EmulatorClientOptions, type PushApiEmulator } from './handler.js';
 import { HostAllowList } from './host-guard.js';
 import { DEFAULT_SNAPSHOT_REQUESTS, emulatorSnapshot, RECORDS_PATH, recordLines, STATE_PATH } from './inspection.js';
+import { INSPECTOR_PATH, serveInspector } from './inspector/routes.js';
 import { exposedWarning, isLoopbackAddress } from './loopback.js';
 import type { EmulatorOptions } from './options.js';
 
@@ -109,6 +110,8 @@ export interface RunningEmulator {
    * gives the received records as JSON Lines.
    */
   readonly stateUrl: string;
+  /** `{url}/_emulator/`: the web inspector, a live view of requests, records, files and tokens. */
+  readonly inspectorUrl: string;
   /** State, faults and controls of the served emulator. */
   readonly mock: PushApiEmulator;
   /** `http://{host}:{port}`: where it listens, which differs from `url` when `publicUrl` is given. */
@@ -197,6 +200,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
       const refused = refusal(hosts, req, target, !(req.url ?? '/').startsWith('/'));
       if (refused !== undefined) return refuse(res, 403, refused);
       if (inspect(emulator, target, req, res)) return;
+      if (serveInspector(emulator, target, req, res)) return;
       const request = new NodeRequest({ req, res });
       const response = await (handleControl(emulator, request, target.pathname) ??
         emulator.handle(request, {
@@ -249,6 +253,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     baseUrl: url,
     uploadUrl: `${url}/storage`,
     stateUrl: `${url}${STATE_PATH}`,
+    inspectorUrl: `${url}${INSPECTOR_PATH}`,
     mock: served,
     listenUrl,
     clientOptions: () => served.clientOptions(),

@@ -3,6 +3,7 @@
  */
 import { type FinanceDelivery, type FinanceRecord, FinanceStore } from './finance-store.js';
 import type { CredentialInput } from './options.js';
+import { type RecordPage, type RecordPageQuery, recordPage } from './record-page.js';
 import { UploadBudget } from './upload-budget.js';
 
 /**
@@ -59,6 +60,8 @@ export interface RequestLogEntry {
   headers: Record<string, string>;
   /** Set when an injected fault decided the outcome. */
   fault?: 'status' | 'drop-before' | 'drop-after';
+  /** Real time (ms) the emulator took to answer, up to its response headers. */
+  durationMs?: number;
 }
 
 /** A file the emulator's storage host received through a signed address. */
@@ -183,6 +186,12 @@ export interface EmulatorStateView {
   recordCount(appId?: string): number;
   /** Each accepted finance request of an app, with its request id and records. */
   deliveries(appId: string): FinanceDelivery[];
+  /**
+   * One page of an app's records, newest first, optionally filtered by a search over
+   * `transactionNumber`, `vendor` and `identifier`; parses only the batches it reads, so it stays
+   * fast with a million records. A search is a scan bounded by `limit` and `timeBudgetMs`.
+   */
+  recordPage(appId: string, query?: RecordPageQuery): RecordPage;
   /** The request id that delivered the record at `index` of `records(appId)`. */
   deliveryOf(appId: string, index: number): string | undefined;
   /** Files of one app, by name. */
@@ -222,6 +231,9 @@ export function createStateView(state: EmulatorState): EmulatorStateView {
     },
     deliveries(appId) {
       return state.finance.get(appId)?.deliveries() ?? [];
+    },
+    recordPage(appId, query) {
+      return recordPage(state.finance.get(appId), query);
     },
     deliveryOf(appId, index) {
       return state.finance.get(appId)?.deliveryOf(index);

@@ -20,8 +20,8 @@
  * ├── ConnectionError               no HTTP answer at all
  * │   └── TimeoutError              no answer within timeoutMs
  * ├── AbortError                    the caller's AbortSignal fired
- * │   └── PublishAbortedError       ... during finance publish; carries the report
- * ├── PublishInterruptedError       the input or onBatchSettled threw during publish; carries the report
+ * ├── PublishStoppedError           a publish run stopped early; carries the report, the stop as `cause`
+ * ├── UploadStoppedError            an upload run stopped early; carries the report, the stop as `cause`
  * └── RecordValidationError         records failed the finance schema (no HTTP involved)
  * ```
  *
@@ -46,9 +46,9 @@ export type HeadersRecord = Record<string, string>;
 export class PushError extends Error {
   override name = 'PushError';
   /**
-   * Set on the error that stopped a `finance.publish()` or `uploads.upload()` run (a refused
-   * connection, a refused token, a 401, 403 or 404): what the run did before it stopped. Not
-   * enumerable, so logs and `JSON.stringify` stay small.
+   * Set on the error a stopped `finance.publish()` or `uploads.upload()` run rejects with
+   * (`PublishStoppedError`, `UploadStoppedError`, whose `report` is typed for that operation):
+   * what the run did before it stopped. Not enumerable, so logs and `JSON.stringify` stay small.
    */
   declare readonly report?: PublishReport | UploadReport | undefined;
   /**
@@ -335,40 +335,51 @@ export class AbortError extends PushError {
   override name = 'AbortError';
 }
 
-/**
- * `publish` was aborted by the caller's signal. Still an `AbortError`; it carries the report of
- * every batch settled so far: batches in flight at the abort are `unknown` (the server may have
- * received them); records read but not yet sent, and the records of an array input that were never
- * read, are counted in `recordsNotRead`. Records of an iterable that were never read are not counted.
- */
-export class PublishAbortedError extends AbortError {
-  override name = 'PublishAbortedError';
-  override readonly report: PublishReport;
+/** The counts of a publish report, for an error message. */
+function publishCounts(report: PublishReport): string {
+  return `${report.recordsSent} sent, ${report.recordsUnknown} unknown, ${report.recordsFailed} failed, ${report.recordsNotRead} not read`;
+}
 
-  constructor(report: PublishReport, options?: { cause?: unknown }) {
-    super(
-      `publish aborted: ${report.recordsSent} sent, ${report.recordsUnknown} unknown, ${report.recordsFailed} failed, ${report.recordsNotRead} not read`,
-      options,
-    );
-    this.report = report;
+function messageOf(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+/**
+ * A `finance.publish()` run stopped before every record had a final status. `cause` is the error
+ * that stopped it, with its own class, `status` and `requestId`: an error every further batch
+ * would meet (a refused connection or token, a 401, 403 or 404), the caller's abort (an
+ * `AbortError`), or what the input or `onBatchSettled` threw. Batches in flight settled first;
+ * `report` says what was sent, and counts in `recordsNotRead` what the stop left unsent.
+ */
+export class PublishStoppedError extends PushError {
+  override name = 'PublishStoppedError';
+  /** What the run did before it stopped. Not enumerable, so logs and `JSON.stringify` stay small. */
+  declare readonly report: PublishReport;
+
+  constructor(report: PublishReport, cause: unknown) {
+    super(`publish stopped: ${messageOf(cause)} (${publishCounts(report)})`, { cause });
+    Object.defineProperty(this, 'report', { value: report, enumerable: false, configurable: true, writable: false });
   }
 }
 
 /**
- * `publish` stopped because the input threw while being read, or `onBatchSettled` threw. Batches in
- * flight settled first; `report` says what was sent, and `cause` is the error that was thrown.
+ * An `uploads.upload()` run stopped before every file had a final status. `cause` is the error
+ * that stopped it, with its own class, `status` and `requestId`: a failed address request, an
+ * error every further file would meet (a refused connection or token, a 401, 403 or 404), the
+ * caller's abort (an `AbortError`), or what `onFileSettled` threw. Files in flight finished first;
+ * `report` lists every file, those never started as `not-started`.
  */
-export class PublishInterruptedError extends PushError {
-  override name = 'PublishInterruptedError';
-  override readonly report: PublishReport;
+export class UploadStoppedError extends PushError {
+  override name = 'UploadStoppedError';
+  /** Every file's outcome. Not enumerable, so logs and `JSON.stringify` stay small. */
+  declare readonly report: UploadReport;
 
-  constructor(report: PublishReport, cause: unknown) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
+  constructor(report: UploadReport, cause: unknown) {
     super(
-      `publish interrupted: ${reason} (${report.recordsSent} sent, ${report.recordsUnknown} unknown, ${report.recordsFailed} failed, ${report.recordsNotRead} not read)`,
+      `upload stopped: ${messageOf(cause)} (${report.filesUploaded} uploaded, ${report.filesFailed} failed, ${report.filesNotStarted} not started)`,
       { cause },
     );
-    this.report = report;
+    Object.defineProperty(this, 'report', { value: report, enumerable: false, configurable: true, writable: false });
   }
 }
 
@@ -415,12 +426,6 @@ export class RecordValidationError<TReport extends PublishReport = PublishReport
     const more = invalid.length > shown.length ? ` (and ${invalid.length - shown.length} more)` : '';
     return `${invalid.length} invalid record(s): ${shown.join(' | ')}${more}`;
   }
-}
-
-/** Attaches the report of the run that `error` stopped (see {@link PushError.report}); returns the error. */
-export function withReport<T extends PushError>(error: T, report: PublishReport | UploadReport): T {
-  Object.defineProperty(error, 'report', { value: report, enumerable: false, configurable: true, writable: false });
-  return error;
 }
 
 /** Caps any server-requested wait: a misconfigured server must not park a pipeline for hours. */

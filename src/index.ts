@@ -15,8 +15,7 @@ export {
   MAX_RETRY_AFTER_MS,
   NotFoundError,
   PermissionDeniedError,
-  PublishAbortedError,
-  PublishInterruptedError,
+  PublishStoppedError,
   PushApiError,
   PushError,
   parseRetryAfterHeader,
@@ -30,6 +29,7 @@ export {
   UnexpectedResponseError,
   UnprocessableEntityError,
   UploadError,
+  UploadStoppedError,
 } from './errors.js';
 export type { FinanceRecordCheck } from './finance/check-record.js';
 export { checkFinanceRecord } from './finance/check-record.js';

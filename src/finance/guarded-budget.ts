@@ -82,5 +82,5 @@ export class GuardedBudget implements RateBudget {
 
 function budgetError(method: string, error: unknown): PushError {
   const message = error instanceof Error ? error.message : String(error);
-  return new PushError(`publish stopped: the rateBudget's ${method}() failed: ${message}`, { cause: error });
+  return new PushError(`the rateBudget's ${method}() failed: ${message}`, { cause: error });
 }

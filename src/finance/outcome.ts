@@ -1,16 +1,4 @@
-import {
-  AbortError,
-  AuthenticationError,
-  ConfigurationError,
-  ConnectionError,
-  NotFoundError,
-  PermissionDeniedError,
-  PushError,
-  RateLimitError,
-  ServerError,
-  TokenError,
-  UnexpectedResponseError,
-} from '../errors.js';
+import { AbortError, PushError, RateLimitError, ServerError, UnexpectedResponseError } from '../errors.js';
 import { MAX_ERROR_BODY_BYTES } from '../http/read-body.js';
 import { classifyFailure } from '../http/retry.js';
 import type { BatchStatus } from './types.js';
@@ -49,23 +37,6 @@ export function classifyBatchError(
   if (!requestStarted) return 'failed';
   if (error instanceof AbortError) return 'unknown';
   return isAmbiguousFailure(error) ? 'unknown' : 'failed';
-}
-
-/**
- * Errors that every following request would meet too, so the run stops instead of hammering: a
- * connection that could not be made at all (DNS, TLS, nothing listening, after the transport's own
- * retries), a refused token, a 401, 403 or 404 on the app, a configuration error. A connection lost
- * after the request was written is not one of them: it concerns that request only.
- */
-export function stopsTheRun(error: PushError): boolean {
-  return (
-    (error instanceof ConnectionError && !error.requestMaybeSent) ||
-    error instanceof AuthenticationError ||
-    error instanceof PermissionDeniedError ||
-    error instanceof NotFoundError ||
-    error instanceof TokenError ||
-    error instanceof ConfigurationError
-  );
 }
 
 /** The service asked us to slow down: a 429, or a 503 (an overloaded service). */

@@ -1,13 +1,7 @@
 import { appResourceUrl } from '../app-path.js';
 import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
-import {
-  ConfigurationError,
-  PublishAbortedError,
-  PublishInterruptedError,
-  RecordValidationError,
-  withReport,
-} from '../errors.js';
+import { ConfigurationError, PublishStoppedError, RecordValidationError } from '../errors.js';
 import { callSettings, tokenOptionsOf } from '../http/call-options.js';
 import { abortErrorFrom } from '../http/delay.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
@@ -46,19 +40,17 @@ export class FinancePublisher {
    * at most `batchSize` records and `maxBatchBytes` bytes, with at most `concurrency` in flight.
    * A run that gave every record a final status resolves with the report: every record is sent,
    * invalid, failed or unknown. Failed batches do not reject: check `recordsFailed` and
-   * `recordsUnknown`. A run stopped by an error rejects with that error, which carries `.report`
-   * (with `recordsNotRead`: what the stop left unsent). However it ends, the input's iterator is
-   * closed (`return()`) if it was not read to the end.
-   * @throws {PushError} an error every further batch would meet stopped the run: a refused
-   *   connection (DNS, TLS, nothing listening: `ConnectionError`), a refused token (`TokenError`),
-   *   or a 401, 403 or 404 (`AuthenticationError`, `PermissionDeniedError`, `NotFoundError`). It
-   *   carries `report`; the batches in flight when it happened settled first.
+   * `recordsUnknown`. A stopped run rejects with a `PublishStoppedError`, whose `report` says what
+   * was sent (with `recordsNotRead`: what the stop left unsent) and whose `cause` is what stopped
+   * it. However it ends, the input's iterator is closed (`return()`) if it was not read to the end.
+   * @throws {PublishStoppedError} the run stopped; the batches in flight settled first. `cause`,
+   *   in this order: what the input or `onBatchSettled` threw; the `AbortError` of the signal; an
+   *   error every further batch would meet: a refused connection (DNS, TLS, nothing listening:
+   *   `ConnectionError`), a refused token (`TokenError`), or a 401, 403 or 404
+   *   (`AuthenticationError`, `PermissionDeniedError`, `NotFoundError`).
    * @throws {RecordValidationError<PublishReport>} `onInvalid: 'throw'` met invalid records; for an
    *   async iterable, `report` says what was already sent.
-   * @throws {PublishAbortedError} the signal fired; `report` says what was sent. (A signal that had
-   *   fired before the call rejects with a plain `AbortError`: nothing was read.)
-   * @throws {PublishInterruptedError} the input threw while being read, or `onBatchSettled` threw;
-   *   `report` says what was sent, `cause` is the thrown error.
+   * @throws {AbortError} the signal had fired before the call: nothing was read.
    * @throws {ConfigurationError} bad options or appId, before any request.
    *
    * @example
@@ -72,8 +64,8 @@ export class FinancePublisher {
    *   for (const { index, issues } of report.invalid) console.warn(`record ${index}:`, issues);
    *   if (report.recordsFailed + report.recordsUnknown > 0) process.exitCode = 1;
    * } catch (error) {
-   *   // Stopped: a refused connection or token, a 401, 403 or 404. `report` says what was sent.
-   *   if (error instanceof PushError && error.report) console.error(error.message, error.report);
+   *   // Stopped: a refused connection or token, a 401, 403 or 404, an abort. `report` says what was sent.
+   *   if (error instanceof PublishStoppedError) console.error(error.message, error.report.recordsNotRead);
    *   throw error;
    * }
    * ```
@@ -138,7 +130,7 @@ export class FinancePublisher {
         try {
           checked = await prevalidate(records, settings.maxBatchBytes, !rereadable);
         } catch (error) {
-          throw new PublishInterruptedError(report.build(), error); // the input threw; nothing was sent
+          throw new PublishStoppedError(report.build(), error); // the input threw; nothing was sent
         }
         if (checked.invalid.length > 0) throw new RecordValidationError<PublishReport>(checked.invalid);
         if (rereadable) {
@@ -167,10 +159,8 @@ export class FinancePublisher {
     }
 
     const result = report.build();
-    const thrown = run.thrown;
-    if (thrown) throw new PublishInterruptedError(result, thrown.error);
-    if (signal?.aborted) throw new PublishAbortedError(result, { cause: signal.reason });
-    if (run.stoppedBy) throw withReport(run.stoppedBy, result);
+    const cause = run.stopCause();
+    if (cause !== undefined) throw new PublishStoppedError(result, cause);
     if (assembler.firstInvalid) throw new RecordValidationError<PublishReport>([assembler.firstInvalid], result);
     return result;
   }

@@ -6,21 +6,14 @@ import { abortErrorFrom, delay } from '../http/delay.js';
 import { redactedUrl, requestIdOf } from '../http/hooks.js';
 import { requestIdFrom } from '../http/request-id.js';
 import { backoffDelayMs, retryAfterOf, statusOf } from '../http/retry.js';
+import { RunEngine, type WorkSource } from '../run/engine.js';
+import { stopsTheRun } from '../run/stops.js';
 import { GuardedBudget } from './guarded-budget.js';
-import {
-  asPushError,
-  classifyBatchError,
-  expectSuccess,
-  isAmbiguousFailure,
-  isBackPressure,
-  stopsTheRun,
-} from './outcome.js';
+import { asPushError, classifyBatchError, expectSuccess, isAmbiguousFailure, isBackPressure } from './outcome.js';
 import type { RateBudget } from './rate-budget.js';
 import type { PendingBatch, ReportBuilder } from './report.js';
 import type { FinanceRecord } from './schema.js';
 import type { BatchReport, BatchStatus, PublishOptions, SettledBatch } from './types.js';
-
-type BatchSource = Iterator<PendingBatch, void, undefined> | AsyncIterator<PendingBatch, void, undefined>;
 
 interface Outcome {
   status: BatchStatus;
@@ -36,105 +29,96 @@ interface Slot {
   held: boolean;
 }
 
-/** Why reading stopped before the end of the input, other than an abort. */
-type StopReason = { kind: 'stopped-by'; error: PushError } | { kind: 'thrown'; error: unknown };
-
 /**
- * One publish run: `concurrency` worker loops share one batch iterator, so at most that many
- * batches are pulled from the input at once (plus the one being filled), with no queue. Each worker
- * pulls a batch, takes a slot from the rate budget, sends the batch, and settles it in the report.
+ * One publish run: `concurrency` loops of the run engine share one batch iterator, so at most that
+ * many batches are pulled from the input at once (plus the one being filled), with no queue. Each
+ * loop pulls a batch, takes a slot from the rate budget, sends the batch, and settles it in the report.
  */
 export class PublishRun {
-  #stop: StopReason | undefined;
+  readonly #engine: RunEngine;
   /**
    * When this run met its first 429 since the service last accepted one of its batches: 429
    * patience lasts while the run moves, and runs out for every batch of the run at once.
    */
   #rateLimitedSince: number | undefined;
-  /** The input is read to the end: idle workers stop. */
-  #exhausted = false;
-  private readonly limit: RateBudget;
+  readonly #limit: RateBudget;
+  readonly #ctx: ClientContext;
+  readonly #url: URL;
+  readonly #report: ReportBuilder;
+  readonly #options: Pick<PublishOptions, 'onProgress' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'>;
+  readonly #call: CallSettings;
 
   constructor(
-    private readonly ctx: ClientContext,
-    private readonly url: URL,
-    private readonly report: ReportBuilder,
+    ctx: ClientContext,
+    url: URL,
+    report: ReportBuilder,
     limit: RateBudget,
-    private readonly options: Pick<PublishOptions, 'onProgress' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'>,
-    private readonly call: CallSettings = { headers: {} },
+    options: Pick<PublishOptions, 'onProgress' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'>,
+    call: CallSettings = { headers: {} },
   ) {
-    this.limit = new GuardedBudget(limit, (error) => this.#stopBy(error));
+    this.#ctx = ctx;
+    this.#url = url;
+    this.#report = report;
+    this.#options = options;
+    this.#call = call;
+    this.#engine = new RunEngine(options.signal, (error) => report.stop(error));
+    this.#limit = new GuardedBudget(limit, (error) => this.#engine.stopBy(error));
   }
 
   /** True once reading must stop: aborted, a run-stopping API error, or a callback or the input threw. */
-  readonly shouldStop = (): boolean => this.#stop !== undefined || this.options.signal?.aborted === true;
+  readonly shouldStop = (): boolean => this.#engine.shouldStop();
 
-  /** An error thrown by the input or `onBatchSettled`: `publish` rejects with `PublishInterruptedError` once in-flight batches settle. */
-  get thrown(): { error: unknown } | undefined {
-    return this.#stop?.kind === 'thrown' ? { error: this.#stop.error } : undefined;
+  /** Stops the run because the caller's code threw (the input, read before the run started). */
+  interrupt(error: unknown): void {
+    this.#engine.interrupt(error);
   }
 
-  async execute(source: BatchSource, workers: number): Promise<void> {
-    await Promise.all(Array.from({ length: workers }, () => this.#worker(source)));
+  /** The error a stopped run rejects with, as its `cause` (the engine's one order); undefined when it was not stopped. */
+  stopCause(): unknown {
+    return this.#engine.stopCause(abortErrorFrom);
+  }
+
+  execute(source: WorkSource<PendingBatch>, workers: number): Promise<void> {
+    return this.#engine.run(source, workers, (batch) => this.#publishBatch(batch));
   }
 
   /** Counts a batch that was read but will not be sent (the run stopped first) as not read. */
   dropUnsent(batch: PendingBatch): void {
-    this.report.notRead(batch.recordCount);
+    this.#report.notRead(batch.recordCount);
     batch.indexes = [];
     batch.body = '';
   }
 
-  /** The error that stopped the run early (a refused connection, token, 401, 403, 404), if any. */
-  get stoppedBy(): PushError | undefined {
-    return this.#stop?.kind === 'stopped-by' ? this.#stop.error : undefined;
-  }
-
-  async #worker(source: BatchSource): Promise<void> {
-    const { signal } = this.options;
-    while (!this.shouldStop() && !this.#exhausted) {
-      let batch: PendingBatch;
-      try {
-        const next = await source.next();
-        if (next.done) {
-          this.#exhausted = true;
-          return;
-        }
-        batch = next.value;
-      } catch (error) {
-        // The input threw, unless the read was cut short by the abort: then the abort is the outcome.
-        if (!signal?.aborted) this.#stop ??= { kind: 'thrown', error };
-        return;
-      }
-      // The batch first, then the slot: a slot taken by a worker that then finds the input read to
-      // the end would be a request of a shared budget that nobody sends. A waiting worker holds
-      // one batch, so the input is still read no further ahead than `concurrency` batches.
-      try {
-        await this.limit.acquire(signal);
-      } catch (error) {
-        // Aborted while waiting for a slot, or the budget failed: the batch was never sent.
-        if (!signal?.aborted) this.#stopBy(asPushError(error));
+  async #publishBatch(batch: PendingBatch): Promise<void> {
+    const { signal } = this.#options;
+    // The batch first, then the slot: a slot taken by a worker that then finds the input read to
+    // the end would be a request of a shared budget that nobody sends. A waiting worker holds
+    // one batch, so the input is still read no further ahead than `concurrency` batches.
+    try {
+      await this.#limit.acquire(signal);
+    } catch (error) {
+      // Aborted while waiting for a slot, or the budget failed: the batch was never sent.
+      if (!signal?.aborted) this.#engine.stopBy(asPushError(error));
+      this.dropUnsent(batch);
+      return;
+    }
+    const slot: Slot = { held: true };
+    let outcome: Outcome;
+    try {
+      if (this.shouldStop()) {
         this.dropUnsent(batch);
         return;
       }
-      const slot: Slot = { held: true };
-      let outcome: Outcome;
-      try {
-        if (this.shouldStop()) {
-          this.dropUnsent(batch);
-          return;
-        }
-        outcome = await this.#send(batch, slot);
-      } catch (error) {
-        // `#send` settles every answer itself, so this is a bug. It stops the run, loudly, and the
-        // batch, which may have been sent, is reported `unknown` rather than lost.
-        this.#stop ??= { kind: 'thrown', error };
-        outcome = { status: 'unknown', error: asPushError(error) };
-      } finally {
-        if (slot.held) this.limit.release();
-      }
-      await this.#settle(batch, outcome);
+      outcome = await this.#send(batch, slot);
+    } catch (error) {
+      // `#send` settles every answer itself, so this is a bug. It stops the run, loudly, and the
+      // batch, which may have been sent, is reported `unknown` rather than lost.
+      this.#engine.interrupt(error);
+      outcome = { status: 'unknown', error: asPushError(error) };
+    } finally {
+      if (slot.held) this.#limit.release();
     }
+    await this.#settle(batch, outcome);
   }
 
   /**
@@ -144,7 +128,7 @@ export class PublishRun {
    * when nothing of this run was accepted for `rateLimitDeadlineMs`.
    */
   async #send(batch: PendingBatch, slot: Slot): Promise<Outcome> {
-    const { signal } = this.options;
+    const { signal } = this.#options;
     const { body } = batch;
     // The first attempt that may have been processed and was re-sent anyway (`retryAmbiguous`):
     // from then on the service may hold the batch, whatever the re-sends answer.
@@ -155,35 +139,35 @@ export class PublishRun {
     // error (a reset there reads as ambiguous), although the 401 said the batch was not stored.
     let bodySent = false;
     // Every send of this batch is one request to hooks, whose retry events include the 429 waits.
-    const callId = this.ctx.http.nextCallId();
+    const callId = this.#ctx.http.nextCallId();
     for (let waits = 1; ; waits++) {
       bodySent = false;
       try {
-        const response = await this.ctx.http.send({
+        const response = await this.#ctx.http.send({
           operation: 'finance',
           method: 'POST',
-          url: this.url,
-          headers: { ...this.call.headers, 'content-type': 'application/json' },
-          ...(this.call.timeoutMs !== undefined && { timeoutMs: this.call.timeoutMs }),
-          ...(this.call.maxRetries !== undefined && { maxRetries: this.call.maxRetries }),
+          url: this.#url,
+          headers: { ...this.#call.headers, 'content-type': 'application/json' },
+          ...(this.#call.timeoutMs !== undefined && { timeoutMs: this.#call.timeoutMs }),
+          ...(this.#call.maxRetries !== undefined && { maxRetries: this.#call.maxRetries }),
           body: () => {
             bodySent = true;
             return body;
           },
           auth: 'bearer',
-          tokenOptions: tokenOptionsOf(this.call),
+          tokenOptions: tokenOptionsOf(this.#call),
           retryPolicy: 'non-idempotent',
           retryRateLimited: false,
           callId,
           onRetry: (info) => {
             bodySent = false;
             if (isAmbiguousFailure(info.error)) ambiguous ??= info.error;
-            if (isBackPressure(info.error)) this.limit.onRateLimited(info.delayMs, true);
+            if (isBackPressure(info.error)) this.#limit.onRateLimited(info.delayMs, true);
           },
           signal,
         });
         await expectSuccess(response);
-        this.limit.onSuccess();
+        this.#limit.onSuccess();
         this.#rateLimitedSince = undefined;
         // `sent` means stored once. After an ambiguous attempt the service may already have held the
         // batch when the re-send stored it again: at least once, maybe twice.
@@ -197,7 +181,7 @@ export class PublishRun {
         const tokenUnavailable = !bodySent && !(error instanceof AbortError);
         // A 429 from the token endpoint asks for the same patience as one on the batch itself.
         const rateLimited = error instanceof RateLimitError || (tokenUnavailable && statusOf(error) === 429);
-        if (isBackPressure(error)) this.limit.onRateLimited(retryAfterOf(error));
+        if (isBackPressure(error)) this.#limit.onRateLimited(retryAfterOf(error));
         if (rateLimited) {
           this.#rateLimitedSince ??= Date.now();
           // Patience is not counted in retries, so it cannot re-send at once forever: a
@@ -207,21 +191,21 @@ export class PublishRun {
           const delayMs =
             retryAfterMs !== undefined && (retryAfterMs > 0 || waits === 1) ? retryAfterMs : backoffDelayMs(waits - 1);
           if (this.#patient(delayMs)) {
-            this.ctx.logger.warn('push-api-client retrying', {
+            this.#ctx.logger.warn('push-api-client retrying', {
               operation: 'finance',
               method: 'POST',
-              path: this.url.pathname,
+              path: this.#url.pathname,
               attempt: waits,
               status: 429,
               error: error.name,
               delayMs,
               rateLimited: true,
             });
-            this.ctx.hooks.retry({
+            this.#ctx.hooks.retry({
               callId,
               operation: 'finance',
               method: 'POST',
-              url: redactedUrl(this.url),
+              url: redactedUrl(this.#url),
               attempt: waits,
               status: 429,
               requestId: requestIdOf(error),
@@ -235,7 +219,7 @@ export class PublishRun {
             return ambiguous ? { status: 'unknown', error: ambiguous } : { status: 'failed', error: reason };
           }
         }
-        if (tokenUnavailable || stopsTheRun(error)) this.#stopBy(error);
+        if (tokenUnavailable || stopsTheRun(error)) this.#engine.stopBy(error);
         const status = classifyBatchError(error, bodySent, ambiguous !== undefined);
         // An `unknown` that only an earlier attempt explains reports that attempt's error.
         const reason = ambiguous !== undefined && classifyBatchError(error, bodySent) === 'failed' ? ambiguous : error;
@@ -246,30 +230,23 @@ export class PublishRun {
 
   /** Patience lasts while the run's 429s began (or it last got a batch accepted) within the deadline. */
   #patient(delayMs: number): boolean {
-    const deadlineMs = this.options.rateLimitDeadlineMs ?? FINANCE_DEFAULTS.rateLimitDeadlineMs;
+    const deadlineMs = this.#options.rateLimitDeadlineMs ?? FINANCE_DEFAULTS.rateLimitDeadlineMs;
     const now = Date.now();
     return now + delayMs < (this.#rateLimitedSince ?? now) + deadlineMs;
   }
 
-  /** Stops the run with an error every further batch would meet (the report's `stoppedBy`). */
-  #stopBy(error: PushError): void {
-    if (this.#stop !== undefined) return;
-    this.#stop = { kind: 'stopped-by', error };
-    this.report.stop(error);
-  }
-
   /** Gives the slot back for the wait, then takes one again: the budget decides when to re-send. */
   async #waitForTurn(slot: Slot, delayMs: number): Promise<'go' | 'aborted' | 'stopped'> {
-    const { signal } = this.options;
+    const { signal } = this.#options;
     slot.held = false;
-    this.limit.release();
+    this.#limit.release();
     try {
       await delay(delayMs, signal);
       if (this.shouldStop()) return signal?.aborted ? 'aborted' : 'stopped';
-      await this.limit.acquire(signal);
+      await this.#limit.acquire(signal);
     } catch (error) {
       if (signal?.aborted) return 'aborted';
-      this.#stopBy(asPushError(error)); // the budget failed
+      this.#engine.stopBy(asPushError(error)); // the budget failed
       return 'stopped';
     }
     slot.held = true;
@@ -278,23 +255,23 @@ export class PublishRun {
 
   async #settle(batch: PendingBatch, outcome: Outcome): Promise<void> {
     const requestId = outcome.requestId ?? requestIdOf(outcome.error);
-    const entry = this.report.settle(batch, outcome.status, outcome.error, outcome.storedAtLeastOnce, requestId);
+    const entry = this.#report.settle(batch, outcome.status, outcome.error, outcome.storedAtLeastOnce, requestId);
     const { body, indexes } = batch;
     // The report keeps nothing of a batch's records once it has settled.
     batch.indexes = [];
     batch.body = '';
-    const { onBatchSettled, onProgress } = this.options;
+    const { onBatchSettled, onProgress } = this.#options;
     try {
       if (onBatchSettled) await onBatchSettled(settledBatch(entry, body, indexes));
     } catch (error) {
-      this.#stop ??= { kind: 'thrown', error };
+      this.#engine.interrupt(error);
     }
     if (!onProgress) return;
     try {
-      onProgress(this.report.progress());
+      onProgress(this.#report.progress());
     } catch (error) {
       // A broken progress bar must not stop a run (as with uploads).
-      this.ctx.logger.warn('push-api-client onProgress callback threw', {
+      this.#ctx.logger.warn('push-api-client onProgress callback threw', {
         error: error instanceof Error ? error.message : String(error),
       });
     }

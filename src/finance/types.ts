@@ -120,13 +120,14 @@ export interface PublishOptions extends RequestOptions {
    * Called once per settled batch, in completion order, with its records and their input indexes.
    * A returned promise is awaited before that worker takes the next batch. If it throws (or
    * rejects), reading stops, batches in flight settle, and `publish` rejects with
-   * `PublishInterruptedError` (its `report` says what was sent; its `cause` is the thrown error).
+   * `PublishStoppedError` (its `report` says what was sent; its `cause` is the thrown error).
    * @default undefined (no calls)
    */
   onBatchSettled?: ((batch: SettledBatch) => void | Promise<void>) | undefined;
   /**
    * Stops reading input (even a read that is waiting for the input to yield), aborts requests in
-   * flight, closes the input, and rejects with `PublishAbortedError`, which carries the report.
+   * flight, closes the input, and rejects with `PublishStoppedError`, which carries the report
+   * and, as its `cause`, the `AbortError`.
    * @default undefined (runs to the end of the input)
    */
   signal?: AbortSignal | undefined;

@@ -10,12 +10,13 @@ import {
   PushError,
   parseRetryAfterHeader,
   type UploadError,
-  withReport,
+  UploadStoppedError,
 } from '../errors.js';
-import { stopsTheRun } from '../finance/outcome.js';
 import { callSettings, tokenOptionsOf } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import { requestIdFrom } from '../http/request-id.js';
+import { RunEngine } from '../run/engine.js';
+import { stopsTheRun } from '../run/stops.js';
 import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
 import { DEFAULT_UPLOAD_CONCURRENCY } from './limits.js';
@@ -115,13 +116,14 @@ export class Uploader {
    * refuses an address (it expired while the file waited its turn), a file that can be read again
    * gets a fresh address and one more try.
    *
-   * A run that gave every file a final status (uploaded or failed) resolves with the report. A run
-   * stopped by an error rejects with that error, which carries `.report` (files not started are
-   * `not-started`, files in flight finish first): an address request that failed, an error every
-   * file would meet (a refused connection, a refused token, a 401, 403 or 404), or the abort.
+   * A run that gave every file a final status (uploaded or failed) resolves with the report. A
+   * stopped run rejects with an `UploadStoppedError`, whose `report` lists every file (those not
+   * started are `not-started`; files in flight finish first) and whose `cause` is what stopped it.
+   * @throws {UploadStoppedError} the run stopped. `cause`, in this order: what `onFileSettled`
+   *   threw; the `AbortError` of the signal; an error every file would meet (a failed address
+   *   request, a refused connection or token, a 401, 403 or 404).
    * @throws {ConfigurationError} bad options, appId or file names, before any request.
-   * @throws {AbortError} the signal fired; `report` says which files were uploaded.
-   * @throws {PushError} the run stopped; `report` says which files were uploaded.
+   * @throws {AbortError} the signal had fired before the call: nothing was started.
    *
    * @example
    * ```ts
@@ -169,40 +171,30 @@ export class Uploader {
     const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, urlOptions), workers);
     const totalBytes = sources.reduce((sum, source) => sum + source.size, 0);
     const tracker = new ProgressTracker(totalBytes, options.onProgress, this.#ctx.logger);
-    let stop: { error: unknown } | undefined;
-    let next = 0;
+    const engine = new RunEngine(signal);
 
-    const worker = async (): Promise<void> => {
-      while (stop === undefined && !signal?.aborted && next < sources.length) {
-        const index = next++;
-        const source = sources[index] as UploadSource;
-        let address: string;
-        try {
-          address = await addresses.get(index);
-        } catch (error) {
-          stop ??= { error };
-          return;
-        }
-        const outcome = await this.#uploadOne(appId, source, address, tracker, urlOptions);
-        results[index] = outcome.result;
-        if (outcome.stopsTheRun) stop ??= { error: outcome.result.error };
-        try {
-          await options.onFileSettled?.(outcome.result);
-        } catch (error) {
-          stop ??= {
-            error: new PushError(`upload interrupted: onFileSettled threw: ${messageOf(error)}`, { cause: error }),
-          };
-        }
+    await engine.run(sources.keys(), workers, async (index) => {
+      const source = sources[index] as UploadSource;
+      let address: string;
+      try {
+        address = await addresses.get(index);
+      } catch (error) {
+        engine.stopBy(error instanceof PushError ? error : asUploadError(source.name, error));
+        return;
       }
-    };
-    await Promise.all(Array.from({ length: workers }, worker));
+      const outcome = await this.#uploadOne(appId, source, address, tracker, urlOptions);
+      results[index] = outcome.result;
+      if (outcome.stopsTheRun && outcome.result.error) engine.stopBy(outcome.result.error);
+      try {
+        await options.onFileSettled?.(outcome.result);
+      } catch (error) {
+        engine.interrupt(error);
+      }
+    });
 
     const report = buildReport(sources, results, started);
-    if (signal?.aborted) throw withReport(abortError(signal), report);
-    if (stop !== undefined) {
-      const error = stop.error instanceof PushError ? stop.error : asUploadError('', stop.error);
-      throw withReport(error, report);
-    }
+    const cause = engine.stopCause(abortError);
+    if (cause !== undefined) throw new UploadStoppedError(report, cause);
     return report;
   }
 
@@ -376,10 +368,6 @@ function buildReport(
     bytesUploaded: files.reduce((sum, file) => sum + (file.status === 'uploaded' ? file.bytes : 0), 0),
     durationMs: Math.round(performance.now() - started),
   };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function abortError(signal: AbortSignal): AbortError {

@@ -5,7 +5,7 @@
  */
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConnectionError, PublishAbortedError, PushError, RateLimitError } from '../../src/errors.js';
+import { AbortError, ConnectionError, PublishStoppedError, PushError, RateLimitError } from '../../src/errors.js';
 import type { RateBudget } from '../../src/finance/rate-budget.js';
 import type { PublishReport } from '../../src/finance/types.js';
 import { clientForServer, expectAccounted, financeStatuses, makeRecords } from './helpers.js';
@@ -33,10 +33,12 @@ async function rejection(run: Promise<PublishReport>): Promise<{ error: PushErro
     },
     (caught: unknown) => caught,
   );
-  expect(error).toBeInstanceOf(PushError);
-  const report = (error as PushError).report as PublishReport;
+  // A stopped run rejects with PublishStoppedError; the error that stopped it is its cause.
+  expect(error).toBeInstanceOf(PublishStoppedError);
+  const { report, cause } = error as PublishStoppedError;
   expect(report).toBeDefined();
-  return { error: error as PushError, report };
+  expect(cause).toBeInstanceOf(PushError);
+  return { error: cause as PushError, report };
 }
 
 describe('publish when the token cannot be had', () => {
@@ -110,7 +112,7 @@ describe('publish with a rate budget that fails', () => {
     const { error, report } = await rejection(
       client.finance.publish(server.mock.appId, makeRecords(50), { batchSize: 10, concurrency: 2, rateBudget: budget }),
     );
-    expect(error.message).toBe("publish stopped: the rateBudget's acquire() failed: redis down");
+    expect(error.message).toBe("the rateBudget's acquire() failed: redis down");
     expect(report.stoppedBy).toBe(error);
     expect(report.batches.every((batch) => batch !== undefined)).toBe(true);
     expect(report.recordsSent).toBe(server.mock.state.records(server.mock.appId).length);
@@ -131,7 +133,7 @@ describe('publish with a rate budget that fails', () => {
         rateBudget: budget,
       }),
     );
-    expect(error.message).toBe("publish stopped: the rateBudget's release() failed: release failed");
+    expect(error.message).toBe("the rateBudget's release() failed: release failed");
     const storedAtRejection = server.mock.state.records(server.mock.appId).length;
     expect(report.recordsSent).toBe(storedAtRejection);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -166,7 +168,7 @@ describe('publish with a rate budget that fails', () => {
     const { error } = await rejection(
       client.finance.publish(server.mock.appId, makeRecords(10), { rateBudget: budget, signal: controller.signal }),
     );
-    expect(error).toBeInstanceOf(PublishAbortedError);
+    expect(error).toBeInstanceOf(AbortError);
     await new Promise((resolve) => setTimeout(resolve, 250));
     expect(held).toBe(0);
     expect(financeStatuses(server.mock)).toEqual([]);
@@ -184,7 +186,7 @@ describe('publish with a rate budget that fails', () => {
         signal: controller.signal,
       }),
     );
-    expect(error).toBeInstanceOf(PublishAbortedError);
+    expect(error).toBeInstanceOf(AbortError);
     expect(financeStatuses(server.mock)).toEqual([]);
     expectAccounted(report, 20);
   });

@@ -1,10 +1,11 @@
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  AbortError,
   ConfigurationError,
   ConnectionError,
   NotFoundError,
-  PublishAbortedError,
+  PublishStoppedError,
   RateLimitError,
   RecordValidationError,
   ServerError,
@@ -221,8 +222,9 @@ describe('finance publish over HTTP', () => {
         },
       })
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(PublishAbortedError);
-    const report = (error as PublishAbortedError).report;
+    expect(error).toBeInstanceOf(PublishStoppedError);
+    expect((error as PublishStoppedError).cause).toBeInstanceOf(AbortError);
+    const report = (error as PublishStoppedError).report;
     expect(report.recordsSent).toBe(20);
     expect(report.recordsUnknown).toBe(20);
     expectAccounted(report, report.recordsRead);

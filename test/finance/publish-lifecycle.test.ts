@@ -1,14 +1,9 @@
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  NotFoundError,
-  PublishAbortedError,
-  PublishInterruptedError,
-  PushError,
-  RecordValidationError,
-} from '../../src/errors.js';
+import { AbortError, NotFoundError, PublishStoppedError, PushError, RecordValidationError } from '../../src/errors.js';
 import type { FinanceRecordInput } from '../../src/finance/schema.js';
 import type { PublishReport } from '../../src/finance/types.js';
+import type { UploadReport } from '../../src/uploads/types.js';
 import {
   clientFor,
   clientForServer,
@@ -66,8 +61,10 @@ describe('publish closes the caller’s input', () => {
     const error = await rejection(
       client.finance.publish('no-such-app', input.records, { batchSize: 10, concurrency: 1 }),
     );
-    expect(error).toBeInstanceOf(NotFoundError);
-    expect((error as NotFoundError).report).toMatchObject({ stoppedBy: error, recordsFailed: 10 });
+    expect(error).toBeInstanceOf(PublishStoppedError);
+    const { cause } = error as PublishStoppedError;
+    expect(cause).toBeInstanceOf(NotFoundError);
+    expect((error as PublishStoppedError).report).toMatchObject({ stoppedBy: cause, recordsFailed: 10 });
     expect(financeStatuses(mock)).toEqual([404]);
     expect(input.state.yielded).toBeLessThan(1000);
     expect(input.state.closed).toBe(true);
@@ -86,7 +83,7 @@ describe('publish closes the caller’s input', () => {
     const error = await rejection(
       client.finance.publish('no-such-app', records(), { batchSize: 10, concurrency: 1, onInvalid: 'skip' }),
     );
-    expect(error).toBeInstanceOf(NotFoundError);
+    expect((error as PublishStoppedError).cause).toBeInstanceOf(NotFoundError);
     expect(closed).toBe(true);
   });
 
@@ -102,7 +99,7 @@ describe('publish closes the caller’s input', () => {
         },
       }),
     );
-    expect(error).toBeInstanceOf(PublishInterruptedError);
+    expect(error).toBeInstanceOf(PublishStoppedError);
     expect(input.state.closed).toBe(true);
   });
 
@@ -151,11 +148,12 @@ describe('publish abort', () => {
         signal: controller.signal,
       }),
     );
-    expect(error).toBeInstanceOf(PublishAbortedError);
+    expect(error).toBeInstanceOf(PublishStoppedError);
+    expect((error as PublishStoppedError).cause).toBeInstanceOf(AbortError);
     expect(input.state.closed).toBe(true);
   });
 
-  it('settles promptly with PublishAbortedError while the input never yields, and closes it', async () => {
+  it('settles promptly with PublishStoppedError (cause: AbortError) while the input never yields, and closes it', async () => {
     const client = clientForServer(server);
     const input = neverYields();
     const controller = new AbortController();
@@ -165,8 +163,9 @@ describe('publish abort', () => {
       client.finance.publish(server.mock.appId, input.iterable, { signal: controller.signal }),
     );
     expect(performance.now() - started).toBeLessThan(1000);
-    expect(error).toBeInstanceOf(PublishAbortedError);
-    const { report } = error as PublishAbortedError;
+    expect(error).toBeInstanceOf(PublishStoppedError);
+    expect((error as PublishStoppedError).cause).toBeInstanceOf(AbortError);
+    const { report } = error as PublishStoppedError;
     expect(report.recordsRead).toBe(0);
     expectAccounted(report, 0);
     expect(input.state.returnCalls).toBe(1);
@@ -186,9 +185,10 @@ describe('publish abort', () => {
       client.finance.publish(server.mock.appId, stuck(), { batchSize: 10, signal: controller.signal }),
     );
     expect(performance.now() - started).toBeLessThan(1000);
-    expect(error).toBeInstanceOf(PublishAbortedError);
+    expect(error).toBeInstanceOf(PublishStoppedError);
+    expect((error as PublishStoppedError).cause).toBeInstanceOf(AbortError);
     // The record read into the unfinished batch is reported, not lost: read, never sent.
-    const { report } = error as PublishAbortedError;
+    const { report } = error as PublishStoppedError;
     expect(report.batches).toEqual([]);
     expect(report.recordsNotRead).toBe(1);
     expectAccounted(report, 1);
@@ -214,8 +214,9 @@ describe('publish abort', () => {
         },
       }),
     );
-    expect(error).toBeInstanceOf(PublishAbortedError);
-    const { report } = error as PublishAbortedError;
+    expect(error).toBeInstanceOf(PublishStoppedError);
+    expect((error as PublishStoppedError).cause).toBeInstanceOf(AbortError);
+    const { report } = error as PublishStoppedError;
     expect(report.recordsSent).toBe(20);
     expect(report.recordsNotRead).toBeGreaterThan(0);
     expect(report.recordsFailed).toBe(0);
@@ -225,7 +226,7 @@ describe('publish abort', () => {
 });
 
 describe('publish interrupted by the input or a callback', () => {
-  it('rejects with PublishInterruptedError carrying the report and the cause when the input throws', async () => {
+  it('rejects with PublishStoppedError carrying the report and the cause when the input throws', async () => {
     const { mock, client } = mockWithClient();
     const failure = new Error('database connection lost');
     async function* records(): AsyncGenerator<FinanceRecordInput> {
@@ -233,11 +234,11 @@ describe('publish interrupted by the input or a callback', () => {
       throw failure;
     }
     const error = await rejection(client.finance.publish(mock.appId, records(), { batchSize: 10, concurrency: 1 }));
-    expect(error).toBeInstanceOf(PublishInterruptedError);
+    expect(error).toBeInstanceOf(PublishStoppedError);
     expect(error).toBeInstanceOf(PushError);
-    expect((error as PublishInterruptedError).cause).toBe(failure);
+    expect((error as PublishStoppedError).cause).toBe(failure);
     expect((error as Error).message).toContain('database connection lost');
-    const { report } = error as PublishInterruptedError;
+    const { report } = error as PublishStoppedError;
     expect(report.recordsSent).toBe(20);
     expect(report.batches.map((b) => b.status)).toEqual(['sent', 'sent']);
     expect(report.recordsNotRead).toBe(5);
@@ -245,7 +246,7 @@ describe('publish interrupted by the input or a callback', () => {
     expect(mock.state.recordCount(mock.appId)).toBe(20);
   });
 
-  it('rejects with PublishInterruptedError, after in-flight batches settle, when onBatchSettled throws', async () => {
+  it('rejects with PublishStoppedError, after in-flight batches settle, when onBatchSettled throws', async () => {
     const { mock, client } = mockWithClient();
     mock.faults.add({ match: { operation: 'finance' }, times: 1, delayMs: 100 });
     const failure = new Error('checkpoint store is down');
@@ -260,16 +261,16 @@ describe('publish interrupted by the input or a callback', () => {
         },
       }),
     );
-    expect(error).toBeInstanceOf(PublishInterruptedError);
-    expect((error as PublishInterruptedError).cause).toBe(failure);
-    const { report } = error as PublishInterruptedError;
+    expect(error).toBeInstanceOf(PublishStoppedError);
+    expect((error as PublishStoppedError).cause).toBe(failure);
+    const { report } = error as PublishStoppedError;
     // The slow first batch was in flight when the second settled and threw: it finished and is reported.
     expect(report.batches[0]?.status).toBe('sent');
     expect(report.recordsSent).toBe(mock.state.recordCount(mock.appId));
     expectAccounted(report, 100);
   });
 
-  it('rejects with PublishInterruptedError when a sync input throws during the up-front validation', async () => {
+  it('rejects with PublishStoppedError when a sync input throws during the up-front validation', async () => {
     const { mock, client } = mockWithClient();
     const failure = new Error('file truncated');
     function* records(): Generator<FinanceRecordInput> {
@@ -277,9 +278,9 @@ describe('publish interrupted by the input or a callback', () => {
       throw failure;
     }
     const error = await rejection(client.finance.publish(mock.appId, records()));
-    expect(error).toBeInstanceOf(PublishInterruptedError);
-    expect((error as PublishInterruptedError).cause).toBe(failure);
-    expect((error as PublishInterruptedError).report.recordsSent).toBe(0);
+    expect(error).toBeInstanceOf(PublishStoppedError);
+    expect((error as PublishStoppedError).cause).toBe(failure);
+    expect((error as PublishStoppedError).report.recordsSent).toBe(0);
     expect(financeStatuses(mock)).toEqual([]);
   });
 
@@ -311,8 +312,14 @@ describe('publish interrupted by the input or a callback', () => {
 describe('publish errors are typed', () => {
   it('exports the finance errors from the package root, as members of the PushError family', async () => {
     const root = await import('../../src/index.js');
-    expect(new root.PublishAbortedError({} as PublishReport)).toBeInstanceOf(root.AbortError);
-    expect(new root.PublishInterruptedError({} as PublishReport, new Error('x'))).toBeInstanceOf(root.PushError);
+    const report = { recordsSent: 0 } as PublishReport;
+    const stopped = new root.PublishStoppedError(report, new root.AbortError('aborted'));
+    expect(stopped).toBeInstanceOf(root.PushError);
+    expect(stopped.report).toBe(report);
+    expect(stopped.cause).toBeInstanceOf(root.AbortError);
+    expect(new root.UploadStoppedError({ filesUploaded: 0 } as UploadReport, new Error('x'))).toBeInstanceOf(
+      root.PushError,
+    );
     expect(new root.UnexpectedResponseError(200, '', {}, 'no success', false)).toBeInstanceOf(root.PushApiError);
   });
 

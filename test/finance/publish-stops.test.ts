@@ -3,7 +3,14 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthenticationError, ConnectionError, NotFoundError, PushError, TokenError } from '../../src/errors.js';
+import {
+  AuthenticationError,
+  ConnectionError,
+  NotFoundError,
+  PublishStoppedError,
+  PushError,
+  TokenError,
+} from '../../src/errors.js';
 import type { PublishReport } from '../../src/finance/types.js';
 import { pushClientFor, serverClient } from '../support/clients.js';
 import { expectAccounted, makeRecords } from './helpers.js';
@@ -26,13 +33,19 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-async function rejection(promise: Promise<unknown>): Promise<PushError> {
+async function rejection(
+  promise: Promise<unknown>,
+): Promise<{ cause: PushError; report: PublishReport; stopped: PublishStoppedError }> {
   const outcome = await promise.then(
     () => undefined,
     (error: unknown) => error,
   );
-  if (!(outcome instanceof PushError)) throw new Error(`expected a PushError rejection, got ${String(outcome)}`);
-  return outcome;
+  // A stopped run rejects with PublishStoppedError; the error that stopped it is its cause, with the report beside it.
+  if (!(outcome instanceof PublishStoppedError))
+    throw new Error(`expected a PublishStoppedError, got ${String(outcome)}`);
+  if (!(outcome.cause instanceof PushError))
+    throw new Error(`expected a PushError cause, got ${String(outcome.cause)}`);
+  return { cause: outcome.cause, report: outcome.report, stopped: outcome };
 }
 
 describe('publish stops early, with the cause', () => {
@@ -41,10 +54,11 @@ describe('publish stops early, with the cause', () => {
     const address = `http://127.0.0.1:${port}`;
     const client = pushClientFor({ ...server.mock, authUrl: server.authUrl, baseUrl: address }, fast);
     await client.tokens.getToken();
-    const error = await rejection(client.finance.publish(server.mock.appId, makeRecords(200), { batchSize: 10 }));
+    const { cause: error, report } = await rejection(
+      client.finance.publish(server.mock.appId, makeRecords(200), { batchSize: 10 }),
+    );
     expect(error).toBeInstanceOf(ConnectionError);
     expect(error.message).toContain('ECONNREFUSED');
-    const report = error.report as PublishReport;
     expect(report.stoppedBy).toBe(error);
     // Only the batches in flight when the first one gave up were tried; the rest was never sent.
     expect(report.batches.length).toBeLessThanOrEqual(4);
@@ -56,24 +70,27 @@ describe('publish stops early, with the cause', () => {
   it('rejects with the TokenError for a wrong secret; no finance request is made', async () => {
     const client = serverClient(server, { ...fast, clientSecret: 'wrong' });
     const before = financeRequests();
-    const error = await rejection(client.finance.publish(server.mock.appId, makeRecords(50), { batchSize: 10 }));
+    const { cause: error, report } = await rejection(
+      client.finance.publish(server.mock.appId, makeRecords(50), { batchSize: 10 }),
+    );
     expect(error).toBeInstanceOf(TokenError);
     expect(financeRequests()).toBe(before);
-    expectAccounted(error.report as PublishReport, 50);
-    expect((error.report as PublishReport).recordsFailed + (error.report as PublishReport).recordsNotRead).toBe(50);
+    expectAccounted(report, 50);
+    expect(report.recordsFailed + report.recordsNotRead).toBe(50);
   });
 
   it('rejects with the 404 for an unknown app and the 401 for a token the service refuses', async () => {
     const client = serverClient(server, fast);
     const unknownApp = await rejection(client.finance.publish('no-such-app', makeRecords(30), { batchSize: 10 }));
-    expect(unknownApp).toBeInstanceOf(NotFoundError);
-    expectAccounted(unknownApp.report as PublishReport, 30);
+    expect(unknownApp.cause).toBeInstanceOf(NotFoundError);
+    expect((unknownApp.cause as NotFoundError).status).toBe(404);
+    expectAccounted(unknownApp.report, 30);
 
     server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, status: 401 });
     try {
       const refused = await rejection(client.finance.publish(server.mock.appId, makeRecords(30), { batchSize: 10 }));
-      expect(refused).toBeInstanceOf(AuthenticationError);
-      expect((refused.report as PublishReport).recordsSent).toBe(0);
+      expect(refused.cause).toBeInstanceOf(AuthenticationError);
+      expect(refused.report.recordsSent).toBe(0);
     } finally {
       server.mock.faults.clear();
     }
@@ -81,7 +98,7 @@ describe('publish stops early, with the cause', () => {
 
   it('keeps the report out of JSON and inspect output of the error', async () => {
     const client = serverClient(server, fast);
-    const error = await rejection(client.finance.publish('no-such-app', makeRecords(5)));
+    const { stopped: error } = await rejection(client.finance.publish('no-such-app', makeRecords(5)));
     expect(error.report).toBeDefined();
     expect(Object.keys(error)).not.toContain('report');
     expect(JSON.stringify(error)).not.toContain('recordsNotRead');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, NotFoundError, RecordValidationError } from '../../src/errors.js';
+import { ConfigurationError, NotFoundError, PublishStoppedError, RecordValidationError } from '../../src/errors.js';
 import type { FinanceRecordInput } from '../../src/finance/schema.js';
 import type { PublishReport, SettledBatch } from '../../src/finance/types.js';
 import { financeRecordSchema } from '../../src/schema.js';
@@ -220,14 +220,15 @@ describe('FinancePublisher.publish', () => {
     expect(sent).toEqual([10, 20, 30]);
   });
 
-  it('stops at an unknown app instead of sending every batch into a 404: rejects with the 404, which carries the report', async () => {
+  it('stops at an unknown app instead of sending every batch into a 404: rejects with PublishStoppedError, its cause the 404', async () => {
     const { mock, client } = mockWithClient();
     const error = await client.finance
       .publish('no-such-app', makeRecords(50), { batchSize: 10, concurrency: 1 })
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(NotFoundError);
-    const report = (error as NotFoundError).report as PublishReport;
-    expect(report.stoppedBy).toBe(error);
+    expect(error).toBeInstanceOf(PublishStoppedError);
+    const { report, cause } = error as PublishStoppedError;
+    expect(cause).toBeInstanceOf(NotFoundError);
+    expect(report.stoppedBy).toBe(cause);
     expect(financeStatuses(mock)).toEqual([404]);
     expect(mock.state.recordCount()).toBe(0);
     // The whole array is accounted for: the one batch sent failed, the rest was never sent.

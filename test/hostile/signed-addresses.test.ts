@@ -4,7 +4,7 @@
  * client's fetch sends to 127.0.0.1 (as DNS would), so the client believes it talks to a remote host.
  */
 import { describe, expect, it } from 'vitest';
-import { UploadError } from '../../src/errors.js';
+import { UploadError, UploadStoppedError } from '../../src/errors.js';
 import type { FetchLike } from '../../src/index.js';
 import { HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
@@ -48,7 +48,9 @@ describe('signed addresses from a remote service', () => {
     const report = await client.uploads
       .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'secret file' }])
       .catch((e: unknown) => e);
-    const error = report instanceof Error ? report : (report as { files: { error?: Error }[] }).files[0]?.error;
+    // A refused address stops the run: its error is the stop's cause.
+    expect(report).toBeInstanceOf(UploadStoppedError);
+    const error = (report as UploadStoppedError).cause as Error | undefined;
     expect(error).toBeInstanceOf(UploadError);
     expect(error?.message).toMatch(/points into this machine/);
     expect(sink).toEqual([]);

@@ -5,7 +5,7 @@
  * flight, and none once they settle.
  */
 import { getEventListeners } from 'node:events';
-import { AbortError, PublishAbortedError } from 'push-api-client';
+import { AbortError, PublishStoppedError } from 'push-api-client';
 import { createPushApiHandler, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { emulatorClient, serverClient } from '../support/clients.js';
@@ -94,7 +94,9 @@ describe('a shutdown signal shared by every call', () => {
     for (const [i, outcome] of outcomes.entries()) {
       expect(outcome.status).toBe('rejected');
       const reason = (outcome as PromiseRejectedResult).reason;
-      expect(reason).toBeInstanceOf(i % 2 === 0 ? PublishAbortedError : AbortError);
+      // A stopped publish wraps the abort; publishBatch rejects with it.
+      expect(i % 2 === 0 ? (reason as PublishStoppedError).cause : reason).toBeInstanceOf(AbortError);
+      if (i % 2 === 0) expect(reason).toBeInstanceOf(PublishStoppedError);
     }
     expect(listeners(signal)).toBe(0);
   });

@@ -4,7 +4,7 @@ import { setupServer } from 'msw/node';
 import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PushClient } from '../../src/client.js';
-import { AbortError, UploadError } from '../../src/errors.js';
+import { AbortError, UploadError, UploadStoppedError } from '../../src/errors.js';
 import { clientFor, patternBytes, progressRecorder, sha256 } from './helpers.js';
 
 // requireContentLength: a PUT without Content-Length gets 411, as over real HTTP.
@@ -160,7 +160,9 @@ describe('upload failures', () => {
     );
     setTimeout(() => controller.abort(), 100);
     const started = Date.now();
-    await expect(pending).rejects.toBeInstanceOf(AbortError);
+    const error = await pending.catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UploadStoppedError);
+    expect((error as UploadStoppedError).cause).toBeInstanceOf(AbortError);
     expect(Date.now() - started).toBeLessThan(4_000);
     expect(mock.state.files(mock.appId)).toHaveLength(0);
   });

@@ -2,8 +2,8 @@
 import { setupServer } from 'msw/node';
 import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AbortError, NotFoundError, PushError, TokenError } from '../../src/errors.js';
-import type { UploadFileResult, UploadReport } from '../../src/uploads/types.js';
+import { AbortError, NotFoundError, PushError, TokenError, UploadStoppedError } from '../../src/errors.js';
+import type { UploadFileResult } from '../../src/uploads/types.js';
 import { clientFor } from './helpers.js';
 
 const mock: PushApiMock = createPushApiMock();
@@ -18,12 +18,14 @@ afterAll(() => server.close());
 const addressRequests = () => mock.state.requests.filter((request) => request.operation === 'upload-urls');
 const files = (count: number) => Array.from({ length: count }, (_, i) => ({ name: `f${i}.txt`, data: `file ${i}` }));
 
-async function rejection(promise: Promise<unknown>): Promise<PushError> {
+async function rejection(promise: Promise<unknown>): Promise<UploadStoppedError> {
   const outcome = await promise.then(
     () => undefined,
     (error: unknown) => error,
   );
-  if (!(outcome instanceof PushError)) throw new Error(`expected a PushError rejection, got ${String(outcome)}`);
+  if (!(outcome instanceof UploadStoppedError))
+    throw new Error(`expected an UploadStoppedError, got ${String(outcome)}`);
+  expect(outcome).toBeInstanceOf(PushError);
   return outcome;
 }
 
@@ -45,19 +47,20 @@ describe('upload outcome contract', () => {
     }
   });
 
-  it('rejects with the 404 of an unknown app, carrying a report in which no file started', async () => {
+  it('rejects with UploadStoppedError, its cause the 404 of an unknown app, carrying a report in which no file started', async () => {
     const error = await rejection(clientFor(mock).uploads.upload('no-such-app', files(3)));
-    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error.cause).toBeInstanceOf(NotFoundError);
+    expect((error.cause as NotFoundError).status).toBe(404);
     expect(error.report).toMatchObject({ filesUploaded: 0, filesNotStarted: 3 });
   });
 
-  it('rejects with the TokenError of a wrong secret, carrying the report', async () => {
+  it('rejects with UploadStoppedError, its cause the TokenError of a wrong secret', async () => {
     const error = await rejection(clientFor(mock, { clientSecret: 'wrong' }).uploads.upload(mock.appId, files(2)));
-    expect(error).toBeInstanceOf(TokenError);
-    expect((error.report as UploadReport).files.map((file) => file.status)).toEqual(['not-started', 'not-started']);
+    expect(error.cause).toBeInstanceOf(TokenError);
+    expect(error.report.files.map((file) => file.status)).toEqual(['not-started', 'not-started']);
   });
 
-  it('rejects on abort with an AbortError whose report keeps the files already uploaded', async () => {
+  it('rejects on abort with UploadStoppedError (cause: AbortError) whose report keeps the files already uploaded', async () => {
     const controller = new AbortController();
     const error = await rejection(
       clientFor(mock).uploads.upload(mock.appId, files(10), {
@@ -68,8 +71,8 @@ describe('upload outcome contract', () => {
         },
       }),
     );
-    expect(error).toBeInstanceOf(AbortError);
-    const report = error.report as UploadReport;
+    expect(error.cause).toBeInstanceOf(AbortError);
+    const { report } = error;
     expect(report.filesUploaded).toBe(3);
     expect(report.filesNotStarted).toBe(7);
     expect(mock.state.files(mock.appId)).toHaveLength(3);

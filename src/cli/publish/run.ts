@@ -1,4 +1,4 @@
-import { AbortError, PublishInterruptedError, type PushClient, PushError } from '../../index.js';
+import { AbortError, PublishStoppedError, type PushClient, PushError } from '../../index.js';
 import type { Checkpoint } from '../checkpoint.js';
 import type { InputSpec } from '../readers/index.js';
 import type { RejectsWriter } from '../rejects.js';
@@ -81,12 +81,13 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
         signal: options.abort,
       });
     } catch (error) {
-      if (error instanceof AbortError || options.abort.aborted) interrupted = true;
-      else if (error instanceof PublishInterruptedError) {
+      const cause = error instanceof PublishStoppedError ? error.cause : error;
+      if (cause instanceof AbortError || options.abort.aborted) interrupted = true;
+      else if (error instanceof PublishStoppedError && error.report.stoppedBy !== cause) {
         // The feed or the sink threw (a rejects file that cannot be written, say): the cause is what to report.
         sinkFailed = true;
-        stoppedBy = error.cause instanceof Error ? error.cause : error;
-      } else stoppedBy = error instanceof Error ? error : new PushError(String(error));
+        stoppedBy = cause instanceof Error ? cause : error;
+      } else stoppedBy = cause instanceof Error ? cause : new PushError(String(cause));
     }
     await sink.settleLeftovers(sinkFailed ? 'unknown' : 'not-read');
   }

@@ -1,7 +1,7 @@
 import { access, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { AbortError, PushError, type UploadFileType, type UploadReport } from '../../index.js';
+import { AbortError, type UploadFileType, type UploadReport, UploadStoppedError } from '../../index.js';
 import { addConnectionOptions, appOption, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { describeStop, jsonError } from '../failure.js';
@@ -106,17 +106,14 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
       },
     });
   } catch (error) {
-    const carried = error instanceof PushError ? (error.report as UploadReport | undefined) : undefined;
-    if (carried === undefined) throw error;
-    report = carried;
-    stoppedBy = error;
+    if (!(error instanceof UploadStoppedError)) throw error;
+    report = error.report;
+    stoppedBy = error.cause;
   } finally {
     progress.stop();
     signals.dispose();
   }
-  const interrupted =
-    signals.stop.aborted &&
-    (stoppedBy instanceof AbortError || (stoppedBy as Error | undefined)?.cause instanceof StopStarting);
+  const interrupted = signals.stop.aborted && (stoppedBy instanceof AbortError || stoppedBy instanceof StopStarting);
   const stopped = stoppedBy !== undefined && !interrupted;
   const cause = stopped ? describeStop(stoppedBy, { ...config, appId }) : undefined;
   if (stopped) output.error(cause as string, stoppedBy);

@@ -1,0 +1,85 @@
+import type { AbortError, PushError } from '../errors.js';
+
+/** What the engine pulls its work from: one iterator shared by every loop. */
+export type WorkSource<T> = Iterator<T, void, undefined> | AsyncIterator<T, void, undefined>;
+
+/**
+ * Why a run stopped before its source ran out, other than the caller's abort:
+ * - `stopped-by`: an error every further item would meet (a refused connection or token, a 401,
+ *   403 or 404, a failed address request, a failing rate budget);
+ * - `thrown`: the caller's own code threw (the input, or an `onBatchSettled` / `onFileSettled`).
+ */
+export type StopReason = { kind: 'stopped-by'; error: PushError } | { kind: 'thrown'; error: unknown };
+
+/**
+ * One run of `publish` or `upload`: `workers` loops pull from one shared source, so at most that
+ * many items are in hand at once, with no queue (the shape of aws lib-storage's `Upload`). Each
+ * loop pulls an item and hands it to `work`; the first stop ends every loop at its next pull, and
+ * items in flight finish.
+ */
+export class RunEngine {
+  #stop: StopReason | undefined;
+  #exhausted = false;
+  readonly #signal: AbortSignal | undefined;
+  readonly #onStoppedBy: ((error: PushError) => void) | undefined;
+
+  /** `onStoppedBy` is told the first `stopped-by` error once (the publish report's `stoppedBy`). */
+  constructor(signal: AbortSignal | undefined, onStoppedBy?: (error: PushError) => void) {
+    this.#signal = signal;
+    this.#onStoppedBy = onStoppedBy;
+  }
+
+  /** True once no more items must be started: aborted, or stopped. */
+  readonly shouldStop = (): boolean => this.#stop !== undefined || this.#signal?.aborted === true;
+
+  /** Runs `workers` loops over `source` until it runs out or the run stops. */
+  async run<T>(source: WorkSource<T>, workers: number, work: (item: T) => Promise<void>): Promise<void> {
+    const loop = async (): Promise<void> => {
+      while (!this.shouldStop() && !this.#exhausted) {
+        let next: IteratorResult<T, void>;
+        try {
+          next = await source.next();
+        } catch (error) {
+          // The input threw, unless the read was cut short by the abort: then the abort is the outcome.
+          if (!this.#signal?.aborted) this.interrupt(error);
+          return;
+        }
+        if (next.done) {
+          this.#exhausted = true;
+          return;
+        }
+        await work(next.value);
+      }
+    };
+    await Promise.all(Array.from({ length: workers }, loop));
+  }
+
+  /** Stops the run with an error every further item would meet; the first one is kept. */
+  stopBy(error: PushError): void {
+    if (this.#stop !== undefined) return;
+    this.#stop = { kind: 'stopped-by', error };
+    this.#onStoppedBy?.(error);
+  }
+
+  /** Stops the run because the caller's code threw; the first one is kept. */
+  interrupt(error: unknown): void {
+    this.#stop ??= { kind: 'thrown', error };
+  }
+
+  /** The error that stopped the run early by the service (the report's `stoppedBy`), if any. */
+  get stoppedBy(): PushError | undefined {
+    return this.#stop?.kind === 'stopped-by' ? this.#stop.error : undefined;
+  }
+
+  /**
+   * The error a stopped run rejects with, as its `cause`, or undefined when the run was not
+   * stopped. One order for both operations: what the caller's code threw first (a bug or a
+   * decision of theirs, which must not hide behind its consequences), then the caller's abort,
+   * then the error the service stopped the run with.
+   */
+  stopCause(abortError: (signal: AbortSignal) => AbortError): unknown {
+    if (this.#stop?.kind === 'thrown') return this.#stop.error;
+    if (this.#signal?.aborted) return abortError(this.#signal);
+    return this.#stop?.error;
+  }
+}

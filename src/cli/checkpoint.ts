@@ -18,8 +18,14 @@ interface CheckpointFile {
   /** Where the records were delivered: a checkpoint for one app says nothing about another. */
   target: CheckpointTarget;
   inputs: { name: string; size: number | undefined }[];
-  /** Every ordinal below this may have been sent: it is written before those records are handed over. */
-  handedOffThrough: number;
+  /**
+   * Ordinals of the batches in flight: each batch's ordinals are written here right before its
+   * request is sent, and leave when it settles. After a crash, these are the records that may have
+   * reached the service: at most `--concurrency` batches.
+   */
+  inFlight: Range[];
+  /** Older files: every ordinal below this may have been sent. Read, never written. */
+  handedOffThrough?: number;
   delivered: Range[];
   failed: Range[];
   unknown: Range[];
@@ -81,7 +87,7 @@ function isRangeList(value: unknown): boolean {
 
 /** What is wrong with the body of a checkpoint whose fingerprint matched, if anything. */
 function malformed(file: CheckpointFile): string | undefined {
-  for (const key of ['delivered', 'failed', 'unknown'] as const) {
+  for (const key of ['delivered', 'failed', 'unknown', 'inFlight'] as const) {
     if (file[key] !== undefined && !isRangeList(file[key])) return `"${key}" is not a list of [start, end] ranges`;
   }
   if (!isRangeList(file.delivered)) return '"delivered" is missing';
@@ -92,6 +98,21 @@ function malformed(file: CheckpointFile): string | undefined {
   return undefined;
 }
 
+/**
+ * Records an earlier run reserved for a request and never settled. Older files marked a prefix
+ * (`handedOffThrough`) instead of the batches in flight; both are honoured.
+ */
+function unsettledInFlight(previous: CheckpointFile | undefined): RangeSet {
+  if (previous === undefined) return new RangeSet();
+  const settled = new RangeSet(previous.delivered ?? [])
+    .union(new RangeSet(previous.failed ?? []))
+    .union(new RangeSet(previous.unknown ?? []));
+  const reserved = new RangeSet(previous.inFlight ?? []).union(
+    new RangeSet().complementUpTo(previous.handedOffThrough ?? 0),
+  );
+  return reserved.difference(settled);
+}
+
 export class Checkpoint {
   private delivered: RangeSet;
   private failed = new RangeSet();
@@ -99,7 +120,8 @@ export class Checkpoint {
   /** Unknown in an earlier run, and not to be resent: such records are skipped and listed as unknown. */
   private readonly carriedUnknown: RangeSet;
   private readonly previouslyDelivered: RangeSet;
-  private handedOffThrough = 0;
+  /** Records of batches whose request may be on its way and that have not settled. */
+  private inFlight = new RangeSet();
   private complete = false;
 
   private constructor(
@@ -112,12 +134,9 @@ export class Checkpoint {
   ) {
     this.previouslyDelivered = new RangeSet(previous?.delivered ?? []);
     this.delivered = new RangeSet(previous?.delivered ?? []);
-    // Records handed to the sender by a run that then died without settling them may have
-    // reached the service: they count as unknown, exactly like an ambiguous batch.
-    const settled = this.delivered
-      .union(new RangeSet(previous?.failed ?? []))
-      .union(new RangeSet(previous?.unknown ?? []));
-    const interrupted = settled.complementUpTo(previous?.handedOffThrough ?? 0);
+    // Records of batches in flight when a run died may have reached the service: they count as
+    // unknown, exactly like an ambiguous batch.
+    const interrupted = unsettledInFlight(previous);
     const unknownBefore = new RangeSet(previous?.unknown ?? []).union(interrupted);
     this.carriedUnknown = resendUnknown ? new RangeSet() : unknownBefore;
     this.unknown = resendUnknown ? new RangeSet() : unknownBefore;
@@ -165,9 +184,7 @@ export class Checkpoint {
       // A checkpoint whose records all failed (a 404 for a mistyped app) delivered nothing
       // anywhere: it may be reused for the right target.
       const mayHaveDelivered =
-        previous.delivered.length > 0 ||
-        (previous.unknown?.length ?? 0) > 0 ||
-        new RangeSet(previous.failed ?? []).complementUpTo(previous.handedOffThrough ?? 0).size() > 0;
+        previous.delivered.length > 0 || (previous.unknown?.length ?? 0) > 0 || unsettledInFlight(previous).size() > 0;
       if (mayHaveDelivered && (there?.appId !== here.appId || there.baseUrl !== here.baseUrl)) {
         const written = there === undefined ? 'an unrecorded app' : describeTarget(there);
         throw new UsageError(
@@ -194,25 +211,20 @@ export class Checkpoint {
     return { delivered: this.previouslyDelivered.size(), unknown: this.carriedUnknown.size() };
   }
 
-  /** Called before records up to `ordinal` (exclusive) are handed to the sender; saves at once. */
-  handOffThrough(ordinal: number): void {
-    if (ordinal <= this.handedOffThrough) return;
-    this.handedOffThrough = ordinal;
+  /**
+   * Called right before a batch's request is sent, with its ordinals; saves at once, so that a run
+   * killed from here on finds them on resume and reports them unknown instead of sending them twice.
+   */
+  reserve(ordinals: readonly number[]): void {
+    this.inFlight.addAll(ordinals);
     this.save();
   }
 
-  /**
-   * The run ended without being killed, and every record handed over has settled: the mark becomes
-   * exactly what was handed over. The reservation made ahead of the sender (see `handOffThrough`)
-   * would otherwise turn records that were never sent into unknown ones on the next run.
-   */
-  handedOffExactly(ordinal: number): void {
-    this.handedOffThrough = ordinal;
-  }
-
+  /** A batch settled (`failed` also for records reserved and then never sent: send them again). */
   settle(status: 'sent' | 'failed' | 'unknown', ordinals: readonly number[]): void {
     const target = status === 'sent' ? this.delivered : status === 'failed' ? this.failed : this.unknown;
     target.addAll(ordinals);
+    this.inFlight.removeAll(ordinals);
   }
 
   markComplete(): void {
@@ -226,7 +238,7 @@ export class Checkpoint {
       fingerprint: this.fingerprint,
       target: this.target,
       inputs: this.inputs,
-      handedOffThrough: this.handedOffThrough,
+      inFlight: this.inFlight.ranges(),
       delivered: this.delivered.ranges(),
       failed: this.failed.ranges(),
       unknown: this.unknown.ranges(),

@@ -39,18 +39,33 @@ export class RangeSet {
 
   /** Adds a list of ordinals, in runs. */
   addAll(ordinals: readonly number[]): void {
-    const sorted = [...ordinals].sort((x, y) => x - y);
-    let i = 0;
-    while (i < sorted.length) {
-      const start = sorted[i] as number;
-      let end = start + 1;
-      while (i + 1 < sorted.length && sorted[i + 1] === end) {
-        end++;
-        i++;
+    for (const [start, end] of runsOf(ordinals)) this.add(start, end);
+  }
+
+  /** Removes `[start, end)`, splitting a range that holds it. */
+  remove(start: number, end: number): void {
+    if (end <= start) return;
+    const kept: Range[] = [];
+    for (const [a, b] of this.list) {
+      if (b <= start || a >= end) kept.push([a, b]);
+      else {
+        if (a < start) kept.push([a, start]);
+        if (b > end) kept.push([end, b]);
       }
-      this.add(start, end);
-      i++;
     }
+    this.list = kept;
+  }
+
+  /** Removes a list of ordinals, in runs. */
+  removeAll(ordinals: readonly number[]): void {
+    for (const [start, end] of runsOf(ordinals)) this.remove(start, end);
+  }
+
+  /** This set minus `other`. */
+  difference(other: RangeSet): RangeSet {
+    const out = new RangeSet(this.list);
+    for (const [a, b] of other.ranges()) out.remove(a, b);
+    return out;
   }
 
   has(ordinal: number): boolean {
@@ -92,4 +107,22 @@ export class RangeSet {
   ranges(): Range[] {
     return this.list.map(([a, b]) => [a, b]);
   }
+}
+
+/** Ordinals as sorted runs of consecutive values, `[start, end)`. */
+function runsOf(ordinals: readonly number[]): Range[] {
+  const sorted = [...ordinals].sort((x, y) => x - y);
+  const runs: Range[] = [];
+  let i = 0;
+  while (i < sorted.length) {
+    const start = sorted[i] as number;
+    let end = start + 1;
+    while (i + 1 < sorted.length && (sorted[i + 1] as number) <= end) {
+      end = Math.max(end, (sorted[i + 1] as number) + 1);
+      i++;
+    }
+    runs.push([start, end]);
+    i++;
+  }
+  return runs;
 }

@@ -53,7 +53,6 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
     {
       inputs: options.inputs,
       columnMap: options.columnMap,
-      batchSize: options.batchSize,
       checkpoint,
       sending: options.client !== undefined,
       stopReading: options.stopReading,
@@ -77,6 +76,7 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
         maxBatchBytes: options.maxBatchBytes,
         concurrency: options.concurrency,
         onInvalid: 'skip',
+        onBatchSending: sink.sending,
         onBatchSettled: sink.settle,
         signal: options.abort,
       });
@@ -100,8 +100,7 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
   }
   if (checkpoint) {
     // Every record handed over has settled by now (the leftovers as not sent): only a killed run
-    // leaves the reservation ahead of the sender in the file.
-    checkpoint.handedOffExactly(feed.handedOff);
+    // leaves batches in flight in the file.
     if (feed.complete && !interrupted && stoppedBy === undefined) checkpoint.markComplete();
     checkpoint.save();
   }

@@ -1,4 +1,4 @@
-import type { SettledBatch } from '../../index.js';
+import type { SendingBatch, SettledBatch } from '../../index.js';
 import type { Checkpoint } from '../checkpoint.js';
 import { OriginTable } from '../origins.js';
 import type { RowIssue } from '../readers/types.js';
@@ -9,7 +9,8 @@ import type { PublishCounts } from './counts.js';
  * Where every record of a run ends: the settle sink. It keeps the origin (file, line, ordinal) of
  * each record handed to the publisher until its batch settles, then writes the rejects, the
  * checkpoint and the counts. Records are keyed by the publisher's index, which is the order they
- * were handed over; the checkpoint's numbering (the ordinal) travels in the origin.
+ * were handed over; the checkpoint's numbering (the ordinal) travels in the origin. With a checkpoint,
+ * a batch's records are reserved in it right before its request is sent ({@link SettleSink.sending}).
  */
 export class SettleSink {
   readonly #origins = new OriginTable();
@@ -46,6 +47,20 @@ export class SettleSink {
     const message = 'outcome unknown from an earlier run; not sent again (use --resend-unknown to send it)';
     await this.rejects.write({ file, line, kind: 'unknown', reasons: [{ field: '', message }], record });
   }
+
+  /**
+   * The publisher's `onBatchSending`: the batch's records go into the checkpoint before its request
+   * leaves, so a run killed from now until it settles reports exactly these as unknown.
+   */
+  readonly sending = (batch: SendingBatch): void => {
+    if (this.checkpoint === undefined) return;
+    const ordinals: number[] = [];
+    for (const index of batch.indexes) {
+      const ordinal = this.#origins.ordinalOf(index);
+      if (ordinal !== undefined) ordinals.push(ordinal);
+    }
+    this.checkpoint.reserve(ordinals);
+  };
 
   /** The publisher's `onBatchSettled`. */
   readonly settle = async (batch: SettledBatch): Promise<void> => {

@@ -58,14 +58,20 @@ export type ResumeDecision = 'send' | 'skip-delivered' | 'skip-unknown';
 /**
  * The input fingerprint: a different file, changed content, another format or `--map`, or another
  * CLI version (whose validation could number records differently) all refuse the checkpoint.
+ * Rejects with an `AbortError` when `signal` fires.
  */
-export async function fingerprintInputs(inputs: InputSpec[], readingOptions: unknown): Promise<string> {
+export async function fingerprintInputs(
+  inputs: InputSpec[],
+  readingOptions: unknown,
+  signal?: AbortSignal,
+): Promise<string> {
   const hash = createHash('sha256');
   hash.update(JSON.stringify({ cli: VERSION, readingOptions, formats: inputs.map((input) => input.format) }));
   for (const input of inputs) {
     if (input.path === '-') throw new UsageError('--checkpoint needs files: stdin (-) cannot be read again to resume');
     hash.update('\0file\0');
-    for await (const chunk of createReadStream(input.path)) hash.update(chunk as Buffer);
+    // Abortable: hashing a large input takes seconds, and a signal must not wait for it.
+    for await (const chunk of createReadStream(input.path, { signal })) hash.update(chunk as Buffer);
   }
   return `sha256:${hash.digest('hex')}`;
 }

@@ -8,6 +8,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { RunningEmulator } from '../../testing/server.js';
+import { claimStopSignal } from '../signals.js';
 
 /** Seams for tests: where output goes and what stops the server (SIGINT/SIGTERM by default). */
 export interface EmulatorCommandIo {
@@ -104,19 +105,11 @@ async function saveRecords(running: RunningEmulator, path: string): Promise<numb
 }
 
 function untilStopped(signal: AbortSignal | undefined): Promise<void> {
+  // SIGINT and SIGTERM are claimed, so that the CLI lets the server stop and print what it received.
+  const stop = signal ?? claimStopSignal();
   return new Promise((resolve) => {
-    if (signal) {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
-      return;
-    }
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    if (stop.aborted) resolve();
+    else stop.addEventListener('abort', () => resolve(), { once: true });
   });
 }
 

@@ -146,7 +146,10 @@ describe('push-api finance publish killed at random moments and resumed', () => 
 
     // The last cycle is never killed, so the run has finished.
     expect(finished).toBeDefined();
-    const report = finished as Record<string, number>;
+    const report = finished as Record<
+      'recordsSkipped' | 'recordsSent' | 'recordsUnknown' | 'recordsInvalid' | 'recordsFailed',
+      number
+    >;
     const unknownRows = new Set<number>();
     const invalidInRejects = new Set<number>();
     for (const line of readFileSync(rejects, 'utf8').split('\n').filter(Boolean)) {

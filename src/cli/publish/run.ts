@@ -69,7 +69,6 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
       // Dry run: reading validates and writes rejects; nothing is sent.
     }
   } else {
-    let sinkFailed = false;
     try {
       await options.client.finance.publish(options.appId, feed.records(), {
         batchSize: options.batchSize,
@@ -84,11 +83,10 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
       if (error instanceof AbortError || options.abort.aborted) interrupted = true;
       else if (error instanceof PublishInterruptedError) {
         // The feed or the sink threw (a rejects file that cannot be written, say): the cause is what to report.
-        sinkFailed = true;
         stoppedBy = error.cause instanceof Error ? error.cause : error;
       } else stoppedBy = error instanceof Error ? error : new PushError(String(error));
     }
-    await sink.settleLeftovers(sinkFailed ? 'unknown' : 'not-read');
+    sink.settleLeftovers();
   }
   if (feed.inputError) stoppedBy ??= feed.inputError;
   if (options.stopReading.aborted && !feed.complete) interrupted = true;

@@ -88,14 +88,17 @@ async function parseAndRun(argv: string[]): Promise<number> {
 
 /**
  * A signal before any command claimed the signals (parsing, reading settings and inputs, the
- * fingerprint, opening the checkpoint, or a command that never claims them): nothing was sent,
- * so the run ends now, with exit 130 and, under `--json`, its one object. Whatever the command was
- * still doing is cut short by the exit; a report it had already printed stays the only one.
+ * fingerprint, opening the checkpoint, or a command that never claims them): the run ends now,
+ * with exit 130 and, under `--json`, its one object. Whatever the command was still doing is cut
+ * short by the exit; a report it had already printed stays the only one.
  */
 function reportEarlyInterrupt(signal: NodeJS.Signals, argv: readonly string[]): number {
-  process.stderr.write(`push-api: interrupted (${signal}) before anything was sent\n`);
+  // For `finance publish` and `upload`, which claim the signals before they send, this means
+  // nothing was sent; `token` and `demo` never claim them, and simply stop.
+  const message = `interrupted by ${signal}`;
+  process.stderr.write(`push-api: ${message}\n`);
   if (argv.includes('--json') && claimJsonReport()) {
-    const error = { name: 'InterruptedError', message: `interrupted by ${signal} before anything was sent` };
+    const error = { name: 'InterruptedError', message };
     process.stdout.write(
       `${JSON.stringify({ ok: false, exitCode: ExitCode.Interrupted, interrupted: true, error })}\n`,
     );

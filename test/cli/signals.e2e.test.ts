@@ -135,12 +135,16 @@ describe('a signal at any moment of push-api finance publish', () => {
     ['SIGTERM', true],
     ['SIGINT', false],
   ] as const)(
-    '%s after 0 to 900 ms (--json: %s): exit 130, one JSON object, never killed once started',
+    '%s after 0 to 900 ms, some followed by a second (--json: %s): exit 130, one JSON object, never killed once started',
     async (signal, json) => {
       writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(400)}\n`);
       ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 150, times: Infinity });
       const outcomes: Outcome[] = [];
-      for (const delay of SWEEP_MS) outcomes.push(await signalAfter(publishArgs(json), delay, signal, { json }));
+      for (const [i, delay] of SWEEP_MS.entries()) {
+        // Every other run gets a second signal 20 ms later, often while the first is being handled.
+        const second = i % 2 === 1 ? signal : undefined;
+        outcomes.push(await signalAfter(publishArgs(json), delay, signal, { json, second }));
+      }
       await expectHandledAfterStartUp(SWEEP_MS, outcomes);
       // The late moments stopped a run that was sending: the report says what was delivered.
       const last = outcomes.at(-1) as Outcome;

@@ -9,7 +9,7 @@ import type { InputSpec } from './readers/index.js';
 /**
  * The `--checkpoint` file. Records are numbered by ordinal: the position of each *valid* record in
  * the input, which is the same on every run over the same input. The file lists which ordinals were
- * delivered, failed or have an unknown outcome, and how far records were handed to the sender.
+ * delivered, failed or have an unknown outcome, and which were in batches on their way to the service.
  */
 interface CheckpointFile {
   version: 1;

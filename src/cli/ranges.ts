@@ -8,9 +8,17 @@ export type Range = [number, number];
 export class RangeSet {
   private list: Range[];
 
-  constructor(ranges: Range[] = []) {
-    this.list = [];
-    for (const [start, end] of ranges) this.add(start, end);
+  /** Sorts and merges once: linear after the sort, whatever a (hostile) checkpoint file lists. */
+  constructor(ranges: readonly Range[] = []) {
+    const sorted = ranges.filter(([a, b]) => b > a).map(([a, b]): Range => [a, b]);
+    sorted.sort((x, y) => x[0] - y[0]);
+    const merged: Range[] = [];
+    for (const [a, b] of sorted) {
+      const last = merged.at(-1);
+      if (last !== undefined && a <= last[1]) last[1] = Math.max(last[1], b);
+      else merged.push([a, b]);
+    }
+    this.list = merged;
   }
 
   /** Adds `[start, end)`, merging with neighbours. */
@@ -61,11 +69,25 @@ export class RangeSet {
     for (const [start, end] of runsOf(ordinals)) this.remove(start, end);
   }
 
-  /** This set minus `other`. */
+  /** This set minus `other`, in one pass over both. */
   difference(other: RangeSet): RangeSet {
-    const out = new RangeSet(this.list);
-    for (const [a, b] of other.ranges()) out.remove(a, b);
-    return out;
+    const out: Range[] = [];
+    const cut = other.list;
+    let j = 0;
+    for (const [a, b] of this.list) {
+      let start = a;
+      while (j < cut.length && (cut[j] as Range)[1] <= start) j++;
+      let k = j;
+      while (k < cut.length && (cut[k] as Range)[0] < b) {
+        const [c, d] = cut[k] as Range;
+        if (c > start) out.push([start, c]);
+        start = Math.max(start, d);
+        if (d >= b) break;
+        k++;
+      }
+      if (start < b) out.push([start, b]);
+    }
+    return new RangeSet(out);
   }
 
   has(ordinal: number): boolean {
@@ -95,9 +117,7 @@ export class RangeSet {
   }
 
   union(other: RangeSet): RangeSet {
-    const out = new RangeSet(this.list);
-    for (const [a, b] of other.ranges()) out.add(a, b);
-    return out;
+    return new RangeSet([...this.list, ...other.list]);
   }
 
   size(): number {

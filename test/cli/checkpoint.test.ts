@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../src/cli/checkpoint.js';
 import { UsageError } from '../../src/cli/exit-codes.js';
-import { RangeSet } from '../../src/cli/ranges.js';
+import { type Range, RangeSet } from '../../src/cli/ranges.js';
 import type { InputSpec } from '../../src/cli/readers/index.js';
 import { makeTempDir } from './helpers/run.js';
 
@@ -24,6 +24,34 @@ describe('RangeSet', () => {
     expect(set.complementUpTo(8).ranges()).toEqual([[6, 8]]);
     expect(set.has(5)).toBe(true);
     expect(set.has(6)).toBe(false);
+  });
+
+  it('union, difference and removal agree with a plain set of ordinals, and leave their inputs unchanged', () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const randomRanges = (): Range[] =>
+      Array.from({ length: random(12) }, () => {
+        const start = random(80);
+        return [start, start + random(15)] as Range;
+      });
+    const members = (set: RangeSet) => [...Array(100).keys()].filter((i) => set.has(i));
+    for (let round = 0; round < 200; round++) {
+      const [x, y] = [randomRanges(), randomRanges()];
+      const a = new RangeSet(x);
+      const b = new RangeSet(y);
+      const before = [a.ranges(), b.ranges()];
+      const inA = new Set(members(a));
+      const inB = new Set(members(b));
+      expect(members(a.union(b))).toEqual([...Array(100).keys()].filter((i) => inA.has(i) || inB.has(i)));
+      expect(members(a.difference(b))).toEqual([...inA].filter((i) => !inB.has(i)));
+      expect([a.ranges(), b.ranges()]).toEqual(before);
+      const removed = [...inB].filter(() => random(2) === 0);
+      a.removeAll(removed);
+      expect(members(a)).toEqual([...inA].filter((i) => !removed.includes(i)));
+    }
   });
 
   it('removes ordinals by splitting ranges', () => {

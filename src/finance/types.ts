@@ -140,7 +140,8 @@ export interface PublishOptions extends RequestOptions {
    * durably (a checkpoint) knows, after a crash, exactly which records may have reached the
    * service: never more than `concurrency` batches. If it throws (or rejects), the batch is not
    * sent (it counts in `recordsNotRead`), reading stops, batches in flight settle, and `publish`
-   * rejects with `PublishInterruptedError`.
+   * rejects with `PublishInterruptedError`. A batch whose run is aborted or stopped while this
+   * callback runs is not sent either, and, like that one, gets no `onBatchSettled` call.
    * @default undefined (no calls)
    */
   onBatchSending?: ((batch: SendingBatch) => void | Promise<void>) | undefined;

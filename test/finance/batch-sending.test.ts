@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PublishInterruptedError } from '../../src/errors.js';
+import { PublishAbortedError, PublishInterruptedError } from '../../src/errors.js';
 import type { SendingBatch } from '../../src/finance/types.js';
 import { expectAccounted, makeRecords, mockWithClient, toAsync } from './helpers.js';
 
@@ -47,6 +47,35 @@ describe('onBatchSending', () => {
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(3);
     expect(inFlight).toBe(0);
+  });
+
+  it('an abort while it runs: that batch is not sent, gets no onBatchSettled, and counts as not read', async () => {
+    const { mock, client } = mockWithClient();
+    const controller = new AbortController();
+    const settled: number[] = [];
+    const error = await client.finance
+      .publish(mock.appId, makeRecords(50), {
+        batchSize: 10,
+        concurrency: 1,
+        signal: controller.signal,
+        onBatchSending: (batch) => {
+          if (batch.index === 2) controller.abort();
+        },
+        onBatchSettled: (batch) => {
+          settled.push(batch.index);
+        },
+      })
+      .then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+    expect(error).toBeInstanceOf(PublishAbortedError);
+    const { report } = error as PublishAbortedError;
+    expect(settled).toEqual([0, 1]);
+    expect(mock.state.recordCount(mock.appId)).toBe(20);
+    expect(report.recordsSent).toBe(20);
+    expect(report.recordsNotRead).toBe(30);
+    expectAccounted(report, 50);
   });
 
   it('a throw stops the run: that batch is not sent and counts as not read', async () => {

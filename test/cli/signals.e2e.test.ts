@@ -231,6 +231,40 @@ describe('a signal at any moment of push-api finance publish', () => {
 });
 
 describe('a signal at any moment of push-api upload', () => {
+  it('signals sent when the upload addresses are asked for, and when the first file is stored, give 130', async () => {
+    for (let i = 0; i < 6; i++) writeFileSync(ctx.temp.path(`g${i}.csv`), 'y'.repeat(32 * 1024));
+    ctx.emulator.mock.faults.add({ match: { operation: 'upload' }, delayMs: 300, times: Infinity });
+    const state = ctx.emulator.mock.state;
+    const triggers: [string, (requests: number) => boolean][] = [
+      [
+        'upload addresses asked for',
+        (requests) => state.requests.slice(requests).some((r) => r.operation === 'upload-urls'),
+      ],
+      ['first file stored', (requests) => state.requests.slice(requests).some((r) => r.operation === 'upload')],
+    ];
+    for (const [name, reachedSince] of triggers) {
+      const requests = state.requests.length;
+      const args = ['upload', '--app', DEMO_APP_ID, '--type', 'users', '--concurrency', '2', '--json'];
+      const outcome = await signalAfter(
+        [...args, `${ctx.temp.dir}/g*.csv`],
+        async () => {
+          const deadline = Date.now() + 10_000;
+          while (!reachedSince(requests) && Date.now() < deadline) await sleep(1);
+          expect(reachedSince(requests), name).toBe(true);
+        },
+        'SIGINT',
+        { json: true },
+      );
+      expect(outcome.beforeStart, name).toBe(false);
+      const report = JSON.parse(outcome.result.stdout) as { files: { status: string }[] };
+      // Files in flight finish; no file is started after the signal.
+      expect(
+        report.files.some((file) => file.status === 'not-started'),
+        name,
+      ).toBe(true);
+    }
+  }, 60_000);
+
   it.each([
     ['SIGTERM', true],
     ['SIGINT', false],

@@ -9,7 +9,7 @@ import type { InputSpec } from './readers/index.js';
 /**
  * The `--checkpoint` file. Records are numbered by ordinal: the position of each *valid* record in
  * the input, which is the same on every run over the same input. The file lists which ordinals were
- * delivered, failed or have an unknown outcome, and how far records were handed to the sender.
+ * delivered, failed or have an unknown outcome, and which were in batches on their way to the service.
  */
 interface CheckpointFile {
   version: 1;
@@ -18,8 +18,14 @@ interface CheckpointFile {
   /** Where the records were delivered: a checkpoint for one app says nothing about another. */
   target: CheckpointTarget;
   inputs: { name: string; size: number | undefined }[];
-  /** Every ordinal below this may have been sent: it is written before those records are handed over. */
-  handedOffThrough: number;
+  /**
+   * Ordinals of the batches in flight: each batch's ordinals are written here right before its
+   * request is sent, and leave when it settles. After a crash, these are the records that may have
+   * reached the service: at most `--concurrency` batches.
+   */
+  inFlight: Range[];
+  /** Older files: every ordinal below this may have been sent. Read, never written. */
+  handedOffThrough?: number;
   delivered: Range[];
   failed: Range[];
   unknown: Range[];
@@ -52,14 +58,20 @@ export type ResumeDecision = 'send' | 'skip-delivered' | 'skip-unknown';
 /**
  * The input fingerprint: a different file, changed content, another format or `--map`, or another
  * CLI version (whose validation could number records differently) all refuse the checkpoint.
+ * Rejects with an `AbortError` when `signal` fires.
  */
-export async function fingerprintInputs(inputs: InputSpec[], readingOptions: unknown): Promise<string> {
+export async function fingerprintInputs(
+  inputs: InputSpec[],
+  readingOptions: unknown,
+  signal?: AbortSignal,
+): Promise<string> {
   const hash = createHash('sha256');
   hash.update(JSON.stringify({ cli: VERSION, readingOptions, formats: inputs.map((input) => input.format) }));
   for (const input of inputs) {
     if (input.path === '-') throw new UsageError('--checkpoint needs files: stdin (-) cannot be read again to resume');
     hash.update('\0file\0');
-    for await (const chunk of createReadStream(input.path)) hash.update(chunk as Buffer);
+    // Abortable: hashing a large input takes seconds, and a signal must not wait for it.
+    for await (const chunk of createReadStream(input.path, { signal })) hash.update(chunk as Buffer);
   }
   return `sha256:${hash.digest('hex')}`;
 }
@@ -81,7 +93,7 @@ function isRangeList(value: unknown): boolean {
 
 /** What is wrong with the body of a checkpoint whose fingerprint matched, if anything. */
 function malformed(file: CheckpointFile): string | undefined {
-  for (const key of ['delivered', 'failed', 'unknown'] as const) {
+  for (const key of ['delivered', 'failed', 'unknown', 'inFlight'] as const) {
     if (file[key] !== undefined && !isRangeList(file[key])) return `"${key}" is not a list of [start, end] ranges`;
   }
   if (!isRangeList(file.delivered)) return '"delivered" is missing';
@@ -92,6 +104,21 @@ function malformed(file: CheckpointFile): string | undefined {
   return undefined;
 }
 
+/**
+ * Records an earlier run reserved for a request and never settled. Older files marked a prefix
+ * (`handedOffThrough`) instead of the batches in flight; both are honoured.
+ */
+function unsettledInFlight(previous: CheckpointFile | undefined): RangeSet {
+  if (previous === undefined) return new RangeSet();
+  const settled = new RangeSet(previous.delivered ?? [])
+    .union(new RangeSet(previous.failed ?? []))
+    .union(new RangeSet(previous.unknown ?? []));
+  const reserved = new RangeSet(previous.inFlight ?? []).union(
+    new RangeSet().complementUpTo(previous.handedOffThrough ?? 0),
+  );
+  return reserved.difference(settled);
+}
+
 export class Checkpoint {
   private delivered: RangeSet;
   private failed = new RangeSet();
@@ -99,7 +126,8 @@ export class Checkpoint {
   /** Unknown in an earlier run, and not to be resent: such records are skipped and listed as unknown. */
   private readonly carriedUnknown: RangeSet;
   private readonly previouslyDelivered: RangeSet;
-  private handedOffThrough = 0;
+  /** Records of batches whose request may be on its way and that have not settled. */
+  private inFlight = new RangeSet();
   private complete = false;
 
   private constructor(
@@ -112,12 +140,9 @@ export class Checkpoint {
   ) {
     this.previouslyDelivered = new RangeSet(previous?.delivered ?? []);
     this.delivered = new RangeSet(previous?.delivered ?? []);
-    // Records handed to the sender by a run that then died without settling them may have
-    // reached the service: they count as unknown, exactly like an ambiguous batch.
-    const settled = this.delivered
-      .union(new RangeSet(previous?.failed ?? []))
-      .union(new RangeSet(previous?.unknown ?? []));
-    const interrupted = settled.complementUpTo(previous?.handedOffThrough ?? 0);
+    // Records of batches in flight when a run died may have reached the service: they count as
+    // unknown, exactly like an ambiguous batch.
+    const interrupted = unsettledInFlight(previous);
     const unknownBefore = new RangeSet(previous?.unknown ?? []).union(interrupted);
     this.carriedUnknown = resendUnknown ? new RangeSet() : unknownBefore;
     this.unknown = resendUnknown ? new RangeSet() : unknownBefore;
@@ -165,9 +190,7 @@ export class Checkpoint {
       // A checkpoint whose records all failed (a 404 for a mistyped app) delivered nothing
       // anywhere: it may be reused for the right target.
       const mayHaveDelivered =
-        previous.delivered.length > 0 ||
-        (previous.unknown?.length ?? 0) > 0 ||
-        new RangeSet(previous.failed ?? []).complementUpTo(previous.handedOffThrough ?? 0).size() > 0;
+        previous.delivered.length > 0 || (previous.unknown?.length ?? 0) > 0 || unsettledInFlight(previous).size() > 0;
       if (mayHaveDelivered && (there?.appId !== here.appId || there.baseUrl !== here.baseUrl)) {
         const written = there === undefined ? 'an unrecorded app' : describeTarget(there);
         throw new UsageError(
@@ -194,25 +217,20 @@ export class Checkpoint {
     return { delivered: this.previouslyDelivered.size(), unknown: this.carriedUnknown.size() };
   }
 
-  /** Called before records up to `ordinal` (exclusive) are handed to the sender; saves at once. */
-  handOffThrough(ordinal: number): void {
-    if (ordinal <= this.handedOffThrough) return;
-    this.handedOffThrough = ordinal;
+  /**
+   * Called right before a batch's request is sent, with its ordinals; saves at once, so that a run
+   * killed from here on finds them on resume and reports them unknown instead of sending them twice.
+   */
+  reserve(ordinals: readonly number[]): void {
+    this.inFlight.addAll(ordinals);
     this.save();
   }
 
-  /**
-   * The run ended without being killed, and every record handed over has settled: the mark becomes
-   * exactly what was handed over. The reservation made ahead of the sender (see `handOffThrough`)
-   * would otherwise turn records that were never sent into unknown ones on the next run.
-   */
-  handedOffExactly(ordinal: number): void {
-    this.handedOffThrough = ordinal;
-  }
-
+  /** A batch settled (`failed` also for records reserved and then never sent: send them again). */
   settle(status: 'sent' | 'failed' | 'unknown', ordinals: readonly number[]): void {
     const target = status === 'sent' ? this.delivered : status === 'failed' ? this.failed : this.unknown;
     target.addAll(ordinals);
+    this.inFlight.removeAll(ordinals);
   }
 
   markComplete(): void {
@@ -226,7 +244,7 @@ export class Checkpoint {
       fingerprint: this.fingerprint,
       target: this.target,
       inputs: this.inputs,
-      handedOffThrough: this.handedOffThrough,
+      inFlight: this.inFlight.ranges(),
       delivered: this.delivered.ranges(),
       failed: this.failed.ranges(),
       unknown: this.unknown.ranges(),

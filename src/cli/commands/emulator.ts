@@ -10,6 +10,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { FaultRule } from '../../testing/faults.js';
 import type { RunningEmulator, StartEmulatorOptions } from '../../testing/server.js';
 import { UsageError } from '../exit-codes.js';
+import { claimStopSignal } from '../signals.js';
 import { writeHumanRaw } from '../terminal-text.js';
 import {
   collect,
@@ -246,19 +247,11 @@ async function saveRecords(running: RunningEmulator, path: string): Promise<numb
 }
 
 function untilStopped(signal: AbortSignal | undefined): Promise<void> {
+  // SIGINT and SIGTERM are claimed, so that the CLI lets the server stop and print what it received.
+  const stop = signal ?? claimStopSignal();
   return new Promise((resolve) => {
-    if (signal) {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
-      return;
-    }
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    if (stop.aborted) resolve();
+    else stop.addEventListener('abort', () => resolve(), { once: true });
   });
 }
 

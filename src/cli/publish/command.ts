@@ -3,6 +3,7 @@ import { Checkpoint, fingerprintInputs } from '../checkpoint.js';
 import { addConnectionOptions, appOption, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
 import { ExitCode, exitCodeFor, UsageError } from '../exit-codes.js';
 import { describeStop, jsonError } from '../failure.js';
+import { installInterrupts } from '../interrupts.js';
 import { type CommonFlags, integerOption } from '../options.js';
 import { formatDuration, formatTable, Output } from '../output.js';
 import { createProgress, rate } from '../progress.js';
@@ -101,22 +102,25 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
     config && (await createClient(config, { retryAmbiguous: flags.retryAmbiguous === true, verbose: flags.verbose }));
   let checkpoint: Checkpoint | undefined;
   if (flags.checkpoint !== undefined && config !== undefined) {
-    const fingerprint = await fingerprintInputs(inputs, { map: [...columnMap], delimiter: flags.delimiter });
+    const readingOptions = { map: [...columnMap], delimiter: flags.delimiter };
+    const fingerprint = await fingerprintInputs(inputs, readingOptions, installInterrupts().stop);
     checkpoint = Checkpoint.open(flags.checkpoint, fingerprint, inputs, flags.resendUnknown === true, {
       appId,
       baseUrl: config.baseUrl,
     });
   }
+  // Claimed before the first file is written: from here on a signal stops the run in order, and
+  // the rejects file and the checkpoint say what happened. Until here it ends the run at once.
+  const signals = onInterrupt(
+    output,
+    'stopping: reading no more input; in-flight batches finish (Ctrl-C or SIGTERM again to abort them)',
+  );
   const rejects = new RejectsWriter(flags.rejects);
   const totalBytes = inputs.every((input) => input.size !== undefined)
     ? inputs.reduce((sum, input) => sum + (input.size ?? 0), 0)
     : undefined;
   const started = Date.now();
   const progress = await createProgress(output, flags.dryRun ? 'validate' : 'publish', totalBytes);
-  const signals = onInterrupt(
-    output,
-    'stopping: reading no more input; in-flight batches finish (Ctrl-C again to abort them)',
-  );
   let result: PublishRunResult;
   try {
     result = await runPublish({
@@ -142,6 +146,9 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
     signals.dispose();
     await rejects.close();
   }
+  // A signal before the report makes the run interrupted, even one that came after the last batch:
+  // the exit code is 130 whatever moment the signal chose.
+  if (signals.stop.aborted) result.interrupted = true;
   const endpoints = { authUrl: config?.authUrl, baseUrl: config?.baseUrl, appId };
   return summarize(output, flags, result, rejects, checkpoint?.carried().delivered ?? 0, endpoints);
 }

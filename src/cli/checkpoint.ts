@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { VERSION } from '../index.js';
 import { UsageError } from './exit-codes.js';
-import { writeFileAtomically } from './files.js';
+import { readBoundedFile, writeFileAtomically } from './files.js';
 import { type Range, RangeSet } from './ranges.js';
 import type { InputSpec } from './readers/index.js';
 
@@ -26,6 +26,13 @@ interface CheckpointFile {
   complete: boolean;
   updatedAt: string;
 }
+
+/**
+ * The largest checkpoint file a run reads, in bytes. A checkpoint holds ranges of ordinals, about
+ * 16 bytes per range; 64 MiB is some four million ranges, far beyond what a run that alternates
+ * delivered and failed batches writes. A larger file is refused, not read.
+ */
+export const MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024;
 
 /** The app and data API a checkpoint delivers to. No credential: the file is not a secret. */
 export interface CheckpointTarget {
@@ -134,13 +141,7 @@ export class Checkpoint {
   ): Checkpoint {
     const here = { appId: target.appId, baseUrl: normalizeBaseUrl(target.baseUrl) };
     let previous: CheckpointFile | undefined;
-    let text: string | undefined;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-        throw new UsageError(`--checkpoint ${path}: cannot read file`);
-    }
+    const text = readBoundedFile(path, MAX_CHECKPOINT_BYTES, '--checkpoint');
     if (text !== undefined) {
       try {
         previous = JSON.parse(text) as CheckpointFile;
@@ -233,6 +234,12 @@ export class Checkpoint {
       complete: this.complete,
       updatedAt: new Date().toISOString(),
     };
-    writeFileAtomically(this.path, `${JSON.stringify(file, null, 2)}\n`, '--checkpoint');
+    writeFileAtomically(this.path, serialize(file), '--checkpoint');
   }
+}
+
+/** One key per line, each range list on its line: readable, and a few bytes per range. */
+function serialize(file: CheckpointFile): string {
+  const lines = Object.entries(file).map(([key, value]) => `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`);
+  return `{\n${lines.join(',\n')}\n}\n`;
 }

@@ -59,14 +59,14 @@ export function resolveOutputPath(option: string, given: string): OutputPath & {
     return { option, given, resolved: join(directory, basename(absolute)), identity: undefined };
   }
   let info: Stats;
-  let resolved: string;
   try {
-    resolved = realpathSync(absolute);
-    info = statSync(resolved);
+    info = statSync(absolute);
   } catch {
     throw new UsageError(`${option} ${given}: a link to a file that does not exist; remove the link or name the file`);
   }
+  // Checked before the real path: `/dev/stdout` can lead to a pipe, which has no path at all.
   if (!info.isFile()) throw new UsageError(`${option} ${given}: is ${kindOf(info)}; name a regular file`);
+  const resolved = realpathSync(absolute);
   return { option, given, resolved, identity: { dev: info.dev, ino: info.ino } };
 }
 

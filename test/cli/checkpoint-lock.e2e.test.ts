@@ -2,9 +2,10 @@
  * One run per checkpoint: real CLI processes racing for, crashing with, and inheriting the lock of
  * a checkpoint file, against the emulator.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
@@ -44,6 +45,15 @@ function deadPid(): number {
 
 function storedIds(): number[] {
   return ctx.emulator.mock.state.records(DEMO_APP_ID).map((record) => Number(record.created));
+}
+
+function startProcess(command: string, argv: string[]): Promise<number | null> {
+  const child = spawn(command, argv, {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: 30_000,
+    killSignal: 'SIGKILL',
+  });
+  return new Promise((resolve) => child.on('close', resolve));
 }
 
 async function waitFor(condition: () => boolean, ms = 10_000): Promise<void> {
@@ -119,6 +129,35 @@ describe('one run per checkpoint', () => {
     expect(ids).toHaveLength(TOTAL);
     expect(new Set(ids).size).toBe(TOTAL);
     expect(existsSync(lock)).toBe(false);
+  }, 40_000);
+
+  it('never lets two contenders hold the lock at once while they keep taking over stale locks', async () => {
+    const { checkpoint, lock } = prepare();
+    const log = ctx.temp.path('race.log');
+    writeFileSync(log, '');
+    writeFileSync(lock, JSON.stringify({ pid: deadPid(), host: hostname(), since: 'then', token: 'first' }));
+    const racer = join(import.meta.dirname, 'helpers', 'lock-racer.ts');
+    const dead = String(deadPid());
+    const contenders = Array.from({ length: 5 }, () =>
+      startProcess(process.execPath, ['--import', 'tsx', racer, checkpoint, log, '10', dead]),
+    );
+    const codes = await Promise.all(contenders);
+    expect(codes).toEqual([0, 0, 0, 0, 0]);
+    const lines = readFileSync(log, 'utf8').trim().split('\n');
+    let holder: string | undefined;
+    let entries = 0;
+    for (const line of lines) {
+      const [event, pid] = line.split(' ');
+      if (event === 'enter') {
+        expect(holder, `${pid} entered while ${holder} held the lock`).toBeUndefined();
+        holder = pid;
+        entries++;
+      } else if (event === 'exit') {
+        expect(pid).toBe(holder);
+        holder = undefined;
+      }
+    }
+    expect(entries).toBe(50);
   }, 40_000);
 
   it('does not take over a lock from another host, and says how to remove it', async () => {

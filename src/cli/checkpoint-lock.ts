@@ -6,8 +6,8 @@ import { createTempBeside, discardTemp, isProcessAlive, readBoundedFile } from '
 
 /** A lock file is a few dozen bytes; anything larger is not one of ours. */
 const MAX_LOCK_BYTES = 4096;
-/** Rounds of "someone else moved the lock first"; each round is a few system calls. */
-const MAX_ATTEMPTS = 10;
+/** Rounds of "another run changed the lock first"; each round is a few system calls, or a 5 ms pause. */
+const MAX_ATTEMPTS = 20;
 
 /** Who holds a checkpoint: written into the lock file, shown to a second run. */
 interface LockHolder {
@@ -74,10 +74,11 @@ function isStale(holder: LockHolder): boolean {
  *
  * The lock file is written whole under a temporary name, then hard-linked to its name: the link
  * fails if the name exists, so exactly one run gets it, and a lock file is never seen half
- * written. A lock left by a dead process on this machine is moved aside by rename (one mover per
- * file) and checked after the move: if what was moved is not the dead holder's file (another run
- * took over in between), it is put back. A lock from another machine is never taken over: the
- * message says how to remove it. Released by {@link CheckpointLock.release}, and on process exit.
+ * written. A lock left by a dead process on this machine is taken over through a second lock, the
+ * takeover claim, taken the same way: only the claim's holder may replace the lock, and only after
+ * reading it again and finding the same dead holder, so two runs never both take over one lock.
+ * A lock from another machine is never taken over: the message says how to remove it. Released
+ * by {@link CheckpointLock.release}, and on process exit.
  */
 export function acquireCheckpointLock(checkpointPath: string): CheckpointLock {
   const path = lockPathFor(checkpointPath);
@@ -91,15 +92,7 @@ export function acquireCheckpointLock(checkpointPath: string): CheckpointLock {
   try {
     writeSync(candidate.fd, `${JSON.stringify(me)}\n`);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      try {
-        linkSync(candidate.path, path);
-        return held(path, me.token);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-          const code = (error as NodeJS.ErrnoException).code ?? 'error';
-          throw new UsageError(`--checkpoint ${checkpointPath}: cannot create the lock file ${path} (${code})`);
-        }
-      }
+      if (linkExclusive(candidate.path, path, checkpointPath)) return held(path, me.token);
       const holder = readHolder(path);
       if (holder === 'missing') continue; // released in between: try again
       if (holder === 'unreadable') {
@@ -117,7 +110,7 @@ export function acquireCheckpointLock(checkpointPath: string): CheckpointLock {
           `--checkpoint ${checkpointPath} is in use by another push-api run (${describe(holder)}); ${remedy}`,
         );
       }
-      takeOverStale(path, holder);
+      if (takeOverStale(path, holder, candidate.path, checkpointPath)) return held(path, me.token);
     }
     throw new UsageError(`--checkpoint ${checkpointPath}: other runs keep taking the lock ${path}; try again`);
   } finally {
@@ -125,21 +118,60 @@ export function acquireCheckpointLock(checkpointPath: string): CheckpointLock {
   }
 }
 
-/** Moves a dead holder's lock aside; puts back a live one moved by mistake. */
-function takeOverStale(path: string, stale: LockHolder): void {
-  const aside = `${path}.stale-${process.pid}-${randomBytes(6).toString('hex')}`;
+/** Links `from` to `to` unless `to` exists; any other failure is a usage error. */
+function linkExclusive(from: string, to: string, checkpointPath: string): boolean {
+  try {
+    linkSync(from, to);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    throw new UsageError(`--checkpoint ${checkpointPath}: cannot create the lock file ${to} (${code ?? 'error'})`);
+  }
+}
+
+/**
+ * Replaces a dead holder's lock with ours (`candidate`, which holds our identity) under the
+ * takeover claim. False when another run holds the claim or the lock changed: the caller looks again.
+ */
+function takeOverStale(path: string, stale: LockHolder, candidate: string, checkpointPath: string): boolean {
+  const claim = `${path}.takeover`;
+  if (!linkExclusive(candidate, claim, checkpointPath)) {
+    const claimant = readHolder(claim);
+    // A claim is held for a few system calls; one left by a run killed in between is removed.
+    if (typeof claimant === 'object' && isStale(claimant)) removeIfStill(claim, claimant.token);
+    else pause(5);
+    return false;
+  }
+  const ours = readHolder(claim);
+  try {
+    const current = readHolder(path);
+    if (typeof current !== 'object' || current.token !== stale.token) return false;
+    renameSync(candidate, path);
+    return true;
+  } finally {
+    // Never remove a claim that is no longer ours (removed as stale, and taken by another run).
+    if (typeof ours === 'object') removeIfStill(claim, ours.token);
+  }
+}
+
+/**
+ * Removes the file at `path` if it still holds `token`: moved aside by rename (one mover per
+ * file), checked, and put back if what was moved is another run's file taken in between.
+ */
+function removeIfStill(path: string, token: string): void {
+  const aside = `${path}.${process.pid}-${randomBytes(6).toString('hex')}`;
   try {
     renameSync(path, aside);
   } catch {
-    return; // another run moved or released it first
+    return; // another run moved or removed it first
   }
   const moved = readHolder(aside);
-  if (moved !== 'missing' && moved !== 'unreadable' && moved.token !== stale.token) {
-    // A live run's lock, taken between our read and our move: give it back.
+  if (typeof moved === 'object' && moved.token !== token) {
     try {
       linkSync(aside, path);
     } catch {
-      // A third run locked in the instant between: the next round names it.
+      // Another run took the name in the instant between: its file stands.
     }
   }
   try {
@@ -147,6 +179,11 @@ function takeOverStale(path: string, stale: LockHolder): void {
   } catch {
     // gone already
   }
+}
+
+/** Blocks for a few milliseconds: acquiring the lock is synchronous, and short. */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function held(path: string, token: string): CheckpointLock {

@@ -112,7 +112,10 @@ export function acquireCheckpointLock(checkpointPath: string): CheckpointLock {
       }
       if (takeOverStale(path, holder, candidate.path, checkpointPath)) return held(path, me.token);
     }
-    throw new UsageError(`--checkpoint ${checkpointPath}: other runs keep taking the lock ${path}; try again`);
+    throw new UsageError(
+      `--checkpoint ${checkpointPath}: other runs keep taking the lock ${path}; try again, and if this repeats ` +
+        `while no push-api run uses this checkpoint, delete ${path} and ${path}.takeover`,
+    );
   } finally {
     discardTemp(candidate);
   }

@@ -10,6 +10,7 @@ import {
   existsSync,
   ftruncateSync,
   linkSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -100,6 +101,25 @@ describe('--rejects and --checkpoint are never the input', () => {
     // Nor the checkpoint's lock file.
     const lock = await publish(['--checkpoint', checkpoint, '--rejects', `${checkpoint}.lock`, input]);
     expectRefusedBeforeSending(lock, /are the same file/, input);
+  });
+});
+
+describe('links to regular files', () => {
+  it('resumes from a checkpoint named through a link, writing the file it points to and keeping the link', async () => {
+    const input = writeInput();
+    mkdirSync(ctx.temp.path('state'));
+    const real = ctx.temp.path('state/cp.json');
+    expect((await publish(['--checkpoint', real, input])).code).toBe(0);
+    const link = ctx.temp.path('cp-link.json');
+    symlinkSync('state/cp.json', link);
+    const before = readFileSync(real, 'utf8');
+    const resumed = await publish(['--json', '--checkpoint', link, input]);
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ recordsSent: 0, recordsSkipped: 30 });
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, 'utf8')).not.toBe(before);
+    expect(mode(real)).toBe(0o600);
+    expect(ctx.emulator.mock.state.recordCount(DEMO_APP_ID)).toBe(30);
   });
 });
 

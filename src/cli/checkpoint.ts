@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { VERSION } from '../index.js';
 import { UsageError } from './exit-codes.js';
-import { readBoundedFile, writeFileAtomically } from './files.js';
+import { readBoundedFile, writeFileAtomically, writeFileAtomicallyInBackground } from './files.js';
 import { type Range, RangeSet } from './ranges.js';
 import type { InputSpec } from './readers/index.js';
 
@@ -108,6 +108,14 @@ export class Checkpoint {
   private readonly previouslyDelivered: RangeSet;
   private handedOffThrough = 0;
   private complete = false;
+  /** Versions of the file: the last one asked for, and the newest one renamed into place. */
+  #version = 0;
+  #committed = 0;
+  /** Something changed since the last version was taken. */
+  #changed = true;
+  #background: Promise<void> | undefined;
+  #backgroundAgain = false;
+  #backgroundFailure: Error | undefined;
 
   private constructor(
     private readonly path: string,
@@ -180,6 +188,7 @@ export class Checkpoint {
     const checkpoint = new Checkpoint(path, fingerprint, here, described, previous, resendUnknown);
     // Written at once: an unwritable path is a usage error before anything is sent.
     checkpoint.save();
+    flushOnExit(checkpoint);
     return checkpoint;
   }
 
@@ -199,6 +208,7 @@ export class Checkpoint {
   handOffThrough(ordinal: number): void {
     if (ordinal <= this.handedOffThrough) return;
     this.handedOffThrough = ordinal;
+    this.#changed = true;
     this.save();
   }
 
@@ -209,20 +219,73 @@ export class Checkpoint {
    */
   handedOffExactly(ordinal: number): void {
     this.handedOffThrough = ordinal;
+    this.#changed = true;
   }
 
   settle(status: 'sent' | 'failed' | 'unknown', ordinals: readonly number[]): void {
     const target = status === 'sent' ? this.delivered : status === 'failed' ? this.failed : this.unknown;
     target.addAll(ordinals);
+    this.#changed = true;
   }
 
   markComplete(): void {
     this.complete = true;
+    this.#changed = true;
   }
 
-  /** Writes atomically: a crash mid-write leaves the previous checkpoint, never half a file. */
+  /**
+   * Writes the checkpoint atomically and durably before returning: a crash, even of the machine,
+   * leaves this version or the previous one, never half a file. Records may be handed to the
+   * sender only once the version that reserves them is saved this way.
+   */
   save(): void {
-    const file: CheckpointFile = {
+    if (this.#backgroundFailure) throw this.#backgroundFailure;
+    const version = ++this.#version;
+    const text = this.#serialize();
+    // Everything up to now is in this version: a background save still waiting is not needed.
+    this.#backgroundAgain = false;
+    writeFileAtomically(this.path, text, '--checkpoint');
+    this.#committed = version;
+  }
+
+  /**
+   * Saves without holding up the run: the write and its flushes happen off the main thread, one
+   * at a time, and calls made meanwhile are folded into one more write. For settled batches, whose
+   * records are already reserved: if the process dies before this lands, they count as unknown,
+   * like a batch in flight. A newer {@link save} wins over a background write still under way.
+   */
+  saveSoon(): void {
+    if (this.#backgroundFailure) throw this.#backgroundFailure;
+    if (this.#background !== undefined) {
+      this.#backgroundAgain = true;
+      return;
+    }
+    const version = ++this.#version;
+    const text = this.#serialize();
+    this.#background = writeFileAtomicallyInBackground(this.path, text, '--checkpoint', () => this.#committed > version)
+      .then((renamed) => {
+        if (renamed) this.#committed = Math.max(this.#committed, version);
+      })
+      .catch((error: unknown) => {
+        this.#backgroundFailure = error instanceof Error ? error : new Error(String(error));
+      })
+      .finally(() => {
+        this.#background = undefined;
+        if (this.#backgroundAgain && this.#backgroundFailure === undefined) {
+          this.#backgroundAgain = false;
+          this.saveSoon();
+        }
+      });
+  }
+
+  /** Saves at once if anything is newer than what is on the disk. */
+  flush(): void {
+    if (this.#changed || this.#backgroundAgain || this.#version > this.#committed) this.save();
+  }
+
+  #serialize(): string {
+    this.#changed = false;
+    return serialize({
       version: 1,
       fingerprint: this.fingerprint,
       target: this.target,
@@ -233,9 +296,29 @@ export class Checkpoint {
       unknown: this.unknown.ranges(),
       complete: this.complete,
       updatedAt: new Date().toISOString(),
-    };
-    writeFileAtomically(this.path, serialize(file), '--checkpoint');
+    });
   }
+}
+
+const flushedOnExit = new Set<Checkpoint>();
+
+/**
+ * Whatever ends the process (an error, a signal handler's exit), the newest state reaches the disk,
+ * before the checkpoint's lock is released: prepended, this listener runs before the lock's.
+ */
+function flushOnExit(checkpoint: Checkpoint): void {
+  if (flushedOnExit.size === 0) {
+    process.prependListener('exit', () => {
+      for (const open of flushedOnExit) {
+        try {
+          open.flush();
+        } catch {
+          // the disk refused: the previous version stands, which only makes more records unknown
+        }
+      }
+    });
+  }
+  flushedOnExit.add(checkpoint);
 }
 
 /** One key per line, each range list on its line: readable, and a few bytes per range. */

@@ -4,6 +4,7 @@ import {
   constants,
   fchmodSync,
   fstatSync,
+  fsync as fsyncCallback,
   fsyncSync,
   openSync,
   readdirSync,
@@ -11,10 +12,13 @@ import {
   renameSync,
   statSync,
   unlinkSync,
+  write as writeCallback,
   writeSync,
 } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { UsageError } from './exit-codes.js';
 
 /** Every file the CLI writes is readable by its owner alone, whatever the umask. */
@@ -220,5 +224,55 @@ export function readBoundedFile(path: string, maxBytes: number, option: string):
     return buffer.toString('utf8', 0, length);
   } finally {
     closeSync(fd);
+  }
+}
+
+const writeAsync = promisify(writeCallback);
+const fsyncAsync = promisify(fsyncCallback);
+
+/** {@link fsyncDirectory} off the main thread. */
+async function fsyncDirectoryAsync(directory: string): Promise<void> {
+  const handle = await open(directory, 'r').catch(() => undefined);
+  if (handle === undefined) return; // Windows: see fsyncDirectory
+  try {
+    await handle.sync();
+  } catch {
+    // as in fsyncDirectory
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * {@link writeFileAtomically} with the write and the flushes off the main thread, so that the
+ * run goes on while the disk works. `superseded` is asked, on the main thread, right before the
+ * rename: when a newer version has been written meanwhile, this one is dropped rather than renamed
+ * over it. Resolves to whether it was renamed into place.
+ */
+export async function writeFileAtomicallyInBackground(
+  target: string,
+  text: string,
+  option: string,
+  superseded: () => boolean,
+): Promise<boolean> {
+  const temp = createTempBeside(target, option);
+  try {
+    const data = Buffer.from(text);
+    let written = 0;
+    while (written < data.length) written += (await writeAsync(temp.fd, data, written)).bytesWritten;
+    const sync = fsyncEnabled();
+    if (sync) await fsyncAsync(temp.fd);
+    if (superseded()) {
+      discardTemp(temp);
+      return false;
+    }
+    closeSync(temp.fd);
+    renameSync(temp.path, target);
+    liveTemps.delete(temp.path);
+    if (sync) await fsyncDirectoryAsync(dirname(target));
+    return true;
+  } catch (error) {
+    discardTemp(temp);
+    throw error;
   }
 }

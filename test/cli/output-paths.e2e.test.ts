@@ -241,7 +241,7 @@ describe('emulator --save', () => {
     writeFileSync(save, 'old');
     chmodSync(save, 0o644);
     const result = await runEmulator(save);
-    expect(result.stdout).toContain('saved 0 records');
+    expect(result.stdout, `exit ${result.code} ${result.signal}: ${result.stderr}`).toContain('saved 0 records');
     expect(mode(save)).toBe(0o600);
     expect(readFileSync(save, 'utf8')).toBe('');
   });

@@ -177,6 +177,8 @@ async function publishLocked(
   } finally {
     progress.stop();
     signals.dispose();
+    // Settled batches are saved in the background: on the disk before the lock is released.
+    checkpoint?.flush();
     await rejects.close();
   }
   const endpoints = { authUrl: config?.authUrl, baseUrl: config?.baseUrl, appId };

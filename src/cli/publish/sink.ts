@@ -79,7 +79,7 @@ export class SettleSink {
       counts.batchesUnknown++;
     }
     this.checkpoint?.settle(batch.status, ordinals);
-    this.checkpoint?.save();
+    this.checkpoint?.saveSoon();
     this.onChange();
   };
 

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { VERSION } from '../index.js';
 import { UsageError } from './exit-codes.js';
-import { readBoundedFile, writeFileAtomically, writeFileAtomicallyInBackground } from './files.js';
+import { readBoundedFile } from './files.js';
 import { type Range, RangeSet } from './ranges.js';
 import type { InputSpec } from './readers/index.js';
+import { VersionedFile } from './versioned-file.js';
 
 /**
  * The `--checkpoint` file. Records are numbered by ordinal: the position of each *valid* record in
@@ -108,23 +109,19 @@ export class Checkpoint {
   private readonly previouslyDelivered: RangeSet;
   private handedOffThrough = 0;
   private complete = false;
-  /** Versions of the file: the last one asked for, and the newest one renamed into place. */
-  #version = 0;
-  #committed = 0;
+  readonly #file: VersionedFile;
   /** Something changed since the last version was taken. */
   #changed = true;
-  #background: Promise<void> | undefined;
-  #backgroundAgain = false;
-  #backgroundFailure: Error | undefined;
 
   private constructor(
-    private readonly path: string,
+    path: string,
     private readonly fingerprint: string,
     private readonly target: CheckpointTarget,
     private readonly inputs: CheckpointFile['inputs'],
     previous: CheckpointFile | undefined,
     resendUnknown: boolean,
   ) {
+    this.#file = new VersionedFile(path, '--checkpoint', () => this.#serialize());
     this.previouslyDelivered = new RangeSet(previous?.delivered ?? []);
     this.delivered = new RangeSet(previous?.delivered ?? []);
     // Records handed to the sender by a run that then died without settling them may have
@@ -239,48 +236,21 @@ export class Checkpoint {
    * sender only once the version that reserves them is saved this way.
    */
   save(): void {
-    if (this.#backgroundFailure) throw this.#backgroundFailure;
-    const version = ++this.#version;
-    const text = this.#serialize();
-    // Everything up to now is in this version: a background save still waiting is not needed.
-    this.#backgroundAgain = false;
-    writeFileAtomically(this.path, text, '--checkpoint');
-    this.#committed = version;
+    this.#file.saveNow();
   }
 
   /**
-   * Saves without holding up the run: the write and its flushes happen off the main thread, one
-   * at a time, and calls made meanwhile are folded into one more write. For settled batches, whose
-   * records are already reserved: if the process dies before this lands, they count as unknown,
-   * like a batch in flight. A newer {@link save} wins over a background write still under way.
+   * Saves without holding up the run (see {@link VersionedFile.saveSoon}). For settled batches,
+   * whose records are already reserved: if the process dies before this lands, they count as
+   * unknown, like a batch in flight.
    */
   saveSoon(): void {
-    if (this.#backgroundFailure) throw this.#backgroundFailure;
-    if (this.#background !== undefined) {
-      this.#backgroundAgain = true;
-      return;
-    }
-    const version = ++this.#version;
-    const text = this.#serialize();
-    this.#background = writeFileAtomicallyInBackground(this.path, text, '--checkpoint', () => this.#committed > version)
-      .then((renamed) => {
-        if (renamed) this.#committed = Math.max(this.#committed, version);
-      })
-      .catch((error: unknown) => {
-        this.#backgroundFailure = error instanceof Error ? error : new Error(String(error));
-      })
-      .finally(() => {
-        this.#background = undefined;
-        if (this.#backgroundAgain && this.#backgroundFailure === undefined) {
-          this.#backgroundAgain = false;
-          this.saveSoon();
-        }
-      });
+    this.#file.saveSoon();
   }
 
   /** Saves at once if anything is newer than what is on the disk. */
   flush(): void {
-    if (this.#changed || this.#backgroundAgain || this.#version > this.#committed) this.save();
+    if (this.#changed || this.#file.pending) this.save();
   }
 
   #serialize(): string {

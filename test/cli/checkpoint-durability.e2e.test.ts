@@ -66,10 +66,15 @@ function renamesOnto(calls: Call[], target: string, dir: string) {
     const dataSynced = calls
       .slice(opened + 1, index)
       .some((c) => (c.name === 'fsync' || c.name === 'fdatasync') && c.args === String(fd));
-    const next = calls.findIndex((c, i) => i > index && c.name.startsWith('open') && c.args.includes(`"${dir}"`));
-    const dirFd = next >= 0 ? calls[next]?.result : undefined;
-    const dirSynced =
-      next >= 0 && calls.slice(next + 1, next + 4).some((c) => c.name === 'fsync' && c.args === String(dirFd));
+    // Background saves flush on libuv's threads, so other calls may come between the directory's
+    // open and its fsync: any open of the directory after the rename whose descriptor is fsync'd.
+    const dirSynced = calls.some(
+      (opening, i) =>
+        i > index &&
+        opening.name.startsWith('open') &&
+        opening.args.includes(`"${dir}"`) &&
+        calls.slice(i + 1, i + 20).some((c) => c.name === 'fsync' && c.args === String(opening.result)),
+    );
     found.push({ dataSynced, dirSynced });
   });
   return found;

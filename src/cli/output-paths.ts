@@ -32,9 +32,10 @@ function kindOf(info: Stats): string {
 
 /**
  * Resolves a path the CLI is about to write: it must be a regular file (it is replaced, never
- * written through) or a name that does not exist yet in an existing directory. A link is followed
- * to what it names, so the file written is the one the link points to; a link to nothing, to a
- * directory, a FIFO, a socket or a device (`/dev/stdout`, `/dev/zero`) is refused with exit 2.
+ * written through) or a name that does not exist yet in an existing directory. A link of this user
+ * is followed to what it names, so the file written is the one the link points to; a link to
+ * nothing, to a directory, a FIFO, a socket or a device (`/dev/stdout`, `/dev/zero`), or a link
+ * owned by another user is refused with exit 2.
  */
 export function resolveOutputPath(option: string, given: string): OutputPath & { identity: FileIdentity | undefined } {
   const absolute = resolve(given);
@@ -57,6 +58,11 @@ export function resolveOutputPath(option: string, given: string): OutputPath & {
     if (!statSync(directory).isDirectory())
       throw new UsageError(`${option} ${given}: ${dirname(given)} is not a directory`);
     return { option, given, resolved: join(directory, basename(absolute)), identity: undefined };
+  }
+  // A link someone else planted (in a shared directory such as /tmp) must not redirect our write
+  // to a file of theirs choosing: only links this user owns are followed.
+  if (link.isSymbolicLink() && process.getuid !== undefined && link.uid !== process.getuid()) {
+    throw new UsageError(`${option} ${given}: a link owned by another user; name the file itself`);
   }
   let info: Stats;
   try {

@@ -9,6 +9,7 @@ import {
   closeSync,
   existsSync,
   ftruncateSync,
+  lchownSync,
   linkSync,
   lstatSync,
   mkdirSync,
@@ -120,6 +121,21 @@ describe('links to regular files', () => {
     expect(readFileSync(real, 'utf8')).not.toBe(before);
     expect(mode(real)).toBe(0o600);
     expect(ctx.emulator.mock.state.recordCount(DEMO_APP_ID)).toBe(30);
+  });
+});
+
+describe('links planted by another user', () => {
+  // Runs as root, as CI does: only root can give a link to another user.
+  it('refuses a --rejects link owned by another user instead of writing where it points', async () => {
+    const input = writeInput();
+    const victim = ctx.temp.path('victim.txt');
+    writeFileSync(victim, 'precious');
+    const planted = ctx.temp.path('r.jsonl');
+    symlinkSync(victim, planted);
+    lchownSync(planted, 65534, 65534);
+    const result = await publish(['--rejects', planted, input]);
+    expectRefusedBeforeSending(result, /--rejects .*r\.jsonl: a link owned by another user/, input);
+    expect(readFileSync(victim, 'utf8')).toBe('precious');
   });
 });
 

@@ -201,6 +201,17 @@ export class Checkpoint {
     return { delivered: this.previouslyDelivered.size(), unknown: this.carriedUnknown.size() };
   }
 
+  /**
+   * Called before records up to `ordinal` (exclusive) are handed to the sender; resolves once that
+   * is on the disk. Other work (batches in flight) goes on meanwhile, unlike {@link handOffThrough}.
+   */
+  reserveThrough(ordinal: number): Promise<void> {
+    if (ordinal <= this.handedOffThrough) return Promise.resolve();
+    this.handedOffThrough = ordinal;
+    this.#changed = true;
+    return this.#file.saveAndWait();
+  }
+
   /** Called before records up to `ordinal` (exclusive) are handed to the sender; saves at once. */
   handOffThrough(ordinal: number): void {
     if (ordinal <= this.handedOffThrough) return;

@@ -13,6 +13,8 @@ export class VersionedFile {
   /** A background save was asked for while one was under way. */
   #again = false;
   #failure: Error | undefined;
+  /** Callers of {@link saveAndWait}, each waiting for the first version taken after its call. */
+  #waiters: { version: number; resolve: () => void; reject: (error: Error) => void }[] = [];
 
   /** `render` gives the file's current text; it is called when a version is taken. */
   constructor(
@@ -37,7 +39,34 @@ export class VersionedFile {
     // Everything up to now is in this version: a background save still waiting is not needed.
     this.#again = false;
     writeFileAtomically(this.path, text, this.option);
-    this.#committed = version;
+    this.#commit(version);
+  }
+
+  /**
+   * {@link saveSoon}, resolved once a version holding everything up to this call is on the disk:
+   * the caller waits for the disk without blocking the rest of the process.
+   */
+  saveAndWait(): Promise<void> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    // The next version taken, whether by this call, a write already queued, or a saveNow.
+    const version = this.#version + 1;
+    const landed = new Promise<void>((resolve, reject) => this.#waiters.push({ version, resolve, reject }));
+    this.saveSoon();
+    return landed;
+  }
+
+  #commit(version: number): void {
+    this.#committed = Math.max(this.#committed, version);
+    const waiting = this.#waiters;
+    this.#waiters = waiting.filter((waiter) => waiter.version > this.#committed);
+    for (const waiter of waiting) if (waiter.version <= this.#committed) waiter.resolve();
+  }
+
+  #fail(error: Error): void {
+    this.#failure = error;
+    const waiting = this.#waiters;
+    this.#waiters = [];
+    for (const waiter of waiting) waiter.reject(error);
   }
 
   /**
@@ -56,10 +85,10 @@ export class VersionedFile {
     const text = this.render();
     this.#background = writeFileAtomicallyInBackground(this.path, text, this.option, () => this.#committed > version)
       .then((renamed) => {
-        if (renamed) this.#committed = Math.max(this.#committed, version);
+        if (renamed) this.#commit(version);
       })
       .catch((error: unknown) => {
-        this.#failure = error instanceof Error ? error : new Error(String(error));
+        this.#fail(error instanceof Error ? error : new Error(String(error)));
       })
       .finally(() => {
         this.#background = undefined;

@@ -110,7 +110,7 @@ export class RecordFeed {
               // Written before the publisher can see these records: after a crash, every record it
               // might have sent is known, and a re-run treats the unsettled ones as unknown.
               reservedThrough = current + this.options.batchSize;
-              checkpoint.handOffThrough(reservedThrough);
+              await checkpoint.reserveThrough(reservedThrough);
             }
             this.sink.handOver(this.handedOff++, current, inputIndex, row.line);
             yield result.record;

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { VERSION } from '../index.js';
 import { UsageError } from './exit-codes.js';
-import { writeFileAtomically } from './files.js';
+import { readBoundedFile } from './files.js';
 import { type Range, RangeSet } from './ranges.js';
 import type { InputSpec } from './readers/index.js';
+import { VersionedFile } from './versioned-file.js';
 
 /**
  * The `--checkpoint` file. Records are numbered by ordinal: the position of each *valid* record in
@@ -32,6 +33,13 @@ interface CheckpointFile {
   complete: boolean;
   updatedAt: string;
 }
+
+/**
+ * The largest checkpoint file a run reads, in bytes. A checkpoint holds ranges of ordinals, about
+ * 16 bytes per range; 64 MiB is some four million ranges, far beyond what a run that alternates
+ * delivered and failed batches writes. A larger file is refused, not read.
+ */
+export const MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024;
 
 /** The app and data API a checkpoint delivers to. No credential: the file is not a secret. */
 export interface CheckpointTarget {
@@ -129,15 +137,19 @@ export class Checkpoint {
   /** Records of batches whose request may be on its way and that have not settled. */
   private inFlight = new RangeSet();
   private complete = false;
+  readonly #file: VersionedFile;
+  /** Something changed since the last version was taken. */
+  #changed = true;
 
   private constructor(
-    private readonly path: string,
+    path: string,
     private readonly fingerprint: string,
     private readonly target: CheckpointTarget,
     private readonly inputs: CheckpointFile['inputs'],
     previous: CheckpointFile | undefined,
     resendUnknown: boolean,
   ) {
+    this.#file = new VersionedFile(path, '--checkpoint', () => this.#serialize());
     this.previouslyDelivered = new RangeSet(previous?.delivered ?? []);
     this.delivered = new RangeSet(previous?.delivered ?? []);
     // Records of batches in flight when a run died may have reached the service: they count as
@@ -159,13 +171,7 @@ export class Checkpoint {
   ): Checkpoint {
     const here = { appId: target.appId, baseUrl: normalizeBaseUrl(target.baseUrl) };
     let previous: CheckpointFile | undefined;
-    let text: string | undefined;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-        throw new UsageError(`--checkpoint ${path}: cannot read file`);
-    }
+    const text = readBoundedFile(path, MAX_CHECKPOINT_BYTES, '--checkpoint');
     if (text !== undefined) {
       try {
         previous = JSON.parse(text) as CheckpointFile;
@@ -202,6 +208,7 @@ export class Checkpoint {
     const checkpoint = new Checkpoint(path, fingerprint, here, described, previous, resendUnknown);
     // Written at once: an unwritable path is a usage error before anything is sent.
     checkpoint.save();
+    flushOnExit(checkpoint);
     return checkpoint;
   }
 
@@ -218,12 +225,15 @@ export class Checkpoint {
   }
 
   /**
-   * Called right before a batch's request is sent, with its ordinals; saves at once, so that a run
-   * killed from here on finds them on resume and reports them unknown instead of sending them twice.
+   * Called right before a batch's request is sent, with its ordinals; resolves once that is on the
+   * disk, so that a run killed from here on finds them on resume and reports them unknown instead of
+   * sending them twice. Other batches go on meanwhile, and reservations made while a write is under
+   * way share the next one.
    */
-  reserve(ordinals: readonly number[]): void {
+  reserve(ordinals: readonly number[]): Promise<void> {
     this.inFlight.addAll(ordinals);
-    this.save();
+    this.#changed = true;
+    return this.#file.saveAndWait();
   }
 
   /** A batch settled (`failed` also for records reserved and then never sent: send them again). */
@@ -231,15 +241,40 @@ export class Checkpoint {
     const target = status === 'sent' ? this.delivered : status === 'failed' ? this.failed : this.unknown;
     target.addAll(ordinals);
     this.inFlight.removeAll(ordinals);
+    this.#changed = true;
   }
 
   markComplete(): void {
     this.complete = true;
+    this.#changed = true;
   }
 
-  /** Writes atomically: a crash mid-write leaves the previous checkpoint, never half a file. */
+  /**
+   * Writes the checkpoint atomically and durably before returning: a crash, even of the machine,
+   * leaves this version or the previous one, never half a file. Records may be handed to the
+   * sender only once the version that reserves them is saved this way.
+   */
   save(): void {
-    const file: CheckpointFile = {
+    this.#file.saveNow();
+  }
+
+  /**
+   * Saves without holding up the run (see {@link VersionedFile.saveSoon}). For settled batches,
+   * whose records are already reserved: if the process dies before this lands, they count as
+   * unknown, like a batch in flight.
+   */
+  saveSoon(): void {
+    this.#file.saveSoon();
+  }
+
+  /** Saves at once if anything is newer than what is on the disk. */
+  flush(): void {
+    if (this.#changed || this.#file.pending) this.save();
+  }
+
+  #serialize(): string {
+    this.#changed = false;
+    return serialize({
       version: 1,
       fingerprint: this.fingerprint,
       target: this.target,
@@ -250,7 +285,33 @@ export class Checkpoint {
       unknown: this.unknown.ranges(),
       complete: this.complete,
       updatedAt: new Date().toISOString(),
-    };
-    writeFileAtomically(this.path, `${JSON.stringify(file, null, 2)}\n`, '--checkpoint');
+    });
   }
+}
+
+const flushedOnExit = new Set<Checkpoint>();
+
+/**
+ * Whatever ends the process (an error, a signal handler's exit), the newest state reaches the disk,
+ * before the checkpoint's lock is released: prepended, this listener runs before the lock's.
+ */
+function flushOnExit(checkpoint: Checkpoint): void {
+  if (flushedOnExit.size === 0) {
+    process.prependListener('exit', () => {
+      for (const open of flushedOnExit) {
+        try {
+          open.flush();
+        } catch {
+          // the disk refused: the previous version stands, which only makes more records unknown
+        }
+      }
+    });
+  }
+  flushedOnExit.add(checkpoint);
+}
+
+/** One key per line, each range list on its line: readable, and a few bytes per range. */
+function serialize(file: CheckpointFile): string {
+  const lines = Object.entries(file).map(([key, value]) => `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`);
+  return `{\n${lines.join(',\n')}\n}\n`;
 }

@@ -52,14 +52,14 @@ export class SettleSink {
    * The publisher's `onBatchSending`: the batch's records go into the checkpoint before its request
    * leaves, so a run killed from now until it settles reports exactly these as unknown.
    */
-  readonly sending = (batch: SendingBatch): void => {
-    if (this.checkpoint === undefined) return;
+  readonly sending = (batch: SendingBatch): Promise<void> | undefined => {
+    if (this.checkpoint === undefined) return undefined;
     const ordinals: number[] = [];
     for (const index of batch.indexes) {
       const ordinal = this.#origins.ordinalOf(index);
       if (ordinal !== undefined) ordinals.push(ordinal);
     }
-    this.checkpoint.reserve(ordinals);
+    return this.checkpoint.reserve(ordinals);
   };
 
   /**
@@ -88,7 +88,7 @@ export class SettleSink {
       batch.status,
       origins.map(({ origin }) => origin.ordinal),
     );
-    this.checkpoint?.save();
+    this.checkpoint?.saveSoon();
     this.onChange();
     if (batch.status === 'sent') return;
     const message = batch.error?.message ?? (batch.status === 'unknown' ? 'outcome unknown' : 'not sent');

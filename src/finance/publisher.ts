@@ -113,7 +113,7 @@ export class FinancePublisher {
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
     const assembler = new BatchAssembler(limits, report, {
       stopAtInvalid: settings.onInvalid === 'throw',
-      keepIndexes: options.onBatchSettled !== undefined,
+      keepIndexes: options.onBatchSettled !== undefined || options.onBatchSending !== undefined,
     });
 
     let input: InputCursor | undefined;

@@ -24,6 +24,12 @@ interface Outcome {
   requestId?: string;
 }
 
+/** The publish options a run reads. */
+type RunOptions = Pick<
+  PublishOptions,
+  'onProgress' | 'onBatchSending' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'
+>;
+
 /** Whether a worker still holds the slot it took from the rate budget (released exactly once). */
 interface Slot {
   held: boolean;
@@ -45,7 +51,7 @@ export class PublishRun {
   readonly #ctx: ClientContext;
   readonly #url: URL;
   readonly #report: ReportBuilder;
-  readonly #options: Pick<PublishOptions, 'onProgress' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'>;
+  readonly #options: RunOptions;
   readonly #call: CallSettings;
 
   constructor(
@@ -53,7 +59,7 @@ export class PublishRun {
     url: URL,
     report: ReportBuilder,
     limit: RateBudget,
-    options: Pick<PublishOptions, 'onProgress' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'>,
+    options: RunOptions,
     call: CallSettings = { headers: {} },
   ) {
     this.#ctx = ctx;
@@ -105,7 +111,7 @@ export class PublishRun {
     const slot: Slot = { held: true };
     let outcome: Outcome;
     try {
-      if (this.shouldStop()) {
+      if (this.shouldStop() || !(await this.#announce(batch))) {
         this.dropUnsent(batch);
         return;
       }
@@ -119,6 +125,23 @@ export class PublishRun {
       if (slot.held) this.#limit.release();
     }
     await this.#settle(batch, outcome);
+  }
+
+  /**
+   * `onBatchSending`, awaited before the first request of the batch. False when it threw: the run
+   * stops as for a thrown `onBatchSettled`, and the batch, never sent, is dropped.
+   */
+  async #announce(batch: PendingBatch): Promise<boolean> {
+    const { onBatchSending } = this.#options;
+    if (!onBatchSending) return true;
+    try {
+      await onBatchSending({ index: batch.index, recordCount: batch.recordCount, indexes: [...batch.indexes] });
+    } catch (error) {
+      this.#engine.interrupt(error);
+      return false;
+    }
+    // The callback may have taken long enough for an abort or a stop to come in.
+    return !this.shouldStop();
   }
 
   /**

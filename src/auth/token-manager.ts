@@ -1,12 +1,12 @@
 import { DEFAULTS } from '../defaults.js';
 import { answeredBy, ConfigurationError, PushError, parseRetryAfterHeader, TokenError } from '../errors.js';
-import { type CallSettings, callSettings, type RequestOptions } from '../http/call-options.js';
+import { type CallSettings, callSettings, type RequestOptions, unsignalled } from '../http/call-options.js';
 import { raceSignal } from '../http/delay.js';
 import { noHooks, type SafeHooks, type TokenRefreshHookEvent } from '../http/hooks.js';
 import { silentLogger } from '../http/logger.js';
 import { MAX_TOKEN_RESPONSE_BYTES } from '../http/read-body.js';
 import { requestIdFrom } from '../http/request-id.js';
-import type { HttpClient, Logger } from '../http/types.js';
+import type { HttpClient, Logger, RecoveryStep, RequestSpec } from '../http/types.js';
 import { parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
 import { type AccessToken, MemoryTokenStore, type TokenStore } from './token-store.js';
 
@@ -315,19 +315,38 @@ export class TokenManager {
 
   /**
    * A token from the endpoint. With a secret provider, an `invalid_client` answer may mean the
-   * secret was rotated since it was read: the provider is asked once more and, if its answer
-   * differs, the request is sent once more with it.
+   * secret was rotated since it was read: a recovery step of the request asks the provider once
+   * more and, if its answer differs, the transport sends the request once more with it.
    */
   async #request(scopes: readonly string[], call: CallSettings): Promise<{ token: AccessToken; lifetimeMs: number }> {
     const secret = await this.#secret();
+    const rotate: RecoveryStep = {
+      name: "asking the secret provider for the client secret's new value",
+      when: isInvalidClient,
+      next: async () => {
+        const rotated = await this.#secret();
+        return rotated === secret ? undefined : this.#credentialParts(scopes, rotated);
+      },
+    };
+    const response = await this.#http.send({
+      operation: 'token',
+      method: 'POST',
+      url: this.#tokenUrl,
+      ...this.#credentialParts(scopes, secret),
+      auth: 'none',
+      retryPolicy: 'idempotent',
+      // The body holds the client secret: a redirect is a misconfigured authUrl, never followed.
+      redirects: 'none',
+      // A refresh may be shared by several callers: none of their signals may abort it.
+      call: unsignalled(call),
+      // A token answer is a few KB; a service sending more is broken or hostile.
+      maxResponseBytes: MAX_TOKEN_RESPONSE_BYTES,
+      ...(typeof this.#clientSecret === 'function' && { recover: [rotate] }),
+    });
     try {
-      return await this.#requestWith(scopes, secret, call);
+      return parseTokenResponse(response.status, await response.text(), scopes, this.#now());
     } catch (error) {
-      if (typeof this.#clientSecret !== 'function' || !isInvalidClient(error)) throw error;
-      const rotated = await this.#secret();
-      if (rotated === secret) throw error;
-      this.#logger.info("push-api-client client secret refused; sending the secret provider's new value once", {});
-      return this.#requestWith(scopes, rotated, call);
+      throw error instanceof PushError ? answeredBy(error, requestIdFrom(response.headers)) : error;
     }
   }
 
@@ -347,14 +366,14 @@ export class TokenManager {
     return value;
   }
 
-  async #requestWith(
+  /** What a token request sends that depends on the secret: headers, form body, the secrets to scrub, and the error mapping that scrubs them. */
+  #credentialParts(
     scopes: readonly string[],
     clientSecret: string,
-    call: CallSettings,
-  ): Promise<{ token: AccessToken; lifetimeMs: number }> {
+  ): Pick<RequestSpec, 'headers' | 'body' | 'secrets' | 'mapError'> {
     const form = new URLSearchParams({ grant_type: 'client_credentials', scope: scopes.join(' ') });
+    // The call's headers go under these in the transport.
     const headers: Record<string, string> = {
-      ...call.headers,
       'content-type': 'application/x-www-form-urlencoded',
       accept: 'application/json',
     };
@@ -369,32 +388,17 @@ export class TokenManager {
       form.set('client_id', this.#clientId);
       form.set('client_secret', clientSecret);
     }
-    const response = await this.#http.send({
-      operation: 'token',
-      method: 'POST',
-      url: this.#tokenUrl,
+    const body = form.toString();
+    return {
       headers,
-      body: () => form.toString(),
-      auth: 'none',
-      retryPolicy: 'idempotent',
-      // The body holds the client secret: a redirect is a misconfigured authUrl, never followed.
-      redirects: 'none',
-      ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
-      ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
+      body: () => body,
       secrets,
-      // A token answer is a few KB; a service sending more is broken or hostile.
-      maxResponseBytes: MAX_TOKEN_RESPONSE_BYTES,
       mapError: (res, text) =>
         tokenErrorFromResponse(res.status, text, secrets, {
           retryAfterMs: parseRetryAfterHeader(res.headers.get('retry-after')),
           requestId: requestIdFrom(res.headers),
         }),
-    });
-    try {
-      return parseTokenResponse(response.status, await response.text(), scopes, this.#now());
-    } catch (error) {
-      throw error instanceof PushError ? answeredBy(error, requestIdFrom(response.headers)) : error;
-    }
+    };
   }
 
   async #readStore(storeKey: string): Promise<AccessToken | undefined> {

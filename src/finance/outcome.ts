@@ -1,6 +1,9 @@
 import { AbortError, PushError, RateLimitError, ServerError, UnexpectedResponseError } from '../errors.js';
+import { requestIdOf } from '../http/hooks.js';
 import { MAX_ERROR_BODY_BYTES } from '../http/read-body.js';
+import { requestIdFrom } from '../http/request-id.js';
 import { classifyFailure } from '../http/retry.js';
+import type { Exchange } from '../http/types.js';
 import type { BatchStatus } from './types.js';
 
 /**
@@ -18,30 +21,43 @@ export function isAmbiguousFailure(error: PushError): boolean {
   return classifyFailure(error, 'non-idempotent') === 'ambiguous';
 }
 
-/**
- * What a batch's final error says about the records in it: `unknown` when the server may have
- * stored them (re-sending may duplicate), `failed` when it surely did not (safe to send again).
- * `requestStarted`: the last attempt handed the batch to the transport. One that did not (it was
- * aborted first, or its token could not be had) never sent the batch: `failed`, whatever the
- * error says of its own request (a token request cut off after it was written is ambiguous for
- * the token, not for the batch). `earlierAmbiguous`: an earlier attempt of the same batch was
- * ambiguous and re-sent (`retryAmbiguous: true`); the server may hold the batch from that
- * attempt, so however the last attempt ended, the batch can no longer be `failed`.
- */
-export function classifyBatchError(
-  error: PushError,
-  requestStarted: boolean,
-  earlierAmbiguous = false,
-): Exclude<BatchStatus, 'sent'> {
-  if (earlierAmbiguous) return 'unknown';
-  if (!requestStarted) return 'failed';
-  if (error instanceof AbortError) return 'unknown';
-  return isAmbiguousFailure(error) ? 'unknown' : 'failed';
+/** How a batch settled: its status, the error that explains it, and the request id of the answer. */
+export interface BatchOutcome {
+  status: BatchStatus;
+  error?: PushError;
+  /** An ambiguous attempt was re-sent and a re-send succeeded (see `BatchReport.storedAtLeastOnce`). */
+  storedAtLeastOnce?: true;
+  /** The `x-request-id` of the attempt that settled the batch. */
+  requestId?: string;
 }
 
-/** The service asked us to slow down: a 429, or a 503 (an overloaded service). */
-export function isBackPressure(error: PushError): boolean {
-  return error instanceof RateLimitError || (error instanceof ServerError && error.status === 503);
+/**
+ * The one rule from how a batch's request ended (the transport's `Exchange`, its 2xx body already
+ * checked) to the batch's status:
+ * - `sent`: the service answered `{"success": true}`, and no earlier attempt was ambiguous;
+ * - `unknown`: an earlier attempt was ambiguous and re-sent (`retryAmbiguous`), however the
+ *   re-sends ended, even `{"success": true}` (then `storedAtLeastOnce`); or the last body may have
+ *   reached the service and its failure does not say it was refused (`isAmbiguousFailure`, or the
+ *   caller's abort while it was out);
+ * - `failed`: the last body never left (the token could not be had, the abort came first, a 401
+ *   whose refresh then failed) or the service refused it.
+ * An `unknown` that only an earlier attempt explains reports that attempt's error.
+ */
+export function batchOutcome(result: Exchange): BatchOutcome {
+  if (result.ok) {
+    const requestId = requestIdFrom(result.response.headers);
+    const ambiguous = result.earlierAmbiguous;
+    // `sent` means stored once. After an ambiguous attempt the service may already have held the
+    // batch when the re-send stored it again: at least once, maybe twice.
+    if (ambiguous !== undefined) return { status: 'unknown', error: ambiguous, storedAtLeastOnce: true, requestId };
+    return { status: 'sent', ...(requestId !== undefined && { requestId }) };
+  }
+  const { error, bodySent, earlierAmbiguous } = result;
+  const requestId = requestIdOf(error);
+  const maybeStored = bodySent && (error instanceof AbortError || isAmbiguousFailure(error));
+  const status = maybeStored || earlierAmbiguous !== undefined ? 'unknown' : 'failed';
+  const reason = earlierAmbiguous !== undefined && !maybeStored ? earlierAmbiguous : error;
+  return { status, error: reason, ...(requestId !== undefined && { requestId }) };
 }
 
 /** Anything thrown is reported as a PushError; foreign errors are kept as the cause. */

@@ -2,7 +2,7 @@ import { appResourceUrl } from '../app-path.js';
 import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
 import { ConfigurationError, PublishStoppedError, RecordValidationError } from '../errors.js';
-import { callSettings, tokenOptionsOf } from '../http/call-options.js';
+import { callSettings } from '../http/call-options.js';
 import { abortErrorFrom } from '../http/delay.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchAssembler } from './batch-assembler.js';
@@ -212,14 +212,11 @@ export class FinancePublisher {
       operation: 'finance',
       method: 'POST',
       url,
-      headers: { ...call.headers, 'content-type': 'application/json' },
-      ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
-      ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
+      headers: { 'content-type': 'application/json' },
       body: () => body,
       auth: 'bearer',
-      tokenOptions: tokenOptionsOf(call),
       retryPolicy: 'non-idempotent',
-      signal: options.signal,
+      call,
     });
     await expectSuccess(response);
     return { success: true };

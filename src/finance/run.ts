@@ -1,39 +1,26 @@
 import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
-import { AbortError, type PushError, RateLimitError } from '../errors.js';
-import { type CallSettings, tokenOptionsOf } from '../http/call-options.js';
-import { abortErrorFrom, delay } from '../http/delay.js';
-import { redactedUrl, requestIdOf } from '../http/hooks.js';
-import { requestIdFrom } from '../http/request-id.js';
-import { backoffDelayMs, retryAfterOf, statusOf } from '../http/retry.js';
+import { AbortError } from '../errors.js';
+import type { CallSettings } from '../http/call-options.js';
+import { abortErrorFrom } from '../http/delay.js';
+import { requestIdOf } from '../http/hooks.js';
+import type { RequestPacing } from '../http/types.js';
 import { RunEngine, type WorkSource } from '../run/engine.js';
 import { stopsTheRun } from '../run/stops.js';
 import { GuardedBudget } from './guarded-budget.js';
-import { asPushError, classifyBatchError, expectSuccess, isAmbiguousFailure, isBackPressure } from './outcome.js';
+import { asPushError, type BatchOutcome, batchOutcome, expectSuccess } from './outcome.js';
 import type { RateBudget } from './rate-budget.js';
 import type { PendingBatch, ReportBuilder } from './report.js';
 import type { FinanceRecord } from './schema.js';
-import type { BatchReport, BatchStatus, PublishOptions, SettledBatch } from './types.js';
+import type { BatchReport, PublishOptions, SettledBatch } from './types.js';
 
-interface Outcome {
-  status: BatchStatus;
-  error?: PushError;
-  /** An ambiguous attempt was re-sent and a re-send succeeded (see `BatchReport.storedAtLeastOnce`). */
-  storedAtLeastOnce?: true;
-  /** The `x-request-id` of the attempt that settled the batch. */
-  requestId?: string;
-}
+const JSON_CONTENT: Readonly<Record<string, string>> = { 'content-type': 'application/json' };
 
 /** The publish options a run reads. */
 type RunOptions = Pick<
   PublishOptions,
   'onProgress' | 'onBatchSending' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'
 >;
-
-/** Whether a worker still holds the slot it took from the rate budget (released exactly once). */
-interface Slot {
-  held: boolean;
-}
 
 /**
  * One publish run: `concurrency` loops of the run engine share one batch iterator, so at most that
@@ -108,21 +95,21 @@ export class PublishRun {
       this.dropUnsent(batch);
       return;
     }
-    const slot: Slot = { held: true };
-    let outcome: Outcome;
+    const turn = this.#turn();
+    let outcome: BatchOutcome;
     try {
       if (this.shouldStop() || !(await this.#announce(batch))) {
         this.dropUnsent(batch);
         return;
       }
-      outcome = await this.#send(batch, slot);
+      outcome = await this.#send(batch, turn);
     } catch (error) {
       // `#send` settles every answer itself, so this is a bug. It stops the run, loudly, and the
       // batch, which may have been sent, is reported `unknown` rather than lost.
       this.#engine.interrupt(error);
       outcome = { status: 'unknown', error: asPushError(error) };
     } finally {
-      if (slot.held) this.#limit.release();
+      turn.release();
     }
     await this.#settle(batch, outcome);
   }
@@ -145,138 +132,85 @@ export class PublishRun {
   }
 
   /**
-   * Sends a batch until it settles. A 429 is the service asking for patience, not a failure: while
-   * the run makes progress, the batch gives its slot back, waits for `Retry-After` (or a backoff)
-   * and for the rate budget, and goes again without using up a retry. It fails with the 429 only
-   * when nothing of this run was accepted for `rateLimitDeadlineMs`.
+   * Sends a batch: one request to the transport, which does every re-send. A 429 is the service
+   * asking for patience, not a failure: with this run's pacing, the transport gives the batch's
+   * turn back, waits for `Retry-After` (or a backoff) and for the rate budget, and goes again
+   * without using up a retry. It fails with the 429 only when nothing of this run was accepted for
+   * `rateLimitDeadlineMs`.
    */
-  async #send(batch: PendingBatch, slot: Slot): Promise<Outcome> {
+  async #send(batch: PendingBatch, turn: RequestPacing): Promise<BatchOutcome> {
     const { signal } = this.#options;
     const { body } = batch;
-    // The first attempt that may have been processed and was re-sent anyway (`retryAmbiguous`):
-    // from then on the service may hold the batch, whatever the re-sends answer.
-    let ambiguous: PushError | undefined;
-    // Whether the last attempt handed its body to fetch. An attempt that failed before that, while
-    // getting its token, never sent the batch, whatever that token request's own failure says.
-    // Not covered: a send answered 401 whose token refresh then fails is judged by the refresh's
-    // error (a reset there reads as ambiguous), although the 401 said the batch was not stored.
-    let bodySent = false;
-    // Every send of this batch is one request to hooks, whose retry events include the 429 waits.
-    const callId = this.#ctx.http.nextCallId();
-    for (let waits = 1; ; waits++) {
-      bodySent = false;
+    let result = await this.#ctx.http.exchange({
+      operation: 'finance',
+      method: 'POST',
+      url: this.#url,
+      headers: JSON_CONTENT,
+      body: () => body,
+      auth: 'bearer',
+      retryPolicy: 'non-idempotent',
+      call: this.#call,
+      pacing: turn,
+    });
+    if (result.ok) {
       try {
-        const response = await this.#ctx.http.send({
-          operation: 'finance',
-          method: 'POST',
-          url: this.#url,
-          headers: { ...this.#call.headers, 'content-type': 'application/json' },
-          ...(this.#call.timeoutMs !== undefined && { timeoutMs: this.#call.timeoutMs }),
-          ...(this.#call.maxRetries !== undefined && { maxRetries: this.#call.maxRetries }),
-          body: () => {
-            bodySent = true;
-            return body;
-          },
-          auth: 'bearer',
-          tokenOptions: tokenOptionsOf(this.#call),
-          retryPolicy: 'non-idempotent',
-          retryRateLimited: false,
-          callId,
-          onRetry: (info) => {
-            bodySent = false;
-            if (isAmbiguousFailure(info.error)) ambiguous ??= info.error;
-            if (isBackPressure(info.error)) this.#limit.onRateLimited(info.delayMs, true);
-          },
-          signal,
-        });
-        await expectSuccess(response);
+        await expectSuccess(result.response);
         this.#limit.onSuccess();
         this.#rateLimitedSince = undefined;
-        // `sent` means stored once. After an ambiguous attempt the service may already have held the
-        // batch when the re-send stored it again: at least once, maybe twice.
-        const requestId = requestIdFrom(response.headers);
-        if (ambiguous !== undefined) return { status: 'unknown', error: ambiguous, storedAtLeastOnce: true, requestId };
-        return { status: 'sent', requestId };
-      } catch (thrown) {
-        const error = signal?.aborted && !(thrown instanceof AbortError) ? abortErrorFrom(signal) : asPushError(thrown);
-        // Failing before the body was sent, other than by an abort, is failing to get a token,
-        // after the token request's own retries: every further batch would meet it too.
-        const tokenUnavailable = !bodySent && !(error instanceof AbortError);
-        // A 429 from the token endpoint asks for the same patience as one on the batch itself.
-        const rateLimited = error instanceof RateLimitError || (tokenUnavailable && statusOf(error) === 429);
-        if (isBackPressure(error)) this.#limit.onRateLimited(retryAfterOf(error));
-        if (rateLimited) {
-          this.#rateLimitedSince ??= Date.now();
-          // Patience is not counted in retries, so it cannot re-send at once forever: a
-          // `Retry-After` of 0 (or an HTTP date already past) is honoured for the first wait of a
-          // batch only, and after that the backoff grows as for retries.
-          const retryAfterMs = retryAfterOf(error);
-          const delayMs =
-            retryAfterMs !== undefined && (retryAfterMs > 0 || waits === 1) ? retryAfterMs : backoffDelayMs(waits - 1);
-          if (this.#patient(delayMs)) {
-            this.#ctx.logger.warn('push-api-client retrying', {
-              operation: 'finance',
-              method: 'POST',
-              path: this.#url.pathname,
-              attempt: waits,
-              status: 429,
-              error: error.name,
-              delayMs,
-              rateLimited: true,
-            });
-            this.#ctx.hooks.retry({
-              callId,
-              operation: 'finance',
-              method: 'POST',
-              url: redactedUrl(this.#url),
-              attempt: waits,
-              status: 429,
-              requestId: requestIdOf(error),
-              error: error.name,
-              delayMs,
-            });
-            const turn = await this.#waitForTurn(slot, delayMs);
-            if (turn === 'go') continue;
-            // The 429 says the service did not store it: safe to send again, unless an earlier attempt was ambiguous.
-            const reason = turn === 'aborted' ? abortErrorFrom(signal) : error;
-            return ambiguous ? { status: 'unknown', error: ambiguous } : { status: 'failed', error: reason };
-          }
-        }
-        if (tokenUnavailable || stopsTheRun(error)) this.#engine.stopBy(error);
-        const status = classifyBatchError(error, bodySent, ambiguous !== undefined);
-        // An `unknown` that only an earlier attempt explains reports that attempt's error.
-        const reason = ambiguous !== undefined && classifyBatchError(error, bodySent) === 'failed' ? ambiguous : error;
-        return { status, error: reason, requestId: requestIdOf(error) };
+      } catch (error) {
+        result = { ok: false, error: asPushError(error), bodySent: true, earlierAmbiguous: result.earlierAmbiguous };
       }
     }
-  }
-
-  /** Patience lasts while the run's 429s began (or it last got a batch accepted) within the deadline. */
-  #patient(delayMs: number): boolean {
-    const deadlineMs = this.#options.rateLimitDeadlineMs ?? FINANCE_DEFAULTS.rateLimitDeadlineMs;
-    const now = Date.now();
-    return now + delayMs < (this.#rateLimitedSince ?? now) + deadlineMs;
-  }
-
-  /** Gives the slot back for the wait, then takes one again: the budget decides when to re-send. */
-  async #waitForTurn(slot: Slot, delayMs: number): Promise<'go' | 'aborted' | 'stopped'> {
-    const { signal } = this.#options;
-    slot.held = false;
-    this.#limit.release();
-    try {
-      await delay(delayMs, signal);
-      if (this.shouldStop()) return signal?.aborted ? 'aborted' : 'stopped';
-      await this.#limit.acquire(signal);
-    } catch (error) {
-      if (signal?.aborted) return 'aborted';
-      this.#engine.stopBy(asPushError(error)); // the budget failed
-      return 'stopped';
+    if (!result.ok) {
+      if (signal?.aborted && !(result.error instanceof AbortError))
+        result = { ...result, error: abortErrorFrom(signal) };
+      const { error, bodySent } = result;
+      // Failing before the body was sent, other than by an abort, is failing to get a token,
+      // after the token request's own retries: every further batch would meet it too.
+      if ((!bodySent && !(error instanceof AbortError)) || stopsTheRun(error)) this.#engine.stopBy(error);
     }
-    slot.held = true;
-    return 'go';
+    return batchOutcome(result);
   }
 
-  async #settle(batch: PendingBatch, outcome: Outcome): Promise<void> {
+  /**
+   * The batch's turn in the rate budget, as the transport's pacing: held while the batch is sent,
+   * given back for a rate limit's wait, taken again after it (the budget decides when to re-send).
+   */
+  #turn(): RequestPacing {
+    let held = true;
+    return {
+      acquire: async (signal) => {
+        if (this.shouldStop()) {
+          if (signal?.aborted) throw abortErrorFrom(signal);
+          return false;
+        }
+        try {
+          await this.#limit.acquire(signal);
+        } catch (error) {
+          if (signal?.aborted) throw abortErrorFrom(signal);
+          this.#engine.stopBy(asPushError(error)); // the budget failed
+          return false;
+        }
+        held = true;
+        return true;
+      },
+      release: () => {
+        if (!held) return;
+        held = false;
+        this.#limit.release();
+      },
+      rateLimited: (retryAfterMs, willRetry) => this.#limit.onRateLimited(retryAfterMs, willRetry || undefined),
+      withinDeadline: (delayMs) => {
+        // Patience lasts while the run's 429s began (or it last got a batch accepted) within the deadline.
+        const deadlineMs = this.#options.rateLimitDeadlineMs ?? FINANCE_DEFAULTS.rateLimitDeadlineMs;
+        const now = Date.now();
+        this.#rateLimitedSince ??= now;
+        return now + delayMs < this.#rateLimitedSince + deadlineMs;
+      },
+    };
+  }
+
+  async #settle(batch: PendingBatch, outcome: BatchOutcome): Promise<void> {
     const requestId = outcome.requestId ?? requestIdOf(outcome.error);
     const entry = this.#report.settle(batch, outcome.status, outcome.error, outcome.storedAtLeastOnce, requestId);
     const { body, indexes } = batch;

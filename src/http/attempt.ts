@@ -22,6 +22,8 @@ export interface AttemptOptions {
   /** `Bearer <token>`; sent only to the origin of `spec.url`. */
   authorization?: string;
   attempt: number;
+  /** The caller's signal (the call's, from `RequestSpec.call`). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -86,7 +88,7 @@ function attemptSignal(
 export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): Promise<Response> {
   const started = performance.now();
   const timeout = attemptTimeout(options.timeoutMs);
-  const link = attemptSignal(spec.signal, timeout.signal);
+  const link = attemptSignal(options.signal, timeout.signal);
   const signal = link.signal;
   const event = {
     callId: options.callId,
@@ -153,7 +155,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     return buffered;
   } catch (caught) {
     const error = toTransportError(caught, {
-      userSignal: spec.signal,
+      userSignal: options.signal,
       timeoutSignal: timeout.signal,
       timeoutMs: options.timeoutMs,
       operation: spec.operation,

@@ -119,6 +119,25 @@ export function tokenOptionsOf(call: CallSettings): TokenCallOptions {
   };
 }
 
+/**
+ * The call's timeout and retries alone: for a request that is not the service's (the PUT to a
+ * signed address, where the caller's headers must not go) and keeps the call's signal.
+ */
+export function limitsOnly(call: CallSettings): CallSettings {
+  return {
+    headers: {},
+    ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
+    ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
+    ...(call.signal !== undefined && { signal: call.signal }),
+  };
+}
+
+/** The call without its signal: for a request shared by several callers (a token refresh), which no single one may abort. */
+export function unsignalled(call: CallSettings): CallSettings {
+  const { signal: _signal, ...rest } = call;
+  return rest;
+}
+
 /** Checks one call's options; throws ConfigurationError before any request. */
 export function callSettings(options: RequestOptions, defaultHeaders: Readonly<Record<string, string>>): CallSettings {
   checkNumber(options.timeoutMs, 'timeoutMs', false, 1, MAX_TIMEOUT_MS);

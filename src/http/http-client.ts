@@ -1,14 +1,22 @@
-import pRetry, { AbortError as StopRetrying } from 'p-retry';
 import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../defaults.js';
-import { AbortError, PushError } from '../errors.js';
-import { sendAttempt } from './attempt.js';
-import type { TokenCallOptions } from './call-options.js';
+import { PushError } from '../errors.js';
+import { type AttemptOptions, sendAttempt } from './attempt.js';
+import { type CallSettings, type TokenCallOptions, tokenOptionsOf } from './call-options.js';
 import { abortErrorFrom, delay } from './delay.js';
 import { createFetch, type FetchLike } from './fetch.js';
 import { noHooks, redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
-import { type BackoffOptions, DEFAULT_BACKOFF, retryAfterOf, retryDelayMs, shouldRetry, statusOf } from './retry.js';
-import type { HttpClient, Logger, RequestSpec } from './types.js';
+import {
+  type BackoffOptions,
+  DEFAULT_BACKOFF,
+  isBackPressure,
+  type LifecycleState,
+  nextStep,
+  retryAfterOf,
+  statusOf,
+  type WaitClass,
+} from './retry.js';
+import type { Exchange, HttpClient, Logger, RecoveryStep, RequestSpec } from './types.js';
 
 /** Where bearer requests get their token; implemented by TokenManager. */
 export interface BearerTokenSource {
@@ -34,13 +42,41 @@ export interface FetchHttpClientOptions {
   tokens?: () => BearerTokenSource;
 }
 
+const NO_CALL: CallSettings = { headers: {} };
+
+/** A failure to get the bearer token: final for the data request, whose token request had its own retries. */
+class TokenUnavailable {
+  constructor(readonly error: unknown) {}
+}
+
+/** Whether the body of the attempt under way may have reached the service (see `Exchange`). */
+interface BodyTrack {
+  sent: boolean;
+}
+
 function isUnauthorized(error: unknown): boolean {
   return error instanceof PushError && statusOf(error) === 401;
 }
 
+function asPushError(error: unknown, operation: string): PushError {
+  if (error instanceof PushError) return error;
+  return new PushError(`${operation} request failed: ${error instanceof Error ? error.message : String(error)}`, {
+    cause: error,
+  });
+}
+
 /**
- * The transport: `send(spec)` turns one logical request into attempts with timeout, redirects,
- * retry with backoff and Retry-After, and the one-time token refresh on 401.
+ * The transport, and the only place a request is sent again. `exchange(spec)` runs one request's
+ * lifecycle, in layers:
+ *
+ * ```
+ * lifecycle loop   attempt → nextStep (retry.ts): give up | recover | wait (retry, ambiguous, rate-limited)
+ *   pacing         the rate budget's turn, given back for a rate limit's wait
+ *   auth           bearer token; a 401 refreshes it and re-sends once, inside the attempt
+ *   attempt        timeout, redirects, bounded body, error mapping (attempt.ts)
+ * ```
+ *
+ * Every wait is announced once, by `#announce`: one log line and one `retry` hook event.
  */
 export class FetchHttpClient implements HttpClient {
   readonly #fetch: FetchLike;
@@ -58,49 +94,131 @@ export class FetchHttpClient implements HttpClient {
   }
 
   async send(spec: RequestSpec): Promise<Response> {
-    if (spec.signal?.aborted) throw abortErrorFrom(spec.signal);
-    const retries = spec.retryPolicy === 'never' ? 0 : (spec.maxRetries ?? this.#options.maxRetries);
-    const callId = spec.callId ?? this.nextCallId();
-    return pRetry((attempt) => this.#attempt(spec, attempt, callId), {
-      retries,
-      // Delays are ours (Retry-After, jitter, abortable), taken inside shouldRetry; p-retry only counts.
-      minTimeout: 0,
-      shouldRetry: async ({ error, attemptNumber, retriesConsumed }) => {
-        if (error instanceof AbortError) return false;
-        if (spec.retryRateLimited === false && statusOf(error) === 429) return false;
-        if (!shouldRetry(error, spec.retryPolicy, this.#options.retryAmbiguous)) return false;
-        const pushError = error as PushError;
-        const delayMs = retryDelayMs(retryAfterOf(pushError), retriesConsumed + 1, this.#backoff);
-        this.#options.logger.warn('push-api-client retrying', {
-          operation: spec.operation,
-          method: spec.method,
-          path: spec.url.pathname,
-          attempt: attemptNumber,
-          status: statusOf(pushError),
-          error: pushError.name,
-          delayMs,
-        });
-        this.#hooks.retry({
-          callId,
-          operation: spec.operation,
-          method: spec.method,
-          url: redactedUrl(spec.url),
-          attempt: attemptNumber,
-          status: statusOf(pushError),
-          requestId: requestIdOf(pushError),
-          error: pushError.name,
-          delayMs,
-        });
-        spec.onRetry?.({ attempt: attemptNumber, error: pushError, delayMs });
-        await delay(delayMs, spec.signal);
-        return true;
-      },
-    });
+    const result = await this.exchange(spec);
+    if (result.ok) return result.response;
+    throw result.error;
   }
 
-  nextCallId(): number {
+  async exchange(spec: RequestSpec): Promise<Exchange> {
+    const call = spec.call ?? NO_CALL;
+    const { signal } = call;
+    const pacing = spec.pacing;
+    const state: LifecycleState & { recovered: Set<RecoveryStep> } = {
+      policy: spec.retryPolicy,
+      retryAmbiguous: this.#options.retryAmbiguous,
+      retriesLeft: call.maxRetries ?? this.#options.maxRetries,
+      waits: 0,
+      tokenFailure: false,
+      recover: spec.recover ?? [],
+      recovered: new Set(),
+      pacing,
+      backoff: this.#backoff,
+    };
+    const body: BodyTrack = { sent: false };
+    let earlierAmbiguous: PushError | undefined;
+    const failed = (error: unknown): Exchange => ({
+      ok: false,
+      error: asPushError(error, spec.operation),
+      bodySent: body.sent,
+      earlierAmbiguous,
+    });
+    if (signal?.aborted) return failed(abortErrorFrom(signal));
     this.#calls += 1;
-    return this.#calls;
+    const callId = this.#calls;
+    // The call's headers go under the operation's own, once for every attempt.
+    let current: RequestSpec = { ...spec, headers: { ...call.headers, ...spec.headers } };
+
+    for (let attempt = 1; ; attempt++) {
+      body.sent = false;
+      let error: unknown;
+      try {
+        const response = await this.#attempt(current, call, attempt, callId, body);
+        return { ok: true, response, earlierAmbiguous };
+      } catch (caught) {
+        state.tokenFailure = caught instanceof TokenUnavailable;
+        error = caught instanceof TokenUnavailable ? caught.error : caught;
+      }
+      const step = nextStep(error, state);
+      if (pacing !== undefined && isBackPressure(error)) {
+        const willRetry = step.kind === 'wait' && step.waitClass !== 'rate-limited';
+        pacing.rateLimited(
+          willRetry && step.kind === 'wait' ? step.delayMs : retryAfterOf(error as PushError),
+          willRetry,
+        );
+      }
+      if (step.kind === 'give-up') return failed(error);
+      if (step.kind === 'recover') {
+        state.recovered.add(step.step);
+        let replacement: Awaited<ReturnType<RecoveryStep['next']>>;
+        try {
+          replacement = await step.step.next();
+        } catch (recoveryError) {
+          // The refused request was not sent again.
+          body.sent = false;
+          return failed(recoveryError);
+        }
+        if (replacement === undefined) return failed(error);
+        this.#options.logger.info(`push-api-client request refused; ${step.step.name}, re-sending once`, {
+          operation: spec.operation,
+          path: spec.url.pathname,
+          attempt,
+        });
+        current = { ...current, ...replacement };
+        if (replacement.headers !== undefined) current.headers = { ...call.headers, ...replacement.headers };
+        continue;
+      }
+      if (step.waitClass === 'ambiguous') earlierAmbiguous ??= error as PushError;
+      if (step.waitClass !== 'rate-limited') state.retriesLeft -= 1;
+      state.waits += 1;
+      this.#announce(spec, callId, attempt, error as PushError, step.delayMs, step.waitClass);
+      try {
+        if (step.waitClass === 'rate-limited' && pacing !== undefined) {
+          pacing.release();
+          await delay(step.delayMs, signal);
+          if (!(await pacing.acquire(signal))) return failed(error);
+        } else {
+          await delay(step.delayMs, signal);
+        }
+      } catch (waitError) {
+        // Nothing was in flight during the wait: the abort ends a request whose last attempt the
+        // service did not take (or an earlier ambiguous one, which `earlierAmbiguous` records).
+        body.sent = false;
+        return failed(waitError);
+      }
+    }
+  }
+
+  /** The one log line and the one hook event of a wait before a re-send. */
+  #announce(
+    spec: RequestSpec,
+    callId: number,
+    attempt: number,
+    error: PushError,
+    delayMs: number,
+    waitClass: WaitClass,
+  ): void {
+    const status = statusOf(error);
+    this.#options.logger.warn('push-api-client retrying', {
+      operation: spec.operation,
+      method: spec.method,
+      path: spec.url.pathname,
+      attempt,
+      status,
+      error: error.name,
+      delayMs,
+      ...(waitClass === 'rate-limited' && { rateLimited: true }),
+    });
+    this.#hooks.retry({
+      callId,
+      operation: spec.operation,
+      method: spec.method,
+      url: redactedUrl(spec.url),
+      attempt,
+      status,
+      requestId: requestIdOf(error),
+      error: error.name,
+      delayMs,
+    });
   }
 
   /**
@@ -110,13 +228,20 @@ export class FetchHttpClient implements HttpClient {
    * with a token that is no longer the current one (another request refreshed meanwhile) first
    * re-sends with the current token, without a refresh; only a refusal of the current token
    * refreshes. A 401 right after a refresh is final, and a 401 is never retried, so each attempt
-   * sends at most three times and causes at most one token request.
+   * sends at most three times and causes at most one token request. A 401 says the service did not
+   * take the body: until a re-send leaves, the attempt's body counts as not sent.
    */
-  async #attempt(spec: RequestSpec, attempt: number, callId: number): Promise<Response> {
-    if (spec.signal?.aborted) throw abortErrorFrom(spec.signal);
-    const base = {
+  async #attempt(
+    spec: RequestSpec,
+    call: CallSettings,
+    attempt: number,
+    callId: number,
+    body: BodyTrack,
+  ): Promise<Response> {
+    if (call.signal?.aborted) throw abortErrorFrom(call.signal);
+    const base: AttemptOptions = {
       fetch: this.#fetch,
-      timeoutMs: spec.timeoutMs ?? this.#options.timeoutMs,
+      timeoutMs: call.timeoutMs ?? this.#options.timeoutMs,
       userAgent: this.#options.userAgent,
       allowInsecureHttp: this.#options.allowInsecureHttp,
       maxRedirects: this.#options.maxRedirects ?? DEFAULTS.maxRedirects,
@@ -124,18 +249,31 @@ export class FetchHttpClient implements HttpClient {
       hooks: this.#hooks,
       callId,
       attempt,
+      ...(call.signal !== undefined && { signal: call.signal }),
     };
-    if (spec.auth !== 'bearer') return sendAttempt(spec, base);
+    const factory = spec.body;
+    const tracked: RequestSpec =
+      factory === undefined
+        ? spec
+        : {
+            ...spec,
+            body: (control) => {
+              body.sent = true;
+              return factory(control);
+            },
+          };
+    if (spec.auth !== 'bearer') return sendAttempt(tracked, base);
     const tokens = this.#options.tokens?.();
     if (!tokens) throw new PushError(`${spec.operation}: bearer auth requested but no token source is configured`);
-    const send = (token: string) => sendAttempt(spec, { ...base, authorization: `Bearer ${token}` });
-    let token = await this.#token(tokens, spec);
+    const send = (token: string) => sendAttempt(tracked, { ...base, authorization: `Bearer ${token}` });
+    let token = await this.#token(tokens, call);
     try {
       return await send(token);
     } catch (error) {
       if (!isUnauthorized(error)) throw error;
+      body.sent = false;
     }
-    const current = await this.#token(tokens, spec);
+    const current = await this.#token(tokens, call);
     if (current !== token) {
       // Another request already replaced the refused token: no refresh needed for this one.
       token = current;
@@ -143,6 +281,7 @@ export class FetchHttpClient implements HttpClient {
         return await send(token);
       } catch (error) {
         if (!isUnauthorized(error)) throw error;
+        body.sent = false;
       }
     }
     // A 401 means the token was revoked or expired early: refresh once and re-send, outside the retry budget.
@@ -152,19 +291,15 @@ export class FetchHttpClient implements HttpClient {
       attempt,
     });
     await tokens.invalidate(token);
-    return send(await this.#token(tokens, spec));
+    return send(await this.#token(tokens, call));
   }
 
-  /**
-   * The token for a data request. A failure here is final for the data request: the token request
-   * has had its own retries. p-retry stops at its AbortError and rethrows the error it carries
-   * unchanged, so the caller sees the TokenError or ConnectionError itself.
-   */
-  async #token(tokens: BearerTokenSource, spec: RequestSpec): Promise<string> {
+  /** The token for a data request, with the call's timeout, retries and headers; a failure is final (`TokenUnavailable`). */
+  async #token(tokens: BearerTokenSource, call: CallSettings): Promise<string> {
     try {
-      return (await tokens.getToken({ ...spec.tokenOptions, signal: spec.signal })).accessToken;
+      return (await tokens.getToken({ ...tokenOptionsOf(call), signal: call.signal })).accessToken;
     } catch (error) {
-      throw new StopRetrying(error instanceof Error ? error : String(error));
+      throw new TokenUnavailable(error);
     }
   }
 

@@ -1,6 +1,14 @@
 import { DEFAULTS } from '../defaults.js';
-import { ConnectionError, PushError, ResponseTooLargeError, TokenError } from '../errors.js';
-import type { RetryPolicy } from './types.js';
+import {
+  AbortError,
+  ConnectionError,
+  PushError,
+  RateLimitError,
+  ResponseTooLargeError,
+  ServerError,
+  TokenError,
+} from '../errors.js';
+import type { RecoveryStep, RequestPacing, RetryPolicy } from './types.js';
 
 /**
  * What to do with a failed attempt:
@@ -52,13 +60,6 @@ export function classifyFailure(error: unknown, policy: RetryPolicy): FailureCla
   return status >= 500 ? 'ambiguous' : 'fatal';
 }
 
-/** Whether a failure is re-sent under the policy; ambiguous ones only when the caller accepts duplicates. */
-export function shouldRetry(error: unknown, policy: RetryPolicy, retryAmbiguous: boolean): boolean {
-  if (policy === 'never') return false;
-  const kind = classifyFailure(error, policy);
-  return kind === 'retry' || (kind === 'ambiguous' && retryAmbiguous);
-}
-
 export interface BackoffOptions {
   initialDelayMs: number;
   maxDelayMs: number;
@@ -81,14 +82,82 @@ export function backoffDelayMs(retry: number, options: BackoffOptions = DEFAULT_
 }
 
 /**
- * The wait before the next attempt: the server's `Retry-After` when it sent a valid one (already
- * parsed and capped by `parseRetryAfterHeader`), otherwise the backoff.
+ * The wait before the `wait`-th re-send of one request (1-based, every class of wait counted): the
+ * server's `Retry-After` when it sent a valid one (already parsed and capped by
+ * `parseRetryAfterHeader`), otherwise the backoff. A `Retry-After` of 0 (or an HTTP date already
+ * past) is honoured for the first wait only; after that the backoff grows as for any retry, so that
+ * a service answering "now" every time is not hammered.
  */
-export function retryDelayMs(
+export function waitMs(
   retryAfterMs: number | undefined,
-  retry: number,
+  wait: number,
   options: BackoffOptions = DEFAULT_BACKOFF,
 ): number {
-  if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) return retryAfterMs;
-  return backoffDelayMs(retry, options);
+  const valid = retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0;
+  if (valid && (retryAfterMs > 0 || wait === 1)) return retryAfterMs;
+  return backoffDelayMs(wait, options);
+}
+
+/** The service asked the client to slow down: a 429, or a 503 (an overloaded service). */
+export function isBackPressure(error: unknown): boolean {
+  return error instanceof RateLimitError || (error instanceof ServerError && error.status === 503);
+}
+
+/** Which kind of wait precedes a re-send: the classes of `classifyFailure`, and a rate limit's patience. */
+export type WaitClass = 'retry' | 'ambiguous' | 'rate-limited';
+
+/** What the transport does after a failed attempt. */
+export type Step =
+  | { kind: 'give-up' }
+  | { kind: 'recover'; step: RecoveryStep }
+  | { kind: 'wait'; waitClass: WaitClass; delayMs: number };
+
+/** What `nextStep` knows of the request so far. */
+export interface LifecycleState {
+  policy: RetryPolicy;
+  retryAmbiguous: boolean;
+  /** Re-sends of the `retry` and `ambiguous` classes still allowed (`maxRetries` minus those done). */
+  retriesLeft: number;
+  /** Waits done so far, every class counted: the backoff grows with them. */
+  waits: number;
+  /** The attempt failed while getting its bearer token, after the token request's own retries. */
+  tokenFailure: boolean;
+  recover: readonly RecoveryStep[];
+  recovered: ReadonlySet<RecoveryStep>;
+  pacing: RequestPacing | undefined;
+  backoff: BackoffOptions;
+}
+
+const GIVE_UP: Step = { kind: 'give-up' };
+
+/**
+ * What to do after a failed attempt, in this order; the caller does the waiting:
+ * 1. the caller's abort → give up;
+ * 2. a refusal a step of the lifecycle can mend (a fresh upload address, a rotated client secret),
+ *    each step at most once per request → recover, without a wait and without using a retry;
+ * 3. a 429 (from the API, or from the token endpoint while getting the bearer token) of a paced
+ *    request → wait for `Retry-After` (or the backoff) and the rate budget, without using a retry,
+ *    while the pacing's deadline allows; past it → give up;
+ * 4. no bearer token could be had (its request had its own retries) → give up;
+ * 5. no retries left, or the `never` policy → give up;
+ * 6. `classifyFailure`: `retry` → wait and re-send; `ambiguous` → the same when the caller accepts
+ *    duplicates (`retryAmbiguous`); `fatal` → give up.
+ * The 401 refresh is not here: it happens inside the attempt (`FetchHttpClient`), and a 401 that
+ * survives it is fatal by rule 6.
+ */
+export function nextStep(error: unknown, state: LifecycleState): Step {
+  if (error instanceof AbortError) return GIVE_UP;
+  if (error instanceof PushError) {
+    const step = state.recover.find((candidate) => !state.recovered.has(candidate) && candidate.when(error));
+    if (step !== undefined) return { kind: 'recover', step };
+  }
+  const wait = state.waits + 1;
+  if (state.pacing !== undefined && statusOf(error) === 429) {
+    const delayMs = waitMs(retryAfterOf(error as PushError), wait, state.backoff);
+    return state.pacing.withinDeadline(delayMs) ? { kind: 'wait', waitClass: 'rate-limited', delayMs } : GIVE_UP;
+  }
+  if (state.tokenFailure || state.policy === 'never' || state.retriesLeft <= 0) return GIVE_UP;
+  const kind = classifyFailure(error, state.policy);
+  if (kind === 'fatal' || (kind === 'ambiguous' && !state.retryAmbiguous)) return GIVE_UP;
+  return { kind: 'wait', waitClass: kind, delayMs: waitMs(retryAfterOf(error as PushError), wait, state.backoff) };
 }

@@ -1,5 +1,5 @@
 import type { PushError } from '../errors.js';
-import type { TokenCallOptions } from './call-options.js';
+import type { CallSettings } from './call-options.js';
 
 /**
  * A logger compatible with `console` and pino: any object with these four methods. pino's
@@ -35,15 +35,6 @@ export interface Logger {
  */
 export type RetryPolicy = 'idempotent' | 'non-idempotent' | 'never';
 
-/** Information given to `onRetry` before each re-send. */
-export interface RetryInfo {
-  /** The attempt that failed, starting at 1. */
-  attempt: number;
-  error: PushError;
-  /** How long the client waits before the next attempt. */
-  delayMs: number;
-}
-
 /**
  * What a request body may be. Built from Node's own globals rather than the DOM's `BodyInit`, so
  * that the published declarations type-check in projects without the DOM library.
@@ -74,24 +65,24 @@ export interface RequestSpec {
   body?: (control: BodyControl) => RequestBody | undefined;
   /** `bearer` adds the access token and, on a 401, refreshes it and re-sends once without using a retry. */
   auth: 'bearer' | 'none';
-  /**
-   * The per-call options of the operation this request belongs to, for the token request a bearer
-   * request may have to make first: the call's timeout, retries and headers apply there too (a
-   * refresh shared with other callers runs with the options of the call that started it).
-   * @default the client's settings
-   */
-  tokenOptions?: TokenCallOptions;
   retryPolicy: RetryPolicy;
-  /** Overrides `timeoutMs` for this request. */
-  timeoutMs?: number;
-  /** Overrides `maxRetries` for this request. */
-  maxRetries?: number;
   /**
-   * `false`: a 429 is thrown at once instead of being retried here, for callers that pace their
-   * own re-sends (the publisher waits for its rate budget and re-sends without using a retry).
-   * @default true
+   * The per-call settings of the operation this request belongs to, applied here once: the
+   * timeout and retries override the client's, the headers go under `headers`, the signal aborts
+   * the request, and a bearer request's token request (when it has to make one first) gets the
+   * same timeout, retries and headers.
+   * @default the client's settings, no signal
    */
-  retryRateLimited?: boolean;
+  call?: CallSettings;
+  /**
+   * The rate budget this request shares with others (a publish run). With it, a 429 is a wait of
+   * its own class, not counted as a retry: the request gives its turn back, waits, takes a turn
+   * again and re-sends, while `withinDeadline` allows.
+   * @default none: a 429 is retried like a 503, within `maxRetries`
+   */
+  pacing?: RequestPacing;
+  /** Steps that may mend a refusal, at most once each per request (a fresh upload address, a rotated secret). @default none */
+  recover?: readonly RecoveryStep[];
   /**
    * Which redirects are followed (by hand, up to `maxRedirects`):
    * - `follow`: redirects of a GET or PUT; Authorization never goes to another origin, and a body
@@ -122,20 +113,51 @@ export interface RequestSpec {
    * it must be scrubbed again (`scrubJsonValue`), since decoding may reveal more.
    */
   mapError?: (response: AnswerHead, bodyText: string) => PushError;
-  /** Told before each re-send, so that callers can adapt (the publisher shrinks its window on 429). */
-  onRetry?: (info: RetryInfo) => void;
-  signal?: AbortSignal;
-  /** The call id hooks report; one the caller took from `nextCallId()` when several sends form one request. @default a new one */
-  callId?: number;
 }
 
 /** What `mapError` sees of an answer: its status, and its headers scrubbed of the request's secrets. */
 export type AnswerHead = Pick<Response, 'status' | 'headers'>;
 
+/**
+ * A turn in a shared rate budget, for a request that waits out 429s instead of failing on them.
+ * The request holds a turn while it is sent; the transport gives it back for a rate limit's wait.
+ */
+export interface RequestPacing {
+  /** Takes a turn again after a wait. False: the run stopped meanwhile, give up with the 429. Rejects with an `AbortError` on abort. */
+  acquire(signal: AbortSignal | undefined): Promise<boolean>;
+  /** Gives the turn back (before a wait; again when the request settles, a no-op when not held). */
+  release(): void;
+  /** The service pushed back (429, or 503): its `Retry-After` (or the wait), and whether the transport re-sends now. */
+  rateLimited(retryAfterMs: number | undefined, willRetry: boolean): void;
+  /** Whether a rate limit's wait of `delayMs` still ends within the deadline of the patience. */
+  withinDeadline(delayMs: number): boolean;
+}
+
+/** A step that may mend one kind of refusal once: what it returns replaces those parts of the request. */
+export interface RecoveryStep {
+  /** For the log line: what the step does, as `fetching a fresh upload address`. */
+  name: string;
+  /** Whether this refusal is one the step mends. */
+  when(error: PushError): boolean;
+  /** The parts of the request to send instead; undefined when there is nothing new to try (the refusal stands). */
+  next(): Promise<Partial<Pick<RequestSpec, 'url' | 'headers' | 'body' | 'secrets' | 'mapError'>> | undefined>;
+}
+
+/**
+ * How one request ended, as the transport saw it. A failure records whether the last attempt's
+ * body may have reached the service (`bodySent`: false when it never left, or when the service
+ * answered that it did not take it, as a 401 before a refresh does), and the first ambiguous
+ * attempt that was re-sent anyway (`retryAmbiguous`): after one, the service may hold the body
+ * whatever the re-sends answered.
+ */
+export type Exchange =
+  | { ok: true; response: Response; earlierAmbiguous: PushError | undefined }
+  | { ok: false; error: PushError; bodySent: boolean; earlierAmbiguous: PushError | undefined };
+
 /** Sends requests with the client's transport, timeout, retry and auth rules. */
 export interface HttpClient {
   /** Resolves with a 2xx response, or rejects with a `PushError`. */
   send(spec: RequestSpec): Promise<Response>;
-  /** A new call id for hooks, for a caller whose logical request spans several sends (`RequestSpec.callId`). */
-  nextCallId(): number;
+  /** Like `send`, but resolves with how the request ended, failures included, for callers that judge the outcome. */
+  exchange(spec: RequestSpec): Promise<Exchange>;
 }

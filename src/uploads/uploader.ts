@@ -12,9 +12,10 @@ import {
   type UploadError,
   UploadStoppedError,
 } from '../errors.js';
-import { callSettings, tokenOptionsOf } from '../http/call-options.js';
+import { type CallSettings, callSettings, limitsOnly } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import { requestIdFrom } from '../http/request-id.js';
+import type { RecoveryStep } from '../http/types.js';
 import { RunEngine } from '../run/engine.js';
 import { stopsTheRun } from '../run/stops.js';
 import { BodyMeter } from './body-stream.js';
@@ -71,13 +72,10 @@ export class Uploader {
         method: 'GET',
         url,
         // The spec lists this header for operation 2 even though the GET has no body.
-        headers: { ...call.headers, 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json' },
         auth: 'bearer',
-        tokenOptions: tokenOptionsOf(call),
         retryPolicy: 'idempotent',
-        ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
-        ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
-        ...(call.signal && { signal: call.signal }),
+        call,
       });
       const answered = (error: PushError) => answeredBy(error, requestIdFrom(response.headers));
       let body: unknown;
@@ -153,22 +151,17 @@ export class Uploader {
       throw new ConfigurationError(`concurrency must be a whole number of at least 1, got ${concurrency}`);
     }
     uploadUrlsEndpoint(this.#ctx.baseUrl, appId);
-    callSettings(options, this.#ctx.defaultHeaders); // bad per-call options fail before any file is opened
+    const call = callSettings(options, this.#ctx.defaultHeaders); // bad per-call options fail before any file is opened
     if (!Array.isArray(files)) throw new ConfigurationError('files must be an array of upload inputs');
     throwIfAborted(signal);
 
     const sources = await Promise.all(files.map(toUploadSource));
     assertValidFileNames(sources.map((source) => source.name));
-    const urlOptions: GetUploadUrlsOptions = {
-      ...(options.type && { type: options.type }),
-      ...(signal && { signal }),
-      ...(options.headers && { headers: options.headers }),
-      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
-      ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
-    };
+    // The caller's headers are for the service, never for the storage host; the limits and the signal apply to both.
+    const putCall = limitsOnly(call);
     const results: (UploadFileResult | undefined)[] = new Array(sources.length);
     const workers = Math.min(concurrency, sources.length);
-    const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, urlOptions), workers);
+    const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, options), workers);
     const totalBytes = sources.reduce((sum, source) => sum + source.size, 0);
     const tracker = new ProgressTracker(totalBytes, options.onProgress, this.#ctx.logger);
     const engine = new RunEngine(signal);
@@ -182,7 +175,7 @@ export class Uploader {
         engine.stopBy(error instanceof PushError ? error : asUploadError(source.name, error));
         return;
       }
-      const outcome = await this.#uploadOne(appId, source, address, tracker, urlOptions);
+      const outcome = await this.#uploadOne(appId, source, address, tracker, options, putCall);
       results[index] = outcome.result;
       if (outcome.stopsTheRun && outcome.result.error) engine.stopBy(outcome.result.error);
       try {
@@ -198,18 +191,20 @@ export class Uploader {
     return report;
   }
 
-  /** One file: PUT (retried by the transport when the source can be re-opened), re-signed once if refused. */
+  /**
+   * One file: one request to the transport, which re-sends it when the source can be re-opened,
+   * and fetches a fresh address once when the storage host refuses the signature (a recovery step).
+   */
   async #uploadOne(
     appId: string,
     source: UploadSource,
-    firstAddress: string,
+    address: string,
     tracker: ProgressTracker,
-    urlOptions: GetUploadUrlsOptions,
+    options: UploadOptions,
+    call: CallSettings,
   ): Promise<{ result: UploadFileResult; stopsTheRun?: true }> {
     const { name, size } = source;
     let attempts = 0;
-    let address = firstAddress;
-    let resigned = false;
     let meter: BodyMeter | undefined;
     const meters: BodyMeter[] = [];
     const failed = (error: PushError) => {
@@ -225,74 +220,72 @@ export class Uploader {
         } satisfies UploadFileResult,
       };
     };
+    // The address expired (or was refused) before the PUT: one fresh address, one more try.
+    const resign: RecoveryStep = {
+      name: 'fetching a fresh upload address',
+      when: isRefusedSignature,
+      next: async () => ({ url: new URL((await this.getUploadUrls(appId, [name], options))[name] ?? '') }),
+    };
 
     try {
-      for (;;) {
-        if (urlOptions.signal?.aborted) return failed(abortError(urlOptions.signal));
-        try {
-          const response = await this.#ctx.http.send({
-            operation: 'upload',
-            method: 'PUT',
-            url: new URL(address),
-            // The address came from the service's answer: neither it nor a redirect of it goes closer than the service.
-            service: this.#ctx.baseUrl,
-            // Only what the signature needs. Content-Length always: the body is shaped so that the
-            // runtime sends it too (request-body.ts), and msw handlers see it in the headers.
-            headers: { 'content-length': String(size) },
-            body: ({ touch }) => {
-              attempts += 1;
-              meter = new BodyMeter(name, size, (bytes) => {
-                // Bytes moving keep the attempt alive: the timeout measures a stall, not the whole upload.
-                touch();
-                tracker.update(name, size, bytes);
-              });
-              meters.push(meter);
-              return sizedBody(size, source.open(meter));
-            },
-            // Signed addresses carry their own authorization; a bearer token must never reach the storage host.
-            auth: 'none',
-            retryPolicy: source.reopenable ? 'idempotent' : 'never',
-            // The caller's headers are for the service, never for the storage host; the limits apply to both.
-            ...(urlOptions.timeoutMs !== undefined && { timeoutMs: urlOptions.timeoutMs }),
-            ...(urlOptions.maxRetries !== undefined && { maxRetries: urlOptions.maxRetries }),
-            mapError: (response, bodyText): UploadError =>
-              toUploadError(name, response.status, bodyText, {
-                retryAfterMs: parseRetryAfterHeader(response.headers.get('retry-after')),
-                requestId: requestIdFrom(response.headers),
-              }),
-            ...(urlOptions.signal && { signal: urlOptions.signal }),
-          });
-          // The storage host may answer before the source's last check fails (a file that changed
-          // while being read): what it stored is not the file, so the file is not uploaded.
-          if (meter?.sourceError) return failed(meter.sourceError);
-          tracker.complete(name, size);
-          const etag = response.headers.get('etag');
-          const requestId = requestIdFrom(response.headers);
-          return {
-            result: {
-              name,
-              bytes: size,
-              status: 'uploaded',
-              attempts,
-              ...(etag !== null && { etag }),
-              ...(requestId !== undefined && { requestId }),
-            },
-          };
-        } catch (error) {
-          if (error instanceof AbortError) return failed(error);
-          if (!resigned && source.reopenable && isRefusedSignature(error)) {
-            // The address expired (or was refused) before the PUT: one fresh address, one more try.
-            resigned = true;
-            try {
-              address = (await this.getUploadUrls(appId, [name], urlOptions))[name] ?? '';
-              continue;
-            } catch (resignError) {
-              return stopping(failed(asUploadError(name, resignError)), resignError);
-            }
-          }
-          return stopping(failed(meter?.sourceError ?? asUploadError(name, error)), error);
-        }
+      if (call.signal?.aborted) return failed(abortError(call.signal));
+      let url: URL;
+      try {
+        url = new URL(address);
+      } catch (error) {
+        return failed(asUploadError(name, error));
       }
+      const result = await this.#ctx.http.exchange({
+        operation: 'upload',
+        method: 'PUT',
+        url,
+        // The address came from the service's answer: neither it nor a redirect of it goes closer than the service.
+        service: this.#ctx.baseUrl,
+        // Only what the signature needs. Content-Length always: the body is shaped so that the
+        // runtime sends it too (request-body.ts), and msw handlers see it in the headers.
+        headers: { 'content-length': String(size) },
+        body: ({ touch }) => {
+          attempts += 1;
+          meter = new BodyMeter(name, size, (bytes) => {
+            // Bytes moving keep the attempt alive: the timeout measures a stall, not the whole upload.
+            touch();
+            tracker.update(name, size, bytes);
+          });
+          meters.push(meter);
+          return sizedBody(size, source.open(meter));
+        },
+        // Signed addresses carry their own authorization; a bearer token must never reach the storage host.
+        auth: 'none',
+        retryPolicy: source.reopenable ? 'idempotent' : 'never',
+        ...(source.reopenable && { recover: [resign] }),
+        call,
+        mapError: (response, bodyText): UploadError =>
+          toUploadError(name, response.status, bodyText, {
+            retryAfterMs: parseRetryAfterHeader(response.headers.get('retry-after')),
+            requestId: requestIdFrom(response.headers),
+          }),
+      });
+      if (!result.ok) {
+        const { error } = result;
+        if (error instanceof AbortError) return failed(error);
+        return stopping(failed(meter?.sourceError ?? asUploadError(name, error)), error);
+      }
+      // The storage host may answer before the source's last check fails (a file that changed
+      // while being read): what it stored is not the file, so the file is not uploaded.
+      if (meter?.sourceError) return failed(meter.sourceError);
+      tracker.complete(name, size);
+      const etag = result.response.headers.get('etag');
+      const requestId = requestIdFrom(result.response.headers);
+      return {
+        result: {
+          name,
+          bytes: size,
+          status: 'uploaded',
+          attempts,
+          ...(etag !== null && { etag }),
+          ...(requestId !== undefined && { requestId }),
+        },
+      };
     } finally {
       // A failed attempt may leave its source open (fetch does not always cancel a body it never read).
       await Promise.all(meters.map((each) => each.dispose()));

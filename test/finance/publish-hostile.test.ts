@@ -57,6 +57,24 @@ describe('publish when the token cannot be had', () => {
     expectAccounted(report, 30);
   });
 
+  it('a 401 whose token refresh then fails is judged by what was sent: the batch is failed, not unknown', async () => {
+    const client = clientForServer(server, { maxRetries: 0 });
+    const first = await client.tokens.getToken();
+    server.mock.revokeToken(first.accessToken);
+    // The refresh's own request is cut off after it was written: ambiguous for the token, but the
+    // batch was answered 401 (not stored) and never sent again.
+    server.mock.faults.add({ match: { operation: 'token' }, drop: 'after', times: FOREVER });
+    const { error, report } = await rejection(
+      client.finance.publish(server.mock.appId, makeRecords(10), { batchSize: 10, concurrency: 1 }),
+    );
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(financeStatuses(server.mock)).toEqual([401]);
+    expect(report.batches.map((batch) => batch.status)).toEqual(['failed']);
+    expect(report.recordsUnknown).toBe(0);
+    expect(report.recordsFailed).toBe(10);
+    expect(report.stoppedBy).toBe(error);
+  });
+
   it('token answers of 429 get the patience of a rate limit: the batches wait and are sent', async () => {
     const client = clientForServer(server, { maxRetries: 1 });
     server.mock.faults.add({ match: { operation: 'token' }, status: 429, retryAfter: 1, times: 2 });

@@ -2,6 +2,7 @@ import { setupServer } from 'msw/node';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AuthenticationError, ServerError } from '../../src/errors.js';
+import { noHooks } from '../../src/http/hooks.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import type { RequestSpec } from '../../src/http/types.js';
 import { emulatorTokenManager, recordingLogger } from '../support/clients.js';
@@ -12,7 +13,7 @@ beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
 afterEach(() => mock.reset());
 afterAll(() => server.close());
 
-function wire(maxRetries = 2) {
+function wire(maxRetries = 2, retried: number[] = []) {
   const logger = recordingLogger();
   // No fetch option: msw must see globalThis.fetch.
   const http: FetchHttpClient = new FetchHttpClient({
@@ -23,6 +24,7 @@ function wire(maxRetries = 2) {
     userAgent: 'push-api-client/test node/test',
     logger,
     backoff: { initialDelayMs: 1, maxDelayMs: 5 },
+    hooks: { ...noHooks, retry: (event) => retried.push(event.attempt) },
     tokens: () => tokens,
   });
   const tokens = emulatorTokenManager(http, mock);
@@ -65,11 +67,11 @@ describe('bearer requests through msw', () => {
   });
 
   it('a 401 refreshes the token and re-sends once', async () => {
-    const { http, tokens } = wire(0);
+    const retried: number[] = [];
+    const { http, tokens } = wire(0, retried);
     const first = await tokens.getToken();
     mock.revokeToken(first.accessToken);
-    const retried: number[] = [];
-    await http.send({ ...finance(), onRetry: (i) => retried.push(i.attempt) });
+    await http.send(finance());
     expect(financeRequests().map((r) => r.status)).toEqual([401, 200]);
     expect(tokenRequests()).toBe(2);
     // maxRetries is 0: the re-send did not use a retry.

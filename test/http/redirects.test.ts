@@ -126,7 +126,7 @@ describe('streamed bodies', () => {
         body,
         auth: 'none',
         retryPolicy: 'idempotent',
-        maxRetries: 2,
+        call: { headers: {}, maxRetries: 2 },
       })
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(PushError);
@@ -169,7 +169,7 @@ describe('a body never follows a redirect to another origin', () => {
             headers: { 'content-type': 'application/json' },
             body: () => '{"records":[{"amount":1}]}',
             retryPolicy: 'idempotent',
-            maxRetries: 2,
+            call: { headers: {}, maxRetries: 2 },
           }),
         )
         .catch((caught: unknown) => caught);
@@ -206,7 +206,7 @@ describe('a body never follows a redirect to another origin', () => {
             method: 'POST',
             body: () => 'payload',
             retryPolicy: 'non-idempotent',
-            maxRetries: 2,
+            call: { headers: {}, maxRetries: 2 },
           }),
         )
         .catch((caught: unknown) => caught);

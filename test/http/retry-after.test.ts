@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_RETRY_AFTER_MS, parseRetryAfterHeader } from '../../src/errors.js';
-import { retryDelayMs } from '../../src/http/retry.js';
+import { waitMs } from '../../src/http/retry.js';
 
 const now = Date.UTC(2025, 0, 1, 12, 0, 0);
 const fixedBackoff = { initialDelayMs: 100, maxDelayMs: 1_000, jitter: 0, random: () => 0.5 };
@@ -51,15 +51,21 @@ describe('Retry-After parsing', () => {
 
 describe('retry delay', () => {
   it('uses the Retry-After wait when the server sent a valid one', () => {
-    expect(retryDelayMs(2_000, 1, fixedBackoff)).toBe(2_000);
-    expect(retryDelayMs(0, 3, fixedBackoff)).toBe(0);
+    expect(waitMs(2_000, 1, fixedBackoff)).toBe(2_000);
+    expect(waitMs(2_000, 3, fixedBackoff)).toBe(2_000);
+  });
+
+  it('honours a Retry-After of 0 on the first wait only, then backs off', () => {
+    expect(waitMs(0, 1, fixedBackoff)).toBe(0);
+    expect(waitMs(0, 2, fixedBackoff)).toBe(200);
+    expect(waitMs(0, 3, fixedBackoff)).toBe(400);
   });
 
   it('falls back to exponential backoff when Retry-After is missing or malformed', () => {
-    expect(retryDelayMs(parseRetryAfterHeader('garbage'), 1, fixedBackoff)).toBe(100);
-    expect(retryDelayMs(undefined, 2, fixedBackoff)).toBe(200);
-    expect(retryDelayMs(undefined, 3, fixedBackoff)).toBe(400);
-    expect(retryDelayMs(undefined, 10, fixedBackoff)).toBe(1_000);
+    expect(waitMs(parseRetryAfterHeader('garbage'), 1, fixedBackoff)).toBe(100);
+    expect(waitMs(undefined, 2, fixedBackoff)).toBe(200);
+    expect(waitMs(undefined, 3, fixedBackoff)).toBe(400);
+    expect(waitMs(undefined, 10, fixedBackoff)).toBe(1_000);
   });
 
   it('jitter keeps every backoff delay within [1 - jitter, 1] of the exponential value', () => {
@@ -67,7 +73,7 @@ describe('retry delay', () => {
       fc.property(fc.integer({ min: 1, max: 20 }), fc.double({ min: 0, max: 0.999_999, noNaN: true }), (retry, r) => {
         const options = { initialDelayMs: 500, maxDelayMs: 8_000, jitter: 0.25, random: () => r };
         const exponential = Math.min(500 * 2 ** (retry - 1), 8_000);
-        const ms = retryDelayMs(undefined, retry, options);
+        const ms = waitMs(undefined, retry, options);
         expect(ms).toBeGreaterThanOrEqual(Math.floor(exponential * 0.75));
         expect(ms).toBeLessThanOrEqual(exponential);
       }),

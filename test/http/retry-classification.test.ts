@@ -8,7 +8,24 @@ import {
   TimeoutError,
   TokenError,
 } from '../../src/errors.js';
-import { classifyFailure, shouldRetry } from '../../src/http/retry.js';
+import { classifyFailure, DEFAULT_BACKOFF, nextStep } from '../../src/http/retry.js';
+import type { RetryPolicy } from '../../src/http/types.js';
+
+/** Whether the transport's one rule list re-sends a first failure, with retries left and no pacing. */
+function shouldRetry(error: unknown, policy: RetryPolicy, retryAmbiguous: boolean): boolean {
+  const state = {
+    policy,
+    retryAmbiguous,
+    retriesLeft: 1,
+    waits: 0,
+    tokenFailure: false,
+    recover: [],
+    recovered: new Set(),
+    pacing: undefined,
+    backoff: DEFAULT_BACKOFF,
+  } as const;
+  return nextStep(error, { ...state, recovered: new Set() }).kind === 'wait';
+}
 
 const api = (status: number) => PushApiError.fromResponse(status, undefined, {});
 const refused = new ConnectionError('refused', { requestMaybeSent: false });

@@ -9,6 +9,7 @@ import {
   ServerError,
   TimeoutError,
 } from '../../src/errors.js';
+import { noHooks, type RetryHookEvent } from '../../src/http/hooks.js';
 import { FetchHttpClient, type FetchHttpClientOptions } from '../../src/http/http-client.js';
 import type { RequestSpec } from '../../src/http/types.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
@@ -28,6 +29,11 @@ function client(overrides: Partial<FetchHttpClientOptions> = {}): FetchHttpClien
     tokens: () => ({ getToken: async () => ({ accessToken: 'tok-1' }), invalidate: () => undefined }),
     ...overrides,
   });
+}
+
+/** Hooks that tell `onRetry` of each wait before a re-send: the transport's one retry event. */
+function retryHooks(onRetry: (event: RetryHookEvent) => void): Pick<FetchHttpClientOptions, 'hooks'> {
+  return { hooks: { ...noHooks, retry: onRetry } };
 }
 
 function spec(url: string, extra: Partial<RequestSpec> = {}): RequestSpec {
@@ -51,10 +57,8 @@ describe('transport over real HTTP on 127.0.0.1', () => {
     const server = serve.servers.pop()!;
     await new Promise((resolve) => server.close(resolve));
     const retries: number[] = [];
-    const error = await client({ maxRetries: 2 })
-      .send(
-        spec(`${base}/x`, { method: 'POST', retryPolicy: 'non-idempotent', onRetry: (i) => retries.push(i.attempt) }),
-      )
+    const error = await client({ maxRetries: 2, ...retryHooks((i) => retries.push(i.attempt)) })
+      .send(spec(`${base}/x`, { method: 'POST', retryPolicy: 'non-idempotent' }))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectionError);
     expect(retries).toEqual([1, 2]);
@@ -101,7 +105,7 @@ describe('transport over real HTTP on 127.0.0.1', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     const error = await client()
-      .send(spec(`${base}/slow`, { signal: controller.signal }))
+      .send(spec(`${base}/slow`, { call: { headers: {}, signal: controller.signal } }))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AbortError);
   });
@@ -111,8 +115,11 @@ describe('transport over real HTTP on 127.0.0.1', () => {
       res.writeHead(503).end();
     });
     const controller = new AbortController();
-    const pending = client({ backoff: { initialDelayMs: 10_000, maxDelayMs: 10_000 } })
-      .send(spec(`${base}/x`, { signal: controller.signal, onRetry: () => controller.abort() }))
+    const pending = client({
+      backoff: { initialDelayMs: 10_000, maxDelayMs: 10_000 },
+      ...retryHooks(() => controller.abort()),
+    })
+      .send(spec(`${base}/x`, { call: { headers: {}, signal: controller.signal } }))
       .catch((e: unknown) => e);
     expect(await pending).toBeInstanceOf(AbortError);
   });
@@ -125,9 +132,25 @@ describe('transport over real HTTP on 127.0.0.1', () => {
       else res.end('ok');
     });
     const delays: number[] = [];
-    await client().send(spec(`${base}/x`, { onRetry: (i) => delays.push(i.delayMs) }));
+    await client(retryHooks((i) => delays.push(i.delayMs))).send(spec(`${base}/x`));
     expect(delays).toEqual([1_000]);
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(950);
+  });
+
+  it('honours a Retry-After of 0 on the first wait only; later waits back off', async () => {
+    let hits = 0;
+    const base = await serve((_req, res) => {
+      hits += 1;
+      if (hits <= 3) res.writeHead(503, { 'retry-after': '0' }).end();
+      else res.end('ok');
+    });
+    const delays: number[] = [];
+    await client({
+      maxRetries: 3,
+      backoff: { initialDelayMs: 20, maxDelayMs: 100, jitter: 0 },
+      ...retryHooks((i) => delays.push(i.delayMs)),
+    }).send(spec(`${base}/x`));
+    expect(delays).toEqual([0, 40, 80]);
   });
 
   it('maps the final error status to its PushApiError subclass with the parsed body', async () => {
@@ -209,14 +232,13 @@ describe('failures before anything is sent', () => {
       res.end('ok');
     });
     const retries: number[] = [];
-    const error = await client({ maxRetries: 2 })
+    const error = await client({ maxRetries: 2, ...retryHooks((info) => retries.push(info.attempt)) })
       .send(
         spec(`${base}/finance`, {
           method: 'POST',
           body: () => '{}',
           retryPolicy: 'non-idempotent',
           headers: { 'x-trace': 'secret-value\r\nx-injected: 1' },
-          onRetry: (info) => retries.push(info.attempt),
         }),
       )
       .catch((e: unknown) => e);

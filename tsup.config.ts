@@ -51,10 +51,6 @@ export default defineConfig([
     format: ['cjs'],
     dts: true,
     clean: false,
-    // p-retry is ESM only. Node >= 20.19 can require() it, but esbuild's interop then takes the
-    // module namespace for the default export and calls it. Bundling it into the CJS copy avoids
-    // the interop; the ESM build imports the shared installed copy.
-    noExternal: ['p-retry'],
     // `import('zod')` (loaded on first need) becomes a lazy require(): a CJS app then shares the zod
     // it requires itself, and runners that load CJS through node:vm (Jest) have no import().
     esbuildOptions(options) {

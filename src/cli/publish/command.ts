@@ -1,17 +1,20 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { Checkpoint, fingerprintInputs } from '../checkpoint.js';
-import { addConnectionOptions, appOption, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
+import { addConnectionOptions, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
 import { ExitCode, exitCodeFor, UsageError } from '../exit-codes.js';
 import { describeStop, jsonError } from '../failure.js';
+import { parseColumnMap, parseSets } from '../normalize/columns.js';
+import { rowRules } from '../normalize/rules.js';
+import { loadTransform } from '../normalize/transform.js';
 import { type CommonFlags, integerOption } from '../options.js';
 import { formatDuration, formatTable, Output } from '../output.js';
 import { createProgress, rate } from '../progress.js';
-import { parseColumnMap } from '../readers/convert.js';
 import { checkCsvHeaders, parseFormat, resolveInputs } from '../readers/index.js';
-import { InputError } from '../readers/types.js';
+import { InputError, type RowRules } from '../readers/types.js';
 import { RejectsWriter } from '../rejects.js';
 import { onInterrupt } from '../signals.js';
 import { type PublishRunResult, runPublish } from './run.js';
+import { templateCommand } from './template.js';
 
 /** Requests in flight unless `--concurrency` says otherwise (the SDK's default). */
 const DEFAULT_CONCURRENCY = 4;
@@ -28,6 +31,17 @@ interface PublishFlags extends ConnectionFlags, CommonFlags {
   rejects?: string;
   checkpoint?: string;
   resendUnknown?: boolean;
+  dateFormat?: string;
+  timezone?: string;
+  decimal?: string;
+  thousands?: string;
+  set?: string[];
+  strictColumns?: boolean;
+  transform?: string;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 function delimiterOption(value: string): string {
@@ -44,9 +58,29 @@ export function financeCommand(): Command {
   const publish = new Command('publish')
     .description('publish finance records from CSV, JSON Lines or JSON files (- for stdin)')
     .argument('<files...>', 'input files; - reads stdin (needs --format)');
-  appOption(publish, 'application the records belong to')
-    .option('--format <format>', 'csv, jsonl or json (default: by file extension)')
+  publish
+    .addOption(
+      new Option('--app <appId>', 'application the records belong to (not needed with --dry-run)').env('PUSH_APP_ID'),
+    )
+    .option('--format <format>', 'csv, tsv, jsonl or json (default: by file extension)')
     .option('--map <pairs>', 'rename CSV columns or JSON keys, field=Column pairs: vendor=Supplier,amount=Total')
+    .option(
+      '--set <field=value>',
+      'a constant for every row, repeatable: --set type=expense --set currency=EUR',
+      collect,
+    )
+    .option(
+      '--date-format <pattern>',
+      'how dates are written: DD/MM/YYYY, MM/DD/YYYY, DD.MM.YYYY, YYYY/MM/DD, YYYY-MM-DD, each optionally with HH:mm or HH:mm:ss; or unix, unix-ms (default: ISO 8601 or Unix ms)',
+    )
+    .option('--timezone <zone>', 'IANA time zone of dates and times without an offset (default: UTC)')
+    .option('--decimal <char>', 'decimal separator in amounts: . or , (default: .)')
+    .option('--thousands <char>', "thousands separator in amounts: , . ' or space (default: none)")
+    .option('--strict-columns', 'refuse CSV columns that fill no field, instead of ignoring them')
+    .option(
+      '--transform <module>',
+      'a .mjs, .js or .cjs module whose default export turns each raw row into a record, or null to skip it',
+    )
     .option(
       '--delimiter <char>',
       'CSV cell separator: , ; tab or any one character (default: from the header)',
@@ -74,7 +108,7 @@ export function financeCommand(): Command {
   addConnectionOptions(publish).action(async (files: string[], flags: PublishFlags) => {
     process.exitCode = await publishAction(files, flags);
   });
-  return finance.addCommand(publish);
+  return finance.addCommand(publish).addCommand(templateCommand());
 }
 
 async function publishAction(files: string[], flags: PublishFlags): Promise<number> {
@@ -83,9 +117,13 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
     verbose: flags.verbose === true,
     quiet: flags.quiet === true,
   });
-  const appId = flags.app as string;
+  // A dry run sends nothing, so it needs no application, as it needs no credentials.
+  if (flags.app === undefined && !flags.dryRun) {
+    throw new UsageError('no application given: pass --app APP_ID or set PUSH_APP_ID (a --dry-run needs neither)');
+  }
+  const appId = flags.app ?? '';
   const format = flags.format === undefined ? undefined : parseFormat(flags.format);
-  const columnMap = parseColumnMap(flags.map);
+  const rules = await readingRules(flags);
   const inputs = await resolveInputs(files, format);
   if (flags.clientSecretStdin && inputs.some((input) => input.path === '-')) {
     throw new UsageError('--client-secret-stdin cannot be combined with reading records from stdin (-)');
@@ -95,13 +133,13 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
   // A dry run delivers nothing, so it has nothing to checkpoint; accepting the flag would suggest otherwise.
   if (flags.dryRun && flags.checkpoint !== undefined)
     throw new UsageError('--checkpoint cannot be used with --dry-run');
-  await checkCsvHeaders(inputs, columnMap, flags.delimiter);
+  await checkCsvHeaders(inputs, rules, flags.delimiter);
   const config = flags.dryRun ? undefined : await resolveConfig(flags);
   const client =
     config && (await createClient(config, { retryAmbiguous: flags.retryAmbiguous === true, verbose: flags.verbose }));
   let checkpoint: Checkpoint | undefined;
   if (flags.checkpoint !== undefined && config !== undefined) {
-    const fingerprint = await fingerprintInputs(inputs, { map: [...columnMap], delimiter: flags.delimiter });
+    const fingerprint = await fingerprintInputs(inputs, readingFingerprint(flags));
     checkpoint = Checkpoint.open(flags.checkpoint, fingerprint, inputs, flags.resendUnknown === true, {
       appId,
       baseUrl: config.baseUrl,
@@ -122,7 +160,7 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
     result = await runPublish({
       appId,
       inputs,
-      columnMap,
+      rules,
       batchSize: flags.batchSize,
       maxBatchBytes: flags.maxBatchBytes,
       concurrency: flags.concurrency,
@@ -143,7 +181,50 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
     await rejects.close();
   }
   const endpoints = { authUrl: config?.authUrl, baseUrl: config?.baseUrl, appId };
-  return summarize(output, flags, result, rejects, checkpoint?.carried().delivered ?? 0, endpoints);
+  const ignored = [...rules.ignoredColumns];
+  return summarize(output, flags, result, rejects, checkpoint?.carried().delivered ?? 0, endpoints, ignored);
+}
+
+/**
+ * The reading options compiled once, before any input is read: each bad value (an unknown token
+ * in `--date-format`, an unknown zone, a `--set` of an unknown field, a transform that does not
+ * load) is a usage error naming its option, and nothing is sent.
+ */
+async function readingRules(flags: PublishFlags): Promise<RowRules> {
+  if (flags.transform !== undefined && flags.map !== undefined) {
+    throw new UsageError('--map cannot be used with --transform: the transform names the fields itself');
+  }
+  if (flags.transform !== undefined && flags.strictColumns) {
+    throw new UsageError('--strict-columns cannot be used with --transform: the transform chooses the columns');
+  }
+  const columnMap = parseColumnMap(flags.map);
+  const sets = parseSets(flags.set);
+  const rules = rowRules({
+    columnMap,
+    sets,
+    strictColumns: flags.strictColumns,
+    dateFormat: flags.dateFormat,
+    timeZone: flags.timezone,
+    decimal: flags.decimal,
+    thousands: flags.thousands,
+  });
+  if (flags.transform !== undefined) rules.transform = await loadTransform(flags.transform);
+  return rules;
+}
+
+/** Everything that changes which records a file makes: a checkpoint from other options is not resumed. */
+function readingFingerprint(flags: PublishFlags): unknown {
+  return {
+    map: flags.map,
+    delimiter: flags.delimiter,
+    format: flags.format,
+    set: flags.set,
+    dateFormat: flags.dateFormat,
+    timezone: flags.timezone,
+    decimal: flags.decimal,
+    thousands: flags.thousands,
+    transform: flags.transform,
+  };
 }
 
 function summarize(
@@ -153,14 +234,26 @@ function summarize(
   rejects: RejectsWriter,
   carriedDelivered: number,
   endpoints: { authUrl?: string; baseUrl?: string; appId: string },
+  ignoredColumns: string[],
 ): number {
   const { counts, stoppedBy } = result;
   const nothingSent = counts.recordsSent === 0 && counts.batchesFailed === 0 && counts.batchesUnknown === 0;
   let exitCode: number = exitCodeFor(counts, { stopped: stoppedBy !== undefined, interrupted: result.interrupted });
   // A broken input met before anything was sent is an input error, like a missing file.
   if (stoppedBy instanceof InputError && nothingSent && !result.interrupted) exitCode = ExitCode.Usage;
+  // An empty file is almost always the wrong file, or an export that failed: never a silent success.
+  const noRecords = counts.rowsRead === 0 && stoppedBy === undefined && !result.interrupted;
+  if (noRecords) {
+    exitCode = ExitCode.Partial;
+    output.error('no records: the input has no rows');
+  }
   const cause = stoppedBy === undefined ? undefined : describeStop(stoppedBy, endpoints);
   if (stoppedBy !== undefined) output.error(cause as string, stoppedBy);
+  if (ignoredColumns.length > 0) {
+    output.log(
+      `ignored columns (no field): ${ignoredColumns.map((name) => JSON.stringify(name)).join(', ')}; --strict-columns refuses them`,
+    );
+  }
   if (flags.rejects === undefined && rejects.firstInvalid.length > 0) showInvalid(output, rejects);
   const succeeded = exitCode === ExitCode.Success;
 
@@ -181,6 +274,7 @@ function summarize(
       result.unreadUnknown ? `${counts.recordsNotRead} and the rest of stdin` : counts.recordsNotRead,
     ]);
   }
+  if (counts.recordsFiltered > 0 || flags.transform !== undefined) rows.push(['filtered', counts.recordsFiltered]);
   if (carriedDelivered > 0) rows.push(['already delivered (checkpoint)', counts.recordsSkipped]);
   rows.push(['duration', formatDuration(result.durationMs)]);
   const title = flags.dryRun
@@ -208,6 +302,7 @@ function summarize(
     appId: endpoints.appId,
     dryRun: flags.dryRun === true,
     ...counts,
+    ignoredColumns,
     durationMs: result.durationMs,
     interrupted: result.interrupted,
     stopped: stoppedBy !== undefined,

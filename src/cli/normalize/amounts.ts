@@ -161,8 +161,9 @@ export function amountReader(format: AmountFormat): AmountReader {
         };
       }
       if (code === decimal) {
-        if (inFraction || (groupDigits >= 0 && groupDigits !== 3))
-          return { ok: false, message: `not an amount: ${show(raw)}` };
+        if (inFraction) return { ok: false, message: `not an amount: ${show(raw)}` };
+        if (groupDigits >= 0 && groupDigits !== 3)
+          return { ok: false, message: `misplaced thousands separator in ${show(raw)}` };
         inFraction = true;
         continue;
       }
@@ -172,7 +173,10 @@ export function amountReader(format: AmountFormat): AmountReader {
       }
       groupDigits = 0;
     }
-    if ((groupDigits >= 0 && groupDigits !== 3) || (inFraction && fractionDigits === 0)) {
+    if (!inFraction && groupDigits >= 0 && groupDigits !== 3) {
+      return { ok: false, message: `misplaced thousands separator in ${show(raw)}` };
+    }
+    if (inFraction && fractionDigits === 0) {
       return { ok: false, message: `not an amount: ${show(raw)}` };
     }
     let value: number;

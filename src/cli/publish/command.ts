@@ -249,11 +249,7 @@ function summarize(
   }
   const cause = stoppedBy === undefined ? undefined : describeStop(stoppedBy, endpoints);
   if (stoppedBy !== undefined) output.error(cause as string, stoppedBy);
-  if (ignoredColumns.length > 0) {
-    output.log(
-      `ignored columns (no field): ${ignoredColumns.map((name) => JSON.stringify(name)).join(', ')}; --strict-columns refuses them`,
-    );
-  }
+
   if (flags.rejects === undefined && rejects.firstInvalid.length > 0) showInvalid(output, rejects);
   const succeeded = exitCode === ExitCode.Success;
 
@@ -285,6 +281,10 @@ function summarize(
         ? 'publish stopped'
         : 'publish finished';
   output.summary(`${title}\n${formatTable(rows)}`, succeeded);
+  if (ignoredColumns.length > 0) {
+    const names = ignoredColumns.map((name) => JSON.stringify(name)).join(', ');
+    output.summary(`ignored columns (they fill no field; --strict-columns refuses them): ${names}`, succeeded);
+  }
   if (flags.rejects && (counts.recordsInvalid > 0 || counts.recordsFailed > 0 || counts.recordsUnknown > 0)) {
     output.summary(`rejected rows and unsent records: ${flags.rejects}`, succeeded);
   }

@@ -33,6 +33,10 @@ export async function expandPaths(patterns: string[]): Promise<string[]> {
     if (exists || !isDynamicPattern(pattern)) {
       const info = await stat(pattern).catch(() => undefined);
       if (info === undefined) throw new UsageError(`${pattern}: no such file`);
+      if (info.isDirectory()) {
+        const glob = `${pattern.replace(/[\\/]+$/, '')}/*`;
+        throw new UsageError(`${pattern}: is a directory; to upload the files in it, quote a glob: '${glob}'`);
+      }
       if (!info.isFile()) throw new UsageError(`${pattern}: not a file`);
       paths.push(pattern);
       continue;

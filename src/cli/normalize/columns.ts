@@ -1,7 +1,7 @@
 import { UsageError } from '../exit-codes.js';
 import { notAFieldMessage, REQUIRED_FIELDS, type RecordField, recordField } from './fields.js';
 
-/** `--map vendor=Supplier,amount=Total`: returned as column (lower-cased, trimmed) -> field. */
+/** `--map vendor=Supplier,amount=Total`: returned as column (as written, trimmed) -> field. */
 export function parseColumnMap(spec: string | undefined): Map<string, RecordField> {
   const map = new Map<string, RecordField>();
   if (spec === undefined) return map;
@@ -14,9 +14,10 @@ export function parseColumnMap(spec: string | undefined): Map<string, RecordFiel
     }
     const field = recordField(name);
     if (field === undefined) throw new UsageError(`--map: ${notAFieldMessage(name)}`);
-    const key = column.toLowerCase();
-    if (map.has(key)) throw new UsageError(`--map: column "${column}" is mapped twice`);
-    map.set(key, field);
+    if ([...map.keys()].some((known) => known.toLowerCase() === column.toLowerCase())) {
+      throw new UsageError(`--map: column "${column}" is mapped twice`);
+    }
+    map.set(column, field);
   }
   return map;
 }
@@ -36,9 +37,14 @@ export function parseSets(pairs: string[] | undefined): Map<RecordField, string>
   return sets;
 }
 
+/** `--map` keyed by the lower-cased column, for matching names case-insensitively. */
+export function byLowerCase(columnMap: ReadonlyMap<string, RecordField>): Map<string, RecordField> {
+  return new Map([...columnMap].map(([column, field]) => [column.toLowerCase(), field]));
+}
+
 /** How the columns of a CSV header are read. */
 export interface ColumnRules {
-  /** Column (lower-cased, trimmed) -> field, from `--map`. */
+  /** Column (as written in `--map`, trimmed) -> field. */
   columnMap: Map<string, RecordField>;
   /** Fields given by `--set`: a column for them is ignored. */
   sets: ReadonlyMap<RecordField, string>;
@@ -75,10 +81,11 @@ export function planColumns(header: string[], rules: ColumnRules, requireFields:
   const ignored: string[] = [];
   const names = header.map((cell) => cell.trim());
   const mapped = new Set<string>();
+  const columnMap = byLowerCase(rules.columnMap);
   const keys = names.map((name): string | false => {
     if (name === '') return UNNAMED_COLUMN;
     const lower = name.toLowerCase();
-    const byMap = rules.columnMap.get(lower);
+    const byMap = columnMap.get(lower);
     if (byMap !== undefined) mapped.add(lower);
     const field = byMap ?? recordField(name);
     if (field === undefined || rules.sets.has(field)) {
@@ -93,14 +100,14 @@ export function planColumns(header: string[], rules: ColumnRules, requireFields:
     .filter((name) => name !== '')
     .map((name) => JSON.stringify(name))
     .join(', ')}`;
-  const unmapped = [...rules.columnMap.keys()].filter((column) => !mapped.has(column));
+  const unmapped = [...rules.columnMap.keys()].filter((column) => !mapped.has(column.toLowerCase()));
   if (unmapped.length > 0) {
     const list = unmapped.map((column) => JSON.stringify(column)).join(', ');
     throw new HeaderError(`--map names ${list}, which the header does not have (${found})`);
   }
   if (rules.strict) {
     const extra = ignored.filter((name) => {
-      const field = rules.columnMap.get(name.toLowerCase()) ?? recordField(name);
+      const field = columnMap.get(name.toLowerCase()) ?? recordField(name);
       return field === undefined;
     });
     if (extra.length > 0) {

@@ -7,6 +7,7 @@ import type { RowIssue, SourceRow } from './types.js';
  * the field it maps to is rejected rather than guessing which one counts.
  */
 export function renameKeys(row: SourceRow, columnMap: ReadonlyMap<string, RecordField>): SourceRow {
+  // columnMap is keyed by the lower-cased column (byLowerCase).
   if (row.kind !== 'record') return row;
   const record: Record<string, unknown> = {};
   const issues: RowIssue[] = [];

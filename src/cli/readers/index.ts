@@ -3,6 +3,7 @@ import { access, constants, open as openFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { UsageError } from '../exit-codes.js';
+import { byLowerCase } from '../normalize/columns.js';
 import { renameKeys } from './convert.js';
 import { detectDelimiter, readCsvChunks } from './csv.js';
 import { readJsonChunks } from './json.js';
@@ -191,8 +192,8 @@ export function readInput(spec: InputSpec, options: ReadOptions): AsyncGenerator
 
 /** `--map` for JSON input: the same renames as CSV columns, applied to each object's top-level keys. */
 async function* renamed(chunks: AsyncGenerator<SourceRow[]>, rules: RowRules): AsyncGenerator<SourceRow[]> {
-  const { columnMap } = rules.columns;
   // A transform gets the row as read; --map is refused with it.
-  if (columnMap.size === 0 || rules.transform !== undefined) return yield* chunks;
+  if (rules.columns.columnMap.size === 0 || rules.transform !== undefined) return yield* chunks;
+  const columnMap = byLowerCase(rules.columns.columnMap);
   for await (const rows of chunks) yield rows.map((row) => renameKeys(row, columnMap));
 }

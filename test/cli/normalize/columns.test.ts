@@ -60,7 +60,7 @@ describe('planColumns', () => {
   });
 
   it('refuses a --map column the header lacks and a field named twice', () => {
-    expect(() => planColumns(['vendor'], rules('amount=Total'), false)).toThrow(/--map names "total"/);
+    expect(() => planColumns(['vendor'], rules('amount=Total'), false)).toThrow(/--map names "Total"/);
     expect(() => planColumns(['Vendor', 'Supplier'], rules('vendor=Supplier'), false)).toThrow(/twice/);
   });
 });
@@ -73,7 +73,8 @@ describe('--map and --set', () => {
   });
 
   it('matches --map and --set fields case-insensitively', () => {
-    expect([...parseColumnMap('Vendor=Supplier')]).toEqual([['supplier', 'vendor']]);
+    expect([...parseColumnMap('Vendor=Supplier')]).toEqual([['Supplier', 'vendor']]);
+    expect(() => parseColumnMap('vendor=Supplier,name=SUPPLIER')).toThrow(/mapped twice/);
     expect([...parseSets(['TYPE=expense'])]).toEqual([['type', 'expense']]);
   });
 });

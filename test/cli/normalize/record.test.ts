@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../../src/cli/exit-codes.js';
 import { checkRow } from '../../../src/cli/normalize/check-row.js';
 import { parseSets } from '../../../src/cli/normalize/columns.js';
 import { rowRules } from '../../../src/cli/normalize/rules.js';
-import { UsageError } from '../../../src/cli/exit-codes.js';
 
 const row = {
   created: ' 2025-01-31 ',
@@ -29,7 +29,10 @@ describe('the record normaliser', () => {
 
   it('fills currency from a code in the amount, and reports a contradicting one under currency', () => {
     const rules = rowRules();
-    expect(rules.normalize({ ...row, currency: '', amount: '4.00 usd' }).record).toMatchObject({ amount: 4, currency: 'USD' });
+    expect(rules.normalize({ ...row, currency: '', amount: '4.00 usd' }).record).toMatchObject({
+      amount: 4,
+      currency: 'USD',
+    });
     const { issues } = rules.normalize({ ...row, amount: 'USD 4.00' });
     expect(issues).toEqual([{ field: 'currency', message: 'the amount is in USD, the currency says EUR' }]);
   });

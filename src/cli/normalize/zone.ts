@@ -33,8 +33,9 @@ export type LocalTimeResolver = (
   millisecond: number,
 ) => number;
 
-/** Offsets looked up, by UTC minute: one export usually has few distinct times of day per zone. */
-const MAX_CACHED_OFFSETS = 4096;
+const HOUR_MS = 3_600_000;
+/** Offsets kept, by UTC hour: a year of hourly times is 8,760 of them. */
+const MAX_CACHED_HOURS = 20_000;
 
 /**
  * A resolver for local times in `zone`. A time that does not exist (skipped by a daylight-saving
@@ -56,20 +57,30 @@ export function localTimeResolver(zone: string): LocalTimeResolver {
   });
   const cache = new Map<number, number>();
 
-  /** The zone's offset from UTC at `instant`, in milliseconds (positive east of Greenwich). */
-  const offsetAt = (instant: number): number => {
-    const minute = Math.floor(instant / 60_000);
-    const cached = cache.get(minute);
-    if (cached !== undefined) return cached;
+  /** The zone's offset from UTC at `instant` (whole seconds), in milliseconds, positive east of Greenwich. */
+  const exactOffset = (instant: number): number => {
+    const second = Math.floor(instant / 1000) * 1000;
     const fields = { year: 0, month: 1, day: 1, hour: 0, minute: 0, second: 0 };
-    for (const part of format.formatToParts(minute * 60_000)) {
+    for (const part of format.formatToParts(second)) {
       if (part.type in fields) fields[part.type as keyof typeof fields] = Number(part.value);
     }
-    const wall = Date.UTC(fields.year, fields.month - 1, fields.day, fields.hour, fields.minute, fields.second);
-    const offset = wall - minute * 60_000;
-    if (cache.size >= MAX_CACHED_OFFSETS) cache.clear();
-    cache.set(minute, offset);
-    return offset;
+    return Date.UTC(fields.year, fields.month - 1, fields.day, fields.hour, fields.minute, fields.second) - second;
+  };
+
+  /**
+   * The offset at `instant`, from a cache by UTC hour. An hour is cached only when its first and
+   * last second have the same offset (no zone changes twice within an hour), so a change that
+   * falls within an hour, as Lord Howe's does at half past, is looked up exactly.
+   */
+  const offsetAt = (instant: number): number => {
+    const hour = Math.floor(instant / HOUR_MS);
+    const cached = cache.get(hour);
+    if (cached !== undefined) return cached;
+    const first = exactOffset(hour * HOUR_MS);
+    if (first !== exactOffset(hour * HOUR_MS + HOUR_MS - 1000)) return exactOffset(instant);
+    if (cache.size >= MAX_CACHED_HOURS) cache.clear();
+    cache.set(hour, first);
+    return first;
   };
 
   return (y, mo, d, h, mi, s, ms) => {

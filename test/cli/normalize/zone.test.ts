@@ -42,3 +42,24 @@ describe('localTimeResolver', () => {
     expect(isKnownTimeZone('CEST+1')).toBe(false);
   });
 });
+
+describe('localTimeResolver around changes that fall within an hour', () => {
+  it("reads Lord Howe's half-hour change, at 02:00 local (15:30 UTC), exactly", () => {
+    const lordHowe = localTimeResolver('Australia/Lord_Howe');
+    const iso = (ms: number) => new Date(ms).toISOString();
+    // 2025-10-05 02:00 +10:30 becomes 02:30 +11:00: 01:59 is +10:30, 02:30 is +11:00, 02:15 is in the gap.
+    expect(iso(lordHowe(2025, 10, 5, 1, 59, 0, 0))).toBe('2025-10-04T15:29:00.000Z');
+    expect(iso(lordHowe(2025, 10, 5, 2, 30, 0, 0))).toBe('2025-10-04T15:30:00.000Z');
+    expect(iso(lordHowe(2025, 10, 5, 2, 15, 0, 0))).toBe('2025-10-04T15:45:00.000Z');
+    // Each hour of that day asked in turn: the cache never serves a wrong offset.
+    for (let hour = 0; hour < 24; hour++) {
+      const ms = lordHowe(2025, 10, 5, hour, 0, 0, 0);
+      const wall = new Intl.DateTimeFormat('en-GB', {
+        timeZone: 'Australia/Lord_Howe',
+        hour: '2-digit',
+        hourCycle: 'h23',
+      }).format(ms);
+      expect(Number(wall)).toBe(hour === 2 ? 2 : hour);
+    }
+  });
+});

@@ -3,6 +3,7 @@ import { longLived } from './long-lived.js';
 import { oneShot } from './one-shot.js';
 import { publishThroughput } from './publish-throughput.js';
 import { rateLimited } from './rate-limited.js';
+import { realExports } from './real-exports.js';
 import { streamingMemory } from './streaming-memory.js';
 import { tokenSingleFlight } from './token-single-flight.js';
 import type { Benchmark } from './types.js';
@@ -18,4 +19,5 @@ export const BENCHMARKS: readonly Benchmark[] = [
   oneShot,
   fleet,
   longLived,
+  realExports,
 ];

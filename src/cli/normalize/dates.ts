@@ -1,4 +1,4 @@
-import { type LocalTimeResolver, localTimeResolver } from './zone.js';
+import { type LocalTimeResolver, localTimeResolver, utcWallClock } from './zone.js';
 
 /** What reading one date cell says: the instant in Unix milliseconds, or why it is not a date. */
 export type DateReading = { ok: true; ms: number } | { ok: false; message: string };
@@ -234,7 +234,7 @@ function isoReader(resolve: LocalTimeResolver): DateReader {
         if (hours > 23 || minutes > 59) return invalid(text, ISO_EXPECTED);
         offsetMinutes = (digits[0] === '-' ? -1 : 1) * (hours * 60 + minutes);
       }
-      const wall = Date.UTC(f.year, f.month - 1, f.day, f.hour, f.minute, f.second, f.millisecond);
+      const wall = utcWallClock(f.year, f.month, f.day, f.hour, f.minute, f.second, f.millisecond);
       return { ok: true, ms: wall - offsetMinutes * 60_000 };
     }
     return invalid(text, ISO_EXPECTED);

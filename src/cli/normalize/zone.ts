@@ -16,6 +16,17 @@ export function isKnownTimeZone(zone: string): boolean {
   }
 }
 
+/**
+ * Unix milliseconds of a wall-clock time read as UTC. `Date.UTC` maps the years 0-99 to 1900-1999;
+ * a date written as `0075` must stay in the year 75.
+ */
+export function utcWallClock(y: number, mo: number, d: number, h: number, mi: number, s: number, ms: number): number {
+  if (y >= 100) return Date.UTC(y, mo - 1, d, h, mi, s, ms);
+  const date = new Date(Date.UTC(2000, mo - 1, d, h, mi, s, ms));
+  date.setUTCFullYear(y);
+  return date.getTime();
+}
+
 /** Whether the zone is UTC under another name: no offsets to look up, ever. */
 function isUtc(zone: string): boolean {
   const canonical = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
@@ -44,7 +55,7 @@ const MAX_CACHED_HOURS = 20_000;
  * and what `new Date(y, m, d, h)` does in a local zone.
  */
 export function localTimeResolver(zone: string): LocalTimeResolver {
-  if (isUtc(zone)) return (y, mo, d, h, mi, s, ms) => Date.UTC(y, mo - 1, d, h, mi, s, ms);
+  if (isUtc(zone)) return utcWallClock;
   const format = new Intl.DateTimeFormat('en-US', {
     timeZone: zone,
     hourCycle: 'h23',
@@ -84,7 +95,7 @@ export function localTimeResolver(zone: string): LocalTimeResolver {
   };
 
   return (y, mo, d, h, mi, s, ms) => {
-    const wall = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+    const wall = utcWallClock(y, mo, d, h, mi, s, ms);
     // Offsets a day either side: no zone changes its offset twice within two days.
     const before = offsetAt(wall - DAY_MS);
     const after = offsetAt(wall + DAY_MS);

@@ -139,7 +139,7 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
     config && (await createClient(config, { retryAmbiguous: flags.retryAmbiguous === true, verbose: flags.verbose }));
   let checkpoint: Checkpoint | undefined;
   if (flags.checkpoint !== undefined && config !== undefined) {
-    const fingerprint = await fingerprintInputs(inputs, readingFingerprint(flags));
+    const fingerprint = await fingerprintInputs(inputs, readingFingerprint(flags, rules));
     checkpoint = Checkpoint.open(flags.checkpoint, fingerprint, inputs, flags.resendUnknown === true, {
       appId,
       baseUrl: config.baseUrl,
@@ -212,10 +212,16 @@ async function readingRules(flags: PublishFlags): Promise<RowRules> {
   return rules;
 }
 
-/** Everything that changes which records a file makes: a checkpoint from other options is not resumed. */
-function readingFingerprint(flags: PublishFlags): unknown {
+/**
+ * Everything that changes which records a file makes, so that a checkpoint from other options is
+ * not resumed: its record numbering could differ. `rules` names the version of the reading rules
+ * (case-insensitive headers, ignored columns, trimming): a checkpoint written under older rules
+ * numbered records differently.
+ */
+function readingFingerprint(flags: PublishFlags, rules: RowRules): unknown {
   return {
-    map: flags.map,
+    rules: 2,
+    map: [...rules.columns.columnMap],
     delimiter: flags.delimiter,
     format: flags.format,
     set: flags.set,

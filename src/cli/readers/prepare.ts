@@ -2,7 +2,7 @@ import type { RowTransform } from '../normalize/transform.js';
 import type { RowRules, SourceRow } from './types.js';
 
 function describe(value: unknown): string {
-  if (value === null) return 'null';
+  if (value === null || value === undefined) return String(value);
   return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
 
@@ -12,7 +12,14 @@ function isPromise(value: unknown): value is Promise<unknown> {
 
 /** Normalises a candidate record into a row: a record, or a rejection that still carries what could be read. */
 function normalized(rules: RowRules, file: string, line: number, input: Record<string, unknown>): SourceRow {
-  const result = rules.normalize(input);
+  let result: ReturnType<RowRules['normalize']>;
+  try {
+    result = rules.normalize(input);
+  } catch (error) {
+    // A getter or a Proxy in what a transform returned: the row is invalid, the run goes on.
+    const message = error instanceof Error ? error.message : String(error);
+    return { kind: 'reject', file, line, issues: [{ field: '', message: `the record cannot be read: ${message}` }] };
+  }
   if (result.issues.length > 0) return { kind: 'reject', file, line, issues: result.issues, record: result.record };
   return { kind: 'record', file, line, record: result.record };
 }

@@ -104,3 +104,12 @@ describe('dateReader without a pattern (ISO 8601 or Unix milliseconds)', () => {
     expect(ms(berlin, '31/01/2025')).toMatch(/--date-format/);
   });
 });
+
+describe('dateReader for years before 100', () => {
+  it('keeps the year as written instead of moving it to the 1900s', () => {
+    const reading = dateReader('DD/MM/YYYY', 'UTC')('01/01/0075');
+    expect(reading.ok && new Date(reading.ms).getUTCFullYear()).toBe(75);
+    const iso = dateReader(undefined, 'Europe/Berlin')('0075-06-01T12:00:00Z');
+    expect(iso.ok && new Date(iso.ms).getUTCFullYear()).toBe(75);
+  });
+});

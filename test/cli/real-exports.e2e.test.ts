@@ -618,3 +618,28 @@ describe('push-api finance template', () => {
     });
   }
 });
+
+describe('real exports: a transform that misbehaves', () => {
+  it('makes only its own rows invalid: undefined, a non-object, a record whose getter throws', async () => {
+    write(
+      'odd.mjs',
+      `export default (row) => {
+  if (row.kind === 'undefined') return undefined;
+  if (row.kind === 'number') return 42;
+  if (row.kind === 'getter') return { get amount() { throw new Error('getter exploded'); } };
+  return { created: '2025-01-31', amount: 1, currency: 'EUR', identifier: 'a', type: 'expense', vendor: row.kind };
+};
+`,
+    );
+    write('odd.jsonl', ['undefined', 'number', 'getter', 'fine'].map((kind) => JSON.stringify({ kind })).join('\n'));
+    const result = await run(publish('--json', '--transform', 'odd.mjs', '--rejects', 'r.jsonl', 'odd.jsonl'));
+    expect(result.code).toBe(3);
+    expect(JSON.parse(result.stdout)).toMatchObject({ recordsSent: 1, recordsInvalid: 3 });
+    expect(rejectsOf('r.jsonl').map((entry) => [entry.line, entry.reasons[0]?.message])).toEqual([
+      [1, '--transform returned undefined; expected a record object, or null to skip the row'],
+      [2, '--transform returned a number; expected a record object, or null to skip the row'],
+      [3, 'the record cannot be read: getter exploded'],
+    ]);
+    expect(stored().map((record) => record.vendor)).toEqual(['fine']);
+  });
+});

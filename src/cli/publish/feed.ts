@@ -148,7 +148,10 @@ export class RecordFeed {
       if (input.path === '-') return undefined;
       let rows = 0;
       try {
-        for await (const chunk of readInput(input, { rules })) rows += chunk.length;
+        // Rows a transform skips would not have been sent either: they are not "not read".
+        for await (const chunk of readInput(input, { rules })) {
+          for (const row of chunk) if (row.kind !== 'filtered') rows++;
+        }
       } catch (error) {
         if (!(error instanceof InputError)) throw error;
       }

@@ -555,6 +555,9 @@ describe('real exports: the smaller ones', () => {
     const result = await run(['finance', 'publish', file]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--app.*PUSH_APP_ID/);
+    const upload = await run(['upload', '--type', 'users', file]);
+    expect(upload.code).toBe(2);
+    expect(upload.stderr).toMatch(/--app.*PUSH_APP_ID/);
   });
 
   it('runs --dry-run with no app and no credentials', async () => {

@@ -1,6 +1,13 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { Checkpoint, fingerprintInputs } from '../checkpoint.js';
-import { addConnectionOptions, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
+import {
+  addConnectionOptions,
+  appOption,
+  type ConnectionFlags,
+  createClient,
+  requireApp,
+  resolveConfig,
+} from '../config.js';
 import { ExitCode, exitCodeFor, UsageError } from '../exit-codes.js';
 import { describeStop, jsonError } from '../failure.js';
 import { parseColumnMap, parseSets } from '../normalize/columns.js';
@@ -58,10 +65,7 @@ export function financeCommand(): Command {
   const publish = new Command('publish')
     .description('publish finance records from CSV, JSON Lines or JSON files (- for stdin)')
     .argument('<files...>', 'input files; - reads stdin (needs --format)');
-  publish
-    .addOption(
-      new Option('--app <appId>', 'application the records belong to (not needed with --dry-run)').env('PUSH_APP_ID'),
-    )
+  appOption(publish, 'application the records belong to (not needed with --dry-run)')
     .option('--format <format>', 'csv, tsv, jsonl or json (default: by file extension)')
     .option('--map <pairs>', 'rename CSV columns or JSON keys, field=Column pairs: vendor=Supplier,amount=Total')
     .option(
@@ -118,10 +122,7 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
     quiet: flags.quiet === true,
   });
   // A dry run sends nothing, so it needs no application, as it needs no credentials.
-  if (flags.app === undefined && !flags.dryRun) {
-    throw new UsageError('no application given: pass --app APP_ID or set PUSH_APP_ID (a --dry-run needs neither)');
-  }
-  const appId = flags.app ?? '';
+  const appId = flags.dryRun ? (flags.app ?? '') : requireApp(flags.app);
   const format = flags.format === undefined ? undefined : parseFormat(flags.format);
   const rules = await readingRules(flags);
   const inputs = await resolveInputs(files, format);

@@ -2,7 +2,14 @@ import { access, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { AbortError, PushError, type UploadFileType, type UploadReport } from '../../index.js';
-import { addConnectionOptions, appOption, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
+import {
+  addConnectionOptions,
+  appOption,
+  type ConnectionFlags,
+  createClient,
+  requireApp,
+  resolveConfig,
+} from '../config.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { describeStop, jsonError } from '../failure.js';
 import { type CommonFlags, integerOption } from '../options.js';
@@ -83,7 +90,7 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
     verbose: flags.verbose === true,
     quiet: flags.quiet === true,
   });
-  const appId = flags.app as string;
+  const appId = requireApp(flags.app);
   const paths = await expandPaths(patterns);
   const config = await resolveConfig(flags);
   const client = await createClient(config, { verbose: flags.verbose });

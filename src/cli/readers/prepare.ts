@@ -53,15 +53,11 @@ async function transformRow(transform: RowTransform, rules: RowRules, row: Sourc
 /**
  * The rows of one input made into candidate records. With `--transform`, each raw row goes through
  * it and what it returns is normalised (`--set`, `--date-format`, `--decimal`, the case of `type` and
- * `currency`). Without one, JSON objects are normalised here; CSV rows were, as they were parsed.
+ * `currency`). Without one, JSON objects are normalised here; CSV rows are normalised as they are
+ * parsed, and do not come through here.
  */
-export async function* transformed(
-  chunks: AsyncGenerator<SourceRow[]>,
-  rules: RowRules,
-  source: 'csv' | 'json',
-): AsyncGenerator<SourceRow[]> {
+export async function* transformed(chunks: AsyncGenerator<SourceRow[]>, rules: RowRules): AsyncGenerator<SourceRow[]> {
   const { transform } = rules;
-  if (transform === undefined && source === 'csv') return yield* chunks;
   for await (const rows of chunks) {
     const out: SourceRow[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {

@@ -11,20 +11,33 @@ export class DateFormatError extends Error {
   override name = 'DateFormatError';
 }
 
-type Field = 'year' | 'month' | 'day' | 'hour' | 'minute' | 'second' | 'millisecond';
+type Field = 'year' | 'month' | 'day' | 'hour' | 'hour12' | 'meridiem' | 'minute' | 'second' | 'millisecond';
 
-/** One piece of a compiled pattern: a fixed-width number, or a literal character that must match. */
-type Piece = { field: Field; width: number } | { literal: number };
+/**
+ * One piece of a compiled pattern: a number of `min` to `max` digits (a meridiem is two letters),
+ * or a literal character that must match.
+ */
+type Piece = { field: Field; min: number; max: number } | { literal: number };
 
-/** The tokens of day.js's format strings that a date cell can hold; each is a fixed number of digits. */
-const TOKENS: Record<string, { field: Field; width: number }> = {
-  YYYY: { field: 'year', width: 4 },
-  MM: { field: 'month', width: 2 },
-  DD: { field: 'day', width: 2 },
-  HH: { field: 'hour', width: 2 },
-  mm: { field: 'minute', width: 2 },
-  ss: { field: 'second', width: 2 },
-  SSS: { field: 'millisecond', width: 3 },
+/**
+ * The tokens of day.js's format strings that a date cell can hold. Doubled tokens are that many
+ * digits exactly; single ones (`M`, `D`, `H`, `h`) one or two, as in `1/31/2025 9:30 AM`.
+ */
+const TOKENS: Record<string, { field: Field; min: number; max: number }> = {
+  YYYY: { field: 'year', min: 4, max: 4 },
+  MM: { field: 'month', min: 2, max: 2 },
+  M: { field: 'month', min: 1, max: 2 },
+  DD: { field: 'day', min: 2, max: 2 },
+  D: { field: 'day', min: 1, max: 2 },
+  HH: { field: 'hour', min: 2, max: 2 },
+  H: { field: 'hour', min: 1, max: 2 },
+  hh: { field: 'hour12', min: 2, max: 2 },
+  h: { field: 'hour12', min: 1, max: 2 },
+  A: { field: 'meridiem', min: 2, max: 2 },
+  a: { field: 'meridiem', min: 2, max: 2 },
+  mm: { field: 'minute', min: 2, max: 2 },
+  ss: { field: 'second', min: 2, max: 2 },
+  SSS: { field: 'millisecond', min: 3, max: 3 },
 };
 
 const DIGIT_0 = 48;
@@ -39,7 +52,7 @@ function daysInMonth(year: number, month: number): number {
 }
 
 /**
- * Splits a day.js-style pattern (`DD/MM/YYYY HH:mm`) into pieces. Runs of letters are tokens and
+ * Splits a day.js-style pattern (`DD/MM/YYYY HH:mm`) into pieces. Runs of one letter are tokens and
  * must be known; `[text]` is literal text, as in day.js; any other character is a literal separator.
  */
 export function compilePattern(pattern: string): Piece[] {
@@ -74,13 +87,19 @@ export function compilePattern(pattern: string): Piece[] {
     i = end;
   }
   for (const field of ['year', 'month', 'day'] as const) {
-    if (!seen.has(field)) throw new DateFormatError('a pattern needs YYYY, MM and DD');
+    if (!seen.has(field)) throw new DateFormatError('a pattern needs YYYY, MM (or M) and DD (or D)');
   }
-  const order: Field[] = ['hour', 'minute', 'second', 'millisecond'];
-  for (let i = 1; i < order.length; i++) {
-    if (seen.has(order[i] as Field) && !seen.has(order[i - 1] as Field)) {
-      throw new DateFormatError(`a pattern with ${order[i]}s needs ${order[i - 1]}s too`);
-    }
+  if (seen.has('hour') && (seen.has('hour12') || seen.has('meridiem'))) {
+    throw new DateFormatError('HH is a 24-hour clock: use hh with A, or HH alone');
+  }
+  if (seen.has('hour12') !== seen.has('meridiem')) {
+    throw new DateFormatError('a 12-hour clock needs both hh (or h) and A');
+  }
+  const hours = seen.has('hour') || seen.has('hour12');
+  if (seen.has('minute') && !hours) throw new DateFormatError('a pattern with minutes needs hours too');
+  if (seen.has('second') && !seen.has('minute')) throw new DateFormatError('a pattern with seconds needs minutes too');
+  if (seen.has('millisecond') && !seen.has('second')) {
+    throw new DateFormatError('a pattern with milliseconds needs seconds too');
   }
   return pieces;
 }
@@ -90,37 +109,56 @@ function invalid(text: string, expected: string): DateReading {
   return { ok: false, message: `not a date: ${JSON.stringify(shown)} (expected ${expected})` };
 }
 
+/** `AM`/`PM` in any case at `at`: 0 for AM, 12 for PM, -1 for neither. */
+function meridiemAt(text: string, at: number): number {
+  const first = text.charCodeAt(at) | 0x20;
+  const second = text.charCodeAt(at + 1) | 0x20;
+  if (second !== 0x6d /* m */) return -1;
+  return first === 0x61 /* a */ ? 0 : first === 0x70 /* p */ ? 12 : -1;
+}
+
 /**
- * A reader for cells written exactly as `pattern`: every digit where the pattern has a token,
- * every separator where it has one, and a real calendar date (31/02/2025 is refused, never rolled
- * over to March). Compiled once; reading a cell is one pass over its characters.
+ * A reader for cells written exactly as `pattern`: digits where the pattern has a token (as many
+ * as it says), every separator where it has one, and a real calendar date (31/02/2025 is refused,
+ * never rolled over to March). Compiled once; reading a cell is one pass over its characters.
  */
 function patternReader(pattern: string, resolve: LocalTimeResolver): DateReader {
   const pieces = compilePattern(pattern);
-  const length = pieces.reduce((sum, piece) => sum + ('width' in piece ? piece.width : 1), 0);
+  const expected = `a date as ${pattern}`;
   return (value) => {
-    if (typeof value !== 'string') return invalid(String(value), `a date as ${pattern}`);
+    if (typeof value !== 'string') return invalid(String(value), expected);
     const text = value.trim();
-    if (text.length !== length) return invalid(text, `a date as ${pattern}`);
     let year = 0;
     let month = 0;
     let day = 0;
     let hour = 0;
+    let hour12 = -1;
+    let meridiem = -1;
     let minute = 0;
     let second = 0;
     let millisecond = 0;
     let at = 0;
     for (const piece of pieces) {
       if ('literal' in piece) {
-        if (text.charCodeAt(at++) !== piece.literal) return invalid(text, `a date as ${pattern}`);
+        if (text.charCodeAt(at++) !== piece.literal) return invalid(text, expected);
+        continue;
+      }
+      if (piece.field === 'meridiem') {
+        meridiem = meridiemAt(text, at);
+        if (meridiem < 0) return invalid(text, expected);
+        at += 2;
         continue;
       }
       let number = 0;
-      for (let k = 0; k < piece.width; k++) {
-        const digit = text.charCodeAt(at++) - DIGIT_0;
-        if (digit < 0 || digit > 9) return invalid(text, `a date as ${pattern}`);
+      let digits = 0;
+      while (digits < piece.max) {
+        const digit = text.charCodeAt(at) - DIGIT_0;
+        if (!(digit >= 0 && digit <= 9)) break;
         number = number * 10 + digit;
+        digits++;
+        at++;
       }
+      if (digits < piece.min) return invalid(text, expected);
       switch (piece.field) {
         case 'year':
           year = number;
@@ -134,6 +172,9 @@ function patternReader(pattern: string, resolve: LocalTimeResolver): DateReader 
         case 'hour':
           hour = number;
           break;
+        case 'hour12':
+          hour12 = number;
+          break;
         case 'minute':
           minute = number;
           break;
@@ -144,6 +185,11 @@ function patternReader(pattern: string, resolve: LocalTimeResolver): DateReader 
           millisecond = number;
           break;
       }
+    }
+    if (at !== text.length) return invalid(text, expected);
+    if (hour12 >= 0) {
+      if (hour12 < 1 || hour12 > 12) return invalid(text, `a real date and time as ${pattern}`);
+      hour = (hour12 % 12) + meridiem;
     }
     if (
       month < 1 ||

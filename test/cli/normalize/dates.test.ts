@@ -52,7 +52,7 @@ describe('dateReader with a --date-format pattern', () => {
   it('refuses unknown tokens and patterns without a whole date', () => {
     expect(() => dateReader('DD/MMM/YYYY', 'UTC')).toThrow(DateFormatError);
     expect(() => dateReader('DD/MMM/YYYY', 'UTC')).toThrow(/unknown token "MMM"/);
-    expect(() => dateReader('DD/MM', 'UTC')).toThrow(/YYYY, MM and DD/);
+    expect(() => dateReader('DD/MM', 'UTC')).toThrow(/needs YYYY, MM/);
     expect(() => dateReader('YYYY-MM-DD mm', 'UTC')).toThrow(/hours/);
     expect(() => dateReader('YYYY-MM-DD[T]HH:mm', 'UTC')).not.toThrow();
   });
@@ -111,5 +111,28 @@ describe('dateReader for years before 100', () => {
     expect(reading.ok && new Date(reading.ms).getUTCFullYear()).toBe(75);
     const iso = dateReader(undefined, 'Europe/Berlin')('0075-06-01T12:00:00Z');
     expect(iso.ok && new Date(iso.ms).getUTCFullYear()).toBe(75);
+  });
+});
+
+describe('dateReader with one-or-two-digit tokens and a 12-hour clock', () => {
+  it('reads 1/31/2025 9:30 AM as US exports write it', () => {
+    const reader = dateReader('M/D/YYYY h:mm A', 'UTC');
+    const ms = (text: string) => {
+      const reading = reader(text);
+      return reading.ok ? new Date(reading.ms).toISOString() : reading.message;
+    };
+    expect(ms('1/31/2025 9:30 AM')).toBe('2025-01-31T09:30:00.000Z');
+    expect(ms('12/1/2025 12:05 am')).toBe('2025-12-01T00:05:00.000Z');
+    expect(ms('12/01/2025 12:05 PM')).toBe('2025-12-01T12:05:00.000Z');
+    expect(ms('2/3/2025 11:59 pm')).toBe('2025-02-03T23:59:00.000Z');
+    expect(ms('2/30/2025 1:00 PM')).toMatch(/^not a date/);
+    expect(ms('2/3/2025 13:00 PM')).toMatch(/^not a date/);
+    expect(ms('2/3/2025 1:00')).toMatch(/^not a date/);
+    expect(ms('123/3/2025 1:00 PM')).toMatch(/^not a date/);
+  });
+
+  it('refuses a 12-hour clock without A, and HH with A', () => {
+    expect(() => dateReader('M/D/YYYY h:mm', 'UTC')).toThrow(/12-hour/);
+    expect(() => dateReader('M/D/YYYY HH:mm A', 'UTC')).toThrow(/24-hour/);
   });
 });

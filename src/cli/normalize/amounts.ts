@@ -119,7 +119,14 @@ export function amountReader(format: AmountFormat): AmountReader {
       if (mark === undefined) return { ok: false, message: `not an amount: ${show(raw)}` };
       if (mark !== '') currency = mark;
     }
-    const after = text.slice(numberEnd, end).trim();
+    let after = text.slice(numberEnd, end).trim();
+    // A sign after the number, as SAP and some ledgers write it: 42.50-
+    const trailing = after[0];
+    if (trailing === '-' || trailing === '+') {
+      if (trailing === '-' && negative) return { ok: false, message: `two minus signs: ${show(raw)}` };
+      negative ||= trailing === '-';
+      after = after.slice(1).trim();
+    }
     if (after !== '') {
       const mark = currencyMark(after);
       if (mark === undefined) return { ok: false, message: `not an amount: ${show(raw)}` };

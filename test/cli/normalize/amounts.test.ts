@@ -63,6 +63,9 @@ describe('amountReader', () => {
     expect(read({ decimal: ',', thousands: '.' }, '-1.234,50 EUR')).toEqual([-1234.5, 'EUR']);
     expect(read({}, '(-42.50)')).toMatch(/two minus signs/);
     expect(read({}, '(0.00)')).toEqual([0, undefined]);
+    expect(read({ decimal: ',', thousands: '.' }, '1.234,50-')).toEqual([-1234.5, undefined]);
+    expect(read({}, '42.50- EUR')).toEqual([-42.5, 'EUR']);
+    expect(read({}, '-42.50-')).toMatch(/two minus signs/);
   });
 
   it('says "missing" for an empty amount', () => {

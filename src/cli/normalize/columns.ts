@@ -10,12 +10,12 @@ export function parseColumnMap(spec: string | undefined): Map<string, RecordFiel
     const name = pair.slice(0, eq).trim();
     const column = pair.slice(eq + 1).trim();
     if (eq < 1 || name === '' || column === '') {
-      throw new UsageError(`--map: expected field=Column pairs separated by commas, got "${pair}"`);
+      throw new UsageError(`--map: expected field=Column pairs separated by commas, got ${JSON.stringify(pair)}`);
     }
     const field = recordField(name);
     if (field === undefined) throw new UsageError(`--map: ${notAFieldMessage(name)}`);
     if ([...map.keys()].some((known) => known.toLowerCase() === column.toLowerCase())) {
-      throw new UsageError(`--map: column "${column}" is mapped twice`);
+      throw new UsageError(`--map: column ${JSON.stringify(column)} is mapped twice`);
     }
     map.set(column, field);
   }
@@ -27,7 +27,7 @@ export function parseSets(pairs: string[] | undefined): Map<RecordField, string>
   const sets = new Map<RecordField, string>();
   for (const pair of pairs ?? []) {
     const eq = pair.indexOf('=');
-    if (eq < 1) throw new UsageError(`--set: expected field=value, got "${pair}"`);
+    if (eq < 1) throw new UsageError(`--set: expected field=value, got ${JSON.stringify(pair)}`);
     const name = pair.slice(0, eq).trim();
     const field = recordField(name);
     if (field === undefined) throw new UsageError(`--set: ${notAFieldMessage(name)}`);

@@ -44,5 +44,5 @@ export function recordField(name: string): RecordField | undefined {
 export function notAFieldMessage(name: string): string {
   const suggestion = SUGGESTIONS[name.trim().toLowerCase()];
   const hint = suggestion === undefined ? `fields: ${RECORD_FIELDS.join(', ')}` : `did you mean "${suggestion}"?`;
-  return `"${name}" is not a field of a finance record (${hint})`;
+  return `${JSON.stringify(name)} is not a field of a finance record (${hint})`;
 }

@@ -42,23 +42,26 @@ const THOUSANDS = new Map<string, AmountFormat['thousands']>([
 export function rowRules(options: RowRuleOptions = {}): RowRules {
   const timeZone = options.timeZone ?? 'UTC';
   if (!isKnownTimeZone(timeZone)) {
-    throw new UsageError(`--timezone: unknown time zone "${timeZone}" (use an IANA name such as Europe/Berlin or UTC)`);
+    throw new UsageError(
+      `--timezone: unknown time zone ${JSON.stringify(timeZone)} (use an IANA name such as Europe/Berlin or UTC)`,
+    );
   }
   let readDate: ReturnType<typeof dateReader>;
   try {
     readDate = dateReader(options.dateFormat, timeZone);
   } catch (error) {
     if (error instanceof DateFormatError)
-      throw new UsageError(`--date-format "${options.dateFormat}": ${error.message}`);
+      throw new UsageError(`--date-format ${JSON.stringify(options.dateFormat)}: ${error.message}`);
     throw error;
   }
   const decimal = options.decimal ?? '.';
-  if (!DECIMALS.has(decimal)) throw new UsageError(`--decimal: expected "." or ",", got "${decimal}"`);
+  if (!DECIMALS.has(decimal)) throw new UsageError(`--decimal: expected "." or ",", got ${JSON.stringify(decimal)}`);
   const thousands = options.thousands === undefined ? undefined : THOUSANDS.get(options.thousands);
   if (options.thousands !== undefined && thousands === undefined) {
-    throw new UsageError(`--thousands: expected one of , . ' or a space, got "${options.thousands}"`);
+    throw new UsageError(`--thousands: expected one of , . ' or a space, got ${JSON.stringify(options.thousands)}`);
   }
-  if (thousands === decimal) throw new UsageError(`--thousands and --decimal cannot both be "${decimal}"`);
+  if (thousands === decimal)
+    throw new UsageError(`--thousands and --decimal cannot both be ${JSON.stringify(decimal)}`);
   const readAmount = amountReader({ decimal: decimal as AmountFormat['decimal'], thousands });
   const sets = normalizeSets(options.sets ?? new Map(), readDate, readAmount);
   return {

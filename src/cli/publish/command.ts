@@ -23,6 +23,9 @@ import { onInterrupt } from '../signals.js';
 import { type PublishRunResult, runPublish } from './run.js';
 import { templateCommand } from './template.js';
 
+/** Ignored columns named in the human summary; `--json` lists them all. */
+const IGNORED_COLUMNS_SHOWN = 20;
+
 /** Requests in flight unless `--concurrency` says otherwise (the SDK's default). */
 const DEFAULT_CONCURRENCY = 4;
 
@@ -289,7 +292,10 @@ function summarize(
         : 'publish finished';
   output.summary(`${title}\n${formatTable(rows)}`, succeeded);
   if (ignoredColumns.length > 0) {
-    const names = ignoredColumns.map((name) => JSON.stringify(name)).join(', ');
+    // A hostile header can have thousands of columns: the summary names the first few (--json has all).
+    const shown = ignoredColumns.slice(0, IGNORED_COLUMNS_SHOWN).map((name) => JSON.stringify(name));
+    const more = ignoredColumns.length - shown.length;
+    const names = `${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
     output.summary(`ignored columns (they fill no field; --strict-columns refuses them): ${names}`, succeeded);
   }
   if (flags.rejects && (counts.recordsInvalid > 0 || counts.recordsFailed > 0 || counts.recordsUnknown > 0)) {

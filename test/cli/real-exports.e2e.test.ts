@@ -646,3 +646,62 @@ describe('real exports: a transform that misbehaves', () => {
     expect(stored().map((record) => record.vendor)).toEqual(['fine']);
   });
 });
+
+describe('real exports: more shapes', () => {
+  it('reads a card export in TSV: 1/31/2025 9:30 PM in Chicago, trailing minus signs, codes in the amount', async () => {
+    const file = write(
+      'card.tsv',
+      [
+        'Transaction Date\tMerchant\tAmount\tCard Member',
+        '1/31/2025 9:30 PM\tAirline\t1,234.00- USD\tJ DOE',
+        '3/9/2025 2:30 AM\tHotel\t99.10 usd\tJ DOE',
+        '11/2/2025 1:05 AM\tTaxi\tUSD 12.00\tJ DOE',
+      ].join('\n'),
+    );
+    const result = await run(
+      publish(
+        '--date-format',
+        'M/D/YYYY h:mm A',
+        '--timezone',
+        'America/Chicago',
+        '--thousands',
+        ',',
+        '--map',
+        'created=Transaction Date,vendor=Merchant,identifier=Card Member',
+        '--set',
+        'type=expense',
+        file,
+      ),
+    );
+    expect(result.stderr).not.toContain('push-api:');
+    expect(result.code).toBe(0);
+    expect(stored()).toEqual([
+      {
+        created: Date.parse('2025-02-01T03:30:00Z'),
+        vendor: 'Airline',
+        amount: -1234,
+        currency: 'USD',
+        identifier: 'J DOE',
+        type: 'expense',
+      },
+      // 02:30 is skipped in Chicago that night: read as 03:30 CDT.
+      {
+        created: Date.parse('2025-03-09T08:30:00Z'),
+        vendor: 'Hotel',
+        amount: 99.1,
+        currency: 'USD',
+        identifier: 'J DOE',
+        type: 'expense',
+      },
+      // 01:05 happens twice on 2 November: the earlier, CDT.
+      {
+        created: Date.parse('2025-11-02T06:05:00Z'),
+        vendor: 'Taxi',
+        amount: 12,
+        currency: 'USD',
+        identifier: 'J DOE',
+        type: 'expense',
+      },
+    ]);
+  });
+});

@@ -8,6 +8,10 @@
 /** What reading one amount says: the number and the currency code it carried, or why it is not an amount. */
 export type AmountReading = { ok: true; value: number; currency: string | undefined } | { ok: false; message: string };
 
+/**
+ * Reads one amount. A successful reading is one object per reader, overwritten by the next call:
+ * read it before reading again (a million short-lived objects make V8 grow its young generation).
+ */
 export type AmountReader = (text: string) => AmountReading;
 
 export interface AmountFormat {
@@ -65,6 +69,11 @@ export function amountReader(format: AmountFormat): AmountReader {
   const isThousands = (code: number) => code === thousands || (thousandsIsSpace && isSpace(code));
   const ambiguous = format.decimal === ',' && format.thousands === undefined ? 46 /* . */ : undefined;
   const unexpectedGroup = format.decimal === '.' && format.thousands === undefined ? 44 /* , */ : undefined;
+  const success: { ok: true; value: number; currency: string | undefined } = {
+    ok: true,
+    value: 0,
+    currency: undefined,
+  };
 
   return (raw) => {
     const text = raw.trim();
@@ -200,6 +209,8 @@ export function amountReader(format: AmountFormat): AmountReader {
       if (!Number.isFinite(value)) return { ok: false, message: `not a finite amount: ${show(raw)}` };
     }
     // -0 would be sent as 0 anyway; keep the record as it is sent.
-    return { ok: true, value: negative && value !== 0 ? -value : value, currency };
+    success.value = negative && value !== 0 ? -value : value;
+    success.currency = currency;
+    return success;
   };
 }

@@ -3,8 +3,21 @@ import { type LocalTimeResolver, localTimeResolver, utcWallClock } from './zone.
 /** What reading one date cell says: the instant in Unix milliseconds, or why it is not a date. */
 export type DateReading = { ok: true; ms: number } | { ok: false; message: string };
 
-/** Reads one `created` value (text, or a number from JSON) into Unix milliseconds. */
+/**
+ * Reads one `created` value (text, or a number from JSON) into Unix milliseconds. A successful
+ * reading is one object per reader, overwritten by the next call: read it before reading again.
+ * A reader runs once per row, and a million short-lived objects make V8 grow its young generation.
+ */
 export type DateReader = (value: string | number) => DateReading;
+
+/** The reusable successful reading of one reader. */
+function successSlot(): (ms: number) => DateReading {
+  const success = { ok: true as const, ms: 0 };
+  return (ms) => {
+    success.ms = ms;
+    return success;
+  };
+}
 
 /** A pattern given to `--date-format` that cannot be used; the message names the problem. */
 export class DateFormatError extends Error {
@@ -125,6 +138,7 @@ function meridiemAt(text: string, at: number): number {
 function patternReader(pattern: string, resolve: LocalTimeResolver): DateReader {
   const pieces = compilePattern(pattern);
   const expected = `a date as ${pattern}`;
+  const ok = successSlot();
   return (value) => {
     if (typeof value !== 'string') return invalid(String(value), expected);
     const text = value.trim();
@@ -202,7 +216,7 @@ function patternReader(pattern: string, resolve: LocalTimeResolver): DateReader 
     ) {
       return invalid(text, `a real date and time as ${pattern}`);
     }
-    return { ok: true, ms: resolve(year, month, day, hour, minute, second, millisecond) };
+    return ok(resolve(year, month, day, hour, minute, second, millisecond));
   };
 }
 
@@ -211,17 +225,18 @@ const UNIX_SECONDS = /^\d{1,13}(\.\d{1,3})?$/;
 
 /** `unix`: whole or fractional seconds since 1970; `unix-ms`: whole milliseconds. */
 function unixReader(unit: 'unix' | 'unix-ms'): DateReader {
+  const ok = successSlot();
   return (value) => {
     if (typeof value === 'number') {
       if (!Number.isFinite(value) || value < 0)
         return invalid(String(value), `Unix ${unit === 'unix' ? 'seconds' : 'milliseconds'}`);
-      return { ok: true, ms: unit === 'unix' ? Math.round(value * 1000) : value };
+      return ok(unit === 'unix' ? Math.round(value * 1000) : value);
     }
     const text = value.trim();
     if (unit === 'unix-ms') {
-      return UNIX_DIGITS.test(text) ? { ok: true, ms: Number(text) } : invalid(text, 'Unix milliseconds');
+      return UNIX_DIGITS.test(text) ? ok(Number(text)) : invalid(text, 'Unix milliseconds');
     }
-    return UNIX_SECONDS.test(text) ? { ok: true, ms: Math.round(Number(text) * 1000) } : invalid(text, 'Unix seconds');
+    return UNIX_SECONDS.test(text) ? ok(Math.round(Number(text) * 1000)) : invalid(text, 'Unix seconds');
   };
 }
 
@@ -256,16 +271,17 @@ function isoReader(resolve: LocalTimeResolver): DateReader {
       second <= 59;
     return valid ? { year, month, day, hour, minute, second, millisecond } : undefined;
   };
+  const ok = successSlot();
   return (value) => {
     // A number from JSON is Unix milliseconds; the record check judges its range.
-    if (typeof value === 'number') return { ok: true, ms: value };
+    if (typeof value === 'number') return ok(value);
     const text = value.trim();
-    if (UNIX_MS.test(text)) return { ok: true, ms: Number(text) };
+    if (UNIX_MS.test(text)) return ok(Number(text));
     const local = ISO_LOCAL.exec(text);
     if (local !== null) {
       const f = fields(local);
       if (f === undefined) return invalid(text, ISO_EXPECTED);
-      return { ok: true, ms: resolve(f.year, f.month, f.day, f.hour, f.minute, f.second, f.millisecond) };
+      return ok(resolve(f.year, f.month, f.day, f.hour, f.minute, f.second, f.millisecond));
     }
     const zoned = ISO_WITH_OFFSET.exec(text);
     if (zoned !== null) {
@@ -281,7 +297,7 @@ function isoReader(resolve: LocalTimeResolver): DateReader {
         offsetMinutes = (digits[0] === '-' ? -1 : 1) * (hours * 60 + minutes);
       }
       const wall = utcWallClock(f.year, f.month, f.day, f.hour, f.minute, f.second, f.millisecond);
-      return { ok: true, ms: wall - offsetMinutes * 60_000 };
+      return ok(wall - offsetMinutes * 60_000);
     }
     return invalid(text, ISO_EXPECTED);
   };

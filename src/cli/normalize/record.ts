@@ -18,6 +18,9 @@ export interface NormalizedRow {
   issues: RowIssue[];
 }
 
+/** The issues of a row that has none; shared, never written to. */
+const NO_ISSUES: RowIssue[] = [];
+
 function show(text: string): string {
   return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
 }
@@ -89,9 +92,12 @@ export function recordNormalizer(rules: ValueRules): (input: Record<string, unkn
     field,
     field === 'amount' || field === 'created' ? Number(value) : value,
   ]);
+  // Problems are collected here and copied out only for a row that has some: most rows have none.
+  const found: RowIssue[] = [];
   return (input) => {
     const record: Record<string, unknown> = {};
-    const issues: RowIssue[] = [];
+    const issues = found;
+    issues.length = 0;
     let amountCurrency: string | undefined;
     for (const key in input) {
       if (!Object.hasOwn(input, key)) continue;
@@ -125,7 +131,7 @@ export function recordNormalizer(rules: ValueRules): (input: Record<string, unkn
         delete record.currency;
       }
     }
-    return { record, issues };
+    return { record, issues: issues.length === 0 ? NO_ISSUES : issues.splice(0) };
   };
 }
 

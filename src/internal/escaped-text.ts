@@ -100,12 +100,22 @@ function percentEscapeAt(text: string, at: number): Escape | undefined {
 
 /** Whether the text holds anything the decoder would change: without it, decoding is the identity. */
 export function hasEscapes(text: string): boolean {
-  return hasBackslash(text) || text.includes('%') || text.includes('+');
+  return text.includes('\\') || text.includes('%') || text.includes('+');
 }
 
-/** Whether the text holds a backslash: without one, both {@link BackslashReading}s read it alike. */
-export function hasBackslash(text: string): boolean {
-  return text.includes('\\');
+/**
+ * Whether the {@link BackslashReading}s may read the text differently: only a backslash that is not
+ * the start of `\\uXXXX` is read differently by one of them.
+ */
+export function readingsDiffer(text: string): boolean {
+  for (let at = text.indexOf('\\'); at >= 0; at = text.indexOf('\\', at + 1)) {
+    const next = text.charCodeAt(at + 1);
+    if (next !== 0x75 && next !== 0x55) return true;
+    // `\\uXXXX`: all three readings take it whole; skip past it so its digits are not looked at again.
+    if (hexAt(text, at + 2, 4) >= 0) at += 5;
+    else return true;
+  }
+  return false;
 }
 
 /**

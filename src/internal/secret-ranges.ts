@@ -12,9 +12,9 @@ import {
   comparableUnits,
   type DecodedText,
   decodeEscapedText,
-  hasBackslash,
   hasEscapes,
   rawUnits,
+  readingsDiffer,
   sourceEnd,
 } from './escaped-text.js';
 import {
@@ -198,7 +198,7 @@ export function findSecretRanges(text: string, secrets: readonly (string | undef
     }
     return { ranges: ranges.merged(), steps: steps + text.length };
   }
-  const readings = hasBackslash(text) ? BACKSLASH_READINGS : (['json'] as const);
+  const readings = readingsDiffer(text) ? BACKSLASH_READINGS : (['json'] as const);
   for (const reading of readings) {
     const decoded = decodeEscapedText(text, reading);
     steps += text.length;

@@ -26,7 +26,7 @@ export function compilePattern(units: Uint16Array): SearchPattern {
 }
 
 /**
- * Calls `visit(index, matched)` for every unit index, in order, with `matched` the length of the
+ * Calls `visit(index, matched)` for every unit index where a part of the pattern ends, in order, with `matched` the length of the
  * longest prefix of the pattern that ends there (shorter ones that end there too are
  * `pattern.fail[matched - 1]` and so on); `matched` equal to the pattern's length is a whole match.
  * Returns the steps taken (units read plus steps back), at most `2 × length`.
@@ -50,7 +50,7 @@ export function searchPrefixEnds(
       steps++;
     }
     if (unit === units[matched]) matched++;
-    visit(i, matched);
+    if (matched > 0) visit(i, matched);
   }
   return steps;
 }
@@ -76,7 +76,8 @@ export function searchAll(
  * The same search run from the text's end: calls `visit(index, matched)` for every unit index, with
  * `matched` the length of the longest suffix of the pattern that starts there (shorter ones that
  * start there too are `pattern.fail[matched - 1]` and so on). `reversed` is the pattern compiled
- * back to front. Returns the steps taken, at most `2 × length`.
+ * back to front. Indexes where no part of the pattern starts are not visited. Returns the steps
+ * taken, at most `2 × length`.
  */
 export function searchSuffixStarts(
   text: Uint16Array,
@@ -97,7 +98,7 @@ export function searchSuffixStarts(
       steps++;
     }
     if (unit === units[matched]) matched++;
-    visit(i, matched);
+    if (matched > 0) visit(i, matched);
   }
   return steps;
 }

@@ -13,7 +13,9 @@ export function limitJsonDepth(value: unknown, depth = 0): unknown {
     let copy: unknown[] | undefined;
     value.forEach((item, i) => {
       const limited = limitJsonDepth(item, depth + 1);
-      if (limited !== item) (copy ??= [...value])[i] = limited;
+      if (limited === item) return;
+      copy ??= [...value];
+      copy[i] = limited;
     });
     return copy ?? value;
   }

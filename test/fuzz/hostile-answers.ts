@@ -12,10 +12,16 @@ export interface HostileAnswer {
   body: Buffer;
 }
 
-/** Text that a header value may carry (Latin-1 without CR, LF or NUL: node refuses to send others). */
+/** Text that a header value may carry (Latin-1 without control characters: node refuses to send others). */
 const headerValue = fc.oneof(
   fc.constantFrom('0', '1', '-1', '1e400', 'Wed, 21 Oct 2015 07:28:00 GMT', 'soon', '', '9'.repeat(400)),
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((code) => String.fromCharCode(code)), maxLength: 200 }),
+  fc.string({
+    unit: fc
+      .integer({ min: 0x20, max: 0xff })
+      .filter((code) => code !== 0x7f)
+      .map((code) => String.fromCharCode(code)),
+    maxLength: 200,
+  }),
 );
 
 /** Arrays or objects nested `depth` deep, with `inner` at the bottom. */

@@ -74,14 +74,30 @@ function compileSecret(secret: string): CompiledSecret {
 
 /** Compiled secrets, built once each: a token is scrubbed from many answers. */
 const compiled = new Map<string, CompiledSecret>();
+let compiledLength = 0;
+
+/**
+ * Bounds of the cache, in secrets and in their total length: each compiled secret holds about a
+ * dozen tables its length long, and a hostile token endpoint may hand out a new 60 KB token at each
+ * refresh. Tokens are refreshed, and old ones need no pattern.
+ */
+const MAX_COMPILED_SECRETS = 64;
+const MAX_COMPILED_LENGTH = 256 * 1024;
 
 function compiledSecret(secret: string): CompiledSecret {
   let found = compiled.get(secret);
   if (found === undefined) {
     found = compileSecret(secret);
-    // Bounded: tokens are refreshed, and old ones need no pattern.
-    if (compiled.size >= 64) compiled.delete(compiled.keys().next().value as string);
+    while (
+      compiled.size > 0 &&
+      (compiled.size >= MAX_COMPILED_SECRETS || compiledLength + secret.length > MAX_COMPILED_LENGTH)
+    ) {
+      const oldest = compiled.keys().next().value as string;
+      compiled.delete(oldest);
+      compiledLength -= oldest.length;
+    }
     compiled.set(secret, found);
+    compiledLength += secret.length;
   }
   return found;
 }

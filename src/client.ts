@@ -9,9 +9,9 @@ import { checkHeaders, checkNumber, MAX_TIMEOUT_MS } from './http/call-options.j
 import type { FetchLike } from './http/fetch.js';
 import { type PushClientHooks, safeHooks } from './http/hooks.js';
 import { FetchHttpClient } from './http/http-client.js';
-import { consoleLogger, filterLogger, LOG_LEVELS, type LogLevel, safeLogger, silentLogger } from './http/logger.js';
 import type { Logger } from './http/types.js';
 import { assertSecureUrl, isSecureUrl, parseUrlOption } from './http/url-guard.js';
+import { consoleLogger, filterLogger, LOG_LEVELS, type LogLevel, safeLogger, silentLogger } from './internal/logger.js';
 import { trimTrailingSlashes } from './internal/trim.js';
 import { runtimeProduct } from './runtime.js';
 import { Uploader } from './uploads/uploader.js';

@@ -35,8 +35,8 @@
  */
 
 import type { PublishReport } from './finance/types.js';
-import { truncateText } from './http/redact.js';
 import { boundedRequestId } from './http/request-id.js';
+import { truncateText } from './internal/redact.js';
 import type { UploadReport } from './uploads/types.js';
 
 /** Response headers as a plain object with lower-case names, so that errors serialize and compare simply. */

@@ -57,8 +57,8 @@ export type {
   RetryHookEvent,
   TokenRefreshHookEvent,
 } from './http/hooks.js';
-export type { LogLevel } from './http/logger.js';
 export type { Logger } from './http/types.js';
+export type { LogLevel } from './internal/logger.js';
 export type {
   GetUploadUrlsOptions,
   UploadDataInput,

@@ -1,12 +1,12 @@
 import { DEFAULTS } from '../defaults.js';
 import { answeredBy, ConfigurationError, PushError, parseRetryAfterHeader, TokenError } from '../errors.js';
 import { type CallSettings, callSettings, type RequestOptions, unsignalled } from '../http/call-options.js';
-import { raceSignal } from '../http/delay.js';
 import { noHooks, type SafeHooks, type TokenRefreshHookEvent } from '../http/hooks.js';
-import { silentLogger } from '../http/logger.js';
 import { MAX_TOKEN_RESPONSE_BYTES } from '../http/read-body.js';
 import { requestIdFrom } from '../http/request-id.js';
 import type { HttpClient, Logger, RecoveryStep, RequestSpec } from '../http/types.js';
+import { raceSignal } from '../internal/delay.js';
+import { silentLogger } from '../internal/logger.js';
 import { trimTrailingSlashes } from '../internal/trim.js';
 import { parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
 import { type AccessToken, MemoryTokenStore, type TokenStore } from './token-store.js';

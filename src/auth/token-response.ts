@@ -1,6 +1,6 @@
 import { TokenError } from '../errors.js';
-import { parseJsonObject } from '../http/json.js';
-import { scrubJsonValue, truncateText } from '../http/redact.js';
+import { parseJsonObject } from '../internal/json.js';
+import { scrubJsonValue, truncateText } from '../internal/redact.js';
 import type { AccessToken } from './token-store.js';
 
 /**

@@ -1,5 +1,5 @@
-import { abortErrorFrom, delay } from '../http/delay.js';
 import { onAbort } from '../internal/abort-listeners.js';
+import { abortErrorFrom, delay } from '../internal/delay.js';
 import type { RateBudget } from './rate-budget.js';
 
 /**

@@ -1,6 +1,6 @@
 import { AbortError, PushError } from '../errors.js';
-import { abortErrorFrom } from '../http/delay.js';
 import { onAbort } from '../internal/abort-listeners.js';
+import { abortErrorFrom } from '../internal/delay.js';
 import type { RateBudget } from './rate-budget.js';
 
 /**

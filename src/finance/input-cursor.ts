@@ -1,5 +1,5 @@
-import { abortErrorFrom } from '../http/delay.js';
 import { onAbort } from '../internal/abort-listeners.js';
+import { abortErrorFrom } from '../internal/delay.js';
 
 /**
  * The caller's iterator, read one record at a time and closed exactly once however publishing

@@ -1,10 +1,10 @@
 import { AbortError, PushError, UnexpectedResponseError } from '../errors.js';
 import { requestIdOf } from '../http/hooks.js';
-import { parseJsonBounded } from '../http/json.js';
 import { MAX_ERROR_BODY_BYTES } from '../http/read-body.js';
 import { requestIdFrom } from '../http/request-id.js';
 import { classifyFailure } from '../http/retry.js';
 import type { Exchange } from '../http/types.js';
+import { parseJsonBounded } from '../internal/json.js';
 import type { BatchStatus } from './types.js';
 
 /**

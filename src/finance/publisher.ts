@@ -3,7 +3,7 @@ import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
 import { ConfigurationError, PublishStoppedError, RecordValidationError } from '../errors.js';
 import { callSettings } from '../http/call-options.js';
-import { abortErrorFrom } from '../http/delay.js';
+import { abortErrorFrom } from '../internal/delay.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchAssembler } from './batch-assembler.js';
 import { batchesFromInput, batchesFromPrepared, prevalidate } from './batch-source.js';

@@ -1,9 +1,9 @@
 import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../defaults.js';
 import { PushError } from '../errors.js';
+import { abortErrorFrom, delay } from '../internal/delay.js';
 import { type AttemptOptions, sendAttempt } from './attempt.js';
 import { type CallSettings, type TokenCallOptions, tokenOptionsOf } from './call-options.js';
-import { abortErrorFrom, delay } from './delay.js';
 import { createFetch, type FetchLike } from './fetch.js';
 import { noHooks, redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
 import {

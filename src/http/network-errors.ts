@@ -1,5 +1,5 @@
 import { AbortError, ConfigurationError, ConnectionError, PushError, TimeoutError } from '../errors.js';
-import { truncateText } from './redact.js';
+import { truncateText } from '../internal/redact.js';
 
 /**
  * Error codes that mean the connection was never established, so the request cannot have been

@@ -6,7 +6,7 @@
  * (trailing dots on names, IPv4 inside IPv6) is handled here. A name that DNS resolves to such an
  * address is not caught: that needs the resolver, which a URL check cannot consult.
  */
-import { truncateText } from './redact.js';
+import { truncateText } from '../internal/redact.js';
 
 /** This machine, a private network (link-local and carrier-grade NAT included), or anywhere. */
 export type NetworkScope = 'loopback' | 'private' | 'public';

@@ -10,9 +10,9 @@
  * - a streamed body is never replayed: a redirect answering it is an error.
  */
 import { PushError, RedirectError } from '../errors.js';
+import { truncateText } from '../internal/redact.js';
 import type { FetchLike } from './fetch.js';
 import { closerThanService } from './network-scope.js';
-import { truncateText } from './redact.js';
 import { headersToRecord } from './response-body.js';
 import type { RequestBody, RequestSpec } from './types.js';
 import { assertSecureUrl } from './url-guard.js';

@@ -1,4 +1,4 @@
-import { scrubSecrets, truncateText } from './redact.js';
+import { scrubSecrets, truncateText } from '../internal/redact.js';
 
 /**
  * Longest request id kept. Ids are short tokens (a UUID is 36 characters); one that is longer is

@@ -10,9 +10,9 @@ import {
   type PushError,
   ResponseTooLargeError,
 } from '../errors.js';
-import { parseJsonObject } from './json.js';
+import { parseJsonObject } from '../internal/json.js';
+import { scrubJsonValue, scrubSecrets } from '../internal/redact.js';
 import { decodeText, MAX_API_RESPONSE_BYTES, MAX_ERROR_BODY_BYTES, readBounded } from './read-body.js';
-import { scrubJsonValue, scrubSecrets } from './redact.js';
 import { requestIdFrom } from './request-id.js';
 import type { AnswerHead, RequestSpec } from './types.js';
 

@@ -2,8 +2,8 @@
 import { appResourceUrl } from '../app-path.js';
 import { PushError, UploadError } from '../errors.js';
 import { closerThanService } from '../http/network-scope.js';
-import { truncateText } from '../http/redact.js';
 import { assertSecureUrl } from '../http/url-guard.js';
+import { truncateText } from '../internal/redact.js';
 import { MAX_UPLOAD_URLS_URL_LENGTH } from './limits.js';
 import type { UploadFileType } from './types.js';
 

@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { PushApiError, PushError, ResponseTooLargeError } from '../../src/errors.js';
 import { MAX_API_RESPONSE_BYTES, MAX_ERROR_BODY_BYTES, MAX_TOKEN_RESPONSE_BYTES } from '../../src/http/read-body.js';
-import { MAX_ERROR_TEXT_LENGTH } from '../../src/http/redact.js';
+import { MAX_ERROR_TEXT_LENGTH } from '../../src/internal/redact.js';
 import { drainedOrClosed, FINANCE_RECORD, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 
 const start = useHostileService();

@@ -4,7 +4,7 @@
  * text is scrubbed here before it goes into an error, and cut to a bounded length.
  */
 
-import { findSecretRanges } from '../internal/secret-ranges.js';
+import { findSecretRanges } from './secret-ranges.js';
 
 /**
  * The longest text copied from a service's answer into an error message (and into the CLI's

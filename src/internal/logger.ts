@@ -1,5 +1,5 @@
-import { ignoreRejection } from '../internal/ignore-rejection.js';
-import type { Logger } from './types.js';
+import type { Logger } from '../http/types.js';
+import { ignoreRejection } from './ignore-rejection.js';
 
 /** How much the client logs: each level includes the ones after it; `off` logs nothing. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';

@@ -1,5 +1,5 @@
 import { AbortError } from '../errors.js';
-import { onAbort } from '../internal/abort-listeners.js';
+import { onAbort } from './abort-listeners.js';
 
 /** Waits `ms`, or rejects with AbortError as soon as the signal fires; removes its listener either way. */
 export function delay(ms: number, signal?: AbortSignal): Promise<void> {

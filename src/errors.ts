@@ -413,12 +413,12 @@ export class RecordValidationError<TReport extends PublishReport = PublishReport
   override readonly report: TReport | undefined;
 
   constructor(invalid: InvalidRecord[], report?: TReport) {
-    super(RecordValidationError.describe(invalid));
+    super(RecordValidationError.#describe(invalid));
     this.invalid = invalid;
     this.report = report;
   }
 
-  private static describe(invalid: InvalidRecord[]): string {
+  static #describe(invalid: InvalidRecord[]): string {
     const shown = invalid.slice(0, 5).map((record) => {
       const issues = record.issues.map((issue) => `${issue.path || '(record)'}: ${issue.message}`).join('; ');
       return `record ${record.index}: ${issues}`;

@@ -449,6 +449,6 @@ export class TokenManager {
 }
 
 /** Sorted and de-duplicated, so that the same set in any order shares one cache entry. */
-export function normalizeScopes(scopes: readonly string[]): string[] {
+function normalizeScopes(scopes: readonly string[]): string[] {
   return [...new Set(scopes.map((scope) => scope.trim()).filter((scope) => scope !== ''))].sort();
 }

@@ -17,7 +17,7 @@ import type { BatchStatus } from './types.js';
  * - otherwise the server surely did not store them (a 4xx, a 429 or 503, a connection refused
  *   before anything was written, `success: false`).
  */
-export function isAmbiguousFailure(error: PushError): boolean {
+function isAmbiguousFailure(error: PushError): boolean {
   if (error instanceof UnexpectedResponseError) return !error.refused;
   return classifyFailure(error, 'non-idempotent') === 'ambiguous';
 }

@@ -76,7 +76,7 @@ export const DEFAULT_BACKOFF: BackoffOptions = {
 };
 
 /** Exponential backoff with jitter: initial × 2^(retry-1), capped, then scaled into [1 - jitter, 1]. */
-export function backoffDelayMs(retry: number, options: BackoffOptions = DEFAULT_BACKOFF): number {
+function backoffDelayMs(retry: number, options: BackoffOptions = DEFAULT_BACKOFF): number {
   const exponential = Math.min(options.initialDelayMs * 2 ** Math.max(0, retry - 1), options.maxDelayMs);
   return Math.round(exponential * (1 - options.jitter * options.random()));
 }

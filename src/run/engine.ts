@@ -9,7 +9,7 @@ export type WorkSource<T> = Iterator<T, void, undefined> | AsyncIterator<T, void
  *   403 or 404, a failed address request, a failing rate budget);
  * - `thrown`: the caller's own code threw (the input, or an `onBatchSettled` / `onFileSettled`).
  */
-export type StopReason = { kind: 'stopped-by'; error: PushError } | { kind: 'thrown'; error: unknown };
+type StopReason = { kind: 'stopped-by'; error: PushError } | { kind: 'thrown'; error: unknown };
 
 /**
  * One run of `publish` or `upload`: `workers` loops pull from one shared source, so at most that

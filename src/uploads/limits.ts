@@ -9,6 +9,9 @@ export const MAX_UPLOAD_URLS_URL_LENGTH = 8_000;
 /** Object keys of S3-compatible stores are at most 1024 bytes of UTF-8. */
 export const MAX_FILE_NAME_BYTES = 1024;
 
+/** Names per upload-address request: files get their addresses shortly before their turn, in batches. */
+export const ADDRESS_BATCH_NAMES = 50;
+
 /** PUTs in flight at once. */
 export const DEFAULT_UPLOAD_CONCURRENCY = 4;
 

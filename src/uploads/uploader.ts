@@ -20,7 +20,7 @@ import { RunEngine } from '../run/engine.js';
 import { stopsTheRun } from '../run/stops.js';
 import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
-import { DEFAULT_UPLOAD_CONCURRENCY } from './limits.js';
+import { ADDRESS_BATCH_NAMES, DEFAULT_UPLOAD_CONCURRENCY } from './limits.js';
 import { ProgressTracker } from './progress.js';
 import { sizedBody } from './request-body.js';
 import type { UploadSource } from './source-types.js';
@@ -293,9 +293,6 @@ export class Uploader {
   }
 }
 
-/** Names per upload-address request: files get their addresses shortly before their turn, in batches. */
-export const ADDRESS_BATCH_NAMES = 50;
-
 /**
  * Signed addresses, asked for in batches of {@link ADDRESS_BATCH_NAMES} names: one request per
  * batch, shared by the workers that wait for it. Addresses expire, so a long upload does not ask
@@ -304,27 +301,34 @@ export const ADDRESS_BATCH_NAMES = 50;
  */
 class AddressBook {
   readonly #batches = new Map<number, Promise<Record<string, string>>>();
+  readonly #sources: readonly UploadSource[];
+  readonly #fetch: (names: string[]) => Promise<Record<string, string>>;
+  readonly #workers: number;
 
   constructor(
-    private readonly sources: readonly UploadSource[],
-    private readonly fetch: (names: string[]) => Promise<Record<string, string>>,
-    private readonly workers: number,
-  ) {}
+    sources: readonly UploadSource[],
+    fetch: (names: string[]) => Promise<Record<string, string>>,
+    workers: number,
+  ) {
+    this.#sources = sources;
+    this.#fetch = fetch;
+    this.#workers = workers;
+  }
 
   async get(index: number): Promise<string> {
     const batch = Math.floor(index / ADDRESS_BATCH_NAMES);
     const pending = this.#request(batch);
-    if (index % ADDRESS_BATCH_NAMES >= ADDRESS_BATCH_NAMES - this.workers) this.#request(batch + 1);
+    if (index % ADDRESS_BATCH_NAMES >= ADDRESS_BATCH_NAMES - this.#workers) this.#request(batch + 1);
     const addresses = await pending;
-    return addresses[(this.sources[index] as UploadSource).name] ?? '';
+    return addresses[(this.#sources[index] as UploadSource).name] ?? '';
   }
 
   #request(batch: number): Promise<Record<string, string>> {
     let pending = this.#batches.get(batch);
     const first = batch * ADDRESS_BATCH_NAMES;
-    if (pending === undefined && first < this.sources.length) {
-      const names = this.sources.slice(first, first + ADDRESS_BATCH_NAMES).map((source) => source.name);
-      pending = this.fetch(names);
+    if (pending === undefined && first < this.#sources.length) {
+      const names = this.#sources.slice(first, first + ADDRESS_BATCH_NAMES).map((source) => source.name);
+      pending = this.#fetch(names);
       // Asked for ahead of need: if the run stops first, nobody awaits it, and its failure is moot.
       pending.catch(() => undefined);
       this.#batches.set(batch, pending);

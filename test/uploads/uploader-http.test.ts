@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PushClient } from '../../src/client.js';
-import { ADDRESS_BATCH_NAMES } from '../../src/uploads/uploader.js';
+import { ADDRESS_BATCH_NAMES } from '../../src/uploads/limits.js';
 import { pushClientFor } from '../support/clients.js';
 import { clientFor, patternBytes, progressRecorder, sha256, tempDir } from './helpers.js';
 

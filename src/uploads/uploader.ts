@@ -16,8 +16,7 @@ import { type CallSettings, callSettings, limitsOnly } from '../http/call-option
 import { requestIdOf } from '../http/hooks.js';
 import { requestIdFrom } from '../http/request-id.js';
 import type { RecoveryStep } from '../http/types.js';
-import { RunEngine } from '../run/engine.js';
-import { stopsTheRun } from '../run/stops.js';
+import { RunEngine, stopsTheRun } from '../run/engine.js';
 import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
 import { ADDRESS_BATCH_NAMES, DEFAULT_UPLOAD_CONCURRENCY } from './limits.js';

@@ -344,6 +344,13 @@ function messageOf(cause: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
 
+/** The cause of a stopped run, for logs: a PushError's own fields (never a secret), else its name and message. */
+function causeJson(cause: unknown): unknown {
+  if (cause instanceof PushError) return cause.toJSON();
+  if (cause instanceof Error) return { name: cause.name, message: cause.message };
+  return String(cause);
+}
+
 /**
  * A `finance.publish()` run stopped before every record had a final status. `cause` is the error
  * that stopped it, with its own class, `status` and `requestId`: an error every further batch
@@ -359,6 +366,11 @@ export class PublishStoppedError extends PushError {
   constructor(report: PublishReport, cause: unknown) {
     super(`publish stopped: ${messageOf(cause)} (${publishCounts(report)})`, { cause });
     Object.defineProperty(this, 'report', { value: report, enumerable: false, configurable: true, writable: false });
+  }
+
+  /** Also the cause's fields (its status, code, request id), so that a log line says what stopped the run. */
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), cause: causeJson(this.cause) };
   }
 }
 
@@ -380,6 +392,11 @@ export class UploadStoppedError extends PushError {
       { cause },
     );
     Object.defineProperty(this, 'report', { value: report, enumerable: false, configurable: true, writable: false });
+  }
+
+  /** Also the cause's fields (its status, code, request id), so that a log line says what stopped the run. */
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), cause: causeJson(this.cause) };
   }
 }
 

@@ -102,5 +102,10 @@ describe('publish stops early, with the cause', () => {
     expect(error.report).toBeDefined();
     expect(Object.keys(error)).not.toContain('report');
     expect(JSON.stringify(error)).not.toContain('recordsNotRead');
+    // The cause's own fields are in the JSON: a log line says what stopped the run.
+    expect(JSON.parse(JSON.stringify(error))).toMatchObject({
+      name: 'PublishStoppedError',
+      cause: { name: 'NotFoundError', status: 404 },
+    });
   });
 });

@@ -78,6 +78,24 @@ describe('upload outcome contract', () => {
     expect(mock.state.files(mock.appId)).toHaveLength(3);
   });
 
+  it("gives what the callback threw as the cause when it also aborted: the caller's code first, as in publish", async () => {
+    const controller = new AbortController();
+    const failure = new Error('ledger is down');
+    const error = await rejection(
+      clientFor(mock).uploads.upload(mock.appId, files(5), {
+        concurrency: 1,
+        signal: controller.signal,
+        onFileSettled: () => {
+          controller.abort();
+          throw failure;
+        },
+      }),
+    );
+    expect(error.cause).toBe(failure);
+    expect(error.report.filesUploaded).toBe(1);
+    expect(error.report.filesNotStarted).toBe(4);
+  });
+
   it('stops starting files when onFileSettled throws, and rejects with the cause', async () => {
     const failure = new Error('ledger is down');
     const error = await rejection(

@@ -60,11 +60,6 @@ export class PublishRun {
   /** True once reading must stop: aborted, a run-stopping API error, or a callback or the input threw. */
   readonly shouldStop = (): boolean => this.#engine.shouldStop();
 
-  /** Stops the run because the caller's code threw (the input, read before the run started). */
-  interrupt(error: unknown): void {
-    this.#engine.interrupt(error);
-  }
-
   /** The error a stopped run rejects with, as its `cause` (the engine's one order); undefined when it was not stopped. */
   stopCause(): unknown {
     return this.#engine.stopCause(abortErrorFrom);

@@ -1,5 +1,6 @@
 import type { SafeHooks } from './http/hooks.js';
-import type { HttpClient, Logger } from './http/types.js';
+import type { Logger } from './http/public-types.js';
+import type { HttpClient } from './http/types.js';
 
 /** What PushClient hands to each of its parts: shared transport and settings, resolved once. */
 export interface ClientContext {

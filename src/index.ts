@@ -47,18 +47,18 @@ export type {
   SendingBatch,
   SettledBatch,
 } from './finance/types.js';
-export type { RequestOptions } from './http/call-options.js';
-export type { FetchLike } from './http/fetch.js';
 export type {
+  FetchLike,
   HookRequestInfo,
+  Logger,
+  LogLevel,
   PushClientHooks,
   RequestHookEvent,
+  RequestOptions,
   ResponseHookEvent,
   RetryHookEvent,
   TokenRefreshHookEvent,
-} from './http/hooks.js';
-export type { Logger } from './http/types.js';
-export type { LogLevel } from './internal/logger.js';
+} from './http/public-types.js';
 export type {
   GetUploadUrlsOptions,
   UploadDataInput,

@@ -1,10 +1,11 @@
 import { DEFAULTS } from '../defaults.js';
 import { answeredBy, ConfigurationError, PushError, parseRetryAfterHeader, TokenError } from '../errors.js';
-import { type CallSettings, callSettings, type RequestOptions, unsignalled } from '../http/call-options.js';
-import { noHooks, type SafeHooks, type TokenRefreshHookEvent } from '../http/hooks.js';
+import { type CallSettings, callSettings, unsignalled } from '../http/call-options.js';
+import { noHooks, type SafeHooks } from '../http/hooks.js';
+import type { Logger, RequestOptions, TokenRefreshHookEvent } from '../http/public-types.js';
 import { MAX_TOKEN_RESPONSE_BYTES } from '../http/read-body.js';
 import { requestIdFrom } from '../http/request-id.js';
-import type { HttpClient, Logger, RecoveryStep, RequestSpec } from '../http/types.js';
+import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
 import { raceSignal } from '../internal/delay.js';
 import { silentLogger } from '../internal/logger.js';
 import { trimTrailingSlashes } from '../internal/trim.js';

@@ -1,5 +1,5 @@
 import type { InvalidRecord, PushError } from '../errors.js';
-import type { RequestOptions } from '../http/call-options.js';
+import type { RequestOptions } from '../http/public-types.js';
 import type { RateBudget } from './rate-budget.js';
 import type { FinanceRecord } from './schema.js';
 

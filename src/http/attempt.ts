@@ -3,11 +3,12 @@ import { onAbort } from '../internal/abort-listeners.js';
 import type { FetchLike } from './fetch.js';
 import { redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
 import { toTransportError } from './network-errors.js';
+import type { Logger } from './public-types.js';
 import { sendFollowingRedirects } from './redirects.js';
 import { requestIdFrom } from './request-id.js';
 import { bufferSuccess, errorFromResponse } from './response-body.js';
 import { statusOf } from './retry.js';
-import type { BodyControl, Logger, RequestBody, RequestSpec } from './types.js';
+import type { BodyControl, RequestBody, RequestSpec } from './types.js';
 
 export interface AttemptOptions {
   fetch: FetchLike;

@@ -3,24 +3,7 @@
  * request, and the headers the client adds to every request to the service (`defaultHeaders`).
  */
 import { ConfigurationError } from '../errors.js';
-
-/** Options every operation takes; each overrides the client's setting for that call only. */
-export interface RequestOptions {
-  /** Time allowed for one attempt, response body included, in milliseconds (at most 2^31 - 1). @default the client's `timeoutMs` */
-  timeoutMs?: number | undefined;
-  /** Re-sends after the first attempt of each request of this call. @default the client's `maxRetries` */
-  maxRetries?: number | undefined;
-  /**
-   * Headers added to this call's requests to the service (the token endpoint and the data API;
-   * never to the storage host of signed upload addresses), over the client's `defaultHeaders`.
-   * `Authorization`, `Content-Length`, `Host` and the other headers the transport owns are
-   * refused with a `ConfigurationError`; `Content-Type` is always the one the spec asks for.
-   * @default none
-   */
-  headers?: Readonly<Record<string, string>> | undefined;
-  /** Aborts the call. @default undefined (no abort) */
-  signal?: AbortSignal | undefined;
-}
+import type { RequestOptions } from './public-types.js';
 
 /**
  * Headers the transport or the credentials own. Setting one would either be ignored by fetch or

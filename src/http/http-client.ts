@@ -6,6 +6,7 @@ import { type AttemptOptions, sendAttempt } from './attempt.js';
 import { type CallSettings, type TokenCallOptions, tokenOptionsOf } from './call-options.js';
 import { createFetch, type FetchLike } from './fetch.js';
 import { noHooks, redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
+import type { Logger } from './public-types.js';
 import {
   type BackoffOptions,
   DEFAULT_BACKOFF,
@@ -16,7 +17,7 @@ import {
   statusOf,
   type WaitClass,
 } from './retry.js';
-import type { Exchange, HttpClient, Logger, RecoveryStep, RequestSpec } from './types.js';
+import type { Exchange, HttpClient, RecoveryStep, RequestSpec } from './types.js';
 
 /** Where bearer requests get their token; implemented by TokenManager. */
 export interface BearerTokenSource {

@@ -2,30 +2,6 @@ import type { PushError } from '../errors.js';
 import type { CallSettings } from './call-options.js';
 
 /**
- * A logger compatible with `console` and pino: any object with these four methods. pino's
- * fields-first order (`info(fields, message)`) is recognised, a missing method is skipped, and a
- * logger that throws never fails a request. Secrets and tokens are never passed to it.
- *
- * @example
- * ```ts
- * import { pino } from 'pino';
- * import { PushClient } from 'push-api-client';
- *
- * const client = new PushClient({ logger: pino({ level: 'debug' }) });
- * ```
- */
-export interface Logger {
-  /** One line per attempt (method, path, status, attempt, duration) and per token acquired. */
-  debug(message: string, fields?: Record<string, unknown>): void;
-  /** Events worth knowing that need no action, such as a rejected token being refreshed. */
-  info(message: string, fields?: Record<string, unknown>): void;
-  /** A retry, or a failure the client worked around (a token store or a callback that threw). */
-  warn(message: string, fields?: Record<string, unknown>): void;
-  /** Reserved for failures the client cannot work around; errors are thrown to the caller instead. */
-  error(message: string, fields?: Record<string, unknown>): void;
-}
-
-/**
  * How failures of one request are retried.
  * - `idempotent`: token requests, GET upload-urls and PUTs; 408, 429, 5xx and network errors are retried.
  * - `non-idempotent`: the finance POST; only failures that surely were not processed (429, 503, a

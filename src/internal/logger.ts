@@ -1,8 +1,5 @@
-import type { Logger } from '../http/types.js';
+import type { Logger, LogLevel } from '../http/public-types.js';
 import { ignoreRejection } from './ignore-rejection.js';
-
-/** How much the client logs: each level includes the ones after it; `off` logs nothing. */
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
 
 /** In order of decreasing detail. */
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'off'];

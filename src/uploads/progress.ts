@@ -1,5 +1,6 @@
 /** Progress of an upload call: per-attempt byte counts (see body-stream.ts) feeding one monotonic total. */
-import type { Logger } from '../http/types.js';
+
+import type { Logger } from '../http/public-types.js';
 import type { UploadProgress } from './types.js';
 
 /**

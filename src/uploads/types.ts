@@ -1,6 +1,6 @@
 /** Public types of the uploader: what goes in, what comes out. */
 import type { PushError } from '../errors.js';
-import type { RequestOptions } from '../http/call-options.js';
+import type { RequestOptions } from '../http/public-types.js';
 
 /** The `type` query parameter of the upload-address operation (spec, operation 2). */
 export type UploadFileType = 'users' | 'contracts' | 'other';

@@ -1,5 +1,5 @@
 import type { FetchLike } from '../../src/http/fetch.js';
-import type { Logger } from '../../src/http/types.js';
+import type { Logger } from '../../src/http/public-types.js';
 
 export interface LogLine {
   level: string;

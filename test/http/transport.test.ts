@@ -9,8 +9,9 @@ import {
   ServerError,
   TimeoutError,
 } from '../../src/errors.js';
-import { noHooks, type RetryHookEvent } from '../../src/http/hooks.js';
+import { noHooks } from '../../src/http/hooks.js';
 import { FetchHttpClient, type FetchHttpClientOptions } from '../../src/http/http-client.js';
+import type { RetryHookEvent } from '../../src/http/public-types.js';
 import type { RequestSpec } from '../../src/http/types.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
 import { recordingLogger } from './support.js';

@@ -8,6 +8,7 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
   NotFoundError,
+  PublishStoppedError,
   type PushApiError,
   RateLimitError,
   TokenError,
@@ -31,7 +32,7 @@ function viewsOf(error: unknown): string[] {
 }
 
 describe('answers nested tens of thousands deep are judged by their status', () => {
-  it('a 404 on the finance POST stops the run with a NotFoundError that serializes', async () => {
+  it('a 404 on the finance POST stops the run with a NotFoundError cause that serializes', async () => {
     const service = await start(({ route }, res) => {
       if (route !== 'finance') return false;
       res
@@ -39,10 +40,14 @@ describe('answers nested tens of thousands deep are judged by their status', () 
         .end(deepObject('"code":"not_found","message":"no app"'));
       return true;
     });
-    const error = await service
+    const stopped = await service
       .client()
       .finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD, FINANCE_RECORD])
       .catch((caught: unknown) => caught);
+    expect(stopped).toBeInstanceOf(PublishStoppedError);
+    // The stopped run's error serializes its cause too: bounded as well.
+    for (const view of viewsOf(stopped)) expect(view.length).toBeLessThan(10_000);
+    const error = (stopped as PublishStoppedError).cause;
     expect(error).toBeInstanceOf(NotFoundError);
     expect((error as NotFoundError).message).toBe('404 no app');
     expect((error as NotFoundError).code).toBe('not_found');

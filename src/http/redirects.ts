@@ -111,6 +111,34 @@ function redirectError(
   );
 }
 
+/** The texts of a fetch failure that may quote the host it was sending to. */
+const HOST_QUOTING_FIELDS = ['message', 'stack', 'hostname', 'host'] as const;
+
+/**
+ * Scrubs, in place, a fetch failure and its causes: Node names the host it could not resolve
+ * (`getaddrinfo ENOTFOUND <host>`) or whose certificate did not match, and a redirect target's or
+ * a signed address's host was chosen by an answer, which may have written a credential there.
+ */
+function scrubFailureTexts(error: unknown, secrets: readonly string[]): void {
+  if (secrets.length === 0) return;
+  let current = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const fields = current as unknown as Record<string, unknown>;
+    for (const key of HOST_QUOTING_FIELDS) {
+      const value = fields[key];
+      if (typeof value !== 'string') continue;
+      const scrubbed = scrubAnswerUrlText(value, secrets);
+      if (scrubbed === value) continue;
+      try {
+        fields[key] = scrubbed;
+      } catch {
+        // A read-only field stays as it is; the message the caller reads is built from codes only.
+      }
+    }
+    current = current.cause;
+  }
+}
+
 /** Why a 3xx is not followed, or undefined when it is. */
 function refusal(spec: RequestSpec, streamed: boolean, response: Response): string | undefined {
   if (spec.method === 'POST' || spec.retryPolicy === 'non-idempotent') {
@@ -171,6 +199,7 @@ export async function sendFollowingRedirects(
     try {
       response = await options.fetch(url, init);
     } catch (error) {
+      scrubFailureTexts(error, options.secrets);
       if (streamed && isRefusedRedirect(error)) {
         throw new PushError(`${spec.operation} answered with a redirect, which is not followed for a streamed body`, {
           cause: error,

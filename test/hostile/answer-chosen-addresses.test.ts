@@ -6,7 +6,8 @@
  */
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { PushApiError, RedirectError } from '../../src/errors.js';
+import { ConnectionError, PushApiError, RedirectError } from '../../src/errors.js';
+import type { FetchLike } from '../../src/index.js';
 import { FINANCE_RECORD, HOSTILE_APP_ID, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
 import { remoteDns } from '../support/remote-dns.js';
@@ -89,6 +90,33 @@ describe('a redirect whose target host holds a credential', () => {
     expectNoLeak(error.message);
     expectNoLeak(JSON.stringify(error));
     expect(dns.elsewhere).toEqual([]);
+  });
+
+  it('a GET followed to a host named after the token that does not resolve: the failure and its causes do not name it', async () => {
+    const service = await serviceAnswering('upload-urls', (res) =>
+      res.writeHead(302, { location: `https://${LABEL_TOKEN}.evil.test/x` }).end(),
+    );
+    const tried: string[] = [];
+    // Plays the resolver for every name but 127.0.0.1, failing as undici does when a name does not resolve.
+    const fetchLoopbackOnly: FetchLike = (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (url.hostname === '127.0.0.1') return fetch(url, init);
+      tried.push(url.hostname);
+      const lookup = Object.assign(new Error(`getaddrinfo ENOTFOUND ${url.hostname}`), {
+        code: 'ENOTFOUND',
+        hostname: url.hostname,
+      });
+      return Promise.reject(new TypeError('fetch failed', { cause: lookup }));
+    };
+    const error = await service
+      .client({ clientSecret: LABEL_SECRET, fetch: fetchLoopbackOnly })
+      .uploads.getUploadUrls(HOSTILE_APP_ID, ['a.csv'])
+      .catch((e: unknown) => e as Error);
+    expect(tried).toEqual([LABEL_TOKEN.toLowerCase() + '.evil.test']);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(inspect(error, { depth: 10 })).toContain('ENOTFOUND [redacted].evil.test');
+    expectNoLeak(inspect(error, { depth: 10 }));
+    expectNoLeak(String((error.cause as Error | undefined)?.stack));
   });
 });
 

@@ -3,7 +3,7 @@
  * runtimes uses dispatcher-fetch.web.ts instead, so that their bundlers never reach undici.
  */
 import type { Dispatcher } from 'undici';
-import type { FetchLike } from './fetch-like.js';
+import type { FetchLike } from './public-types.js';
 
 type UndiciFetch = (input: string, init: RequestInit & { dispatcher: Dispatcher }) => Promise<unknown>;
 

@@ -1,7 +1,7 @@
 /** Workers and edge runtimes have no undici: the `dispatcher` option is refused when the client is built. */
 import type { Dispatcher } from 'undici';
 import { ConfigurationError } from '../errors.js';
-import type { FetchLike } from './fetch-like.js';
+import type { FetchLike } from './public-types.js';
 
 export function dispatcherFetch(_dispatcher: Dispatcher): FetchLike {
   throw new ConfigurationError(

@@ -1,8 +1,8 @@
 import type { Dispatcher } from 'undici';
 import { dispatcherFetch } from './dispatcher-fetch.js';
-import type { FetchLike } from './fetch-like.js';
+import type { FetchLike } from './public-types.js';
 
-export type { FetchLike } from './fetch-like.js';
+export type { FetchLike } from './public-types.js';
 
 /**
  * Chooses the fetch for one call, in this order: the `fetch` option; undici's own fetch when a

@@ -4,7 +4,8 @@
  * (index.ts) exports them from here.
  */
 
-export type { FetchLike } from './fetch-like.js';
+/** The fetch signature the transport needs; `globalThis.fetch`, undici's and most polyfills fit. */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** Options every operation takes; each overrides the client's setting for that call only. */
 export interface RequestOptions {

@@ -12,7 +12,7 @@ import {
 import { noHooks } from '../../src/http/hooks.js';
 import { FetchHttpClient, type FetchHttpClientOptions } from '../../src/http/http-client.js';
 import type { RetryHookEvent } from '../../src/http/public-types.js';
-import type { RequestSpec } from '../../src/http/types.js';
+import type { RequestPacing, RequestSpec } from '../../src/http/types.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
 import { recordingLogger } from './support.js';
 
@@ -152,6 +152,57 @@ describe('transport over real HTTP on 127.0.0.1', () => {
       ...retryHooks((i) => delays.push(i.delayMs)),
     }).send(spec(`${base}/x`));
     expect(delays).toEqual([0, 40, 80]);
+  });
+
+  it('a paced request waits out 429s with the injected backoff, gives its turn back for each wait, and uses no retry', async () => {
+    let hits = 0;
+    const base = await serve((_req, res) => {
+      hits += 1;
+      if (hits <= 2) res.writeHead(429).end();
+      else res.end('ok');
+    });
+    const delays: number[] = [];
+    const turns: string[] = [];
+    const pacing: RequestPacing = {
+      acquire: async () => {
+        turns.push('acquire');
+        return true;
+      },
+      release: () => turns.push('release'),
+      rateLimited: (_retryAfterMs, willRetry) => turns.push(`rate-limited ${willRetry}`),
+      withinDeadline: () => true,
+    };
+    const response = await client({
+      maxRetries: 0,
+      backoff: { initialDelayMs: 3, maxDelayMs: 3, jitter: 0 },
+      ...retryHooks((i) => delays.push(i.delayMs)),
+    }).send(spec(`${base}/x`, { method: 'POST', retryPolicy: 'non-idempotent', pacing }));
+    expect(await response.text()).toBe('ok');
+    expect(hits).toBe(3);
+    expect(delays).toEqual([3, 3]);
+    expect(turns).toEqual(['rate-limited false', 'release', 'acquire', 'rate-limited false', 'release', 'acquire']);
+  });
+
+  it('a paced request gives up with the 429 once the deadline would pass', async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(429, { 'retry-after': '1' }).end();
+    });
+    const pacing: RequestPacing = {
+      acquire: async () => true,
+      release: () => undefined,
+      rateLimited: () => undefined,
+      withinDeadline: (delayMs) => delayMs < 500,
+    };
+    const started = Date.now();
+    const result = await client({ maxRetries: 5 }).exchange(
+      spec(`${base}/x`, { method: 'POST', retryPolicy: 'non-idempotent', body: () => '{}', pacing }),
+    );
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error.name).toBe('RateLimitError');
+    // The body went out; the 429 itself says it was not taken (the batch's rule makes that `failed`).
+    expect(!result.ok && result.bodySent).toBe(true);
+    expect(!result.ok && result.earlierAmbiguous).toBeUndefined();
+    expect(Date.now() - started).toBeLessThan(900);
   });
 
   it('maps the final error status to its PushApiError subclass with the parsed body', async () => {

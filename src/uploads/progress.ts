@@ -11,12 +11,17 @@ import type { UploadProgress } from './types.js';
 export class ProgressTracker {
   readonly #marks = new Map<string, number>();
   #bytes = 0;
+  readonly #onProgress: ((progress: UploadProgress) => void) | undefined;
+  readonly #logger: Logger;
 
   constructor(
     readonly totalBytes: number,
-    private readonly onProgress: ((progress: UploadProgress) => void) | undefined,
-    private readonly logger: Logger,
-  ) {}
+    onProgress: ((progress: UploadProgress) => void) | undefined,
+    logger: Logger,
+  ) {
+    this.#onProgress = onProgress;
+    this.#logger = logger;
+  }
 
   /** Records that the current attempt of `file` has sent `attemptBytes` so far. */
   update(file: string, fileTotal: number, attemptBytes: number): void {
@@ -38,12 +43,12 @@ export class ProgressTracker {
   }
 
   #emit(progress: UploadProgress): void {
-    if (this.onProgress === undefined) return;
+    if (this.#onProgress === undefined) return;
     try {
-      this.onProgress(progress);
+      this.#onProgress(progress);
     } catch (error) {
       // A broken progress bar must not fail an upload.
-      this.logger.warn('push-api-client onProgress callback threw', {
+      this.#logger.warn('push-api-client onProgress callback threw', {
         error: error instanceof Error ? error.message : String(error),
       });
     }

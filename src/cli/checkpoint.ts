@@ -171,7 +171,8 @@ export class Checkpoint {
   ): Checkpoint {
     const here = { appId: target.appId, baseUrl: normalizeBaseUrl(target.baseUrl) };
     let previous: CheckpointFile | undefined;
-    const text = readBoundedFile(path, MAX_CHECKPOINT_BYTES, '--checkpoint');
+    // Checked again here, on the file actually read: the lock was taken by name.
+    const text = readBoundedFile(path, MAX_CHECKPOINT_BYTES, '--checkpoint', { singleLink: true });
     if (text !== undefined) {
       try {
         previous = JSON.parse(text) as CheckpointFile;

@@ -92,6 +92,22 @@ describe('a row too big for any request', () => {
     expect(stored()).toBe(2);
   }, 60_000);
 
+  it('is invalid on a dry run too, with the same reason', async () => {
+    const input = temp.path('in.csv');
+    const rows = csvRows(3).split('\n');
+    rows[1] = rows[1]?.replace(/Vendor \d/, 'V'.repeat(300_000)) as string;
+    writeFileSync(input, `${CSV_HEADER}\n${rows.join('\n')}\n`);
+    const rejects = temp.path('rj.jsonl');
+    const args = ['finance', 'publish', input, '--dry-run', '--max-batch-bytes', '200000', '--rejects', rejects];
+    const result = await runCli(cli, [...args, '--json'], { env: env() });
+    expect(result.code, result.stderr).toBe(3);
+    expect(reportOf(result)).toMatchObject({ recordsValid: 2, recordsInvalid: 1, rowsRead: 3 });
+    const [reject] = rejectsOf(rejects);
+    expect(reject).toMatchObject({ line: 3, kind: 'invalid' });
+    expect(reject?.reasons[0]?.message).toMatch(/record is \d+ bytes as JSON; .*exceed maxBatchBytes \(200000\)/);
+    expect(stored()).toBe(0);
+  }, 60_000);
+
   it('from a transform over the default 5 MiB is invalid too, and the rows after it are sent', async () => {
     const input = temp.path('in.csv');
     writeFileSync(input, `${CSV_HEADER}\n${csvRows(4)}\n`);

@@ -1,3 +1,4 @@
+import { FINANCE_DEFAULTS } from '../../defaults.js';
 import { AbortError, PublishInterruptedError, type PublishReport, type PushClient, PushError } from '../../index.js';
 import type { Checkpoint } from '../checkpoint.js';
 import type { InputSpec } from '../readers/index.js';
@@ -57,6 +58,7 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
       checkpoint,
       sending: options.client !== undefined,
       stopReading: options.stopReading,
+      maxBatchBytes: options.maxBatchBytes ?? FINANCE_DEFAULTS.maxBatchBytes,
     },
     sink,
     counts,

@@ -4,6 +4,7 @@ export type { ClientSecretSource, GetTokenOptions, TokenAuthMethod, TokenManager
 export type { AccessToken, MemoryTokenStoreOptions, TokenStore } from './auth/token-store.js';
 export { MemoryTokenStore } from './auth/token-store.js';
 export type { PushClientOptions } from './client.js';
+export type { PushClientOverrides } from './client-overrides.js';
 export { PushClient } from './client.js';
 export type { ApiErrorBody, HeadersRecord, InvalidRecord, RecordIssue } from './errors.js';
 export {
@@ -46,7 +47,7 @@ export type {
   PublishReport,
   SettledBatch,
 } from './finance/types.js';
-export type { RequestOptions } from './http/call-options.js';
+export type { RequestOptions, RetryBackoff } from './http/call-options.js';
 export type { FetchLike } from './http/fetch.js';
 export type {
   HookRequestInfo,

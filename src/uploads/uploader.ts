@@ -13,7 +13,7 @@ import {
   withReport,
 } from '../errors.js';
 import { stopsTheRun } from '../finance/outcome.js';
-import { callSettings, tokenOptionsOf } from '../http/call-options.js';
+import { callSettings, retryTimingOf, tokenOptionsOf } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import { requestIdFrom } from '../http/request-id.js';
 import { BodyMeter } from './body-stream.js';
@@ -76,6 +76,7 @@ export class Uploader {
         retryPolicy: 'idempotent',
         ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
         ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
+        ...retryTimingOf(call),
         ...(call.signal && { signal: call.signal }),
       });
       const answered = (error: PushError) => answeredBy(error, requestIdFrom(response.headers));
@@ -163,6 +164,8 @@ export class Uploader {
       ...(options.headers && { headers: options.headers }),
       ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
       ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
+      ...(options.backoff !== undefined && { backoff: options.backoff }),
+      ...(options.maxRetryAfterMs !== undefined && { maxRetryAfterMs: options.maxRetryAfterMs }),
     };
     const results: (UploadFileResult | undefined)[] = new Array(sources.length);
     const workers = Math.min(concurrency, sources.length);
@@ -263,6 +266,8 @@ export class Uploader {
             // The caller's headers are for the service, never for the storage host; the limits apply to both.
             ...(urlOptions.timeoutMs !== undefined && { timeoutMs: urlOptions.timeoutMs }),
             ...(urlOptions.maxRetries !== undefined && { maxRetries: urlOptions.maxRetries }),
+            ...(urlOptions.backoff !== undefined && { backoff: urlOptions.backoff }),
+            ...(urlOptions.maxRetryAfterMs !== undefined && { maxRetryAfterMs: urlOptions.maxRetryAfterMs }),
             mapError: (response, bodyText): UploadError =>
               toUploadError(name, response.status, bodyText, {
                 retryAfterMs: parseRetryAfterHeader(response.headers.get('retry-after')),

@@ -223,7 +223,7 @@ export class Uploader {
     let resigned = false;
     let meter: BodyMeter | undefined;
     const meters: BodyMeter[] = [];
-    const failed = (error: PushError) => {
+    const failed = (error: UploadError) => {
       const requestId = requestIdOf(error);
       return {
         result: {
@@ -239,7 +239,7 @@ export class Uploader {
 
     try {
       for (;;) {
-        if (urlOptions.signal?.aborted) return failed(abortError(urlOptions.signal));
+        if (urlOptions.signal?.aborted) return failed(asUploadError(name, abortError(urlOptions.signal)));
         try {
           const response = await this.#ctx.http.send({
             operation: 'upload',
@@ -292,7 +292,7 @@ export class Uploader {
             },
           };
         } catch (error) {
-          if (error instanceof AbortError) return failed(error);
+          if (error instanceof AbortError) return failed(asUploadError(name, error));
           if (!resigned && source.reopenable && isRefusedSignature(error)) {
             // The address expired (or was refused) before the PUT: one fresh address, one more try.
             resigned = true;

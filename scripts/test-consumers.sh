@@ -26,7 +26,7 @@ step() { echo "== $*"; }
 version_of() { node -p "require('./package.json').devDependencies['$1']"; }
 
 step "build and pack"
-npm run build --silent >/dev/null
+# The prepack script builds, as on a fresh clone.
 tarball="$tmp/$(npm pack --silent --pack-destination "$tmp" | tail -n 1)"
 
 install() { # dir, then package specs

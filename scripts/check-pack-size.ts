@@ -41,6 +41,7 @@ const REQUIRED = [
   'dist/testing/index.d.ts',
   'dist/testing/index.d.cts',
   'dist/cli/main.js',
+  'dist/cli/program.js',
   'docs/README.md',
   'docs/configuration.md',
   'examples/quickstart.ts',

@@ -45,6 +45,7 @@ export type {
   PublishOptions,
   PublishProgress,
   PublishReport,
+  SendingBatch,
   SettledBatch,
 } from './finance/types.js';
 export type { RequestOptions, RetryBackoff } from './http/call-options.js';

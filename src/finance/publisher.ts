@@ -57,7 +57,7 @@ export class FinancePublisher {
    *   async iterable, `report` says what was already sent.
    * @throws {PublishAbortedError} the signal fired; `report` says what was sent. (A signal that had
    *   fired before the call rejects with a plain `AbortError`: nothing was read.)
-   * @throws {PublishInterruptedError} the input threw while being read, or `onBatchSettled` threw;
+   * @throws {PublishInterruptedError} the input threw while being read, or `onBatchSending` or `onBatchSettled` threw;
    *   `report` says what was sent, `cause` is the thrown error.
    * @throws {ConfigurationError} bad options or appId, before any request.
    *
@@ -121,7 +121,7 @@ export class FinancePublisher {
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
     const assembler = new BatchAssembler(limits, report, {
       stopAtInvalid: settings.onInvalid === 'throw',
-      keepIndexes: options.onBatchSettled !== undefined,
+      keepIndexes: options.onBatchSettled !== undefined || options.onBatchSending !== undefined,
     });
 
     let input: InputCursor | undefined;

@@ -111,6 +111,22 @@ describe('retry timing options', () => {
     expect(mock.state.requests.filter((r) => r.operation === 'token').map((r) => r.status)).toEqual([503, 200]);
   });
 
+  it('upload follows the per-call options for the address request and the signed PUT', async () => {
+    mock.faults.add({ match: { operation: 'upload-urls' }, status: 503, retryAfter: 5 });
+    mock.faults.add({ match: { operation: 'upload' }, status: 503, retryAfter: 5 });
+    const { value: report, ms } = await timed(() =>
+      client().uploads.upload(mock.appId, [{ name: 'users.csv', data: 'email\n' }], instant),
+    );
+    expect(report.filesUploaded).toBe(1);
+    expect(ms).toBeLessThan(1_000);
+    expect(mock.state.requests.filter((r) => r.operation !== 'token').map((r) => [r.operation, r.status])).toEqual([
+      ['upload-urls', 503],
+      ['upload-urls', 200],
+      ['upload', 503],
+      ['upload', 200],
+    ]);
+  });
+
   it('refuses invalid values with a ConfigurationError naming the option', async () => {
     const bad: [PushClientOptions, string][] = [
       [{ backoff: { initialDelayMs: -1 } }, 'backoff.initialDelayMs'],

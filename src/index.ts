@@ -4,8 +4,8 @@ export type { ClientSecretSource, GetTokenOptions, TokenAuthMethod, TokenManager
 export type { AccessToken, MemoryTokenStoreOptions, TokenStore } from './auth/token-store.js';
 export { MemoryTokenStore } from './auth/token-store.js';
 export type { PushClientOptions } from './client.js';
-export type { PushClientOverrides } from './client-overrides.js';
 export { PushClient } from './client.js';
+export type { PushClientOverrides } from './client-overrides.js';
 export type { ApiErrorBody, HeadersRecord, InvalidRecord, RecordIssue } from './errors.js';
 export {
   AbortError,

@@ -8,10 +8,34 @@ import { ConfigurationError } from './errors.js';
 import { checkHeaders } from './http/call-options.js';
 
 /**
- * The options that make the token and say where it goes: a derived client keeps the original's,
- * since it uses the same token cache. A client for another credential or another API address is
- * a new `PushClient`.
+ * Options of `client.withOptions(overrides)`: every `PushClientOptions` option except the
+ * credential, the token cache and the addresses (`clientId`, `clientSecret`, `authUrl`, `baseUrl`,
+ * `scopeBase`, `scopes`, `tokenAuthMethod`, `tokenStore`, `refreshMarginMs`, `allowInsecureHttp`,
+ * `dangerouslyAllowBrowser`, `env`). Each one given replaces the original's; `defaultHeaders` and
+ * `backoff` merge key by key with the original's. An option left out (or `undefined`) is the
+ * original's.
  */
+export type PushClientOverrides = Omit<
+  PushClientOptions,
+  | 'clientId'
+  | 'clientSecret'
+  | 'authUrl'
+  | 'baseUrl'
+  | 'scopeBase'
+  | 'scopes'
+  | 'tokenAuthMethod'
+  | 'tokenStore'
+  | 'refreshMarginMs'
+  | 'allowInsecureHttp'
+  | 'dangerouslyAllowBrowser'
+  | 'env'
+>;
+
+/**
+ * The options that make the token and say where it goes: a derived client keeps the original's,
+ * since it uses the same token cache. Refused at run time too, for callers without types.
+ */
+type KeptOption = Exclude<keyof PushClientOptions, keyof PushClientOverrides>;
 const KEPT_OPTIONS = [
   'clientId',
   'clientSecret',
@@ -25,15 +49,10 @@ const KEPT_OPTIONS = [
   'allowInsecureHttp',
   'dangerouslyAllowBrowser',
   'env',
-] as const;
-
-/**
- * Options of `client.withOptions(overrides)`: every `PushClientOptions` option except the
- * credential, the token cache and the addresses. Each one given replaces the original's;
- * `defaultHeaders` and `backoff` merge key by key with the original's. An option left out (or
- * `undefined`) is the original's.
- */
-export type PushClientOverrides = Omit<PushClientOptions, (typeof KEPT_OPTIONS)[number]>;
+] as const satisfies readonly KeptOption[];
+// A type error here names a kept option missing from KEPT_OPTIONS.
+const everyKeptOptionListed: [Exclude<KeptOption, (typeof KEPT_OPTIONS)[number]>] extends [never] ? true : false = true;
+void everyKeptOptionListed;
 
 /** The original's options with `overrides` applied; throws ConfigurationError for a kept option. */
 export function withOverrides(original: PushClientOptions, overrides: PushClientOverrides): PushClientOptions {

@@ -86,7 +86,12 @@ export function anchorsOf(markdown: string): Set<string> {
  */
 export function brokenReason(link: MarkdownLink, root: string): string | undefined {
   const [pathPart = '', anchor] = link.target.split('#', 2);
-  const path = decodeURIComponent(pathPart);
+  let path: string;
+  try {
+    path = decodeURIComponent(pathPart);
+  } catch {
+    return 'is not a valid percent-encoded path';
+  }
   const file = path === '' ? join(root, link.page) : normalize(join(root, dirname(link.page), path));
   const inside = relative(root, file);
   if (inside.startsWith('..')) return 'points outside the package root';

@@ -68,6 +68,16 @@ describe('retry timing options', () => {
     });
   });
 
+  it("publish's 429 patience follows the options given per call", async () => {
+    slowFaults();
+    const { value: report, ms } = await timed(() =>
+      client().finance.publish(mock.appId, [SAMPLE_RECORD], { ...instant, onInvalid: 'throw' }),
+    );
+    expect(report.recordsSent).toBe(1);
+    expect(ms).toBeLessThan(1_000);
+    expect(financeStatuses()).toEqual([429, 503, 200]);
+  });
+
   it('Retry-After is waited up to maxRetryAfterMs, and backoff sets the wait without one', async () => {
     const retries: RetryHookEvent[] = [];
     const paced = client({

@@ -113,6 +113,14 @@ describe('client.withOptions', () => {
     }
   });
 
+  it('leaves the credential and the addresses out of the overrides type', () => {
+    const base = client();
+    // @ts-expect-error a derived client keeps the original's credential
+    expect(() => base.withOptions({ clientSecret: 'other' })).toThrow(ConfigurationError);
+    // @ts-expect-error and the original's addresses
+    expect(() => base.withOptions({ baseUrl: 'https://elsewhere.test' })).toThrow(ConfigurationError);
+  });
+
   it('checks the overrides as the constructor does', () => {
     const base = client();
     expect(() => base.withOptions({ timeoutMs: -1 })).toThrow(/timeoutMs/);

@@ -145,5 +145,17 @@ function toAsyncIterator(stream: AnyStream): AsyncIterator<unknown> {
       },
     };
   }
-  return (stream as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+  const iterator = (stream as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+  const destroy = (stream as { destroy?: unknown }).destroy;
+  if (typeof destroy !== 'function') return iterator;
+  // A Node stream's iterator runs `return()` only once a pending `next()` settles, which never
+  // happens while the stream stalls: an abort or a timeout would wait for it forever. Destroying
+  // the stream settles that read, then the iterator closes as usual.
+  return {
+    next: () => iterator.next(),
+    return: async (reason?: unknown) => {
+      destroy.call(stream);
+      return (await iterator.return?.(reason)) ?? { done: true, value: undefined };
+    },
+  };
 }

@@ -102,9 +102,16 @@ type AnyStream = UploadStreamInput['stream'];
 /** Reads a Node stream, async iterable or web stream on demand (backpressure kept), chunk by chunk. */
 function iteratorReader(name: string, iterator: AsyncIterator<unknown>): ChunkReader {
   let done = false;
+  let reading = false;
   return {
     async read() {
-      const next = await iterator.next();
+      reading = true;
+      let next: IteratorResult<unknown>;
+      try {
+        next = await iterator.next();
+      } finally {
+        reading = false;
+      }
       if (next.done) {
         done = true;
         return undefined;
@@ -118,7 +125,11 @@ function iteratorReader(name: string, iterator: AsyncIterator<unknown>): ChunkRe
       if (done) return;
       done = true;
       // Lets a Node stream release its file descriptor or socket when the PUT is abandoned.
-      await iterator.return?.(reason);
+      const closing = iterator.return?.(reason);
+      // An async generator runs `return()` only after its pending `next()`; one that never yields
+      // again would hold the upload forever, so the close goes on without it.
+      if (reading) closing?.catch(() => undefined);
+      else await closing;
     },
   };
 }

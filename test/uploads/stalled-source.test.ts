@@ -1,5 +1,5 @@
 /**
- * A Node stream that stops yielding in the middle of an upload: the caller's abort or the attempt's
+ * A Node stream (or an async generator) that stops yielding in the middle of an upload: the caller's abort or the attempt's
  * timeout must end the upload, and the stream must be released, over real HTTP to the emulator.
  */
 import { Readable } from 'node:stream';
@@ -61,5 +61,29 @@ describe('an upload whose stream stalls', () => {
     expect(outcome.files[0]?.status).toBe('failed');
     expect(outcome.files[0]?.error?.cause).toBeInstanceOf(TimeoutError);
     expect(stream.destroyed).toBe(true);
+  });
+
+  it('an async generator that never yields again does not hold the upload either', async () => {
+    let closed = false;
+    async function* stalled(): AsyncGenerator<Uint8Array> {
+      try {
+        yield new TextEncoder().encode('abc');
+        await new Promise<never>(() => {});
+      } finally {
+        closed = true;
+      }
+    }
+    const started = performance.now();
+    const outcome = await serverClient(emulator, { timeoutMs: 200 })
+      .uploads.upload(emulator.mock.appId, [{ name: 'stalled.bin', stream: stalled(), size: 10 }])
+      .then(
+        (report) => report,
+        (thrown: unknown) => (thrown as PushError).report as UploadReport,
+      );
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(outcome.files[0]?.status).toBe('failed');
+    expect(outcome.files[0]?.error?.cause).toBeInstanceOf(TimeoutError);
+    // Its `finally` cannot run: the generator is parked in an await that never settles.
+    expect(closed).toBe(false);
   });
 });

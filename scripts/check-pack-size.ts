@@ -10,13 +10,13 @@
  * gained a minified build for workers and edge runtimes (dist/web), at 282 kB packed and 992 kB
  * unpacked in all. Raised again when docs/*.md, examples/ and ARCHITECTURE.md went into the package,
  * so that the README's links work in node_modules and on the registry's page (118 kB packed, of
- * which 52 kB is the inspector screenshot, quantized to 8 bits): 462 kB packed and 1,438 kB
- * unpacked then, with about 12% of headroom.
+ * which 52 kB is the inspector screenshot, quantized to 8 bits): 498 kB packed and 1,558 kB
+ * unpacked then (the CLI had grown meanwhile too), with about 12% of headroom.
  */
 import { execFileSync } from 'node:child_process';
 
-const PACKED_BUDGET = 520_000;
-const UNPACKED_BUDGET = 1_600_000;
+const PACKED_BUDGET = 560_000;
+const UNPACKED_BUDGET = 1_750_000;
 
 /** Nothing of these belongs in the tarball. */
 const FORBIDDEN: [RegExp, string][] = [

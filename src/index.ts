@@ -5,6 +5,7 @@ export type { AccessToken, MemoryTokenStoreOptions, TokenStore } from './auth/to
 export { MemoryTokenStore } from './auth/token-store.js';
 export type { PushClientOptions } from './client.js';
 export { PushClient } from './client.js';
+export type { PushClientOverrides } from './client-overrides.js';
 export type { ApiErrorBody, HeadersRecord, InvalidRecord, RecordIssue } from './errors.js';
 export {
   AbortError,
@@ -56,6 +57,7 @@ export type {
   RequestHookEvent,
   RequestOptions,
   ResponseHookEvent,
+  RetryBackoff,
   RetryHookEvent,
   TokenRefreshHookEvent,
 } from './http/public-types.js';

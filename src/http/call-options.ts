@@ -2,8 +2,8 @@
  * Per-call options: what one operation may set over the client's settings, checked before any
  * request, and the headers the client adds to every request to the service (`defaultHeaders`).
  */
-import { ConfigurationError } from '../errors.js';
-import type { RequestOptions } from './public-types.js';
+import { ConfigurationError, MAX_RETRY_AFTER_MS } from '../errors.js';
+import type { RequestOptions, RetryBackoff } from './public-types.js';
 
 /**
  * Headers the transport or the credentials own. Setting one would either be ignored by fetch or
@@ -81,17 +81,35 @@ export function checkNumber(
   }
 }
 
+/** Checks `backoff` and `maxRetryAfterMs` (client-wide or per call); `prefix` starts each message. */
+export function checkRetryTiming(options: Pick<RequestOptions, 'backoff' | 'maxRetryAfterMs'>, prefix: string): void {
+  const { backoff } = options;
+  if (backoff !== undefined && (backoff === null || typeof backoff !== 'object' || Array.isArray(backoff))) {
+    throw new ConfigurationError(
+      `${prefix}backoff must be an object such as { initialDelayMs: 500, maxDelayMs: 8000 }`,
+    );
+  }
+  checkNumber(backoff?.initialDelayMs, `${prefix}backoff.initialDelayMs`, false, 0, MAX_TIMEOUT_MS);
+  checkNumber(backoff?.maxDelayMs, `${prefix}backoff.maxDelayMs`, false, 0, MAX_TIMEOUT_MS);
+  checkNumber(options.maxRetryAfterMs, `${prefix}maxRetryAfterMs`, false, 0, MAX_RETRY_AFTER_MS);
+}
+
 /** What a call's options add to each of its request specs. */
 export interface CallSettings {
   timeoutMs?: number;
   maxRetries?: number;
+  backoff?: RetryBackoff;
+  maxRetryAfterMs?: number;
   /** The client's default headers under the call's, ready to go under the operation's own. */
   headers: Record<string, string>;
   signal?: AbortSignal;
 }
 
 /** What a call's options say for the token request one of its requests may have to make first. */
-export type TokenCallOptions = Pick<RequestOptions, 'timeoutMs' | 'maxRetries' | 'headers'>;
+export type TokenCallOptions = Pick<
+  RequestOptions,
+  'timeoutMs' | 'maxRetries' | 'headers' | 'backoff' | 'maxRetryAfterMs'
+>;
 
 /** The call's timeout, retries and headers, for the token request it causes (its signal goes with each request). */
 export function tokenOptionsOf(call: CallSettings): TokenCallOptions {
@@ -99,6 +117,15 @@ export function tokenOptionsOf(call: CallSettings): TokenCallOptions {
     headers: call.headers,
     ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
     ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
+    ...retryTimingOf(call),
+  };
+}
+
+/** The call's retry timing, for each request spec of the call (`RequestSpec.retryTiming`). */
+export function retryTimingOf(call: CallSettings): Pick<CallSettings, 'backoff' | 'maxRetryAfterMs'> {
+  return {
+    ...(call.backoff !== undefined && { backoff: call.backoff }),
+    ...(call.maxRetryAfterMs !== undefined && { maxRetryAfterMs: call.maxRetryAfterMs }),
   };
 }
 
@@ -111,6 +138,7 @@ export function limitsOnly(call: CallSettings): CallSettings {
     headers: {},
     ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
     ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
+    ...retryTimingOf(call),
     ...(call.signal !== undefined && { signal: call.signal }),
   };
 }
@@ -125,9 +153,12 @@ export function unsignalled(call: CallSettings): CallSettings {
 export function callSettings(options: RequestOptions, defaultHeaders: Readonly<Record<string, string>>): CallSettings {
   checkNumber(options.timeoutMs, 'timeoutMs', false, 1, MAX_TIMEOUT_MS);
   checkNumber(options.maxRetries, 'maxRetries', true, 0);
+  checkRetryTiming(options, '');
   return {
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
     ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
+    ...(options.backoff !== undefined && { backoff: { ...options.backoff } }),
+    ...(options.maxRetryAfterMs !== undefined && { maxRetryAfterMs: options.maxRetryAfterMs }),
     headers: { ...defaultHeaders, ...checkHeaders(options.headers, 'headers') },
     ...(options.signal !== undefined && { signal: options.signal }),
   };

@@ -9,11 +9,15 @@ import { noHooks, redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
 import type { Logger } from './public-types.js';
 import {
   type BackoffOptions,
+  backoffUnder,
+  cappedRetryAfterOf,
   DEFAULT_BACKOFF,
+  DEFAULT_RETRY_TIMING,
   isBackPressure,
   type LifecycleState,
   nextStep,
-  retryAfterOf,
+  type RetryTiming,
+  retryTimingWith,
   statusOf,
   type WaitClass,
 } from './retry.js';
@@ -41,6 +45,8 @@ export interface FetchHttpClientOptions {
   hooks?: SafeHooks;
   maxRedirects?: number;
   backoff?: Partial<BackoffOptions>;
+  /** Cap on a server's `Retry-After`. @default DEFAULTS.maxRetryAfterMs */
+  maxRetryAfterMs?: number;
   /** Looked up per request, which lets the token manager and this client be built in either order. */
   tokens?: () => BearerTokenSource;
 }
@@ -85,6 +91,7 @@ export class FetchHttpClient implements HttpClient {
   readonly #fetch: FetchLike;
   readonly #options: FetchHttpClientOptions;
   readonly #backoff: BackoffOptions;
+  readonly #timing: RetryTiming;
   readonly #hooks: SafeHooks;
   /** Numbers the logical requests, so that hooks can tell their attempts apart. */
   #calls = 0;
@@ -93,6 +100,11 @@ export class FetchHttpClient implements HttpClient {
     this.#fetch = createFetch({ fetch: options.fetch, dispatcher: options.dispatcher });
     this.#options = options;
     this.#backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.#timing = {
+      initialDelayMs: this.#backoff.initialDelayMs,
+      maxDelayMs: this.#backoff.maxDelayMs,
+      maxRetryAfterMs: options.maxRetryAfterMs ?? DEFAULT_RETRY_TIMING.maxRetryAfterMs,
+    };
     this.#hooks = options.hooks ?? noHooks;
   }
 
@@ -106,16 +118,20 @@ export class FetchHttpClient implements HttpClient {
     const call = spec.call ?? NO_CALL;
     const { signal } = call;
     const pacing = spec.pacing;
+    // The client's backoff and Retry-After cap, with the parts the call sets replaced.
+    const timing = retryTimingWith(this.#timing, call);
     const state: LifecycleState & { recovered: Set<RecoveryStep> } = {
       policy: spec.retryPolicy,
       retryAmbiguous: this.#options.retryAmbiguous,
+      maxRetries: call.maxRetries ?? this.#options.maxRetries,
       retriesLeft: call.maxRetries ?? this.#options.maxRetries,
       waits: 0,
       tokenFailure: false,
       recover: spec.recover ?? [],
       recovered: new Set(),
       pacing,
-      backoff: this.#backoff,
+      backoff: backoffUnder(timing, this.#backoff),
+      maxRetryAfterMs: timing.maxRetryAfterMs,
     };
     const body: BodyTrack = { sent: false };
     let earlierAmbiguous: PushError | undefined;
@@ -145,7 +161,7 @@ export class FetchHttpClient implements HttpClient {
       if (pacing !== undefined && isBackPressure(error)) {
         const willRetry = step.kind === 'wait' && step.waitClass !== 'rate-limited';
         pacing.rateLimited(
-          willRetry && step.kind === 'wait' ? step.delayMs : retryAfterOf(error as PushError),
+          willRetry && step.kind === 'wait' ? step.delayMs : cappedRetryAfterOf(error as PushError, timing),
           willRetry,
         );
       }
@@ -305,7 +321,17 @@ export class FetchHttpClient implements HttpClient {
   /** The token for a data request, with the call's timeout, retries and headers; a failure is final (`TokenUnavailable`). */
   async #token(tokens: BearerTokenSource, call: CallSettings): Promise<string> {
     try {
-      return (await tokens.getToken({ ...tokenOptionsOf(call), signal: call.signal })).accessToken;
+      // This client's own settings go under the call's: a client made by `withOptions` shares its
+      // token manager with the original, and its token requests follow its settings all the same.
+      const settings = {
+        timeoutMs: this.#options.timeoutMs,
+        maxRetries: this.#options.maxRetries,
+        backoff: { initialDelayMs: this.#timing.initialDelayMs, maxDelayMs: this.#timing.maxDelayMs },
+        maxRetryAfterMs: this.#timing.maxRetryAfterMs,
+      };
+      const own = tokenOptionsOf(call);
+      const backoff = { ...settings.backoff, ...own.backoff };
+      return (await tokens.getToken({ ...settings, ...own, backoff, signal: call.signal })).accessToken;
     } catch (error) {
       throw new TokenUnavailable(error);
     }

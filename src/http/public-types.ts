@@ -7,12 +7,32 @@
 /** The fetch signature the transport needs; `globalThis.fetch`, undici's and most polyfills fit. */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
+/**
+ * The waits between attempts when the server gives no `Retry-After`: `initialDelayMs` before the
+ * first re-send, doubling for each further one up to `maxDelayMs`, each scaled down by up to 25 %
+ * of random jitter. Set both to 0 in tests, so that retries cost no time.
+ */
+export interface RetryBackoff {
+  /** Wait before the first re-send, in milliseconds. @default 500 */
+  initialDelayMs?: number | undefined;
+  /** Longest wait between two attempts, in milliseconds. @default 8000 */
+  maxDelayMs?: number | undefined;
+}
+
 /** Options every operation takes; each overrides the client's setting for that call only. */
 export interface RequestOptions {
   /** Time allowed for one attempt, response body included, in milliseconds (at most 2^31 - 1). @default the client's `timeoutMs` */
   timeoutMs?: number | undefined;
   /** Re-sends after the first attempt of each request of this call. @default the client's `maxRetries` */
   maxRetries?: number | undefined;
+  /** Waits between attempts without a `Retry-After`; each part given replaces the client's. @default the client's `backoff` */
+  backoff?: RetryBackoff | undefined;
+  /**
+   * Longest wait, in milliseconds, that a server's `Retry-After` (on a 429 or 503) can ask for
+   * before a re-send; from 0 to 60000. 0 re-sends at once, as tests want.
+   * @default the client's `maxRetryAfterMs`
+   */
+  maxRetryAfterMs?: number | undefined;
   /**
    * Headers added to this call's requests to the service (the token endpoint and the data API;
    * never to the storage host of signed upload addresses), over the client's `defaultHeaders`.

@@ -126,6 +126,10 @@ export interface LifecycleState {
   recovered: ReadonlySet<RecoveryStep>;
   pacing: RequestPacing | undefined;
   backoff: BackoffOptions;
+  /** The request's `maxRetries`: with waits of 0 (as in tests), it also bounds a rate limit's patience. */
+  maxRetries: number;
+  /** Cap on a server's `Retry-After` (`maxRetryAfterMs`). */
+  maxRetryAfterMs: number;
 }
 
 const GIVE_UP: Step = { kind: 'give-up' };
@@ -152,12 +156,66 @@ export function nextStep(error: unknown, state: LifecycleState): Step {
     if (step !== undefined) return { kind: 'recover', step };
   }
   const wait = state.waits + 1;
+  const retryAfterMs = error instanceof PushError ? retryAfterOf(error) : undefined;
+  const cappedRetryAfterMs = retryAfterMs === undefined ? undefined : Math.min(retryAfterMs, state.maxRetryAfterMs);
   if (state.pacing !== undefined && statusOf(error) === 429) {
-    const delayMs = waitMs(retryAfterOf(error as PushError), wait, state.backoff);
+    const delayMs = waitMs(cappedRetryAfterMs, wait, state.backoff);
+    // Waits of 0 (a backoff and a `Retry-After` cap of 0, as in tests) would re-send at once until
+    // the deadline: then a request is as patient as its retries allow (at least one wait).
+    if (delayMs === 0 && wait > Math.max(1, state.maxRetries)) return GIVE_UP;
     return state.pacing.withinDeadline(delayMs) ? { kind: 'wait', waitClass: 'rate-limited', delayMs } : GIVE_UP;
   }
   if (state.tokenFailure || state.policy === 'never' || state.retriesLeft <= 0) return GIVE_UP;
   const kind = classifyFailure(error, state.policy);
   if (kind === 'fatal' || (kind === 'ambiguous' && !state.retryAmbiguous)) return GIVE_UP;
-  return { kind: 'wait', waitClass: kind, delayMs: waitMs(retryAfterOf(error as PushError), wait, state.backoff) };
+  return { kind: 'wait', waitClass: kind, delayMs: waitMs(cappedRetryAfterMs, wait, state.backoff) };
+}
+
+/** How long re-sends wait: the backoff without a `Retry-After`, and the cap on one. */
+export interface RetryTiming {
+  initialDelayMs: number;
+  maxDelayMs: number;
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY_TIMING: RetryTiming = {
+  initialDelayMs: DEFAULTS.retryInitialDelayMs,
+  maxDelayMs: DEFAULTS.retryMaxDelayMs,
+  maxRetryAfterMs: DEFAULTS.maxRetryAfterMs,
+};
+
+/** The timing options as callers write them (`RequestOptions`, `PushClientOptions`); each part optional. */
+export interface RetryTimingOverrides {
+  backoff?: { initialDelayMs?: number | undefined; maxDelayMs?: number | undefined } | undefined;
+  maxRetryAfterMs?: number | undefined;
+}
+
+/** `timing` with the parts `overrides` sets replaced. */
+export function retryTimingWith(timing: RetryTiming, overrides: RetryTimingOverrides | undefined): RetryTiming {
+  return {
+    initialDelayMs: overrides?.backoff?.initialDelayMs ?? timing.initialDelayMs,
+    maxDelayMs: overrides?.backoff?.maxDelayMs ?? timing.maxDelayMs,
+    maxRetryAfterMs: overrides?.maxRetryAfterMs ?? timing.maxRetryAfterMs,
+  };
+}
+
+/** The server's `Retry-After` that an error carries, cut to `maxRetryAfterMs`. */
+export function cappedRetryAfterOf(error: PushError, timing: RetryTiming): number | undefined {
+  const retryAfterMs = retryAfterOf(error);
+  return retryAfterMs === undefined ? undefined : Math.min(retryAfterMs, timing.maxRetryAfterMs);
+}
+
+/** The wait before re-send number `retry` after `error`, under `timing`. */
+export function retryDelayUnder(
+  error: PushError,
+  retry: number,
+  timing: RetryTiming,
+  backoff: BackoffOptions = DEFAULT_BACKOFF,
+): number {
+  return waitMs(cappedRetryAfterOf(error, timing), retry, backoffUnder(timing, backoff));
+}
+
+/** The backoff of `timing`, with the jitter and randomness of `backoff`. */
+export function backoffUnder(timing: RetryTiming, backoff: BackoffOptions = DEFAULT_BACKOFF): BackoffOptions {
+  return { ...backoff, initialDelayMs: timing.initialDelayMs, maxDelayMs: timing.maxDelayMs };
 }

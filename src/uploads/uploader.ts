@@ -206,7 +206,7 @@ export class Uploader {
     let attempts = 0;
     let meter: BodyMeter | undefined;
     const meters: BodyMeter[] = [];
-    const failed = (error: PushError) => {
+    const failed = (error: UploadError) => {
       const requestId = requestIdOf(error);
       return {
         result: {
@@ -227,7 +227,7 @@ export class Uploader {
     };
 
     try {
-      if (call.signal?.aborted) return failed(abortError(call.signal));
+      if (call.signal?.aborted) return failed(asUploadError(name, abortError(call.signal)));
       let url: URL;
       try {
         url = new URL(address);
@@ -266,7 +266,7 @@ export class Uploader {
       });
       if (!result.ok) {
         const { error } = result;
-        if (error instanceof AbortError) return failed(error);
+        if (error instanceof AbortError) return failed(asUploadError(name, error));
         return stopping(failed(meter?.sourceError ?? asUploadError(name, error)), error);
       }
       // The storage host may answer before the source's last check fails (a file that changed

@@ -23,6 +23,8 @@ function shouldRetry(error: unknown, policy: RetryPolicy, retryAmbiguous: boolea
     recovered: new Set(),
     pacing: undefined,
     backoff: DEFAULT_BACKOFF,
+    maxRetries: 1,
+    maxRetryAfterMs: 60_000,
   } as const;
   return nextStep(error, { ...state, recovered: new Set() }).kind === 'wait';
 }

@@ -9,8 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ISO_DATE_PATTERN, ISO_DATE_TIME_PATTERN } from '../../src/finance/formats.js';
-import type { FinanceRecord, FinanceRecordInput } from '../../src/finance/schema.js';
+import {
+  type FinanceRecord,
+  type FinanceRecordInput,
+  ISO_DATE_PATTERN,
+  ISO_DATE_TIME_PATTERN,
+} from '../../src/finance/fields.js';
 import { recordSchemaLoaded } from '../../src/finance/validate.js';
 import type { financeRecordSchema } from '../../src/schema.js';
 import { makeRecords, mockWithClient, toAsync } from './helpers.js';

@@ -1,7 +1,7 @@
 import {
-  FIELD_NAMES,
   FINANCE_FIELDS,
   type FieldSpec,
+  type FieldTable,
   type FinanceRecord,
   isIsoDateOrDateTime,
   type TimeField,
@@ -91,8 +91,6 @@ function sendsText(field: FieldSpec): boolean {
   return field.kind === 'text' || field.kind === 'enum';
 }
 
-const FIELDS: readonly (readonly [string, FieldSpec])[] = FIELD_NAMES.map((name) => [name, FINANCE_FIELDS[name]]);
-
 /*
  * The bound of a record's JSON size, without serializing it: batches far under `maxBatchBytes`
  * are filled from it, and only records near the limit are serialized and measured (batcher.ts).
@@ -110,15 +108,20 @@ const isRecordObject = (input: unknown): input is Record<string, unknown> =>
   typeof input === 'object' && input !== null && !Array.isArray(input);
 
 /** The rules run from the table: the reference, and the check where code cannot be compiled. */
-export function interpretedFastCheck(): FastCheck {
-  const names = FIELDS.map(([name]) => name);
-  const required = FIELDS.map(([, field]) => field.required);
-  const rules = FIELDS.map(([, field]) => valueRule(field));
+export function interpretedFastCheck(table: FieldTable = FINANCE_FIELDS): FastCheck {
+  const fields = Object.values(table);
+  const names = Object.keys(table);
+  const required = fields.map((field) => field.required);
+  const rules = fields.map((field) => valueRule(field));
   const count = names.length;
+  const isName = (key: string): boolean => {
+    for (let i = 0; i < count; i++) if (names[i] === key) return true;
+    return false;
+  };
   return {
     check(input) {
       if (!isRecordObject(input)) return undefined;
-      for (const key in input) if (!names.includes(key)) return undefined;
+      for (const key in input) if (!isName(key)) return undefined;
       const out: Record<string, unknown> = {};
       for (let i = 0; i < count; i++) {
         const name = names[i] as string;
@@ -167,15 +170,18 @@ function inlineRefusal(field: FieldSpec, v: string, rule: string): string | unde
 }
 
 /** The rules compiled into one function each, or undefined where the runtime forbids it. */
-export function compiledFastCheck(): FastCheck | undefined {
+export function compiledFastCheck(table: FieldTable = FINANCE_FIELDS): FastCheck | undefined {
+  const fields = Object.entries(table);
   const reads: string[] = [];
   const checks: string[] = [];
-  const required: string[] = [];
-  const optional: string[] = [];
+  // The wire record is built in the table's order: the leading required fields in one literal
+  // (one allocation, its shape known), every later field assigned after them, in turn.
+  const literal: string[] = [];
+  const assignments: string[] = [];
   let fixedBound = BRACES;
   const boundParts: string[] = [];
   const rules: unknown[] = [];
-  for (const [i, [name, field]] of FIELDS.entries()) {
+  for (const [i, [name, field]] of fields.entries()) {
     // Names come from our own table; anything but a plain identifier would be a mistake in it.
     if (!/^[A-Za-z_$][\w$]*$/.test(name) || name === '__proto__') throw new Error(`bad field name ${name}`);
     const key = JSON.stringify(name);
@@ -199,16 +205,17 @@ export function compiledFastCheck(): FastCheck | undefined {
     }
     const text = sendsText(field);
     if (field.required) {
-      required.push(`${key}: ${w}`);
+      if (assignments.length === 0) literal.push(`${key}: ${w}`);
+      else assignments.push(`out[${key}] = ${w};`);
       fixedBound += keyBytes(name) + (text ? 2 : NUMBER_BYTES);
       if (text) boundParts.push(`6 * record[${key}].length`);
     } else {
-      optional.push(`if (${w} !== undefined) out[${key}] = ${w};`);
+      assignments.push(`if (${w} !== undefined) out[${key}] = ${w};`);
       const size = text ? `2 + 6 * value.length` : `${NUMBER_BYTES}`;
       boundParts.push(`((value = record[${key}]) === undefined ? 0 : ${keyBytes(name)} + ${size})`);
     }
   }
-  const cases = FIELDS.map(([name]) => `case ${JSON.stringify(name)}:`).join(' ');
+  const cases = fields.map(([name]) => `case ${JSON.stringify(name)}:`).join(' ');
   const source = `"use strict";
 return {
   check(input) {
@@ -218,8 +225,8 @@ return {
     }
     ${reads.join('\n    ')}
     ${checks.join('\n    ')}
-    const out = { ${required.join(', ')} };
-    ${optional.join('\n    ')}
+    const out = { ${literal.join(', ')} };
+    ${assignments.join('\n    ')}
     return out;
   },
   bound(record) {
@@ -229,8 +236,10 @@ return {
 };`;
   try {
     return new Function('REFUSED', 'rules', source)(REFUSED, rules) as FastCheck;
-  } catch {
-    return undefined;
+  } catch (error) {
+    // A runtime that forbids code from strings says so with an EvalError; anything else is a bug here.
+    if (error instanceof EvalError) return undefined;
+    throw error;
   }
 }
 

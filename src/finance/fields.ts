@@ -98,6 +98,9 @@ export interface EnumField extends FieldBase {
 
 export type FieldSpec = TimeField | NumberField | TextField | EnumField;
 
+/** Fields by name, in the order they are sent. */
+export type FieldTable = Readonly<Record<string, FieldSpec>>;
+
 /**
  * The fields of a finance record, in the order they are sent. The spec's property table is
  * authoritative: it names `vendor`; the spec's request schematic also shows `merchant`, which is

@@ -1,9 +1,9 @@
 import type { z } from 'zod/mini';
 import type { RecordIssue } from '../errors.js';
 import {
-  FIELD_NAMES,
   FINANCE_FIELDS,
   type FieldSpec,
+  type FieldTable,
   type FinanceRecord,
   type FinanceRecordInput,
   isIsoDateOrDateTime,
@@ -105,10 +105,9 @@ function valueSchema(z: Zod, field: FieldSpec) {
 }
 
 /** Builds the zod schema of one finance record from the table of fields. */
-export function buildFinanceRecordSchema(z: Zod): FinanceRecordSchema {
+export function buildFinanceRecordSchema(z: Zod, table: FieldTable = FINANCE_FIELDS): FinanceRecordSchema {
   const shape: Record<string, z.ZodMiniType> = {};
-  for (const name of FIELD_NAMES) {
-    const field: FieldSpec = FINANCE_FIELDS[name];
+  for (const [name, field] of Object.entries(table)) {
     const value = valueSchema(z, field);
     shape[name] = field.required ? value : z.optional(value);
   }

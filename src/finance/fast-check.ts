@@ -1,4 +1,5 @@
 import {
+  dateMs,
   FINANCE_FIELDS,
   type FieldSpec,
   type FieldTable,
@@ -54,8 +55,8 @@ function timeMs(field: TimeField, value: unknown): number | Refused {
     return ms < field.min ? REFUSED : ms;
   }
   if (value instanceof Date) {
-    const ms = value.getTime();
-    return Number.isNaN(ms) || ms < field.min ? REFUSED : ms;
+    const ms = dateMs(value);
+    return ms === undefined || Number.isNaN(ms) || ms < field.min ? REFUSED : ms;
   }
   return REFUSED;
 }

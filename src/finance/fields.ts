@@ -39,6 +39,19 @@ export function isIsoDateOrDateTime(value: string): boolean {
 }
 
 /**
+ * The Unix milliseconds of a Date, or undefined for an object that only looks like one (made with
+ * `Object.create(Date.prototype)`, or a Proxy over a Date), whose `getTime` throws: such a value
+ * is refused as invalid rather than failing the whole check.
+ */
+export function dateMs(value: Date): number | undefined {
+  try {
+    return Date.prototype.getTime.call(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * A rule on a text field's characters. zod checks `pattern`; the fast check calls `test`, which
  * must accept exactly the same strings (the fast check's property test compares the two) and
  * costs less than a regex on every record.

@@ -1,6 +1,7 @@
 import type { z } from 'zod/mini';
 import type { RecordIssue } from '../errors.js';
 import {
+  dateMs,
   FINANCE_FIELDS,
   type FieldSpec,
   type FieldTable,
@@ -63,7 +64,11 @@ function timeToMs(field: TimeField, value: TimeInput, ctx: z.core.ParsePayload):
     return value;
   }
   if (value instanceof Date) {
-    const ms = value.getTime();
+    const ms = dateMs(value);
+    if (ms === undefined) {
+      issue('expected a Date, got an object that only looks like one');
+      return Number.NaN;
+    }
     if (Number.isNaN(ms)) issue('expected a valid Date, got Invalid Date');
     else if (ms < field.min) issue(tooEarly);
     return ms;

@@ -65,6 +65,14 @@ describe('finance record schema', () => {
     expect(issues.map((issue) => issue.path).sort()).toEqual(['identifier', 'name', 'vendor']);
   });
 
+  it('refuses as created an object that only looks like a Date, rather than throwing', () => {
+    for (const created of [Object.create(Date.prototype), new Proxy(new Date(1_700_000_000_000), {})]) {
+      expect(issuesOf({ ...makeRecord(1), created })).toEqual([
+        { path: 'created', message: 'expected a Date, got an object that only looks like one' },
+      ]);
+    }
+  });
+
   it('sends created as Unix milliseconds from a number, a Date, an ISO date or an ISO date-time', () => {
     const ms = Date.UTC(2024, 0, 31, 9, 30);
     const created = (value: unknown) => {

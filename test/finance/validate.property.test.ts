@@ -71,6 +71,9 @@ const edgeValue = fc.oneof(
       new Date(FLOOR - 1),
       new Date(Number.NaN),
       new Date(8_640_000_000_000_000),
+      // Objects that only look like a Date: their getTime throws.
+      Object.create(Date.prototype),
+      new Proxy(new Date(FLOOR), {}),
       null,
       undefined,
       true,

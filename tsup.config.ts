@@ -77,8 +77,9 @@ export default defineConfig([
   },
   {
     // The CLI is ESM only: it is run, never imported. It imports the SDK from dist/index.js.
+    // Two files: main.js installs the signal handlers, then loads program.js, the rest of the CLI.
     ...common,
-    entry: { 'cli/main': 'src/cli/main.ts' },
+    entry: { 'cli/main': 'src/cli/main.ts', 'cli/program': 'src/cli/program.ts' },
     format: ['esm'],
     clean: false,
     banner: { js: '#!/usr/bin/env node' },

@@ -35,6 +35,7 @@ const REQUIRED = [
   'dist/testing/index.d.ts',
   'dist/testing/index.d.cts',
   'dist/cli/main.js',
+  'dist/cli/program.js',
 ];
 
 interface PackResult {

@@ -44,6 +44,7 @@ export type {
   PublishOptions,
   PublishProgress,
   PublishReport,
+  SendingBatch,
   SettledBatch,
 } from './finance/types.js';
 export type { RequestOptions } from './http/call-options.js';

@@ -1,3 +1,4 @@
+import { checkpointFsync } from './checkpoint-fsync.js';
 import { fleet } from './fleet.js';
 import { longLived } from './long-lived.js';
 import { oneShot } from './one-shot.js';
@@ -18,4 +19,5 @@ export const BENCHMARKS: readonly Benchmark[] = [
   oneShot,
   fleet,
   longLived,
+  checkpointFsync,
 ];

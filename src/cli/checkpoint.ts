@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { VERSION } from '../index.js';
 import { UsageError } from './exit-codes.js';
-import { writeFileAtomically } from './files.js';
+import { readBoundedFile } from './files.js';
 import { type Range, RangeSet } from './ranges.js';
 import type { InputSpec } from './readers/index.js';
+import { VersionedFile } from './versioned-file.js';
 
 /**
  * The `--checkpoint` file. Records are numbered by ordinal: the position of each *valid* record in
  * the input, which is the same on every run over the same input. The file lists which ordinals were
- * delivered, failed or have an unknown outcome, and how far records were handed to the sender.
+ * delivered, failed or have an unknown outcome, and which were in batches on their way to the service.
  */
 interface CheckpointFile {
   version: 1;
@@ -18,14 +19,27 @@ interface CheckpointFile {
   /** Where the records were delivered: a checkpoint for one app says nothing about another. */
   target: CheckpointTarget;
   inputs: { name: string; size: number | undefined }[];
-  /** Every ordinal below this may have been sent: it is written before those records are handed over. */
-  handedOffThrough: number;
+  /**
+   * Ordinals of the batches in flight: each batch's ordinals are written here right before its
+   * request is sent, and leave when it settles. After a crash, these are the records that may have
+   * reached the service: at most `--concurrency` batches.
+   */
+  inFlight: Range[];
+  /** Older files: every ordinal below this may have been sent. Read, never written. */
+  handedOffThrough?: number;
   delivered: Range[];
   failed: Range[];
   unknown: Range[];
   complete: boolean;
   updatedAt: string;
 }
+
+/**
+ * The largest checkpoint file a run reads, in bytes. A checkpoint holds ranges of ordinals, about
+ * 16 bytes per range; 64 MiB is some four million ranges, far beyond what a run that alternates
+ * delivered and failed batches writes. A larger file is refused, not read.
+ */
+export const MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024;
 
 /** The app and data API a checkpoint delivers to. No credential: the file is not a secret. */
 export interface CheckpointTarget {
@@ -52,14 +66,20 @@ export type ResumeDecision = 'send' | 'skip-delivered' | 'skip-unknown';
 /**
  * The input fingerprint: a different file, changed content, another format or `--map`, or another
  * CLI version (whose validation could number records differently) all refuse the checkpoint.
+ * Rejects with an `AbortError` when `signal` fires.
  */
-export async function fingerprintInputs(inputs: InputSpec[], readingOptions: unknown): Promise<string> {
+export async function fingerprintInputs(
+  inputs: InputSpec[],
+  readingOptions: unknown,
+  signal?: AbortSignal,
+): Promise<string> {
   const hash = createHash('sha256');
   hash.update(JSON.stringify({ cli: VERSION, readingOptions, formats: inputs.map((input) => input.format) }));
   for (const input of inputs) {
     if (input.path === '-') throw new UsageError('--checkpoint needs files: stdin (-) cannot be read again to resume');
     hash.update('\0file\0');
-    for await (const chunk of createReadStream(input.path)) hash.update(chunk as Buffer);
+    // Abortable: hashing a large input takes seconds, and a signal must not wait for it.
+    for await (const chunk of createReadStream(input.path, { signal })) hash.update(chunk as Buffer);
   }
   return `sha256:${hash.digest('hex')}`;
 }
@@ -81,7 +101,7 @@ function isRangeList(value: unknown): boolean {
 
 /** What is wrong with the body of a checkpoint whose fingerprint matched, if anything. */
 function malformed(file: CheckpointFile): string | undefined {
-  for (const key of ['delivered', 'failed', 'unknown'] as const) {
+  for (const key of ['delivered', 'failed', 'unknown', 'inFlight'] as const) {
     if (file[key] !== undefined && !isRangeList(file[key])) return `"${key}" is not a list of [start, end] ranges`;
   }
   if (!isRangeList(file.delivered)) return '"delivered" is missing';
@@ -92,6 +112,21 @@ function malformed(file: CheckpointFile): string | undefined {
   return undefined;
 }
 
+/**
+ * Records an earlier run reserved for a request and never settled. Older files marked a prefix
+ * (`handedOffThrough`) instead of the batches in flight; both are honoured.
+ */
+function unsettledInFlight(previous: CheckpointFile | undefined): RangeSet {
+  if (previous === undefined) return new RangeSet();
+  const settled = new RangeSet(previous.delivered ?? [])
+    .union(new RangeSet(previous.failed ?? []))
+    .union(new RangeSet(previous.unknown ?? []));
+  const reserved = new RangeSet(previous.inFlight ?? []).union(
+    new RangeSet().complementUpTo(previous.handedOffThrough ?? 0),
+  );
+  return reserved.difference(settled);
+}
+
 export class Checkpoint {
   private delivered: RangeSet;
   private failed = new RangeSet();
@@ -99,25 +134,27 @@ export class Checkpoint {
   /** Unknown in an earlier run, and not to be resent: such records are skipped and listed as unknown. */
   private readonly carriedUnknown: RangeSet;
   private readonly previouslyDelivered: RangeSet;
-  private handedOffThrough = 0;
+  /** Records of batches whose request may be on its way and that have not settled. */
+  private inFlight = new RangeSet();
   private complete = false;
+  readonly #file: VersionedFile;
+  /** Something changed since the last version was taken. */
+  #changed = true;
 
   private constructor(
-    private readonly path: string,
+    path: string,
     private readonly fingerprint: string,
     private readonly target: CheckpointTarget,
     private readonly inputs: CheckpointFile['inputs'],
     previous: CheckpointFile | undefined,
     resendUnknown: boolean,
   ) {
+    this.#file = new VersionedFile(path, '--checkpoint', () => this.#serialize());
     this.previouslyDelivered = new RangeSet(previous?.delivered ?? []);
     this.delivered = new RangeSet(previous?.delivered ?? []);
-    // Records handed to the sender by a run that then died without settling them may have
-    // reached the service: they count as unknown, exactly like an ambiguous batch.
-    const settled = this.delivered
-      .union(new RangeSet(previous?.failed ?? []))
-      .union(new RangeSet(previous?.unknown ?? []));
-    const interrupted = settled.complementUpTo(previous?.handedOffThrough ?? 0);
+    // Records of batches in flight when a run died may have reached the service: they count as
+    // unknown, exactly like an ambiguous batch.
+    const interrupted = unsettledInFlight(previous);
     const unknownBefore = new RangeSet(previous?.unknown ?? []).union(interrupted);
     this.carriedUnknown = resendUnknown ? new RangeSet() : unknownBefore;
     this.unknown = resendUnknown ? new RangeSet() : unknownBefore;
@@ -134,13 +171,7 @@ export class Checkpoint {
   ): Checkpoint {
     const here = { appId: target.appId, baseUrl: normalizeBaseUrl(target.baseUrl) };
     let previous: CheckpointFile | undefined;
-    let text: string | undefined;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-        throw new UsageError(`--checkpoint ${path}: cannot read file`);
-    }
+    const text = readBoundedFile(path, MAX_CHECKPOINT_BYTES, '--checkpoint');
     if (text !== undefined) {
       try {
         previous = JSON.parse(text) as CheckpointFile;
@@ -165,9 +196,7 @@ export class Checkpoint {
       // A checkpoint whose records all failed (a 404 for a mistyped app) delivered nothing
       // anywhere: it may be reused for the right target.
       const mayHaveDelivered =
-        previous.delivered.length > 0 ||
-        (previous.unknown?.length ?? 0) > 0 ||
-        new RangeSet(previous.failed ?? []).complementUpTo(previous.handedOffThrough ?? 0).size() > 0;
+        previous.delivered.length > 0 || (previous.unknown?.length ?? 0) > 0 || unsettledInFlight(previous).size() > 0;
       if (mayHaveDelivered && (there?.appId !== here.appId || there.baseUrl !== here.baseUrl)) {
         const written = there === undefined ? 'an unrecorded app' : describeTarget(there);
         throw new UsageError(
@@ -179,6 +208,7 @@ export class Checkpoint {
     const checkpoint = new Checkpoint(path, fingerprint, here, described, previous, resendUnknown);
     // Written at once: an unwritable path is a usage error before anything is sent.
     checkpoint.save();
+    flushOnExit(checkpoint);
     return checkpoint;
   }
 
@@ -194,45 +224,94 @@ export class Checkpoint {
     return { delivered: this.previouslyDelivered.size(), unknown: this.carriedUnknown.size() };
   }
 
-  /** Called before records up to `ordinal` (exclusive) are handed to the sender; saves at once. */
-  handOffThrough(ordinal: number): void {
-    if (ordinal <= this.handedOffThrough) return;
-    this.handedOffThrough = ordinal;
-    this.save();
-  }
-
   /**
-   * The run ended without being killed, and every record handed over has settled: the mark becomes
-   * exactly what was handed over. The reservation made ahead of the sender (see `handOffThrough`)
-   * would otherwise turn records that were never sent into unknown ones on the next run.
+   * Called right before a batch's request is sent, with its ordinals; resolves once that is on the
+   * disk, so that a run killed from here on finds them on resume and reports them unknown instead of
+   * sending them twice. Other batches go on meanwhile, and reservations made while a write is under
+   * way share the next one.
    */
-  handedOffExactly(ordinal: number): void {
-    this.handedOffThrough = ordinal;
+  reserve(ordinals: readonly number[]): Promise<void> {
+    this.inFlight.addAll(ordinals);
+    this.#changed = true;
+    return this.#file.saveAndWait();
   }
 
+  /** A batch settled (`failed` also for records reserved and then never sent: send them again). */
   settle(status: 'sent' | 'failed' | 'unknown', ordinals: readonly number[]): void {
     const target = status === 'sent' ? this.delivered : status === 'failed' ? this.failed : this.unknown;
     target.addAll(ordinals);
+    this.inFlight.removeAll(ordinals);
+    this.#changed = true;
   }
 
   markComplete(): void {
     this.complete = true;
+    this.#changed = true;
   }
 
-  /** Writes atomically: a crash mid-write leaves the previous checkpoint, never half a file. */
+  /**
+   * Writes the checkpoint atomically and durably before returning: a crash, even of the machine,
+   * leaves this version or the previous one, never half a file. Records may be handed to the
+   * sender only once the version that reserves them is saved this way.
+   */
   save(): void {
-    const file: CheckpointFile = {
+    this.#file.saveNow();
+  }
+
+  /**
+   * Saves without holding up the run (see {@link VersionedFile.saveSoon}). For settled batches,
+   * whose records are already reserved: if the process dies before this lands, they count as
+   * unknown, like a batch in flight.
+   */
+  saveSoon(): void {
+    this.#file.saveSoon();
+  }
+
+  /** Saves at once if anything is newer than what is on the disk. */
+  flush(): void {
+    if (this.#changed || this.#file.pending) this.save();
+  }
+
+  #serialize(): string {
+    this.#changed = false;
+    return serialize({
       version: 1,
       fingerprint: this.fingerprint,
       target: this.target,
       inputs: this.inputs,
-      handedOffThrough: this.handedOffThrough,
+      inFlight: this.inFlight.ranges(),
       delivered: this.delivered.ranges(),
       failed: this.failed.ranges(),
       unknown: this.unknown.ranges(),
       complete: this.complete,
       updatedAt: new Date().toISOString(),
-    };
-    writeFileAtomically(this.path, `${JSON.stringify(file, null, 2)}\n`, '--checkpoint');
+    });
   }
+}
+
+const flushedOnExit = new Set<Checkpoint>();
+
+/**
+ * Whatever ends the process (an error, a signal handler's exit), the newest state reaches the disk,
+ * before the checkpoint's lock is released: prepended, this listener runs before the lock's.
+ */
+function flushOnExit(checkpoint: Checkpoint): void {
+  if (flushedOnExit.size === 0) {
+    process.prependListener('exit', () => {
+      for (const open of flushedOnExit) {
+        try {
+          open.flush();
+        } catch {
+          // the disk refused: the previous version stands, which only makes more records unknown
+        }
+      }
+    });
+  }
+  flushedOnExit.add(checkpoint);
+}
+
+/** One key per line, each range list on its line: readable, and a few bytes per range. */
+function serialize(file: CheckpointFile): string {
+  const lines = Object.entries(file).map(([key, value]) => `  ${JSON.stringify(key)}: ${JSON.stringify(value)}`);
+  return `{\n${lines.join(',\n')}\n}\n`;
 }

@@ -1,13 +1,114 @@
-import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  fsync as fsyncCallback,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  write as writeCallback,
+  writeSync,
+} from 'node:fs';
+import { open } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { UsageError } from './exit-codes.js';
 
+/** Every file the CLI writes is readable by its owner alone, whatever the umask. */
+export const FILE_MODE = 0o600;
+
 /**
- * A new file beside `target` with a random name, created exclusively (`wx`, mode 0600): it cannot
- * be a link planted in advance, and no other run writes to it. Renamed over `target` when done.
+ * Whether written files are flushed to the disk before they replace the old ones. Off only for the
+ * benchmark that measures what the flush costs; not a documented setting.
  */
-export function createTempBeside(target: string, option: string): { path: string; fd: number } {
+function fsyncEnabled(): boolean {
+  return process.env.PUSH_CHECKPOINT_FSYNC !== '0';
+}
+
+/** Short, file-name-safe tag of this machine: a temp file's pid means nothing on another host. */
+const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
+
+/** Temp files this process created and has not renamed or removed yet. */
+const liveTemps = new Set<string>();
+/** Directories and targets already swept for temp files of earlier runs. */
+const swept = new Set<string>();
+
+// A run that ends by `process.exit` (an error, a signal handler) leaves no temp file behind.
+// SIGKILL does: the next run removes those (see sweepStaleTemps).
+process.on('exit', () => {
+  for (const path of liveTemps) {
+    try {
+      unlinkSync(path);
+    } catch {
+      // already gone
+    }
+  }
+});
+
+function tempPattern(target: string): RegExp {
+  const name = basename(target).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^\\.${name}\\.(\\d+)\\.([0-9a-f]{8})\\.[0-9a-f]{12}\\.tmp$`);
+}
+
+/** Whether a process with this id runs on this machine (EPERM: it runs, as another user). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temp files that earlier runs on this machine left beside `target` when they were
+ * killed: those whose process is gone, and those carrying this process's own id that it did not
+ * create (a container often gives every run the same pid). A live run's temp file is left alone.
+ */
+function sweepStaleTemps(target: string): void {
+  if (swept.has(target)) return;
+  swept.add(target);
+  const pattern = tempPattern(target);
+  let names: string[];
+  try {
+    names = readdirSync(dirname(target));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const match = pattern.exec(name);
+    if (match === null || match[2] !== HOST_TAG) continue;
+    const path = join(dirname(target), name);
+    const pid = Number(match[1]);
+    const stale = pid === process.pid ? !liveTemps.has(path) : !isProcessAlive(pid);
+    if (!stale) continue;
+    try {
+      unlinkSync(path);
+    } catch {
+      // another run removed it first
+    }
+  }
+}
+
+export interface TempFile {
+  path: string;
+  fd: number;
+}
+
+/**
+ * A new file beside `target`, created exclusively (`wx`, so it cannot be a link planted in advance
+ * and no other run writes to it) and set to 0600. Its name carries this process's id and host, so
+ * that the next run can tell a killed run's leftover from a live run's file. Renamed over `target`
+ * when done, by {@link commitTemp}.
+ */
+export function createTempBeside(target: string, option: string): TempFile {
   let info: ReturnType<typeof statSync> | undefined;
   try {
     info = statSync(target);
@@ -15,28 +116,163 @@ export function createTempBeside(target: string, option: string): { path: string
     info = undefined;
   }
   if (info?.isDirectory()) throw new UsageError(`${option} ${target}: is a directory, not a file`);
-  const path = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  sweepStaleTemps(target);
+  const name = `.${basename(target)}.${process.pid}.${HOST_TAG}.${randomBytes(6).toString('hex')}.tmp`;
+  const path = join(dirname(target), name);
+  let fd: number;
   try {
-    return { path, fd: openSync(path, 'wx', 0o600) };
+    fd = openSync(path, 'wx', FILE_MODE);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     throw new UsageError(`${option} ${target}: cannot write there (${code})`);
   }
+  liveTemps.add(path);
+  try {
+    // The umask can only narrow the mode `open` was given; this makes it exactly 0600.
+    fchmodSync(fd, FILE_MODE);
+  } catch {
+    // a file system without modes (some Windows volumes)
+  }
+  return { path, fd };
 }
 
-/** Writes `text` to `target` atomically: a crash mid-write leaves the previous file, never half a file. */
+/** Flushes a directory entry change (a rename) to the disk, where the platform allows it. */
+function fsyncDirectory(directory: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(directory, 'r');
+    fsyncSync(fd);
+  } catch {
+    // Windows cannot open or flush a directory (EISDIR, EPERM, EINVAL): the rename is what it offers.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Makes a written temp file the new `target`: the data reaches the disk before the rename, and
+ * the rename before this returns, so a power loss leaves either the old file or the new one,
+ * never an empty one. The descriptor is closed here.
+ */
+export function commitTemp(temp: TempFile, target: string): void {
+  const sync = fsyncEnabled();
+  if (sync) fsyncSync(temp.fd);
+  closeSync(temp.fd);
+  renameSync(temp.path, target);
+  liveTemps.delete(temp.path);
+  if (sync) fsyncDirectory(dirname(target));
+}
+
+/** Closes and removes a temp file that will not be committed. */
+export function discardTemp(temp: TempFile): void {
+  try {
+    closeSync(temp.fd);
+  } catch {
+    // already closed
+  }
+  try {
+    unlinkSync(temp.path);
+  } catch {
+    // already renamed or gone
+  }
+  liveTemps.delete(temp.path);
+}
+
+/** Writes `text` to `target` atomically and durably: a crash mid-write leaves the previous file, never half a file. */
 export function writeFileAtomically(target: string, text: string, option: string): void {
   const temp = createTempBeside(target, option);
   try {
     writeSync(temp.fd, text);
+    commitTemp(temp, target);
+  } catch (error) {
+    discardTemp(temp);
+    throw error;
+  }
+}
+
+/**
+ * Reads a small file the CLI wrote earlier (a checkpoint, a lock) with a bound: opened without
+ * blocking (a FIFO put in its place must not hang the run), refused unless it is a regular file,
+ * and never read past `maxBytes` (a link to `/dev/zero` must not eat memory). Undefined when the
+ * file does not exist.
+ */
+export function readBoundedFile(path: string, maxBytes: number, option: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    throw new UsageError(`${option} ${path}: cannot read file (${code ?? 'error'})`);
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) throw new UsageError(`${option} ${path}: not a regular file`);
+    if (info.size > maxBytes) {
+      throw new UsageError(`${option} ${path}: ${info.size} bytes, more than the ${maxBytes} this file may hold`);
+    }
+    const buffer = Buffer.alloc(Math.min(maxBytes + 1, info.size + 1));
+    let length = 0;
+    while (length < buffer.length) {
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+    }
+    if (length > maxBytes || length > info.size) {
+      throw new UsageError(`${option} ${path}: the file grew while it was read; is another program writing it?`);
+    }
+    return buffer.toString('utf8', 0, length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const writeAsync = promisify(writeCallback);
+const fsyncAsync = promisify(fsyncCallback);
+
+/** {@link fsyncDirectory} off the main thread. */
+async function fsyncDirectoryAsync(directory: string): Promise<void> {
+  const handle = await open(directory, 'r').catch(() => undefined);
+  if (handle === undefined) return; // Windows: see fsyncDirectory
+  try {
+    await handle.sync();
+  } catch {
+    // as in fsyncDirectory
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * {@link writeFileAtomically} with the write and the flushes off the main thread, so that the
+ * run goes on while the disk works. `superseded` is asked, on the main thread, right before the
+ * rename: when a newer version has been written meanwhile, this one is dropped rather than renamed
+ * over it. Resolves to whether it was renamed into place.
+ */
+export async function writeFileAtomicallyInBackground(
+  target: string,
+  text: string,
+  option: string,
+  superseded: () => boolean,
+): Promise<boolean> {
+  const temp = createTempBeside(target, option);
+  try {
+    const data = Buffer.from(text);
+    let written = 0;
+    while (written < data.length) written += (await writeAsync(temp.fd, data, written)).bytesWritten;
+    const sync = fsyncEnabled();
+    if (sync) await fsyncAsync(temp.fd);
+    if (superseded()) {
+      discardTemp(temp);
+      return false;
+    }
     closeSync(temp.fd);
     renameSync(temp.path, target);
+    liveTemps.delete(temp.path);
+    if (sync) await fsyncDirectoryAsync(dirname(target));
+    return true;
   } catch (error) {
-    try {
-      unlinkSync(temp.path);
-    } catch {
-      // already renamed or gone
-    }
+    discardTemp(temp);
     throw error;
   }
 }

@@ -1,93 +1,16 @@
-import { Command, CommanderError } from 'commander';
-import { ConfigurationError, PushError, VERSION } from '../index.js';
-import { demoCommand } from './commands/demo.js';
-import { emulatorCommand } from './commands/emulator.js';
-import { tokenCommand } from './commands/token.js';
-import { ExitCode, UsageError } from './exit-codes.js';
-import { jsonError } from './failure.js';
-import { redactOptionValues } from './options.js';
-import { wasJsonReportWritten } from './output.js';
-import { financeCommand } from './publish/command.js';
-import { writeHumanLine, writeHumanRaw, writeJsonLine, writeStack } from './terminal-text.js';
-import { uploadCommand } from './upload/command.js';
-
 /**
- * The `push-api` program. Commander's own usage errors exit 2, like every other usage error, and
- * never echo an option's value (see {@link redactOptionValues}).
+ * The `push-api` entry point. Its first act is to install the signal handlers; only then does it
+ * load the program, whose modules (the SDK, commander, the readers) take a noticeable time to load:
+ * a SIGINT or SIGTERM during that time, or at any later moment, ends the run with exit 130 and
+ * under `--json` one JSON object, never by the signal.
  */
-export function buildProgram(argv: readonly string[] = process.argv): Command {
-  const program = new Command('push-api')
-    .description('push finance records and batch files to the Push API')
-    .version(VERSION)
-    .showHelpAfterError('(run with --help for usage)')
-    .addCommand(financeCommand())
-    .addCommand(uploadCommand())
-    .addCommand(tokenCommand())
-    .addCommand(emulatorCommand())
-    .addCommand(demoCommand());
-  const override = (command: Command): void => {
-    command.exitOverride();
-    // Commander quotes what was typed (an unknown option, an argument) and may be handed text from a
-    // glob or a script: its help and errors reach the terminal escaped, like every other line.
-    command.configureOutput({
-      writeOut: (text) => writeHumanRaw(process.stdout, text),
-      writeErr: (text) => writeHumanRaw(process.stderr, text),
-      outputError: (text, write) => write(redactOptionValues(text, argv)),
-    });
-    for (const sub of command.commands) override(sub);
-  };
-  override(program);
-  return program;
-}
+import { installInterrupts } from './interrupts.js';
 
-function exitCodeOf(error: unknown): number {
-  if (error instanceof CommanderError) {
-    return error.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
-  }
-  if (error instanceof UsageError || error instanceof ConfigurationError) return ExitCode.Usage;
-  return ExitCode.Stopped;
-}
+installInterrupts();
 
-/** One line per error; the stack only with --verbose. Errors of this package never hold a secret. */
-function report(error: unknown, verbose: boolean): void {
-  if (error instanceof CommanderError) return; // commander has already printed its message
-  const message = error instanceof Error ? error.message : String(error);
-  const known = error instanceof PushError || error instanceof UsageError;
-  const name = error instanceof PushError && !(error instanceof ConfigurationError) ? `${error.name}: ` : '';
-  writeHumanLine(process.stderr, `push-api: ${known ? name : 'unexpected error: '}${message}`);
-  if (verbose && error instanceof Error && error.stack) writeStack(process.stderr, error);
-}
-
-/**
- * Under `--json`, stdout carries exactly one JSON object whatever happens: a command that fails
- * before printing its report (a usage, configuration or token error) prints this one instead.
- */
-function reportJsonError(error: unknown, exitCode: number, argv: readonly string[]): void {
-  const commander = error instanceof CommanderError;
-  const name = commander ? 'UsageError' : error instanceof Error ? error.name : 'Error';
-  const raw = error instanceof Error ? error.message : String(error);
-  const message = commander
-    ? redactOptionValues(raw, argv)
-        .replace(/^error: /, '')
-        .split('\n')[0]
-    : raw;
-  const error_ = commander ? { name, message } : jsonError(error, message);
-  writeJsonLine(process.stdout, { ok: false, exitCode, error: { ...error_, name } });
-}
-
-export async function main(argv: string[]): Promise<number> {
-  try {
-    await buildProgram(argv).parseAsync(argv);
-    return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.Success;
-  } catch (error) {
-    report(error, argv.includes('--verbose'));
-    const exitCode = exitCodeOf(error);
-    const helpOrVersion = error instanceof CommanderError && error.exitCode === 0;
-    if (argv.includes('--json') && !helpOrVersion && !wasJsonReportWritten()) reportJsonError(error, exitCode, argv);
-    return exitCode;
-  }
-}
-
-const code = await main(process.argv);
+// A specifier the bundler leaves alone: the program is its own file, loaded after the handlers.
+const programPath = './program.js';
+const { run } = (await import(programPath)) as typeof import('./program.js');
+const code = await run(process.argv);
 // Exit explicitly: idle keep-alive sockets or a stdin left open must not keep a finished run alive.
 process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));

@@ -54,6 +54,12 @@ export class OriginTable {
     block.inputs[slot] = input;
   }
 
+  /** The ordinal of `index`, left in place; undefined when it was never added or is taken already. */
+  ordinalOf(index: number): number | undefined {
+    const ordinal = this.#blocks.get(Math.floor(index / BLOCK))?.ordinals[index % BLOCK] ?? -1;
+    return ordinal === -1 ? undefined : ordinal;
+  }
+
   /** Removes and returns the origin of `index`; undefined when it was never added or is taken already. */
   take(index: number): Origin | undefined {
     const key = Math.floor(index / BLOCK);

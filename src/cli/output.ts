@@ -19,6 +19,16 @@ export function wasJsonReportWritten(): boolean {
 }
 
 /**
+ * Takes the one `--json` report of the process: true once, for whoever prints it; false if a
+ * report is printed already (an interrupted run's object must not be followed by another one).
+ */
+export function claimJsonReport(): boolean {
+  if (jsonReportWritten) return false;
+  jsonReportWritten = true;
+  return true;
+}
+
+/**
  * Where each kind of text goes. Results (summary, token details) go to stdout, or to stderr under
  * `--json`; progress and log lines always go to stderr so that stdout stays clean for pipes.
  * Every human line passes through terminal-text.ts, which shows control characters escaped:
@@ -71,8 +81,7 @@ export class Output {
 
   /** The one JSON report of `--json`. */
   report(value: unknown): void {
-    if (!this.json) return;
-    jsonReportWritten = true;
+    if (!this.json || !claimJsonReport()) return;
     writeJsonLine(this.stdout, value);
   }
 

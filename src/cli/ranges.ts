@@ -8,9 +8,17 @@ export type Range = [number, number];
 export class RangeSet {
   private list: Range[];
 
-  constructor(ranges: Range[] = []) {
-    this.list = [];
-    for (const [start, end] of ranges) this.add(start, end);
+  /** Sorts and merges once: linear after the sort, whatever a (hostile) checkpoint file lists. */
+  constructor(ranges: readonly Range[] = []) {
+    const sorted = ranges.filter(([a, b]) => b > a).map(([a, b]): Range => [a, b]);
+    sorted.sort((x, y) => x[0] - y[0]);
+    const merged: Range[] = [];
+    for (const [a, b] of sorted) {
+      const last = merged.at(-1);
+      if (last !== undefined && a <= last[1]) last[1] = Math.max(last[1], b);
+      else merged.push([a, b]);
+    }
+    this.list = merged;
   }
 
   /** Adds `[start, end)`, merging with neighbours. */
@@ -39,18 +47,47 @@ export class RangeSet {
 
   /** Adds a list of ordinals, in runs. */
   addAll(ordinals: readonly number[]): void {
-    const sorted = [...ordinals].sort((x, y) => x - y);
-    let i = 0;
-    while (i < sorted.length) {
-      const start = sorted[i] as number;
-      let end = start + 1;
-      while (i + 1 < sorted.length && sorted[i + 1] === end) {
-        end++;
-        i++;
+    for (const [start, end] of runsOf(ordinals)) this.add(start, end);
+  }
+
+  /** Removes `[start, end)`, splitting a range that holds it. */
+  remove(start: number, end: number): void {
+    if (end <= start) return;
+    const kept: Range[] = [];
+    for (const [a, b] of this.list) {
+      if (b <= start || a >= end) kept.push([a, b]);
+      else {
+        if (a < start) kept.push([a, start]);
+        if (b > end) kept.push([end, b]);
       }
-      this.add(start, end);
-      i++;
     }
+    this.list = kept;
+  }
+
+  /** Removes a list of ordinals, in runs. */
+  removeAll(ordinals: readonly number[]): void {
+    for (const [start, end] of runsOf(ordinals)) this.remove(start, end);
+  }
+
+  /** This set minus `other`, in one pass over both. */
+  difference(other: RangeSet): RangeSet {
+    const out: Range[] = [];
+    const cut = other.list;
+    let j = 0;
+    for (const [a, b] of this.list) {
+      let start = a;
+      while (j < cut.length && (cut[j] as Range)[1] <= start) j++;
+      let k = j;
+      while (k < cut.length && (cut[k] as Range)[0] < b) {
+        const [c, d] = cut[k] as Range;
+        if (c > start) out.push([start, c]);
+        start = Math.max(start, d);
+        if (d >= b) break;
+        k++;
+      }
+      if (start < b) out.push([start, b]);
+    }
+    return new RangeSet(out);
   }
 
   has(ordinal: number): boolean {
@@ -80,9 +117,7 @@ export class RangeSet {
   }
 
   union(other: RangeSet): RangeSet {
-    const out = new RangeSet(this.list);
-    for (const [a, b] of other.ranges()) out.add(a, b);
-    return out;
+    return new RangeSet([...this.list, ...other.list]);
   }
 
   size(): number {
@@ -92,4 +127,22 @@ export class RangeSet {
   ranges(): Range[] {
     return this.list.map(([a, b]) => [a, b]);
   }
+}
+
+/** Ordinals as sorted runs of consecutive values, `[start, end)`. */
+function runsOf(ordinals: readonly number[]): Range[] {
+  const sorted = [...ordinals].sort((x, y) => x - y);
+  const runs: Range[] = [];
+  let i = 0;
+  while (i < sorted.length) {
+    const start = sorted[i] as number;
+    let end = start + 1;
+    while (i + 1 < sorted.length && (sorted[i + 1] as number) <= end) {
+      end = Math.max(end, (sorted[i + 1] as number) + 1);
+      i++;
+    }
+    runs.push([start, end]);
+    i++;
+  }
+  return runs;
 }

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
-import { createWriteStream, renameSync, type WriteStream } from 'node:fs';
-import { createTempBeside } from './files.js';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { commitTemp, createTempBeside, discardTemp, type TempFile } from './files.js';
 import type { RowIssue } from './readers/types.js';
 
 /**
@@ -47,7 +47,7 @@ export const INVALID_ROWS_SHOWN = 5;
  */
 export class RejectsWriter {
   #stream: WriteStream | undefined;
-  #temp: string | undefined;
+  #temp: TempFile | undefined;
   #failure: Error | undefined;
   readonly counts = { invalid: 0, failed: 0, unknown: 0 };
   /** The first invalid rows, for stderr when there is no rejects file. */
@@ -56,8 +56,9 @@ export class RejectsWriter {
   constructor(readonly path: string | undefined) {
     if (path === undefined) return;
     const temp = createTempBeside(path, '--rejects');
-    this.#temp = temp.path;
-    this.#stream = createWriteStream('', { fd: temp.fd });
+    this.#temp = temp;
+    // The descriptor stays open after the stream ends: it is flushed to the disk before the rename.
+    this.#stream = createWriteStream('', { fd: temp.fd, autoClose: false });
     this.#stream.on('error', (error) => {
       this.#failure = error;
     });
@@ -76,9 +77,15 @@ export class RejectsWriter {
     const stream = this.#stream;
     if (stream === undefined || this.path === undefined) return;
     this.#stream = undefined;
-    stream.end();
-    await once(stream, 'close');
-    if (this.#failure) throw this.#failure;
-    renameSync(this.#temp as string, this.path);
+    const temp = this.#temp as TempFile;
+    try {
+      stream.end();
+      if (!this.#failure) await once(stream, 'finish');
+      if (this.#failure) throw this.#failure;
+      commitTemp(temp, this.path);
+    } catch (error) {
+      discardTemp(temp);
+      throw error;
+    }
   }
 }

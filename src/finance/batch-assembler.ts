@@ -11,7 +11,7 @@ import type { Item } from './validate.js';
 
 export interface AssemblerOptions {
   /**
-   * Batches keep the input index of each record (someone wants them: `onBatchSettled`). Records
+   * Batches keep the input index of each record (someone wants them: `onBatchSending`, `onBatchSettled`). Records
    * are never kept once the body is built, so they die young: records held by every batch in
    * flight lived long enough to be promoted, and filled V8's old generation with garbage.
    */

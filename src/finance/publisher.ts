@@ -58,7 +58,7 @@ export class FinancePublisher {
    *   async iterable, `report` says what was already sent.
    * @throws {PublishAbortedError} the signal fired; `report` says what was sent. (A signal that had
    *   fired before the call rejects with a plain `AbortError`: nothing was read.)
-   * @throws {PublishInterruptedError} the input threw while being read, or `onBatchSettled` threw;
+   * @throws {PublishInterruptedError} the input threw while being read, or `onBatchSending` or `onBatchSettled` threw;
    *   `report` says what was sent, `cause` is the thrown error.
    * @throws {ConfigurationError} bad options or appId, before any request.
    *
@@ -120,7 +120,9 @@ export class FinancePublisher {
     const limit = options.rateBudget ?? new AdaptiveLimit({ max: settings.concurrency, adaptive: settings.adaptive });
     const run = new PublishRun(this.#ctx, url, report, limit, options, call);
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
-    const assembler = new BatchAssembler(limits, { keepIndexes: options.onBatchSettled !== undefined });
+    const assembler = new BatchAssembler(limits, {
+      keepIndexes: options.onBatchSettled !== undefined || options.onBatchSending !== undefined,
+    });
     const batches = new BatchSource(assembler, report, {
       maxBatchBytes: settings.maxBatchBytes,
       stopAtInvalid: settings.onInvalid === 'throw',

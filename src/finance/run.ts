@@ -60,7 +60,10 @@ export class PublishRun {
     private readonly url: URL,
     private readonly report: ReportBuilder,
     limit: RateBudget,
-    private readonly options: Pick<PublishOptions, 'onProgress' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'>,
+    private readonly options: Pick<
+      PublishOptions,
+      'onProgress' | 'onBatchSending' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'
+    >,
     private readonly call: CallSettings = { headers: {} },
   ) {
     this.limit = new GuardedBudget(limit, (error) => this.#stopBy(error));
@@ -120,7 +123,7 @@ export class PublishRun {
       const slot: Slot = { held: true };
       let outcome: Outcome;
       try {
-        if (this.shouldStop()) {
+        if (this.shouldStop() || !(await this.#announce(batch))) {
           this.dropUnsent(batch);
           return;
         }
@@ -135,6 +138,23 @@ export class PublishRun {
       }
       await this.#settle(batch, outcome);
     }
+  }
+
+  /**
+   * `onBatchSending`, awaited before the first request of the batch. False when it threw: the run
+   * stops as for a thrown `onBatchSettled`, and the batch, never sent, is dropped.
+   */
+  async #announce(batch: PendingBatch): Promise<boolean> {
+    const { onBatchSending } = this.options;
+    if (!onBatchSending) return true;
+    try {
+      await onBatchSending({ index: batch.index, recordCount: batch.recordCount, indexes: [...batch.indexes] });
+    } catch (error) {
+      this.#stop ??= { kind: 'thrown', error };
+      return false;
+    }
+    // The callback may have taken long enough for an abort or a stop to come in.
+    return !this.shouldStop();
   }
 
   /**

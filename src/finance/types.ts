@@ -37,6 +37,15 @@ export interface BatchReport {
   requestId?: string;
 }
 
+/** A batch about to be sent, as given to `onBatchSending`. */
+export interface SendingBatch {
+  /** The batch's index, as in the report's `batches` and in `onBatchSettled`. */
+  index: number;
+  recordCount: number;
+  /** Input index of each record, in the order sent (not contiguous when invalid records were skipped). */
+  indexes: number[];
+}
+
 /** A settled batch as given to `onBatchSettled`: the report entry plus its records, for checkpoints and rejects. */
 export interface SettledBatch extends BatchReport {
   /**
@@ -124,6 +133,18 @@ export interface PublishOptions extends RequestOptions {
    * @default undefined (no calls)
    */
   onBatchSettled?: ((batch: SettledBatch) => void | Promise<void>) | undefined;
+  /**
+   * Called once per batch right before its first request is sent, after it got its turn under
+   * `concurrency` and the rate budget; a returned promise is awaited before the request. Between
+   * this call and `onBatchSettled` the batch is in flight, so a process that records these calls
+   * durably (a checkpoint) knows, after a crash, exactly which records may have reached the
+   * service: never more than `concurrency` batches. If it throws (or rejects), the batch is not
+   * sent (it counts in `recordsNotRead`), reading stops, batches in flight settle, and `publish`
+   * rejects with `PublishInterruptedError`. A batch whose run is aborted or stopped while this
+   * callback runs is not sent either, and, like that one, gets no `onBatchSettled` call.
+   * @default undefined (no calls)
+   */
+  onBatchSending?: ((batch: SendingBatch) => void | Promise<void>) | undefined;
   /**
    * Stops reading input (even a read that is waiting for the input to yield), aborts requests in
    * flight, closes the input, and rejects with `PublishAbortedError`, which carries the report.

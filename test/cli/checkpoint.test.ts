@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../src/cli/checkpoint.js';
 import { UsageError } from '../../src/cli/exit-codes.js';
-import { RangeSet } from '../../src/cli/ranges.js';
+import { type Range, RangeSet } from '../../src/cli/ranges.js';
 import type { InputSpec } from '../../src/cli/readers/index.js';
 import { makeTempDir } from './helpers/run.js';
 
@@ -25,13 +25,54 @@ describe('RangeSet', () => {
     expect(set.has(5)).toBe(true);
     expect(set.has(6)).toBe(false);
   });
+
+  it('union, difference and removal agree with a plain set of ordinals, and leave their inputs unchanged', () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const randomRanges = (): Range[] =>
+      Array.from({ length: random(12) }, () => {
+        const start = random(80);
+        return [start, start + random(15)] as Range;
+      });
+    const members = (set: RangeSet) => [...Array(100).keys()].filter((i) => set.has(i));
+    for (let round = 0; round < 200; round++) {
+      const [x, y] = [randomRanges(), randomRanges()];
+      const a = new RangeSet(x);
+      const b = new RangeSet(y);
+      const before = [a.ranges(), b.ranges()];
+      const inA = new Set(members(a));
+      const inB = new Set(members(b));
+      expect(members(a.union(b))).toEqual([...Array(100).keys()].filter((i) => inA.has(i) || inB.has(i)));
+      expect(members(a.difference(b))).toEqual([...inA].filter((i) => !inB.has(i)));
+      expect([a.ranges(), b.ranges()]).toEqual(before);
+      const removed = [...inB].filter(() => random(2) === 0);
+      a.removeAll(removed);
+      expect(members(a)).toEqual([...inA].filter((i) => !removed.includes(i)));
+    }
+  });
+
+  it('removes ordinals by splitting ranges', () => {
+    const set = new RangeSet([[0, 10]]);
+    set.removeAll([3, 4, 9]);
+    expect(set.ranges()).toEqual([
+      [0, 3],
+      [5, 9],
+    ]);
+    expect(set.difference(new RangeSet([[0, 2]])).ranges()).toEqual([
+      [2, 3],
+      [5, 9],
+    ]);
+  });
 });
 
 describe('Checkpoint', () => {
-  it('skips delivered records on resume and treats handed-off but unsettled records as unknown', () => {
+  it('skips delivered records on resume and treats reserved but unsettled records as unknown', () => {
     const path = temp.path('cp.json');
     const first = Checkpoint.open(path, 'sha256:x', inputs, false, target);
-    first.handOffThrough(30);
+    first.reserve(Array.from({ length: 30 }, (_, i) => i));
     first.settle('sent', [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     first.settle('failed', [10, 11]);
     first.save();
@@ -46,7 +87,7 @@ describe('Checkpoint', () => {
   it('resends unknown records only with --resend-unknown', () => {
     const path = temp.path('cp.json');
     const first = Checkpoint.open(path, 'sha256:x', inputs, false, target);
-    first.handOffThrough(4);
+    first.reserve([0, 1, 2, 3]);
     first.settle('unknown', [0, 1, 2, 3]);
     first.save();
     expect(Checkpoint.open(path, 'sha256:x', inputs, true, target).decide(1)).toBe('send');
@@ -78,33 +119,55 @@ describe('Checkpoint', () => {
   it('lets a checkpoint that delivered nothing (every record failed) be reused for another app', () => {
     const path = temp.path('cp.json');
     const first = Checkpoint.open(path, 'sha256:x', inputs, false, { ...target, appId: 'typo' });
+    first.reserve([0, 1, 2]);
     first.settle('failed', [0, 1, 2]);
-    first.handedOffExactly(3);
     first.save();
     expect(Checkpoint.open(path, 'sha256:x', inputs, false, target).decide(0)).toBe('send');
   });
 
-  it('after a clean stop, treats only records really handed over as possibly sent', () => {
+  it('treats only the batches in flight at a kill as possibly sent, whatever order they settled in', () => {
     const path = temp.path('cp.json');
     const first = Checkpoint.open(path, 'sha256:x', inputs, false, target);
-    first.handOffThrough(40); // reserved ahead of the sender
-    first.settle('sent', [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    first.handedOffExactly(10);
+    // Three batches of 10 in flight; the second settles first, then the process dies.
+    first.reserve(Array.from({ length: 10 }, (_, i) => i));
+    first.reserve(Array.from({ length: 10 }, (_, i) => 10 + i));
+    first.reserve(Array.from({ length: 10 }, (_, i) => 20 + i));
+    first.settle(
+      'sent',
+      Array.from({ length: 10 }, (_, i) => 10 + i),
+    );
     first.save();
     const second = Checkpoint.open(path, 'sha256:x', inputs, false, target);
-    expect(second.decide(10)).toBe('send');
-    expect(second.carried()).toEqual({ delivered: 10, unknown: 0 });
+    expect(second.decide(5)).toBe('skip-unknown');
+    expect(second.decide(15)).toBe('skip-delivered');
+    expect(second.decide(25)).toBe('skip-unknown');
+    expect(second.decide(30)).toBe('send');
+    expect(second.carried()).toEqual({ delivered: 10, unknown: 20 });
+  });
+
+  it('still reads the handed-off mark of older checkpoint files', () => {
+    const path = temp.path('cp.json');
+    Checkpoint.open(path, 'sha256:x', inputs, false, target).save();
+    const file = JSON.parse(readFileSync(path, 'utf8'));
+    delete file.inFlight;
+    writeFileSync(path, JSON.stringify({ ...file, handedOffThrough: 20, delivered: [[0, 10]] }));
+    const resumed = Checkpoint.open(path, 'sha256:x', inputs, false, target);
+    expect(resumed.decide(12)).toBe('skip-unknown');
+    expect(resumed.carried()).toEqual({ delivered: 10, unknown: 10 });
   });
 
   it('writes the file atomically as JSON with the fingerprint', () => {
     const path = temp.path('cp.json');
     const checkpoint = Checkpoint.open(path, 'sha256:x', inputs, false, target);
-    checkpoint.handOffThrough(1000);
+    checkpoint.reserve([0, 1, 2, 7]);
     expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({
       version: 1,
       fingerprint: 'sha256:x',
       target: { appId: 'app-a', baseUrl: 'http://127.0.0.1:4010/' },
-      handedOffThrough: 1000,
+      inFlight: [
+        [0, 3],
+        [7, 8],
+      ],
     });
   });
 });

@@ -2,14 +2,16 @@
  * `push-api emulator`: serves the emulated push service over HTTP until interrupted, for trying
  * the SDK, the CLI or curl against something that behaves like the real service.
  */
-import { randomBytes } from 'node:crypto';
-import { accessSync, constants, statSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { accessSync, constants, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { FaultRule } from '../../testing/faults.js';
 import type { RunningEmulator, StartEmulatorOptions } from '../../testing/server.js';
 import { UsageError } from '../exit-codes.js';
+import { commitTemp, createTempBeside, discardTemp } from '../files.js';
+import { resolveOutputPath } from '../output-paths.js';
+import { claimStopSignal } from '../signals.js';
 import { writeHumanRaw } from '../terminal-text.js';
 import {
   collect,
@@ -88,16 +90,25 @@ export function parseRateLimit(value: string): { requests: number; windowMs: num
   return { requests: Number(match[1]), windowMs };
 }
 
-/** `--save` is written on stop: a path that cannot be written is refused at start, before anything is received. */
+/**
+ * `--save` is written on stop: a path that cannot be written, or that is not a regular file (a
+ * directory, a FIFO, a device, a link to one), is refused at start, before anything is received.
+ * Returns the path with links followed, which is where the file is written.
+ */
 export function parseSavePath(value: string): string {
-  const path = resolve(value);
-  if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) throw new InvalidArgumentError('is a directory');
+  let path: string;
+  try {
+    path = resolveOutputPath('--save', value).resolved;
+  } catch (error) {
+    if (error instanceof UsageError) throw new InvalidArgumentError(error.message.replace(/^--save \S+: /, ''));
+    throw error;
+  }
   try {
     accessSync(dirname(path), constants.W_OK);
   } catch {
     throw new InvalidArgumentError(`cannot write in ${dirname(path)}`);
   }
-  return value;
+  return path;
 }
 
 /** Quotes a value for a POSIX shell when it holds anything beyond plain URL and name characters. */
@@ -222,43 +233,32 @@ async function startOptions(flags: EmulatorFlags): Promise<StartEmulatorOptions>
 }
 
 /**
- * Writes the received records as JSON Lines: to a temporary file created exclusively next to the
- * target, then renamed, so that a crash never leaves half a file under the name asked for.
+ * Writes the received records as JSON Lines, 0600, to a temporary file created exclusively next to
+ * the target, then renamed, so that a crash never leaves half a file under the name asked for.
  */
 async function saveRecords(running: RunningEmulator, path: string): Promise<number> {
   const { recordLines } = await import('../../testing/inspection.js');
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const file = await open(temp, 'wx');
+  const temp = createTempBeside(path, '--save');
   let count = 0;
   try {
     for (const line of recordLines(running.mock)) {
-      await file.write(line);
+      writeSync(temp.fd, line);
       count++;
     }
-    await file.close();
-    await rename(temp, path);
+    commitTemp(temp, path);
   } catch (error) {
-    await file.close().catch(() => undefined);
-    await rm(temp, { force: true });
+    discardTemp(temp);
     throw error;
   }
   return count;
 }
 
 function untilStopped(signal: AbortSignal | undefined): Promise<void> {
+  // SIGINT and SIGTERM are claimed, so that the CLI lets the server stop and print what it received.
+  const stop = signal ?? claimStopSignal();
   return new Promise((resolve) => {
-    if (signal) {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
-      return;
-    }
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    if (stop.aborted) resolve();
+    else stop.addEventListener('abort', () => resolve(), { once: true });
   });
 }
 

@@ -1,13 +1,16 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { Checkpoint, fingerprintInputs } from '../checkpoint.js';
+import { acquireCheckpointLock, lockPathFor } from '../checkpoint-lock.js';
 import { addConnectionOptions, appOption, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
 import { ExitCode, exitCodeFor, UsageError } from '../exit-codes.js';
 import { describeStop, jsonError } from '../failure.js';
+import { installInterrupts } from '../interrupts.js';
 import { type CommonFlags, integerOption } from '../options.js';
 import { formatDuration, formatTable, Output } from '../output.js';
+import { checkOutputPaths, resolveOutputPath } from '../output-paths.js';
 import { createProgress, rate } from '../progress.js';
 import { parseColumnMap } from '../readers/convert.js';
-import { checkCsvHeaders, parseFormat, resolveInputs } from '../readers/index.js';
+import { checkCsvHeaders, type InputSpec, parseFormat, resolveInputs } from '../readers/index.js';
 import { InputError } from '../readers/types.js';
 import { RejectsWriter } from '../rejects.js';
 import { onInterrupt } from '../signals.js';
@@ -83,7 +86,6 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
     verbose: flags.verbose === true,
     quiet: flags.quiet === true,
   });
-  const appId = flags.app as string;
   const format = flags.format === undefined ? undefined : parseFormat(flags.format);
   const columnMap = parseColumnMap(flags.map);
   const inputs = await resolveInputs(files, format);
@@ -95,28 +97,67 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
   // A dry run delivers nothing, so it has nothing to checkpoint; accepting the flag would suggest otherwise.
   if (flags.dryRun && flags.checkpoint !== undefined)
     throw new UsageError('--checkpoint cannot be used with --dry-run');
+  const paths = outputPaths(inputs, flags);
   await checkCsvHeaders(inputs, columnMap, flags.delimiter);
+  // Taken before the token request and before the input is fingerprinted: a second run stops at once.
+  const lock = paths.checkpoint === undefined ? undefined : acquireCheckpointLock(paths.checkpoint);
+  try {
+    return await publishLocked(inputs, flags, output, columnMap, paths);
+  } finally {
+    lock?.release();
+  }
+}
+
+/**
+ * The files a run writes, resolved and checked before anything is sent: never an input, never each
+ * other (nor the checkpoint's lock), never a FIFO, device or directory.
+ */
+function outputPaths(inputs: InputSpec[], flags: PublishFlags): { rejects?: string; checkpoint?: string } {
+  const checkpoint = flags.checkpoint && resolveOutputPath('--checkpoint', flags.checkpoint).resolved;
+  const checked = checkOutputPaths(
+    inputs.map((input) => input.path),
+    [
+      { option: '--checkpoint', path: flags.checkpoint },
+      { option: '--checkpoint lock', path: checkpoint && lockPathFor(checkpoint) },
+      { option: '--rejects', path: flags.rejects },
+    ],
+  );
+  const find = (option: string) => checked.find((output) => output.option === option)?.resolved;
+  return { rejects: find('--rejects'), checkpoint: find('--checkpoint') };
+}
+
+async function publishLocked(
+  inputs: InputSpec[],
+  flags: PublishFlags,
+  output: Output,
+  columnMap: Map<string, string>,
+  paths: { rejects?: string; checkpoint?: string },
+): Promise<number> {
+  const appId = flags.app as string;
   const config = flags.dryRun ? undefined : await resolveConfig(flags);
   const client =
     config && (await createClient(config, { retryAmbiguous: flags.retryAmbiguous === true, verbose: flags.verbose }));
   let checkpoint: Checkpoint | undefined;
   if (flags.checkpoint !== undefined && config !== undefined) {
-    const fingerprint = await fingerprintInputs(inputs, { map: [...columnMap], delimiter: flags.delimiter });
-    checkpoint = Checkpoint.open(flags.checkpoint, fingerprint, inputs, flags.resendUnknown === true, {
+    const readingOptions = { map: [...columnMap], delimiter: flags.delimiter };
+    const fingerprint = await fingerprintInputs(inputs, readingOptions, installInterrupts().stop);
+    checkpoint = Checkpoint.open(paths.checkpoint as string, fingerprint, inputs, flags.resendUnknown === true, {
       appId,
       baseUrl: config.baseUrl,
     });
   }
-  const rejects = new RejectsWriter(flags.rejects);
+  // Claimed before the first file is written: from here on a signal stops the run in order, and
+  // the rejects file and the checkpoint say what happened. Until here it ends the run at once.
+  const signals = onInterrupt(
+    output,
+    'stopping: reading no more input; in-flight batches finish (Ctrl-C or SIGTERM again to abort them)',
+  );
+  const rejects = new RejectsWriter(paths.rejects);
   const totalBytes = inputs.every((input) => input.size !== undefined)
     ? inputs.reduce((sum, input) => sum + (input.size ?? 0), 0)
     : undefined;
   const started = Date.now();
   const progress = await createProgress(output, flags.dryRun ? 'validate' : 'publish', totalBytes);
-  const signals = onInterrupt(
-    output,
-    'stopping: reading no more input; in-flight batches finish (Ctrl-C again to abort them)',
-  );
   let result: PublishRunResult;
   try {
     result = await runPublish({
@@ -140,8 +181,13 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
   } finally {
     progress.stop();
     signals.dispose();
+    // Settled batches are saved in the background: on the disk before the lock is released.
+    checkpoint?.flush();
     await rejects.close();
   }
+  // A signal before the report makes the run interrupted, even one that came after the last batch:
+  // the exit code is 130 whatever moment the signal chose.
+  if (signals.stop.aborted) result.interrupted = true;
   const endpoints = { authUrl: config?.authUrl, baseUrl: config?.baseUrl, appId };
   return summarize(output, flags, result, rejects, checkpoint?.carried().delivered ?? 0, endpoints);
 }

@@ -8,7 +8,6 @@ import type { SettleSink } from './sink.js';
 export interface FeedOptions {
   inputs: InputSpec[];
   columnMap: Map<string, string>;
-  batchSize: number;
   checkpoint: Checkpoint | undefined;
   /** False for `--dry-run`: records are validated, never handed over. */
   sending: boolean;
@@ -46,7 +45,7 @@ async function* untilStopped<T>(rows: AsyncGenerator<T>, stop: AbortSignal): Asy
 /**
  * The record feed of a run: reads every input, converts and validates each row, numbers the valid
  * records (the ordinal, the checkpoint's numbering), decides with the checkpoint whether each is
- * sent, reserves the checkpoint ahead of the publisher, and hands the rest over. Invalid rows go to
+ * sent, and hands the rest over. Invalid rows go to
  * the sink at once. Rows are handed over in order, so the publisher's index of a record is simply
  * how many were handed over before it.
  */
@@ -72,7 +71,6 @@ export class RecordFeed {
   async *records(): AsyncGenerator<FinanceRecord> {
     const { inputs, checkpoint, stopReading } = this.options;
     let ordinal = 0;
-    let reservedThrough = 0;
     try {
       for (let inputIndex = 0; inputIndex < inputs.length; inputIndex++) {
         this.#inputIndex = inputIndex;
@@ -106,12 +104,8 @@ export class RecordFeed {
               continue;
             }
             if (!this.options.sending) continue;
-            if (checkpoint !== undefined && current >= reservedThrough) {
-              // Written before the publisher can see these records: after a crash, every record it
-              // might have sent is known, and a re-run treats the unsettled ones as unknown.
-              reservedThrough = current + this.options.batchSize;
-              checkpoint.handOffThrough(reservedThrough);
-            }
+            // Not reserved in the checkpoint here: the sink does it when the batch is about to be
+            // sent, so that rows read ahead and never sent are sent by the next run, not unknown.
             this.sink.handOver(this.handedOff++, current, inputIndex, row.line);
             yield result.record;
             // Ctrl-C stops reading at once, not at the end of the chunk.

@@ -53,7 +53,6 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
     {
       inputs: options.inputs,
       columnMap: options.columnMap,
-      batchSize: options.batchSize,
       checkpoint,
       sending: options.client !== undefined,
       stopReading: options.stopReading,
@@ -70,13 +69,13 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
       // Dry run: reading validates and writes rejects; nothing is sent.
     }
   } else {
-    let sinkFailed = false;
     try {
       await options.client.finance.publish(options.appId, feed.records(), {
         batchSize: options.batchSize,
         maxBatchBytes: options.maxBatchBytes,
         concurrency: options.concurrency,
         onInvalid: 'skip',
+        onBatchSending: sink.sending,
         onBatchSettled: sink.settle,
         signal: options.abort,
       });
@@ -84,11 +83,10 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
       if (error instanceof AbortError || options.abort.aborted) interrupted = true;
       else if (error instanceof PublishInterruptedError) {
         // The feed or the sink threw (a rejects file that cannot be written, say): the cause is what to report.
-        sinkFailed = true;
         stoppedBy = error.cause instanceof Error ? error.cause : error;
       } else stoppedBy = error instanceof Error ? error : new PushError(String(error));
     }
-    await sink.settleLeftovers(sinkFailed ? 'unknown' : 'not-read');
+    sink.settleLeftovers();
   }
   if (feed.inputError) stoppedBy ??= feed.inputError;
   if (options.stopReading.aborted && !feed.complete) interrupted = true;
@@ -100,8 +98,7 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
   }
   if (checkpoint) {
     // Every record handed over has settled by now (the leftovers as not sent): only a killed run
-    // leaves the reservation ahead of the sender in the file.
-    checkpoint.handedOffExactly(feed.handedOff);
+    // leaves batches in flight in the file.
     if (feed.complete && !interrupted && stoppedBy === undefined) checkpoint.markComplete();
     checkpoint.save();
   }

@@ -1,6 +1,6 @@
-import type { SettledBatch } from '../../index.js';
+import type { SendingBatch, SettledBatch } from '../../index.js';
 import type { Checkpoint } from '../checkpoint.js';
-import { OriginTable } from '../origins.js';
+import { type Origin, OriginTable } from '../origins.js';
 import type { RowIssue } from '../readers/types.js';
 import type { RejectsWriter } from '../rejects.js';
 import type { PublishCounts } from './counts.js';
@@ -9,7 +9,8 @@ import type { PublishCounts } from './counts.js';
  * Where every record of a run ends: the settle sink. It keeps the origin (file, line, ordinal) of
  * each record handed to the publisher until its batch settles, then writes the rejects, the
  * checkpoint and the counts. Records are keyed by the publisher's index, which is the order they
- * were handed over; the checkpoint's numbering (the ordinal) travels in the origin.
+ * were handed over; the checkpoint's numbering (the ordinal) travels in the origin. With a checkpoint,
+ * a batch's records are reserved in it right before its request is sent ({@link SettleSink.sending}).
  */
 export class SettleSink {
   readonly #origins = new OriginTable();
@@ -47,24 +48,29 @@ export class SettleSink {
     await this.rejects.write({ file, line, kind: 'unknown', reasons: [{ field: '', message }], record });
   }
 
-  /** The publisher's `onBatchSettled`. */
-  readonly settle = async (batch: SettledBatch): Promise<void> => {
+  /**
+   * The publisher's `onBatchSending`: the batch's records go into the checkpoint before its request
+   * leaves, so a run killed from now until it settles reports exactly these as unknown.
+   */
+  readonly sending = (batch: SendingBatch): Promise<void> | undefined => {
+    if (this.checkpoint === undefined) return undefined;
     const ordinals: number[] = [];
-    const message = batch.error?.message ?? (batch.status === 'unknown' ? 'outcome unknown' : 'not sent');
+    for (const index of batch.indexes) {
+      const ordinal = this.#origins.ordinalOf(index);
+      if (ordinal !== undefined) ordinals.push(ordinal);
+    }
+    return this.checkpoint.reserve(ordinals);
+  };
+
+  /**
+   * The publisher's `onBatchSettled`. The counts and the checkpoint take the batch's outcome before
+   * the rejects file is written: if writing it fails, the run stops, and the outcome is still known.
+   */
+  readonly settle = async (batch: SettledBatch): Promise<void> => {
+    const origins: { origin: Origin; position: number }[] = [];
     for (let i = 0; i < batch.indexes.length; i++) {
       const origin = this.#origins.take(batch.indexes[i] as number);
-      if (origin === undefined) continue;
-      ordinals.push(origin.ordinal);
-      if (batch.status === 'sent') continue;
-      await this.rejects.write({
-        file: this.#names[origin.input] as string,
-        line: origin.line,
-        kind: batch.status,
-        reasons: [{ field: '', message }],
-        batch: batch.index,
-        ...(batch.requestId !== undefined && { requestId: batch.requestId }),
-        record: batch.records[i] as Record<string, unknown> | undefined,
-      });
+      if (origin !== undefined) origins.push({ origin, position: i });
     }
     const counts = this.counts;
     const n = batch.recordCount;
@@ -78,34 +84,39 @@ export class SettleSink {
       counts.recordsUnknown += n;
       counts.batchesUnknown++;
     }
-    this.checkpoint?.settle(batch.status, ordinals);
-    this.checkpoint?.save();
+    this.checkpoint?.settle(
+      batch.status,
+      origins.map(({ origin }) => origin.ordinal),
+    );
+    this.checkpoint?.saveSoon();
     this.onChange();
+    if (batch.status === 'sent') return;
+    const message = batch.error?.message ?? (batch.status === 'unknown' ? 'outcome unknown' : 'not sent');
+    for (const { origin, position } of origins) {
+      await this.rejects.write({
+        file: this.#names[origin.input] as string,
+        line: origin.line,
+        kind: batch.status,
+        reasons: [{ field: '', message }],
+        batch: batch.index,
+        ...(batch.requestId !== undefined && { requestId: batch.requestId }),
+        record: batch.records[position] as Record<string, unknown> | undefined,
+      });
+    }
   };
 
   /**
    * Records handed over whose batch never settled once the publisher has returned. The publisher
-   * settles every batch it sent, so these were never sent (`not-read`: the checkpoint sends them
-   * again), unless this sink itself failed part-way through a batch (`unknown`: never resent silently).
+   * settles every batch it sent (and `settle` records a batch's outcome before anything in it can
+   * fail), so these were never sent: they count as not read, and the checkpoint sends them again.
    */
-  async settleLeftovers(as: 'not-read' | 'unknown'): Promise<void> {
+  settleLeftovers(): void {
     const ordinals: number[] = [];
     for (const origin of this.#origins.takeAll()) {
       ordinals.push(origin.ordinal);
-      if (as === 'not-read') {
-        this.counts.recordsNotRead++;
-        continue;
-      }
-      this.counts.recordsUnknown++;
-      const message = 'not settled by the publisher; outcome unknown';
-      await this.rejects.write({
-        file: this.#names[origin.input] as string,
-        line: origin.line,
-        kind: 'unknown',
-        reasons: [{ field: '', message }],
-      });
+      this.counts.recordsNotRead++;
     }
     // Not sent: "failed" in the checkpoint means "send again", exactly what the next run must do.
-    this.checkpoint?.settle(as === 'not-read' ? 'failed' : 'unknown', ordinals);
+    this.checkpoint?.settle('failed', ordinals);
   }
 }

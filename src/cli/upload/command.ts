@@ -90,7 +90,7 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
   );
   const signals = onInterrupt(
     output,
-    'stopping: starting no more files; uploads in flight finish (Ctrl-C again to abort them)',
+    'stopping: starting no more files; uploads in flight finish (Ctrl-C or SIGTERM again to abort them)',
   );
   let report: UploadReport;
   let stoppedBy: unknown;
@@ -114,10 +114,15 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
     progress.stop();
     signals.dispose();
   }
-  const interrupted =
-    signals.stop.aborted &&
-    (stoppedBy instanceof AbortError || (stoppedBy as Error | undefined)?.cause instanceof StopStarting);
-  const stopped = stoppedBy !== undefined && !interrupted;
+  // A signal before the report makes the run interrupted, even one that came after the last file
+  // started: the exit code is 130 whatever moment the signal chose.
+  const interrupted = signals.stop.aborted;
+  const stopped =
+    stoppedBy !== undefined &&
+    !(
+      interrupted &&
+      (stoppedBy instanceof AbortError || (stoppedBy as Error | undefined)?.cause instanceof StopStarting)
+    );
   const cause = stopped ? describeStop(stoppedBy, { ...config, appId }) : undefined;
   if (stopped) output.error(cause as string, stoppedBy);
 

@@ -55,7 +55,11 @@ export async function buildCli(): Promise<string> {
     await build({
       config: false,
       // The SDK beside the CLI, which imports it as ../index.js, as in the package.
-      entry: { index: join(ROOT, 'src/index.ts'), 'cli/main': join(ROOT, 'src/cli/main.ts') },
+      entry: {
+        index: join(ROOT, 'src/index.ts'),
+        'cli/main': join(ROOT, 'src/cli/main.ts'),
+        'cli/program': join(ROOT, 'src/cli/program.ts'),
+      },
       format: ['esm'],
       outDir: tmp,
       target: 'node20',

@@ -1,0 +1,209 @@
+import { randomBytes } from 'node:crypto';
+import { linkSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { UsageError } from './exit-codes.js';
+import { createTempBeside, discardTemp, isProcessAlive, readBoundedFile } from './files.js';
+
+/** A lock file is a few dozen bytes; anything larger is not one of ours. */
+const MAX_LOCK_BYTES = 4096;
+/** Rounds of "another run changed the lock first"; each round is a few system calls, or a 5 ms pause. */
+const MAX_ATTEMPTS = 20;
+
+/** Who holds a checkpoint: written into the lock file, shown to a second run. */
+interface LockHolder {
+  pid: number;
+  host: string;
+  since: string;
+  /** Tells this holder's lock file from a later one at the same path. */
+  token: string;
+}
+
+export interface CheckpointLock {
+  /** The lock file: the checkpoint's path with `.lock` appended. */
+  readonly path: string;
+  /** Removes the lock file if it is still this run's. Safe to call more than once. */
+  release(): void;
+}
+
+/** The lock file that guards a checkpoint file. */
+export function lockPathFor(checkpointPath: string): string {
+  return `${checkpointPath}.lock`;
+}
+
+function readHolder(path: string): LockHolder | 'missing' | 'unreadable' {
+  let text: string | undefined;
+  try {
+    text = readBoundedFile(path, MAX_LOCK_BYTES, '--checkpoint lock');
+  } catch {
+    return 'unreadable';
+  }
+  if (text === undefined) return 'missing';
+  try {
+    const value = JSON.parse(text) as Partial<LockHolder>;
+    if (
+      Number.isSafeInteger(value.pid) &&
+      typeof value.host === 'string' &&
+      typeof value.since === 'string' &&
+      typeof value.token === 'string'
+    ) {
+      return value as LockHolder;
+    }
+  } catch {
+    // not JSON
+  }
+  return 'unreadable';
+}
+
+function describe(holder: LockHolder): string {
+  return `pid ${holder.pid} on ${holder.host}, since ${holder.since}`;
+}
+
+/**
+ * A lock is stale when its holder ran on this machine and is gone. The holder's own pid counts as
+ * gone: this process has not taken the lock yet, so a file naming it was left by an earlier run
+ * that had the same pid (containers often give every run the same one).
+ */
+function isStale(holder: LockHolder): boolean {
+  if (holder.host !== hostname()) return false;
+  return holder.pid === process.pid || !isProcessAlive(holder.pid);
+}
+
+/**
+ * Takes the lock of a checkpoint so that one run at a time uses it: two runs sharing a checkpoint
+ * would each send what the file says is not delivered yet, storing records twice.
+ *
+ * The lock file is written whole under a temporary name, then hard-linked to its name: the link
+ * fails if the name exists, so exactly one run gets it, and a lock file is never seen half
+ * written. A lock left by a dead process on this machine is taken over through a second lock, the
+ * takeover claim, taken the same way: only the claim's holder may replace the lock, and only after
+ * reading it again and finding the same dead holder, so two runs never both take over one lock.
+ * A lock from another machine is never taken over: the message says how to remove it. Released
+ * by {@link CheckpointLock.release}, and on process exit.
+ */
+export function acquireCheckpointLock(checkpointPath: string): CheckpointLock {
+  const path = lockPathFor(checkpointPath);
+  const me: LockHolder = {
+    pid: process.pid,
+    host: hostname(),
+    since: new Date().toISOString(),
+    token: randomBytes(12).toString('hex'),
+  };
+  const candidate = createTempBeside(path, '--checkpoint');
+  try {
+    writeSync(candidate.fd, `${JSON.stringify(me)}\n`);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      if (linkExclusive(candidate.path, path, checkpointPath)) return held(path, me.token);
+      const holder = readHolder(path);
+      if (holder === 'missing') continue; // released in between: try again
+      if (holder === 'unreadable') {
+        throw new UsageError(
+          `--checkpoint ${checkpointPath} is locked by ${path}, which is not a lock file this version can read; ` +
+            'if no other push-api run uses this checkpoint, delete the lock file',
+        );
+      }
+      if (!isStale(holder)) {
+        const remedy =
+          holder.host === hostname()
+            ? 'wait for it to end'
+            : `wait for it to end; if it is no longer running on ${holder.host}, delete ${path}`;
+        throw new UsageError(
+          `--checkpoint ${checkpointPath} is in use by another push-api run (${describe(holder)}); ${remedy}`,
+        );
+      }
+      if (takeOverStale(path, holder, candidate.path, checkpointPath)) return held(path, me.token);
+    }
+    throw new UsageError(
+      `--checkpoint ${checkpointPath}: other runs keep taking the lock ${path}; try again, and if this repeats ` +
+        `while no push-api run uses this checkpoint, delete ${path} and ${path}.takeover`,
+    );
+  } finally {
+    discardTemp(candidate);
+  }
+}
+
+/** Links `from` to `to` unless `to` exists; any other failure is a usage error. */
+function linkExclusive(from: string, to: string, checkpointPath: string): boolean {
+  try {
+    linkSync(from, to);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    throw new UsageError(`--checkpoint ${checkpointPath}: cannot create the lock file ${to} (${code ?? 'error'})`);
+  }
+}
+
+/**
+ * Replaces a dead holder's lock with ours (`candidate`, which holds our identity) under the
+ * takeover claim. False when another run holds the claim or the lock changed: the caller looks again.
+ */
+function takeOverStale(path: string, stale: LockHolder, candidate: string, checkpointPath: string): boolean {
+  const claim = `${path}.takeover`;
+  if (!linkExclusive(candidate, claim, checkpointPath)) {
+    const claimant = readHolder(claim);
+    // A claim is held for a few system calls; one left by a run killed in between is removed.
+    if (typeof claimant === 'object' && isStale(claimant)) removeIfStill(claim, claimant.token);
+    else pause(5);
+    return false;
+  }
+  const ours = readHolder(claim);
+  try {
+    const current = readHolder(path);
+    if (typeof current !== 'object' || current.token !== stale.token) return false;
+    renameSync(candidate, path);
+    return true;
+  } finally {
+    // Never remove a claim that is no longer ours (removed as stale, and taken by another run).
+    if (typeof ours === 'object') removeIfStill(claim, ours.token);
+  }
+}
+
+/**
+ * Removes the file at `path` if it still holds `token`: moved aside by rename (one mover per
+ * file), checked, and put back if what was moved is another run's file taken in between.
+ */
+function removeIfStill(path: string, token: string): void {
+  const aside = `${path}.${process.pid}-${randomBytes(6).toString('hex')}`;
+  try {
+    renameSync(path, aside);
+  } catch {
+    return; // another run moved or removed it first
+  }
+  const moved = readHolder(aside);
+  if (typeof moved === 'object' && moved.token !== token) {
+    try {
+      linkSync(aside, path);
+    } catch {
+      // Another run took the name in the instant between: its file stands.
+    }
+  }
+  try {
+    unlinkSync(aside);
+  } catch {
+    // gone already
+  }
+}
+
+/** Blocks for a few milliseconds: acquiring the lock is synchronous, and short. */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function held(path: string, token: string): CheckpointLock {
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    process.off('exit', release);
+    const holder = readHolder(path);
+    // Never remove a lock that is no longer ours (deleted by hand and taken by another run).
+    if (holder === 'missing' || holder === 'unreadable' || holder.token !== token) return;
+    try {
+      unlinkSync(path);
+    } catch {
+      // removed by hand
+    }
+  };
+  process.on('exit', release);
+  return { path, release };
+}

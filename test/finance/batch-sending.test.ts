@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { PublishAbortedError, PublishInterruptedError } from '../../src/errors.js';
+import type { SendingBatch } from '../../src/finance/types.js';
+import { expectAccounted, makeRecords, mockWithClient, toAsync } from './helpers.js';
+
+describe('onBatchSending', () => {
+  it('is called once per batch, with its input indexes, before the service has stored it', async () => {
+    const { mock, client } = mockWithClient();
+    const announced: SendingBatch[] = [];
+    const storedWhenAnnounced: number[] = [];
+    const report = await client.finance.publish(mock.appId, toAsync(makeRecords(25)), {
+      batchSize: 10,
+      concurrency: 1,
+      onBatchSending: (batch) => {
+        announced.push(batch);
+        storedWhenAnnounced.push(mock.state.recordCount(mock.appId));
+      },
+    });
+    expect(report.recordsSent).toBe(25);
+    expect(announced.map((batch) => [batch.index, batch.recordCount])).toEqual([
+      [0, 10],
+      [1, 10],
+      [2, 5],
+    ]);
+    expect(announced[2]?.indexes).toEqual([20, 21, 22, 23, 24]);
+    expect(storedWhenAnnounced).toEqual([0, 10, 20]);
+  });
+
+  it('never has more than `concurrency` batches announced and unsettled, however far the input is read', async () => {
+    const { mock, client } = mockWithClient();
+    mock.faults.add({ match: { operation: 'finance' }, times: 6, delayMs: 30 });
+    let inFlight = 0;
+    let most = 0;
+    const report = await client.finance.publish(mock.appId, toAsync(makeRecords(200)), {
+      batchSize: 10,
+      concurrency: 3,
+      onBatchSending: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        inFlight++;
+        most = Math.max(most, inFlight);
+      },
+      onBatchSettled: () => {
+        inFlight--;
+      },
+    });
+    expect(report.recordsSent).toBe(200);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(3);
+    expect(inFlight).toBe(0);
+  });
+
+  it('an abort while it runs: that batch is not sent, gets no onBatchSettled, and counts as not read', async () => {
+    const { mock, client } = mockWithClient();
+    const controller = new AbortController();
+    const settled: number[] = [];
+    const error = await client.finance
+      .publish(mock.appId, makeRecords(50), {
+        batchSize: 10,
+        concurrency: 1,
+        signal: controller.signal,
+        onBatchSending: (batch) => {
+          if (batch.index === 2) controller.abort();
+        },
+        onBatchSettled: (batch) => {
+          settled.push(batch.index);
+        },
+      })
+      .then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+    expect(error).toBeInstanceOf(PublishAbortedError);
+    const { report } = error as PublishAbortedError;
+    expect(settled).toEqual([0, 1]);
+    expect(mock.state.recordCount(mock.appId)).toBe(20);
+    expect(report.recordsSent).toBe(20);
+    expect(report.recordsNotRead).toBe(30);
+    expectAccounted(report, 50);
+  });
+
+  it('a throw stops the run: that batch is not sent and counts as not read', async () => {
+    const { mock, client } = mockWithClient();
+    const failure = new Error('checkpoint disk full');
+    let calls = 0;
+    const error = await client.finance
+      .publish(mock.appId, makeRecords(50), {
+        batchSize: 10,
+        concurrency: 1,
+        onBatchSending: () => {
+          calls++;
+          if (calls === 2) throw failure;
+        },
+      })
+      .then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+    expect(error).toBeInstanceOf(PublishInterruptedError);
+    expect((error as PublishInterruptedError).cause).toBe(failure);
+    const { report } = error as PublishInterruptedError;
+    expect(report.recordsSent).toBe(10);
+    expect(mock.state.recordCount(mock.appId)).toBe(10);
+    expect(report.batches).toHaveLength(1);
+    expectAccounted(report, 50);
+  });
+});

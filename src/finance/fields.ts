@@ -167,8 +167,33 @@ export type FieldName = keyof Fields;
 /** The names of the fields, in the order they are sent. */
 export const FIELD_NAMES = Object.keys(FINANCE_FIELDS) as readonly FieldName[];
 
-/** The fields a record cannot do without (a CSV header must have a column for each). */
+/** The fields a record cannot do without. */
 export const REQUIRED_FIELD_NAMES: readonly FieldName[] = FIELD_NAMES.filter((name) => FINANCE_FIELDS[name].required);
+
+/** One field of the finance record, as {@link financeRecordFields} lists it. */
+export interface FinanceRecordField {
+  readonly name: keyof FinanceRecordInput;
+  /** A record without this field is refused. */
+  readonly required: boolean;
+}
+
+/**
+ * The fields of a finance record, in the order they are sent, each with whether a record needs
+ * it: for a CSV template, a column mapping or a form. The rules of each field are those of
+ * `checkFinanceRecord` and `financeRecordSchema`.
+ *
+ * @example
+ * ```ts
+ * import { financeRecordFields } from 'push-api-client';
+ *
+ * const template = financeRecordFields.map((field) => field.name).join(','); // a CSV header
+ * declare const columns: readonly string[];
+ * const missing = financeRecordFields.filter((field) => field.required && !columns.includes(field.name));
+ * ```
+ */
+export const financeRecordFields: readonly FinanceRecordField[] = Object.freeze(
+  FIELD_NAMES.map((name) => Object.freeze({ name, required: FINANCE_FIELDS[name].required })),
+);
 
 /** The table entry of `name`, for a name read from input (any string). */
 export function fieldNamed(name: string): FieldSpec | undefined {

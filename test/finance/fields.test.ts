@@ -5,9 +5,11 @@
  * the client uses, so that adding a field to the table is shown to be the only edit needed.
  */
 import fc from 'fast-check';
+import { financeRecordFields } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { z as zm } from 'zod/mini';
+import { headerToFields } from '../../src/cli/readers/csv.js';
 import { compiledFastCheck, type FastCheck, interpretedFastCheck } from '../../src/finance/fast-check.js';
 import {
   FIELD_NAMES,
@@ -114,6 +116,24 @@ describe('the table of fields', () => {
       expect(optional, name).toBe(!FINANCE_FIELDS[name].required);
     }
     expect(REQUIRED_FIELD_NAMES).toEqual(FIELD_NAMES.filter((name) => FINANCE_FIELDS[name].required));
+  });
+
+  it('is listed publicly, name and required, in the order sent', () => {
+    expect(financeRecordFields.map((field) => [field.name, field.required])).toEqual(
+      FIELD_NAMES.map((name) => [name, FINANCE_FIELDS[name].required]),
+    );
+    expect(Object.isFrozen(financeRecordFields) && financeRecordFields.every(Object.isFrozen)).toBe(true);
+  });
+
+  it('gives the CLI its required CSV columns: a header without any one of them is refused, naming it', () => {
+    const columns = new Map<string, string>();
+    expect(headerToFields('in.csv', columns, [...REQUIRED_FIELD_NAMES], true)).toEqual(REQUIRED_FIELD_NAMES);
+    for (const name of REQUIRED_FIELD_NAMES) {
+      const header = REQUIRED_FIELD_NAMES.filter((other) => other !== name);
+      expect(() => headerToFields('in.csv', columns, header, true), name).toThrow(
+        `the header has no column for ${name} (`,
+      );
+    }
   });
 
   it('gives the record types their keys (checked by the type checker)', () => {

@@ -1,4 +1,5 @@
 import { CsvError } from 'csv-parse';
+import { financeRecordFields } from '../../index.js';
 import { convertCsvRow, PROTO_COLUMN_KEY } from './convert.js';
 import { ResyncingCsvParser } from './csv-resync.js';
 import { decodeUtf8, InputError, MAX_ROW_BYTES, type RowIssue, type SourceRow } from './types.js';
@@ -13,7 +14,7 @@ export interface CsvReadOptions {
 }
 
 /** Fields every finance record needs: a header that cannot fill them is refused before anything is sent. */
-export const REQUIRED_FIELDS = ['created', 'amount', 'currency', 'identifier', 'type', 'vendor'] as const;
+export const REQUIRED_FIELDS = financeRecordFields.filter((field) => field.required).map((field) => field.name);
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 

@@ -227,22 +227,27 @@ type WireOf<F> = F extends { kind: 'time' } ? number : InputOf<F>;
 type RequiredName = { [K in FieldName]: Fields[K]['required'] extends true ? K : never }[FieldName];
 type OptionalName = Exclude<FieldName, RequiredName>;
 
-/** One object type from an intersection, so that editors show the fields rather than the mapped types. */
-type Flat<T> = { [K in keyof T]: T[K] };
+/** The record's fields as users write them, required then optional. */
+type InputFields = { -readonly [K in keyof Fields as K extends RequiredName ? K : never]: InputOf<Fields[K]> } & {
+  -readonly [K in keyof Fields as K extends OptionalName ? K : never]?: InputOf<Fields[K]> | undefined;
+};
+
+/** The record's fields as they are sent, required then optional. */
+type WireFields = { -readonly [K in keyof Fields as K extends RequiredName ? K : never]: WireOf<Fields[K]> } & {
+  -readonly [K in keyof Fields as K extends OptionalName ? K : never]?: WireOf<Fields[K]> | undefined;
+};
 
 /**
  * A finance record as accepted by `publish` (SPEC.md, "Finance record"): `created` may be Unix
  * milliseconds, a Date or an ISO-8601 string. Exactly `z.input` of the schema (a type test checks it).
+ * Derived from the table of fields (shown here field by field).
+ * @interface
  */
-export type FinanceRecordInput = Flat<
-  { -readonly [K in keyof Fields as K extends RequiredName ? K : never]: InputOf<Fields[K]> } & {
-    -readonly [K in keyof Fields as K extends OptionalName ? K : never]?: InputOf<Fields[K]> | undefined;
-  }
->;
+export type FinanceRecordInput = { [K in keyof InputFields]: InputFields[K] };
 
-/** A finance record as sent on the wire: `created` is Unix milliseconds. Exactly `z.output` of the schema. */
-export type FinanceRecord = Flat<
-  { -readonly [K in keyof Fields as K extends RequiredName ? K : never]: WireOf<Fields[K]> } & {
-    -readonly [K in keyof Fields as K extends OptionalName ? K : never]?: WireOf<Fields[K]> | undefined;
-  }
->;
+/**
+ * A finance record as sent on the wire: `created` is Unix milliseconds. Exactly `z.output` of the
+ * schema. Derived from the table of fields (shown here field by field).
+ * @interface
+ */
+export type FinanceRecord = { [K in keyof WireFields]: WireFields[K] };

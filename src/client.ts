@@ -12,6 +12,7 @@ import { FetchHttpClient } from './http/http-client.js';
 import { consoleLogger, filterLogger, LOG_LEVELS, type LogLevel, safeLogger, silentLogger } from './http/logger.js';
 import type { Logger } from './http/types.js';
 import { assertSecureUrl, isSecureUrl, parseUrlOption } from './http/url-guard.js';
+import { trimTrailingSlashes } from './internal/trim.js';
 import { runtimeProduct } from './runtime.js';
 import { Uploader } from './uploads/uploader.js';
 import { VERSION } from './version.js';
@@ -249,7 +250,7 @@ function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientS
         `PushClient: scopeBase is required when scopes is not given; pass the scopeBase option, set ${ENV_VARS.scopeBase}, or pass scopes`,
       );
     }
-    scopes = [scopeBase.replace(/\/+$/, '') + DEFAULTS.scopeSuffix];
+    scopes = [trimTrailingSlashes(scopeBase) + DEFAULTS.scopeSuffix];
   }
   const method = options.tokenAuthMethod ?? DEFAULTS.tokenAuthMethod;
   if (method !== 'client_secret_post' && method !== 'client_secret_basic') {

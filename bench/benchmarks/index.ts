@@ -4,6 +4,7 @@ import { longLived } from './long-lived.js';
 import { oneShot } from './one-shot.js';
 import { publishThroughput } from './publish-throughput.js';
 import { rateLimited } from './rate-limited.js';
+import { realExports } from './real-exports.js';
 import { streamingMemory } from './streaming-memory.js';
 import { tokenSingleFlight } from './token-single-flight.js';
 import type { Benchmark } from './types.js';
@@ -20,4 +21,5 @@ export const BENCHMARKS: readonly Benchmark[] = [
   fleet,
   longLived,
   checkpointFsync,
+  realExports,
 ];

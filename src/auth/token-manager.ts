@@ -7,6 +7,7 @@ import { silentLogger } from '../http/logger.js';
 import { MAX_TOKEN_RESPONSE_BYTES } from '../http/read-body.js';
 import { requestIdFrom } from '../http/request-id.js';
 import type { HttpClient, Logger } from '../http/types.js';
+import { trimTrailingSlashes } from '../internal/trim.js';
 import { parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
 import { type AccessToken, MemoryTokenStore, type TokenStore } from './token-store.js';
 
@@ -141,7 +142,7 @@ export class TokenManager {
 
   constructor(options: TokenManagerOptions) {
     this.#http = options.http;
-    const base = options.authUrl.href.replace(/\/+$/, '');
+    const base = trimTrailingSlashes(options.authUrl.href);
     this.#tokenUrl = new URL(base + DEFAULTS.tokenPath);
     this.#clientId = options.clientId;
     this.#clientSecret = options.clientSecret;

@@ -94,9 +94,20 @@ async function readSecret(flags: ConnectionFlags, env: NodeJS.ProcessEnv, stdin:
   );
 }
 
-/** The app the command works on: `--app`, else `PUSH_APP_ID` (the emulator's banner exports it). */
+/**
+ * The app the command works on: `--app`, else `PUSH_APP_ID` (the emulator's banner exports it).
+ * Not mandatory to commander, whose message would not name the variable: see {@link requireApp}.
+ */
 export function appOption(command: Command, description: string): Command {
-  return command.addOption(new Option('--app <appId>', description).env('PUSH_APP_ID').makeOptionMandatory());
+  return command.addOption(new Option('--app <appId>', description).env('PUSH_APP_ID'));
+}
+
+/** The app id, or a usage error naming both the flag and the variable. */
+export function requireApp(app: string | undefined): string {
+  if (app === undefined || app === '') {
+    throw new UsageError('no application given: pass --app APP_ID or set PUSH_APP_ID');
+  }
+  return app;
 }
 
 /** Flags beat environment variables. Each missing setting is a one-line error naming both. */

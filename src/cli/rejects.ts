@@ -28,6 +28,8 @@ export interface RejectEntry {
   requestId?: string;
   /** The record as read (invalid) or as it was to be sent (failed, unknown), when there is one. */
   record?: Record<string, unknown>;
+  /** The line as read, for a CSV row that could not be split into cells. */
+  raw?: string;
 }
 
 /** Shortens a message for a rejects line or the terminal. */

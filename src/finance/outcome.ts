@@ -11,6 +11,7 @@ import {
   TokenError,
   UnexpectedResponseError,
 } from '../errors.js';
+import { parseJsonBounded } from '../http/json.js';
 import { MAX_ERROR_BODY_BYTES } from '../http/read-body.js';
 import { classifyFailure } from '../http/retry.js';
 import type { BatchStatus } from './types.js';
@@ -87,21 +88,18 @@ export function asPushError(error: unknown): PushError {
  */
 export async function expectSuccess(response: Response): Promise<void> {
   const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
+  // Depth-bounded: the body may end up in an error that is logged or serialized.
+  const parsed = parseJsonBounded(text);
+  const body = parsed.ok ? parsed.value : undefined;
   const success = typeof body === 'object' && body !== null ? (body as { success?: unknown }).success : undefined;
   if (success === true) return;
   const headers = Object.fromEntries(response.headers);
   // The transport scrubbed the token from this body already; a text body is cut like any error body.
-  const parsed =
+  const kept =
     typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : text.slice(0, MAX_ERROR_BODY_BYTES);
   const message =
     success === false
       ? `${response.status} the service answered success: false`
       : `${response.status} the service answered without "success": true; the batch may or may not have been stored`;
-  throw new UnexpectedResponseError(response.status, parsed, headers, message, success === false);
+  throw new UnexpectedResponseError(response.status, kept, headers, message, success === false);
 }

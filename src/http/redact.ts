@@ -4,6 +4,8 @@
  * text is scrubbed here before it goes into an error, and cut to a bounded length.
  */
 
+import { findSecretRanges } from '../internal/secret-ranges.js';
+
 /**
  * The longest text copied from a service's answer into an error message (and into the CLI's
  * rejects lines): a hostile service may send megabytes of "message". Longer texts are cut and end
@@ -21,98 +23,76 @@ export function truncateText(text: string, max: number = MAX_ERROR_TEXT_LENGTH):
   return `${text.slice(0, end)}…`;
 }
 
-/** Secrets shorter than this are not scrubbed: they would match ordinary words. */
-const MIN_SECRET_LENGTH = 4;
-
 const REDACTED = '[redacted]';
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+/** What {@link scrubSecretsCounted} did: the scrubbed text, and the steps it took to find the secrets. */
+export interface ScrubResult {
+  text: string;
+  /** Units decoded plus search steps: linear in the text's length for any number of secrets of any length. */
+  steps: number;
 }
-
-/** A hex digit in either case, as a regex: `\u00E9` and `%c3%a9` are both valid encodings. */
-function hexPattern(value: number, width: number): string {
-  return [...value.toString(16).padStart(width, '0')]
-    .map((digit) => (/[a-f]/.test(digit) ? `[${digit}${digit.toUpperCase()}]` : digit))
-    .join('');
-}
-
-const JSON_SHORT_ESCAPES: Record<string, string> = {
-  '"': '\\\\"',
-  '\\': '\\\\\\\\',
-  '/': '\\\\/',
-  '\b': '\\\\b',
-  '\f': '\\\\f',
-  '\n': '\\\\n',
-  '\r': '\\\\r',
-  '\t': '\\\\t',
-};
 
 /**
- * Every way one character of a secret can appear in a service's answer: as itself; JSON-escaped
- * (`\uXXXX` for any character, `\/`, `\"` and the other short escapes); percent-encoded (its UTF-8
- * bytes, as in a URL or a form); and `+` for a space (form encoding).
+ * {@link scrubSecrets}, also reporting the work done, so that tests can hold it to a linear bound
+ * without timing anything.
  */
-function characterPattern(char: string): string {
-  const options = [escapeRegExp(char)];
-  const short = JSON_SHORT_ESCAPES[char];
-  if (short !== undefined) options.push(short);
-  const units = [];
-  for (let i = 0; i < char.length; i++) units.push(`\\\\[uU]${hexPattern(char.charCodeAt(i), 4)}`);
-  options.push(units.join(''));
-  const bytes = new TextEncoder().encode(char);
-  options.push(Array.from(bytes, (byte) => `%${hexPattern(byte, 2)}`).join(''));
-  if (char === ' ') options.push('\\+');
-  return `(?:${options.join('|')})`;
+export function scrubSecretsCounted(text: string, secrets: readonly (string | undefined)[]): ScrubResult {
+  const { ranges, steps } = findSecretRanges(text, secrets);
+  return { text: cut(text, ranges), steps };
 }
 
-/** One regex per secret, built once: a token is scrubbed from many answers. */
-const patterns = new Map<string, RegExp>();
-
-function secretPattern(secret: string): RegExp {
-  let pattern = patterns.get(secret);
-  if (pattern === undefined) {
-    pattern = new RegExp(Array.from(secret, characterPattern).join(''), 'g');
-    // Bounded: tokens are refreshed, and old ones need no pattern.
-    if (patterns.size >= 64) patterns.delete(patterns.keys().next().value as string);
-    patterns.set(secret, pattern);
+/** `text` with each range replaced by {@link REDACTED}. */
+function cut(text: string, cuts: readonly number[]): string {
+  if (cuts.length === 0) return text;
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < cuts.length; i += 2) {
+    out += text.slice(from, cuts[i]) + REDACTED;
+    from = cuts[i + 1] as number;
   }
-  return pattern;
+  return out + text.slice(from);
 }
 
 /**
  * Removes each secret from a server-supplied text before it goes into an error message. A
  * misbehaving server could echo the credentials it received, in any encoding a JSON service or a
  * form uses, one character at a time (`\u0073ecret`, `a\/b`, `a%2Fb`, `a+b`): each mix is found.
+ * The text is read once through its escapes and searched without backtracking, so the work is
+ * linear in the text's length whatever the secrets are.
  */
 export function scrubSecrets(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret && secret.length >= MIN_SECRET_LENGTH) out = out.replace(secretPattern(secret), REDACTED);
-  }
-  return out;
+  return scrubSecretsCounted(text, secrets).text;
 }
 
 /**
- * Scrubs every string in a parsed JSON value, keys included, at any depth. The raw text was
- * scrubbed already; this catches what only decoding reveals (a secret percent-encoded inside a
- * JSON string whose `%` was itself `\u`-escaped).
+ * How deep {@link scrubJsonValue} walks a parsed answer. Real answers nest a few levels; a hostile
+ * one may nest tens of thousands, which JSON.parse accepts but a recursive walk, `JSON.stringify`
+ * and `util.inspect` do not (RangeError). Deeper values are replaced by {@link TOO_DEEP}.
  */
-export function scrubJsonValue(value: unknown, secrets: readonly (string | undefined)[]): unknown {
+export const MAX_JSON_DEPTH = 32;
+
+/** What stands in for a value nested deeper than {@link MAX_JSON_DEPTH}. */
+export const TOO_DEEP = '[nested too deep]';
+
+/**
+ * Scrubs every string in a parsed JSON value, keys included, down to {@link MAX_JSON_DEPTH}; deeper
+ * values are replaced, never walked. The raw text was scrubbed already; this catches what only
+ * decoding reveals (a secret percent-encoded inside a JSON string whose `%` was itself `\u`-escaped).
+ */
+export function scrubJsonValue(value: unknown, secrets: readonly (string | undefined)[], depth = 0): unknown {
   if (typeof value === 'string') return scrubSecrets(value, secrets);
-  if (Array.isArray(value)) return value.map((item) => scrubJsonValue(item, secrets));
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      // defineProperty: a key named "__proto__" must stay a key.
-      Object.defineProperty(out, scrubSecrets(key, secrets), {
-        value: scrubJsonValue(item, secrets),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    return out;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_JSON_DEPTH) return TOO_DEEP;
+  if (Array.isArray(value)) return value.map((item) => scrubJsonValue(item, secrets, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    // defineProperty: a key named "__proto__" must stay a key.
+    Object.defineProperty(out, scrubSecrets(key, secrets), {
+      value: scrubJsonValue(item, secrets, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
-  return value;
+  return out;
 }

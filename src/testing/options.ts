@@ -1,6 +1,7 @@
 /**
  * Options of the emulated push service and every default, in one place.
  */
+import { trimTrailingSlashes } from '../internal/trim.js';
 
 /** The scopes named in the spec's scope table, without the `{scope_base}/` prefix. */
 export const SCOPE_NAMES = [
@@ -140,7 +141,7 @@ export interface ResolvedOptions {
 
 /** Removes trailing slashes so that `${base}/path` never doubles a slash. */
 function trimSlash(url: string): string {
-  return url.replace(/\/+$/, '');
+  return trimTrailingSlashes(url);
 }
 
 export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {

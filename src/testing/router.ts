@@ -2,6 +2,7 @@
  * Maps a URL to the operation it addresses. The three hosts may share one origin (the HTTP
  * emulator serves them under path prefixes), so the longest matching prefix wins.
  */
+import { trimTrailingSlashes } from '../internal/trim.js';
 import type { ResolvedOptions } from './options.js';
 
 export type Route =
@@ -56,7 +57,7 @@ export class Router {
 
 function split(address: string): { origin: string; path: string } {
   const url = new URL(address);
-  return { origin: url.origin, path: url.pathname.replace(/\/+$/, '') };
+  return { origin: url.origin, path: trimTrailingSlashes(url.pathname) };
 }
 
 function safeDecode(segment: string): string | undefined {

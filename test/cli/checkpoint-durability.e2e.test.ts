@@ -87,8 +87,9 @@ describe('durable checkpoints', () => {
     const { code, calls } = await tracedPublish({});
     expect(code).toBe(3);
     const checkpoint = renamesOnto(calls, ctx.temp.path('cp.json'), ctx.temp.dir);
-    // At least the first save, one per batch settled, and the last.
-    expect(checkpoint.length).toBeGreaterThanOrEqual(5);
+    // At least the first save, a reservation before the first batch, and the last; saves made while
+    // another is under way share one write, so there may be fewer than one per batch.
+    expect(checkpoint.length).toBeGreaterThanOrEqual(3);
     expect(checkpoint.every((write) => write.dataSynced && write.dirSynced)).toBe(true);
     const rejects = renamesOnto(calls, ctx.temp.path('r.jsonl'), ctx.temp.dir);
     expect(rejects).toEqual([{ dataSynced: true, dirSynced: true }]);

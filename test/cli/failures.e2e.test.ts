@@ -157,7 +157,7 @@ describe('what completes', () => {
     writeFileSync(path, `${CSV_HEADER}\n${csvRows(2)}\n${bad.join('\n')}\n`);
     const [text, json] = await both(publish(path), env());
     expect(text.code).toBe(3);
-    expect(text.stderr).toContain(`${path}:4: amount: not a number: "abc"`);
+    expect(text.stderr).toContain(`${path}:4: amount: not an amount: "abc"`);
     expect(text.stderr).toContain('… and 3 more invalid rows');
     expect(text.stderr).toContain('--rejects FILE');
     expect(jsonOf(json)).toMatchObject({ ok: false, exitCode: 3, recordsSent: 2, recordsInvalid: 8 });

@@ -78,13 +78,18 @@ describe('inputs the CLI refuses or rejects (dry run, real child process)', () =
     expect(result.stderr).not.toMatch(/unexpected error/);
   });
 
-  it('rejects a CSV column named __proto__ like any other unknown column', async () => {
+  it('ignores a CSV column named __proto__ like any other unknown column, and refuses it under --strict-columns', async () => {
     const path = temp.path('proto.csv');
     writeFileSync(path, `${CSV_HEADER},__proto__\n${csvRows(1)},polluted\n`);
-    const result = await dryRun('--json', '--rejects', temp.path('r.jsonl'), path);
-    expect(result.code).toBe(3);
-    expect(JSON.parse(result.stdout)).toMatchObject({ recordsValid: 0, recordsInvalid: 1 });
-    const reject = JSON.parse(readFileSync(temp.path('r.jsonl'), 'utf8'));
-    expect(JSON.stringify(reject.reasons)).toContain('__proto__');
+    const result = await dryRun('--json', path);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      recordsValid: 1,
+      recordsInvalid: 0,
+      ignoredColumns: ['__proto__'],
+    });
+    const strict = await dryRun('--strict-columns', path);
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toContain('"__proto__"');
   });
 });

@@ -123,7 +123,7 @@ describe('--quiet', () => {
     const mixed = temp.path('mixed.csv');
     writeFileSync(
       mixed,
-      `${CSV_HEADER}\n${csvRows(3)}\n1704067200000,12.5,usd,x@example.com,expense,Acme,bad currency\n`,
+      `${CSV_HEADER}\n${csvRows(3)}\n1704067200000,12.5,US,x@example.com,expense,Acme,bad currency\n`,
     );
     const partial = await run(['finance', 'publish', '--app', DEMO_APP_ID, '--quiet', mixed]);
     expect(partial.code).toBe(3);

@@ -31,7 +31,8 @@ describe('push-api finance publish', () => {
       csvRows(1, 1),
       '1,2,3',
       csvRows(1, 2),
-      '1704067200000,1,usd,x,expense,V,d',
+      '1704067200000,1,usd,x,Expense,V,d',
+      '1704067200000,1,US,x,expense,V,d',
     ];
     writeFileSync(ctx.temp.path('in.csv'), `${rows.join('\n')}\n`);
     const result = await runCli(
@@ -49,10 +50,11 @@ describe('push-api finance publish', () => {
     expect(rejects.map((entry) => [entry.kind, entry.line, entry.reasons[0].field])).toEqual([
       ['invalid', 3, 'amount'],
       ['invalid', 5, ''],
-      ['invalid', 7, 'currency'],
+      ['invalid', 8, 'currency'],
     ]);
     expect(rejects[0].file).toBe(ctx.temp.path('in.csv'));
-    expect(count()).toBe(3);
+    // Line 7's currency and type are normalised (USD, expense), so it is sent.
+    expect(count()).toBe(4);
   });
 
   it('sends every valid row after a malformed quote, rejecting only that row by its line (exit 3)', async () => {

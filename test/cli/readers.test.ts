@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { parseColumnMap } from '../../src/cli/readers/convert.js';
+import { parseColumnMap } from '../../src/cli/normalize/columns.js';
+import { rowRules } from '../../src/cli/normalize/rules.js';
 import { readCsv } from '../../src/cli/readers/csv.js';
 import { JsonRecordSplitter, readJson } from '../../src/cli/readers/json.js';
 import { readJsonl } from '../../src/cli/readers/jsonl.js';
@@ -21,7 +22,7 @@ function bytes(...parts: (string | number[])[]): AsyncIterable<Buffer> {
 const csv = (text: string | Buffer, map = '') =>
   collect(
     readCsv(Readable.from([typeof text === 'string' ? Buffer.from(text) : text]), 'f.csv', {
-      columnMap: parseColumnMap(map || undefined),
+      rules: rowRules({ columnMap: parseColumnMap(map || undefined) }),
     }),
   );
 
@@ -46,7 +47,7 @@ describe('CSV reader', () => {
       ['reject', 4],
       ['record', 6],
     ]);
-    expect(rows[2]).toMatchObject({ issues: [{ field: 'amount', message: 'not a number: "x"' }] });
+    expect(rows[2]).toMatchObject({ issues: [{ field: 'amount', message: 'not an amount: "x"' }] });
   });
 
   it('gives a quoted multi-line row the line it starts on', async () => {
@@ -55,9 +56,23 @@ describe('CSV reader', () => {
   });
 
   it('names the field that holds invalid UTF-8 instead of replacing the bytes', async () => {
-    const rows = await collect(readCsv(bytes('a,b\n1,', [0xff, 0xfe], '\n'), 'f.csv', { columnMap: new Map() }));
+    const rows = await collect(readCsv(bytes('name,vendor\n1,', [0xff, 0xfe], '\n'), 'f.csv', {}));
     expect(rows).toEqual([
-      { kind: 'reject', file: 'f.csv', line: 2, issues: [{ field: 'b', message: 'not valid UTF-8' }] },
+      {
+        kind: 'reject',
+        file: 'f.csv',
+        line: 2,
+        issues: [{ field: 'vendor', message: 'not valid UTF-8' }],
+        record: { name: '1' },
+      },
+    ]);
+  });
+
+  it('counts the line breaks of an ignored column, so that later rows keep their line numbers', async () => {
+    const rows = await csv('Notes,vendor\n"x\ny\nz",A\n"",B\n');
+    expect(rows.map((row) => [row.line, row.kind === 'record' && row.record])).toEqual([
+      [2, { vendor: 'A' }],
+      [5, { vendor: 'B' }],
     ]);
   });
 

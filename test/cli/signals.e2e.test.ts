@@ -180,10 +180,14 @@ describe('a signal at any moment of push-api finance publish', () => {
     ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 2000, times: Infinity });
     const args = publishArgs(true);
     const run = startCli(ctx.cli, args, { env: emulatorEnv(ctx.emulator) });
+    // The request log takes an entry when its answer leaves, so a finance request held by the
+    // fault shows only after 2 s: wait for the token instead, then for the batches to be on their way.
     const deadline = Date.now() + 10_000;
-    while (!ctx.emulator.mock.state.requests.some((r) => r.operation === 'finance') && Date.now() < deadline) {
+    while (!ctx.emulator.mock.state.requests.some((r) => r.operation === 'token') && Date.now() < deadline) {
       await sleep(5);
     }
+    await sleep(400);
+    expect(ctx.emulator.mock.state.requests.some((r) => r.operation === 'finance')).toBe(false);
     const started = Date.now();
     run.child.kill('SIGTERM');
     await sleep(30);

@@ -69,9 +69,7 @@ describe('CSV reader: one malformed row among valid rows', () => {
           lines.push(...rows.slice(position).map((row) => line(row)));
           const text = `${HEADER}${eol}${lines.join(eol)}${trailingEol ? eol : ''}`;
 
-          const { rows: read, fatal } = await drain(
-            readCsv(chunked(Buffer.from(text), sizes), 'in.csv', { columnMap: new Map() }),
-          );
+          const { rows: read, fatal } = await drain(readCsv(chunked(Buffer.from(text), sizes), 'in.csv', {}));
 
           expect(fatal).toBeUndefined();
           // Header on line 1; the malformed row's lines come right after the valid rows before it.
@@ -95,7 +93,8 @@ describe('CSV reader: one malformed row among valid rows', () => {
                 currency: 'EUR',
                 identifier: row.identifier,
                 type: 'expense',
-                vendor: row.vendor,
+                // Cells are trimmed, and an empty one is left out (the record check calls it missing).
+                ...(row.vendor.trim() !== '' && { vendor: row.vendor.trim() }),
               },
             })),
           );

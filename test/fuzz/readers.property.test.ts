@@ -13,7 +13,7 @@ import { FUZZ_SEED } from './arbitraries.js';
 import { byteSoup, chunked, cuts, drain } from './reader-input.js';
 
 const readers = {
-  csv: (source: AsyncIterable<Buffer>) => readCsv(source, 'in.csv', { columnMap: new Map() }),
+  csv: (source: AsyncIterable<Buffer>) => readCsv(source, 'in.csv', {}),
   jsonl: (source: AsyncIterable<Buffer>) => readJsonl(source, 'in.jsonl'),
   json: (source: AsyncIterable<Buffer>) => readJson(source, 'in.json'),
 };
@@ -29,7 +29,7 @@ function expectWellFormed(rows: SourceRow[], file: string): void {
         expect(issue.message.length).toBeGreaterThan(0);
         expect(issue.message.length).toBeLessThan(2000); // a huge field is never echoed whole
       }
-    } else {
+    } else if (row.kind === 'record') {
       expect(typeof row.record).toBe('object');
     }
   }

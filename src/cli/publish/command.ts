@@ -1,20 +1,33 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { Checkpoint, fingerprintInputs } from '../checkpoint.js';
 import { acquireCheckpointLock, lockPathFor } from '../checkpoint-lock.js';
-import { addConnectionOptions, appOption, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
+import {
+  addConnectionOptions,
+  appOption,
+  type ConnectionFlags,
+  createClient,
+  requireApp,
+  resolveConfig,
+} from '../config.js';
 import { ExitCode, exitCodeFor, UsageError } from '../exit-codes.js';
 import { describeStop, jsonError } from '../failure.js';
 import { installInterrupts } from '../interrupts.js';
+import { parseColumnMap, parseSets } from '../normalize/columns.js';
+import { rowRules } from '../normalize/rules.js';
+import { loadTransform } from '../normalize/transform.js';
 import { type CommonFlags, integerOption } from '../options.js';
 import { formatDuration, formatTable, Output } from '../output.js';
 import { checkOutputPaths, resolveOutputPath } from '../output-paths.js';
 import { createProgress, rate } from '../progress.js';
-import { parseColumnMap } from '../readers/convert.js';
 import { checkCsvHeaders, type InputSpec, parseFormat, resolveInputs } from '../readers/index.js';
-import { InputError } from '../readers/types.js';
+import { InputError, type RowRules } from '../readers/types.js';
 import { RejectsWriter } from '../rejects.js';
 import { onInterrupt } from '../signals.js';
 import { type PublishRunResult, runPublish } from './run.js';
+import { templateCommand } from './template.js';
+
+/** Ignored columns named in the human summary; `--json` lists them all. */
+const IGNORED_COLUMNS_SHOWN = 20;
 
 /** Requests in flight unless `--concurrency` says otherwise (the SDK's default). */
 const DEFAULT_CONCURRENCY = 4;
@@ -31,6 +44,17 @@ interface PublishFlags extends ConnectionFlags, CommonFlags {
   rejects?: string;
   checkpoint?: string;
   resendUnknown?: boolean;
+  dateFormat?: string;
+  timezone?: string;
+  decimal?: string;
+  thousands?: string;
+  set?: string[];
+  strictColumns?: boolean;
+  transform?: string;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 function delimiterOption(value: string): string {
@@ -47,9 +71,26 @@ export function financeCommand(): Command {
   const publish = new Command('publish')
     .description('publish finance records from CSV, JSON Lines or JSON files (- for stdin)')
     .argument('<files...>', 'input files; - reads stdin (needs --format)');
-  appOption(publish, 'application the records belong to')
-    .option('--format <format>', 'csv, jsonl or json (default: by file extension)')
+  appOption(publish, 'application the records belong to (not needed with --dry-run)')
+    .option('--format <format>', 'csv, tsv, jsonl or json (default: by file extension)')
     .option('--map <pairs>', 'rename CSV columns or JSON keys, field=Column pairs: vendor=Supplier,amount=Total')
+    .option(
+      '--set <field=value>',
+      'a constant for every row, repeatable: --set type=expense --set currency=EUR',
+      collect,
+    )
+    .option(
+      '--date-format <pattern>',
+      'how dates are written: DD/MM/YYYY, MM/DD/YYYY, DD.MM.YYYY, YYYY/MM/DD, YYYY-MM-DD, each optionally with HH:mm or HH:mm:ss; or unix, unix-ms (default: ISO 8601 or Unix ms)',
+    )
+    .option('--timezone <zone>', 'IANA time zone of dates and times without an offset (default: UTC)')
+    .option('--decimal <char>', 'decimal separator in amounts: . or , (default: .)')
+    .option('--thousands <char>', "thousands separator in amounts: , . ' or space (default: none)")
+    .option('--strict-columns', 'refuse CSV columns that fill no field, instead of ignoring them')
+    .option(
+      '--transform <module>',
+      'a .mjs, .js or .cjs module whose default export turns each raw row into a record, or null to skip it',
+    )
     .option(
       '--delimiter <char>',
       'CSV cell separator: , ; tab or any one character (default: from the header)',
@@ -77,7 +118,7 @@ export function financeCommand(): Command {
   addConnectionOptions(publish).action(async (files: string[], flags: PublishFlags) => {
     process.exitCode = await publishAction(files, flags);
   });
-  return finance.addCommand(publish);
+  return finance.addCommand(publish).addCommand(templateCommand());
 }
 
 async function publishAction(files: string[], flags: PublishFlags): Promise<number> {
@@ -86,8 +127,10 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
     verbose: flags.verbose === true,
     quiet: flags.quiet === true,
   });
+  // A dry run sends nothing, so it needs no application, as it needs no credentials.
+  const appId = flags.dryRun ? (flags.app ?? '') : requireApp(flags.app);
   const format = flags.format === undefined ? undefined : parseFormat(flags.format);
-  const columnMap = parseColumnMap(flags.map);
+  const rules = await readingRules(flags);
   const inputs = await resolveInputs(files, format);
   if (flags.clientSecretStdin && inputs.some((input) => input.path === '-')) {
     throw new UsageError('--client-secret-stdin cannot be combined with reading records from stdin (-)');
@@ -98,11 +141,11 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
   if (flags.dryRun && flags.checkpoint !== undefined)
     throw new UsageError('--checkpoint cannot be used with --dry-run');
   const paths = outputPaths(inputs, flags);
-  await checkCsvHeaders(inputs, columnMap, flags.delimiter);
+  await checkCsvHeaders(inputs, rules, flags.delimiter);
   // Taken before the token request and before the input is fingerprinted: a second run stops at once.
   const lock = paths.checkpoint === undefined ? undefined : acquireCheckpointLock(paths.checkpoint);
   try {
-    return await publishLocked(inputs, flags, output, columnMap, paths);
+    return await publishLocked(inputs, flags, output, rules, paths, appId);
   } finally {
     lock?.release();
   }
@@ -130,17 +173,16 @@ async function publishLocked(
   inputs: InputSpec[],
   flags: PublishFlags,
   output: Output,
-  columnMap: Map<string, string>,
+  rules: RowRules,
   paths: { rejects?: string; checkpoint?: string },
+  appId: string,
 ): Promise<number> {
-  const appId = flags.app as string;
   const config = flags.dryRun ? undefined : await resolveConfig(flags);
   const client =
     config && (await createClient(config, { retryAmbiguous: flags.retryAmbiguous === true, verbose: flags.verbose }));
   let checkpoint: Checkpoint | undefined;
   if (flags.checkpoint !== undefined && config !== undefined) {
-    const readingOptions = { map: [...columnMap], delimiter: flags.delimiter };
-    const fingerprint = await fingerprintInputs(inputs, readingOptions, installInterrupts().stop);
+    const fingerprint = await fingerprintInputs(inputs, readingFingerprint(flags, rules), installInterrupts().stop);
     checkpoint = Checkpoint.open(paths.checkpoint as string, fingerprint, inputs, flags.resendUnknown === true, {
       appId,
       baseUrl: config.baseUrl,
@@ -163,7 +205,7 @@ async function publishLocked(
     result = await runPublish({
       appId,
       inputs,
-      columnMap,
+      rules,
       batchSize: flags.batchSize,
       maxBatchBytes: flags.maxBatchBytes,
       concurrency: flags.concurrency,
@@ -189,7 +231,56 @@ async function publishLocked(
   // the exit code is 130 whatever moment the signal chose.
   if (signals.stop.aborted) result.interrupted = true;
   const endpoints = { authUrl: config?.authUrl, baseUrl: config?.baseUrl, appId };
-  return summarize(output, flags, result, rejects, checkpoint?.carried().delivered ?? 0, endpoints);
+  const ignored = [...rules.ignoredColumns];
+  return summarize(output, flags, result, rejects, checkpoint?.carried().delivered ?? 0, endpoints, ignored);
+}
+
+/**
+ * The reading options compiled once, before any input is read: each bad value (an unknown token
+ * in `--date-format`, an unknown zone, a `--set` of an unknown field, a transform that does not
+ * load) is a usage error naming its option, and nothing is sent.
+ */
+async function readingRules(flags: PublishFlags): Promise<RowRules> {
+  if (flags.transform !== undefined && flags.map !== undefined) {
+    throw new UsageError('--map cannot be used with --transform: the transform names the fields itself');
+  }
+  if (flags.transform !== undefined && flags.strictColumns) {
+    throw new UsageError('--strict-columns cannot be used with --transform: the transform chooses the columns');
+  }
+  const columnMap = parseColumnMap(flags.map);
+  const sets = parseSets(flags.set);
+  const rules = rowRules({
+    columnMap,
+    sets,
+    strictColumns: flags.strictColumns,
+    dateFormat: flags.dateFormat,
+    timeZone: flags.timezone,
+    decimal: flags.decimal,
+    thousands: flags.thousands,
+  });
+  if (flags.transform !== undefined) rules.transform = await loadTransform(flags.transform);
+  return rules;
+}
+
+/**
+ * Everything that changes which records a file makes, so that a checkpoint from other options is
+ * not resumed: its record numbering could differ. `rules` names the version of the reading rules
+ * (case-insensitive headers, ignored columns, trimming): a checkpoint written under older rules
+ * numbered records differently.
+ */
+function readingFingerprint(flags: PublishFlags, rules: RowRules): unknown {
+  return {
+    rules: 2,
+    map: [...rules.columns.columnMap],
+    delimiter: flags.delimiter,
+    format: flags.format,
+    set: flags.set,
+    dateFormat: flags.dateFormat,
+    timezone: flags.timezone,
+    decimal: flags.decimal,
+    thousands: flags.thousands,
+    transform: flags.transform,
+  };
 }
 
 function summarize(
@@ -199,14 +290,22 @@ function summarize(
   rejects: RejectsWriter,
   carriedDelivered: number,
   endpoints: { authUrl?: string; baseUrl?: string; appId: string },
+  ignoredColumns: string[],
 ): number {
   const { counts, stoppedBy } = result;
   const nothingSent = counts.recordsSent === 0 && counts.batchesFailed === 0 && counts.batchesUnknown === 0;
   let exitCode: number = exitCodeFor(counts, { stopped: stoppedBy !== undefined, interrupted: result.interrupted });
   // A broken input met before anything was sent is an input error, like a missing file.
   if (stoppedBy instanceof InputError && nothingSent && !result.interrupted) exitCode = ExitCode.Usage;
+  // An empty file is almost always the wrong file, or an export that failed: never a silent success.
+  const noRecords = counts.rowsRead === 0 && stoppedBy === undefined && !result.interrupted;
+  if (noRecords) {
+    exitCode = ExitCode.Partial;
+    output.error('no records: the input has no rows');
+  }
   const cause = stoppedBy === undefined ? undefined : describeStop(stoppedBy, endpoints);
   if (stoppedBy !== undefined) output.error(cause as string, stoppedBy);
+
   if (flags.rejects === undefined && rejects.firstInvalid.length > 0) showInvalid(output, rejects);
   const succeeded = exitCode === ExitCode.Success;
 
@@ -227,6 +326,7 @@ function summarize(
       result.unreadUnknown ? `${counts.recordsNotRead} and the rest of stdin` : counts.recordsNotRead,
     ]);
   }
+  if (counts.recordsFiltered > 0 || flags.transform !== undefined) rows.push(['filtered', counts.recordsFiltered]);
   if (carriedDelivered > 0) rows.push(['already delivered (checkpoint)', counts.recordsSkipped]);
   rows.push(['duration', formatDuration(result.durationMs)]);
   const title = flags.dryRun
@@ -237,6 +337,13 @@ function summarize(
         ? 'publish stopped'
         : 'publish finished';
   output.summary(`${title}\n${formatTable(rows)}`, succeeded);
+  if (ignoredColumns.length > 0) {
+    // A hostile header can have thousands of columns: the summary names the first few (--json has all).
+    const shown = ignoredColumns.slice(0, IGNORED_COLUMNS_SHOWN).map((name) => JSON.stringify(name));
+    const more = ignoredColumns.length - shown.length;
+    const names = `${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+    output.summary(`ignored columns (they fill no field; --strict-columns refuses them): ${names}`, succeeded);
+  }
   if (flags.rejects && (counts.recordsInvalid > 0 || counts.recordsFailed > 0 || counts.recordsUnknown > 0)) {
     output.summary(`rejected rows and unsent records: ${flags.rejects}`, succeeded);
   }
@@ -254,6 +361,7 @@ function summarize(
     appId: endpoints.appId,
     dryRun: flags.dryRun === true,
     ...counts,
+    ignoredColumns,
     durationMs: result.durationMs,
     interrupted: result.interrupted,
     stopped: stoppedBy !== undefined,

@@ -10,6 +10,8 @@ export interface PublishCounts {
   recordsNotRead: number;
   /** Delivered by an earlier run with the same checkpoint, so not sent again. */
   recordsSkipped: number;
+  /** Rows `--transform` returned null for: read, neither sent nor invalid. */
+  recordsFiltered: number;
   batchesSent: number;
   batchesFailed: number;
   batchesUnknown: number;
@@ -25,6 +27,7 @@ export function emptyCounts(): PublishCounts {
     recordsUnknown: 0,
     recordsNotRead: 0,
     recordsSkipped: 0,
+    recordsFiltered: 0,
     batchesSent: 0,
     batchesFailed: 0,
     batchesUnknown: 0,

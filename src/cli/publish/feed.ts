@@ -1,13 +1,15 @@
 import { checkFinanceRecord, type FinanceRecord } from '../../index.js';
 import type { Checkpoint } from '../checkpoint.js';
+import { checkRow, rowIssues } from '../normalize/check-row.js';
 import { type InputSpec, readInput } from '../readers/index.js';
-import { InputError } from '../readers/types.js';
+import { InputError, type RowRules } from '../readers/types.js';
 import type { PublishCounts } from './counts.js';
 import type { SettleSink } from './sink.js';
 
 export interface FeedOptions {
   inputs: InputSpec[];
-  columnMap: Map<string, string>;
+  /** How rows become records: `--map`, `--set`, the formats, `--transform`. */
+  rules: RowRules;
   checkpoint: Checkpoint | undefined;
   /** False for `--dry-run`: records are validated, never handed over. */
   sending: boolean;
@@ -76,20 +78,27 @@ export class RecordFeed {
         this.#inputIndex = inputIndex;
         this.#rowsInInput = 0;
         const input = inputs[inputIndex] as InputSpec;
-        const chunks = readInput(input, { columnMap: this.options.columnMap, onBytes: (n) => (this.bytesRead += n) });
+        const chunks = readInput(input, { rules: this.options.rules, onBytes: (n) => (this.bytesRead += n) });
         for await (const rows of untilStopped(chunks, stopReading)) {
           for (const row of rows) {
             this.counts.rowsRead++;
             this.#rowsInInput++;
             if (this.counts.rowsRead % 1000 === 0) this.onProgress();
-            if (row.kind === 'reject') {
-              await this.sink.invalid(row.file, row.line, row.issues);
+            if (row.kind === 'filtered') {
+              this.counts.recordsFiltered++;
               continue;
             }
+            if (row.kind === 'reject') {
+              // What could be read of the row is checked too: every problem is reported at once.
+              const check = row.record === undefined ? undefined : await checkRow(row.record, row.issues);
+              const reasons = check !== undefined && !check.ok ? check.issues : row.issues;
+              await this.sink.invalid(row.file, row.line, reasons, row.record ?? row.source, row.raw);
+              continue;
+            }
+            // The SDK's check awaited here, not through a helper: one promise per row, not three.
             const result = await checkFinanceRecord(row.record);
             if (!result.ok) {
-              const reasons = result.issues.map((issue) => ({ field: issue.path, message: issue.message }));
-              await this.sink.invalid(row.file, row.line, reasons, row.record);
+              await this.sink.invalid(row.file, row.line, rowIssues(row.record, result), row.record);
               continue;
             }
             this.counts.recordsValid++;
@@ -127,14 +136,17 @@ export class RecordFeed {
    * sending; undefined when stdin holds the rest (it cannot be read again).
    */
   async countUnread(): Promise<number | undefined> {
-    const { inputs, columnMap } = this.options;
+    const { inputs, rules } = this.options;
     let unread = 0;
     for (let index = this.#inputIndex; index < inputs.length; index++) {
       const input = inputs[index] as InputSpec;
       if (input.path === '-') return undefined;
       let rows = 0;
       try {
-        for await (const chunk of readInput(input, { columnMap })) rows += chunk.length;
+        // Rows a transform skips would not have been sent either: they are not "not read".
+        for await (const chunk of readInput(input, { rules })) {
+          for (const row of chunk) if (row.kind !== 'filtered') rows++;
+        }
       } catch (error) {
         if (!(error instanceof InputError)) throw error;
       }

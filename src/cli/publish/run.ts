@@ -1,6 +1,7 @@
 import { AbortError, PublishInterruptedError, type PushClient, PushError } from '../../index.js';
 import type { Checkpoint } from '../checkpoint.js';
 import type { InputSpec } from '../readers/index.js';
+import type { RowRules } from '../readers/types.js';
 import type { RejectsWriter } from '../rejects.js';
 import { emptyCounts, type PublishCounts } from './counts.js';
 import { RecordFeed } from './feed.js';
@@ -9,7 +10,7 @@ import { SettleSink } from './sink.js';
 export interface PublishRunOptions {
   appId: string;
   inputs: InputSpec[];
-  columnMap: Map<string, string>;
+  rules: RowRules;
   batchSize: number;
   maxBatchBytes: number | undefined;
   concurrency: number | undefined;
@@ -52,7 +53,7 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
   feed = new RecordFeed(
     {
       inputs: options.inputs,
-      columnMap: options.columnMap,
+      rules: options.rules,
       checkpoint,
       sending: options.client !== undefined,
       stopReading: options.stopReading,

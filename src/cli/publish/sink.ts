@@ -36,9 +36,22 @@ export class SettleSink {
   }
 
   /** A row that could not be read or failed validation. */
-  async invalid(file: string, line: number, reasons: RowIssue[], record?: Record<string, unknown>): Promise<void> {
+  async invalid(
+    file: string,
+    line: number,
+    reasons: RowIssue[],
+    record?: Record<string, unknown>,
+    raw?: string,
+  ): Promise<void> {
     this.counts.recordsInvalid++;
-    await this.rejects.write({ file, line, kind: 'invalid', reasons, ...(record !== undefined && { record }) });
+    await this.rejects.write({
+      file,
+      line,
+      kind: 'invalid',
+      reasons,
+      ...(record !== undefined && { record }),
+      ...(raw !== undefined && { raw }),
+    });
   }
 
   /** A record whose outcome an earlier run left unknown: not sent again unless `--resend-unknown`. */

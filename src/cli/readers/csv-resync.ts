@@ -12,8 +12,8 @@ export interface CsvRecordHandlers {
   header: (cells: unknown[]) => string[];
   /** One record, keyed by field, cells as latin1 text; `endLine` is the line it ends on. */
   record: (cells: Record<string, string>, endLine: number) => void;
-  /** A record that could not be read, by the line it starts on. */
-  reject: (line: number, field: string, message: string) => void;
+  /** A record that could not be read, by the line it starts on, with that line as read (`raw`) when known. */
+  reject: (line: number, field: string, message: string, raw?: string) => void;
 }
 
 /** A record csv-parse lost track of: it is rejected, and reading starts again on the line after `line`. */
@@ -37,6 +37,19 @@ function describe(error: CsvError): string {
     return `Invalid Closing Quote: a quoted cell that opens on this line is followed by ${found} instead of a comma or a line break`;
   }
   return error.message.replace(/ (at|on) line \d+/g, '');
+}
+
+/** Longest raw line copied into a rejects entry, in bytes: a runaway row must not make a huge line. */
+const MAX_RAW_BYTES = 4096;
+
+/** A broken row's first line as text, without its line break, for the rejects file. */
+function rawText(bytes: Buffer): string {
+  let end = bytes.length;
+  while (end > 0 && (bytes[end - 1] === LF || bytes[end - 1] === CR)) end--;
+  const firstBreak = bytes.subarray(0, end).findIndex((byte) => byte === LF || byte === CR);
+  if (firstBreak !== -1) end = firstBreak;
+  const shown = bytes.subarray(0, Math.min(end, MAX_RAW_BYTES)).toString('utf8');
+  return end > MAX_RAW_BYTES ? `${shown}…` : shown;
 }
 
 /**
@@ -199,7 +212,7 @@ export class ResyncingCsvParser {
     const recordEnd = RECORD_END_ERROR.test(error.code);
     const field = !recordEnd && typeof error.column === 'string' ? error.column : '';
     if (recordEnd && endLine === start.line) {
-      this.handlers.reject(start.line, field, describe(error));
+      this.handlers.reject(start.line, field, describe(error), this.rawLine(start.offset, this.parser.info.bytes));
       this.rowEnd = this.parser.info.bytes;
       this.rowEndLine = endLine;
       return;
@@ -218,6 +231,14 @@ export class ResyncingCsvParser {
       if (byte === LF || this.at(offset) !== LF) line++;
     }
     return { line, offset };
+  }
+
+  /** The pending bytes from `from` to `to` (offsets in the current parser's input), as text. */
+  private rawLine(from: number, to: number): string | undefined {
+    const start = from - this.pendingStart;
+    if (start < 0) return undefined;
+    const bytes = Buffer.concat(this.pending);
+    return rawText(bytes.subarray(start, Math.min(to - this.pendingStart, bytes.length)));
   }
 
   /** The byte at `offset` of the current parser's input, if it is still pending. */
@@ -258,9 +279,15 @@ export class ResyncingCsvParser {
       this.failure ??= new InputError(`${this.file}:${lost.line}: the header row cannot be read: ${reason}`);
       return undefined;
     }
-    this.handlers.reject(lost.line, lost.field, lost.message);
     const buffered = Buffer.concat(this.pending);
     const after = afterLineBreak(buffered, lost.offset - this.pendingStart);
+    const lineEnd = after < 0 ? buffered.length : after;
+    this.handlers.reject(
+      lost.line,
+      lost.field,
+      lost.message,
+      rawText(buffered.subarray(lost.offset - this.pendingStart, lineEnd)),
+    );
     this.parser.destroy();
     this.lost = undefined;
     this.lineOffset = lost.line;

@@ -1,20 +1,19 @@
 import { CsvError } from 'csv-parse';
-import { financeRecordFields } from '../../index.js';
-import { convertCsvRow, PROTO_COLUMN_KEY } from './convert.js';
+import { HeaderError, planColumns } from '../normalize/columns.js';
+import { rowRules } from '../normalize/rules.js';
 import { ResyncingCsvParser } from './csv-resync.js';
-import { decodeUtf8, InputError, MAX_ROW_BYTES, type RowIssue, type SourceRow } from './types.js';
+import { decodeUtf8, InputError, MAX_ROW_BYTES, type RowIssue, type RowRules, type SourceRow } from './types.js';
 
 export interface CsvReadOptions {
-  /** CSV column -> record field, from `--map`. */
-  columnMap: Map<string, string>;
+  /** How rows become records (`--map`, `--set`, formats, `--transform`). @default rowRules() */
+  rules?: RowRules;
   /** The cell separator. @default ',' */
   delimiter?: string;
   /** Refuse a header with no column for a required field (the CLI's runs). @default false */
   requireFields?: boolean;
 }
 
-/** Fields every finance record needs: a header that cannot fill them is refused before anything is sent. */
-export const REQUIRED_FIELDS = financeRecordFields.filter((field) => field.required).map((field) => field.name);
+export { REQUIRED_FIELDS } from '../normalize/fields.js';
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
@@ -62,43 +61,58 @@ function lineBreaks(text: string): number {
 }
 
 /**
- * The header names the record fields, after `--map` renames; a header that cannot do so is fatal:
- * a column named twice, a `--map` column that is not there, or a required field no column fills.
+ * The key csv-parse gives a `__proto__` column in a raw row (for `--transform`): csv-parse assigns
+ * cells by name, which would set the object's prototype and drop the cell. Turned back into a
+ * plain `__proto__` key before the transform sees the row.
  */
-export function headerToFields(
-  file: string,
-  columnMap: Map<string, string>,
-  header: unknown[],
-  requireFields = false,
-): string[] {
-  const seen = new Set<string>();
-  const columns: string[] = [];
-  const fields = header.map((cell, position) => {
+const PROTO_COLUMN_KEY = '\u0000__proto__';
+/** Keys of columns with no name start with a NUL, which no header name read from a file can hold after trim. */
+const UNNAMED_PREFIX = '\u0000unnamed';
+/** Keys of columns that fill no field start with U+0001, for the same reason. */
+const IGNORED_PREFIX = '\u0001ignored';
+
+function headerNames(file: string, header: unknown[]): string[] {
+  return header.map((cell, position) => {
     const name = utf8FromLatin1(String(cell));
     if (name === undefined) throw new InputError(`${file}:1: header column ${position + 1} is not valid UTF-8`);
-    const column = name.trim();
-    if (column === '') throw new InputError(`${file}:1: header column ${position + 1} has no name`);
-    columns.push(column);
-    const field = columnMap.get(column) ?? column;
-    if (seen.has(field)) throw new InputError(`${file}:1: header names the field "${field}" twice`);
-    seen.add(field);
-    return field === '__proto__' ? PROTO_COLUMN_KEY : field;
+    return name;
   });
-  const found = `columns found: ${columns.map((column) => JSON.stringify(column)).join(', ')}`;
-  const unmapped = [...columnMap.keys()].filter((column) => !columns.includes(column));
-  if (unmapped.length > 0) {
-    const list = unmapped.map((column) => JSON.stringify(column)).join(', ');
-    throw new InputError(`${file}:1: --map names ${list}, which the header does not have (${found})`);
+}
+
+/**
+ * The keys of a header's cells. Without a transform, each column is matched to a record field
+ * (planColumns); columns that fill none are dropped and listed in `rules.ignoredColumns`. With a
+ * transform, the row keeps every column under its trimmed name. A bad header is fatal.
+ */
+export function headerToFields(file: string, rules: RowRules, header: unknown[], requireFields = false): string[] {
+  const names = headerNames(file, header);
+  if (rules.transform !== undefined) {
+    const seen = new Set<string>();
+    return names.map((cell, position) => {
+      const name = cell.trim();
+      if (name === '') return `${UNNAMED_PREFIX}${position}`;
+      if (seen.has(name)) throw new InputError(`${file}:1: the header names the column "${name}" twice`);
+      seen.add(name);
+      return name === '__proto__' ? PROTO_COLUMN_KEY : name;
+    });
   }
-  const missing = requireFields ? REQUIRED_FIELDS.filter((field) => !seen.has(field)) : [];
-  if (missing.length > 0) {
-    const hint =
-      columns.length === 1 && /[;\t|]/.test(columns[0] as string) ? '; is the delimiter right (--delimiter)?' : '';
-    throw new InputError(
-      `${file}:1: the header has no column for ${missing.join(', ')} (${found}; rename with --map field=Column)${hint}`,
+  try {
+    const plan = planColumns(names, rules.columns, requireFields);
+    for (const name of plan.ignored) rules.ignoredColumns.add(name);
+    // An ignored column is still read, not dropped by csv-parse: its cells count towards the row's
+    // size and its line breaks towards the line numbers. The normaliser skips it by its key.
+    return plan.keys.map((key, position) =>
+      key === false ? `${IGNORED_PREFIX}${position}` : key.charCodeAt(0) !== 0 ? key : `${UNNAMED_PREFIX}${position}`,
     );
+  } catch (error) {
+    if (!(error instanceof HeaderError)) throw error;
+    const only = names.map((name) => name.trim()).filter((name) => name !== '');
+    const hint =
+      only.length === 1 && /[;\t|]/.test(only[0] as string) && !error.message.includes('--delimiter')
+        ? '; is the delimiter right (--delimiter)?'
+        : '';
+    throw new InputError(`${file}:1: ${error.message}${hint}`);
   }
-  return fields;
 }
 
 /**
@@ -117,12 +131,33 @@ export function detectDelimiter(headerLine: string): string {
   return counts.has('\t') ? '\t' : ',';
 }
 
+function show(text: string): string {
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+}
+
+/** A raw row for `--transform`: cells by header name; a column with no name must be empty. */
+function rawRow(cells: Record<string, string>): { row: Record<string, string>; issues: RowIssue[] } {
+  const row: Record<string, string> = {};
+  const issues: RowIssue[] = [];
+  for (const key in cells) {
+    const value = cells[key] as string;
+    if (key.startsWith(UNNAMED_PREFIX)) {
+      if (value.trim() !== '')
+        issues.push({ field: '', message: `a column with no name in the header holds ${show(value)}` });
+      continue;
+    }
+    const name = key === PROTO_COLUMN_KEY ? '__proto__' : key;
+    Object.defineProperty(row, name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return { row, issues };
+}
+
 /**
  * One parsed CSV record (csv-parse's object, keyed by field, cells as latin1 text) as a row.
  * `endLine` is csv-parse's line counter when the record ended; a quoted cell may span lines, and
  * the row starts that many line breaks earlier. The cells are decoded in place: the object is ours.
  */
-function toRow(file: string, cells: Record<string, string>, endLine: number): SourceRow {
+function toRow(file: string, rules: RowRules, cells: Record<string, string>, endLine: number): SourceRow {
   let issues: RowIssue[] | undefined;
   let breaks = 0;
   let size = 0;
@@ -138,7 +173,7 @@ function toRow(file: string, cells: Record<string, string>, endLine: number): So
     if (text !== undefined) cells[field] = text;
     else {
       issues ??= [];
-      issues.push({ field, message: 'not valid UTF-8' });
+      issues.push({ field: field === PROTO_COLUMN_KEY ? '__proto__' : field, message: 'not valid UTF-8' });
     }
   }
   const line = endLine - breaks;
@@ -151,10 +186,17 @@ function toRow(file: string, cells: Record<string, string>, endLine: number): So
     };
   }
   // A cell that is not valid UTF-8 has its issue already; it is not converted as well.
-  if (issues !== undefined) for (const issue of issues) delete cells[issue.field];
-  const converted = convertCsvRow(cells);
+  if (issues !== undefined)
+    for (const issue of issues) delete cells[issue.field === '__proto__' ? PROTO_COLUMN_KEY : issue.field];
+  if (rules.transform !== undefined) {
+    const raw = rawRow(cells);
+    const all = [...(issues ?? []), ...raw.issues];
+    if (all.length > 0) return { kind: 'reject', file, line, issues: all, source: raw.row };
+    return { kind: 'record', file, line, record: raw.row };
+  }
+  const converted = rules.normalize(cells);
   if (issues !== undefined || converted.issues.length > 0) {
-    return { kind: 'reject', file, line, issues: [...(issues ?? []), ...converted.issues] };
+    return { kind: 'reject', file, line, issues: [...(issues ?? []), ...converted.issues], record: converted.record };
   }
   return { kind: 'record', file, line, record: converted.record };
 }
@@ -173,12 +215,14 @@ export async function* readCsvChunks(
   options: CsvReadOptions,
 ): AsyncGenerator<SourceRow[]> {
   let rows: SourceRow[] = [];
+  const rules = options.rules ?? rowRules();
   const parser = new ResyncingCsvParser(
     file,
     {
-      header: (header) => headerToFields(file, options.columnMap, header, options.requireFields),
-      record: (cells, endLine) => rows.push(toRow(file, cells, endLine)),
-      reject: (line, field, message) => rows.push({ kind: 'reject', file, line, issues: [{ field, message }] }),
+      header: (header) => headerToFields(file, rules, header, options.requireFields),
+      record: (cells, endLine) => rows.push(toRow(file, rules, cells, endLine)),
+      reject: (line, field, message, raw) =>
+        rows.push({ kind: 'reject', file, line, issues: [{ field, message }], ...(raw !== undefined && { raw }) }),
     },
     options.delimiter,
   );

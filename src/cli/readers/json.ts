@@ -1,3 +1,4 @@
+import { tooDeepField, tooDeepRow } from './depth.js';
 import { InputError, MAX_ROW_BYTES, type SourceRow } from './types.js';
 
 type State = 'start' | 'key' | 'colon' | 'value' | 'skip' | 'array' | 'element' | 'after-array' | 'done';
@@ -180,7 +181,10 @@ export class JsonRecordSplitter {
       return reject(`invalid JSON: ${error instanceof Error ? error.message : String(error)}`);
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return reject('expected a JSON object');
-    return { kind: 'record', file: this.file, line, record: value as Record<string, unknown> };
+    const record = value as Record<string, unknown>;
+    const deep = tooDeepField(record);
+    if (deep !== undefined) return tooDeepRow(this.file, line, deep);
+    return { kind: 'record', file: this.file, line, record };
   }
 }
 

@@ -1,3 +1,4 @@
+import { tooDeepField, tooDeepRow } from './depth.js';
 import { LineSplitter, type RawLine } from './lines.js';
 import { decodeUtf8, MAX_ROW_BYTES, type SourceRow } from './types.js';
 
@@ -39,7 +40,10 @@ function toRow(raw: RawLine, file: string): SourceRow | undefined {
       issues: [{ field: '', message: `expected a JSON object, got ${describe(value)}` }],
     };
   }
-  return { kind: 'record', file, line, record: value as Record<string, unknown> };
+  const record = value as Record<string, unknown>;
+  const deep = tooDeepField(record);
+  if (deep !== undefined) return tooDeepRow(file, line, deep);
+  return { kind: 'record', file, line, record };
 }
 
 function toRows(lines: RawLine[], file: string): SourceRow[] {

@@ -1,3 +1,7 @@
+import type { ColumnRules } from '../normalize/columns.js';
+import type { NormalizedRow } from '../normalize/record.js';
+import type { RowTransform } from '../normalize/transform.js';
+
 /** One problem with one row: the field it concerns (empty for the row as a whole) and why. */
 export interface RowIssue {
   field: string;
@@ -18,11 +22,36 @@ export interface RejectedRow {
   file: string;
   line: number;
   issues: RowIssue[];
+  /** What of the row could be read: it is checked too, so that every problem of the row is reported at once. */
+  record?: Record<string, unknown>;
+  /** The row as read, before `--transform`, for the rejects file only. */
+  source?: Record<string, unknown>;
+  /** The line as read, for a row the CSV parser could not split into cells. */
+  raw?: string;
 }
 
-export type SourceRow = ParsedRow | RejectedRow;
+/** A row that `--transform` skipped by returning null: counted, neither sent nor invalid. */
+export interface FilteredRow {
+  kind: 'filtered';
+  file: string;
+  line: number;
+}
+
+export type SourceRow = ParsedRow | RejectedRow | FilteredRow;
 
 export type InputFormat = 'csv' | 'jsonl' | 'json';
+
+/** How rows become candidate records: shared by every reader of a run. */
+export interface RowRules {
+  /** The header's columns for CSV; see planColumns. */
+  columns: ColumnRules;
+  /** Normalises a candidate record (CSV cells by field, a JSON object, or a transform's result). */
+  normalize: (input: Record<string, unknown>) => NormalizedRow;
+  /** `--transform`: raw rows go through it first, and what it returns is normalised. */
+  transform?: RowTransform;
+  /** Columns left out, trimmed, added to as headers are read. */
+  ignoredColumns: Set<string>;
+}
 
 /** A fatal problem with a whole input (a broken header, an unreadable file): the run stops reading. */
 export class InputError extends Error {

@@ -2,7 +2,14 @@ import { access, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { AbortError, PushError, type UploadFileType, type UploadReport } from '../../index.js';
-import { addConnectionOptions, appOption, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
+import {
+  addConnectionOptions,
+  appOption,
+  type ConnectionFlags,
+  createClient,
+  requireApp,
+  resolveConfig,
+} from '../config.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { describeStop, jsonError } from '../failure.js';
 import { type CommonFlags, integerOption } from '../options.js';
@@ -33,6 +40,10 @@ export async function expandPaths(patterns: string[]): Promise<string[]> {
     if (exists || !isDynamicPattern(pattern)) {
       const info = await stat(pattern).catch(() => undefined);
       if (info === undefined) throw new UsageError(`${pattern}: no such file`);
+      if (info.isDirectory()) {
+        const glob = `${pattern.replace(/[\\/]+$/, '')}/*`;
+        throw new UsageError(`${pattern}: is a directory; to upload the files in it, quote a glob: '${glob}'`);
+      }
       if (!info.isFile()) throw new UsageError(`${pattern}: not a file`);
       paths.push(pattern);
       continue;
@@ -79,7 +90,7 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
     verbose: flags.verbose === true,
     quiet: flags.quiet === true,
   });
-  const appId = flags.app as string;
+  const appId = requireApp(flags.app);
   const paths = await expandPaths(patterns);
   const config = await resolveConfig(flags);
   const client = await createClient(config, { verbose: flags.verbose });

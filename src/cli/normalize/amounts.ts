@@ -1,0 +1,216 @@
+/**
+ * Reads amounts as finance exports write them: `1.234,50` or `1,234.50` (by `--decimal` and
+ * `--thousands`, as pandas' `read_csv` names them), a currency symbol or ISO code before or after
+ * the number (`$4.00`, `€ 4,00`, `4.00 EUR`), and negatives as `-42.50` or in accounting brackets
+ * `(42.50)`, alone or combined (`($1,000.00)`, `-$42.50`).
+ */
+
+/** What reading one amount says: the number and the currency code it carried, or why it is not an amount. */
+export type AmountReading = { ok: true; value: number; currency: string | undefined } | { ok: false; message: string };
+
+/**
+ * Reads one amount. A successful reading is one object per reader, overwritten by the next call:
+ * read it before reading again (a million short-lived objects make V8 grow its young generation).
+ */
+export type AmountReader = (text: string) => AmountReading;
+
+export interface AmountFormat {
+  /** The decimal separator. @default '.' */
+  decimal: '.' | ',';
+  /** The thousands separator; none by default, so that `1,234` is not silently read as 1234. */
+  thousands: ',' | '.' | ' ' | "'" | undefined;
+}
+
+const DIGIT_0 = 48;
+const SPACE = 32;
+/** No-break and narrow no-break spaces: what spreadsheets in French and other locales group thousands with. */
+const NBSP = 0xa0;
+const NARROW_NBSP = 0x202f;
+/** 10^0 … 10^22: every power of ten a double holds exactly. */
+const POWERS = Array.from({ length: 23 }, (_, n) => 10 ** n);
+const CURRENCY_SYMBOL = /^\p{Sc}$/u;
+
+function isSpace(code: number): boolean {
+  return code === SPACE || code === NBSP || code === NARROW_NBSP || code === 9;
+}
+
+function isAsciiLetter(code: number): boolean {
+  return (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+}
+
+function show(text: string): string {
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+}
+
+/**
+ * What may stand beside the number: a 3-letter code (any case), or a currency symbol, possibly with
+ * a letter prefix such as `US$` or `R$`. Returns the code upper-cased, '' for a symbol alone, or
+ * undefined when the text is neither.
+ */
+function currencyMark(text: string): string | undefined {
+  let letters = 0;
+  while (letters < text.length && isAsciiLetter(text.charCodeAt(letters))) letters++;
+  if (letters === text.length) return letters === 3 ? text.toUpperCase() : undefined;
+  const rest = text.slice(letters);
+  if (letters <= 2 && CURRENCY_SYMBOL.test(rest)) return '';
+  return undefined;
+}
+
+/**
+ * A reader for one amount format, compiled once. The number itself is read in one pass over its
+ * characters; its value is the digits as an integer divided by a power of ten, which is the same
+ * correctly rounded double as `Number('42.50')` whenever both are exact (up to 2^53 and 10^22),
+ * and `Number` itself otherwise.
+ */
+export function amountReader(format: AmountFormat): AmountReader {
+  const decimal = format.decimal.charCodeAt(0);
+  const thousands = format.thousands?.charCodeAt(0);
+  const thousandsIsSpace = thousands === SPACE;
+  const isThousands = (code: number) => code === thousands || (thousandsIsSpace && isSpace(code));
+  const ambiguous = format.decimal === ',' && format.thousands === undefined ? 46 /* . */ : undefined;
+  const unexpectedGroup = format.decimal === '.' && format.thousands === undefined ? 44 /* , */ : undefined;
+  const success: { ok: true; value: number; currency: string | undefined } = {
+    ok: true,
+    value: 0,
+    currency: undefined,
+  };
+
+  return (raw) => {
+    const text = raw.trim();
+    if (text === '') return { ok: false, message: 'missing' };
+    let start = 0;
+    let end = text.length;
+    let negative = false;
+    if (text.charCodeAt(0) === 40 /* ( */ && text.charCodeAt(end - 1) === 41 /* ) */) {
+      negative = true;
+      start++;
+      end--;
+    }
+    // Find the number: the first digit (or a decimal separator followed by one), and its end.
+    let numberStart = start;
+    while (numberStart < end) {
+      const code = text.charCodeAt(numberStart);
+      if (code >= DIGIT_0 && code <= DIGIT_0 + 9) break;
+      if (code === decimal && numberStart + 1 < end) {
+        const next = text.charCodeAt(numberStart + 1);
+        if (next >= DIGIT_0 && next <= DIGIT_0 + 9) break;
+      }
+      numberStart++;
+    }
+    if (numberStart === end) return { ok: false, message: `not an amount: ${show(raw)}` };
+    let numberEnd = numberStart;
+    while (numberEnd < end) {
+      const code = text.charCodeAt(numberEnd);
+      const digit = code >= DIGIT_0 && code <= DIGIT_0 + 9;
+      if (!digit && code !== decimal && !isThousands(code) && code !== ambiguous && code !== unexpectedGroup) break;
+      numberEnd++;
+    }
+    // A thousands separator that is a space never ends the number, but a trailing one is not part of it.
+    while (numberEnd > numberStart && isSpace(text.charCodeAt(numberEnd - 1))) numberEnd--;
+
+    // Before the number: an optional sign and an optional currency mark, in either order.
+    let currency: string | undefined;
+    let before = text.slice(start, numberStart).trim();
+    let minus = false;
+    const first = before[0];
+    const last = before[before.length - 1];
+    if (first === '-' || first === '+') {
+      minus = first === '-';
+      before = before.slice(1).trim();
+    } else if (last === '-' || last === '+') {
+      minus = last === '-';
+      before = before.slice(0, -1).trim();
+    }
+    if (minus && negative) return { ok: false, message: `two minus signs: ${show(raw)}` };
+    negative ||= minus;
+    if (before !== '') {
+      const mark = currencyMark(before);
+      if (mark === undefined) return { ok: false, message: `not an amount: ${show(raw)}` };
+      if (mark !== '') currency = mark;
+    }
+    let after = text.slice(numberEnd, end).trim();
+    // A sign after the number, as SAP and some ledgers write it: 42.50-
+    const trailing = after[0];
+    if (trailing === '-' || trailing === '+') {
+      if (trailing === '-' && negative) return { ok: false, message: `two minus signs: ${show(raw)}` };
+      negative ||= trailing === '-';
+      after = after.slice(1).trim();
+    }
+    if (after !== '') {
+      const mark = currencyMark(after);
+      if (mark === undefined) return { ok: false, message: `not an amount: ${show(raw)}` };
+      if (mark !== '') {
+        if (currency !== undefined && currency !== mark) {
+          return { ok: false, message: `two currencies in one amount: ${show(raw)}` };
+        }
+        currency = mark;
+      }
+    }
+
+    // The number: digits, thousands separators only between groups of three, one decimal separator.
+    let mantissa = 0;
+    let fractionDigits = 0;
+    let integerDigits = 0;
+    let groupDigits = -1; // digits since the last thousands separator; -1 before the first one
+    let inFraction = false;
+    for (let i = numberStart; i < numberEnd; i++) {
+      const code = text.charCodeAt(i);
+      if (code >= DIGIT_0 && code <= DIGIT_0 + 9) {
+        mantissa = mantissa * 10 + (code - DIGIT_0);
+        if (inFraction) fractionDigits++;
+        else {
+          integerDigits++;
+          if (groupDigits >= 0) groupDigits++;
+        }
+        continue;
+      }
+      if (code === ambiguous) {
+        return {
+          ok: false,
+          message: `ambiguous amount ${show(raw)}: with --decimal , say how thousands are written (--thousands .)`,
+        };
+      }
+      if (code === unexpectedGroup) {
+        return {
+          ok: false,
+          message: `not an amount: ${show(raw)} has a "," (with thousands separators, pass --thousands ,; with a decimal comma, --decimal ,)`,
+        };
+      }
+      if (code === decimal) {
+        if (inFraction) return { ok: false, message: `not an amount: ${show(raw)}` };
+        if (groupDigits >= 0 && groupDigits !== 3)
+          return { ok: false, message: `misplaced thousands separator in ${show(raw)}` };
+        inFraction = true;
+        continue;
+      }
+      // A thousands separator: after 1 to 3 leading digits or a full group, never in the fraction.
+      if (inFraction || integerDigits === 0 || (groupDigits >= 0 ? groupDigits !== 3 : integerDigits > 3)) {
+        return { ok: false, message: `misplaced thousands separator in ${show(raw)}` };
+      }
+      groupDigits = 0;
+    }
+    if (!inFraction && groupDigits >= 0 && groupDigits !== 3) {
+      return { ok: false, message: `misplaced thousands separator in ${show(raw)}` };
+    }
+    if (inFraction && fractionDigits === 0) {
+      return { ok: false, message: `not an amount: ${show(raw)}` };
+    }
+    let value: number;
+    if (mantissa <= Number.MAX_SAFE_INTEGER && fractionDigits < POWERS.length) {
+      value = mantissa / (POWERS[fractionDigits] as number);
+    } else {
+      let digits = '';
+      for (let i = numberStart; i < numberEnd; i++) {
+        const code = text.charCodeAt(i);
+        if (code >= DIGIT_0 && code <= DIGIT_0 + 9) digits += text[i];
+        else if (code === decimal) digits += '.';
+      }
+      value = Number(digits);
+      if (!Number.isFinite(value)) return { ok: false, message: `not a finite amount: ${show(raw)}` };
+    }
+    // -0 would be sent as 0 anyway; keep the record as it is sent.
+    success.value = negative && value !== 0 ? -value : value;
+    success.currency = currency;
+    return success;
+  };
+}

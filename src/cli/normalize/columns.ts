@@ -1,0 +1,133 @@
+import { UsageError } from '../exit-codes.js';
+import { notAFieldMessage, REQUIRED_FIELDS, type RecordField, recordField } from './fields.js';
+
+/** `--map vendor=Supplier,amount=Total`: returned as column (as written, trimmed) -> field. */
+export function parseColumnMap(spec: string | undefined): Map<string, RecordField> {
+  const map = new Map<string, RecordField>();
+  if (spec === undefined) return map;
+  for (const pair of spec.split(',')) {
+    const eq = pair.indexOf('=');
+    const name = pair.slice(0, eq).trim();
+    const column = pair.slice(eq + 1).trim();
+    if (eq < 1 || name === '' || column === '') {
+      throw new UsageError(`--map: expected field=Column pairs separated by commas, got ${JSON.stringify(pair)}`);
+    }
+    const field = recordField(name);
+    if (field === undefined) throw new UsageError(`--map: ${notAFieldMessage(name)}`);
+    if ([...map.keys()].some((known) => known.toLowerCase() === column.toLowerCase())) {
+      throw new UsageError(`--map: column ${JSON.stringify(column)} is mapped twice`);
+    }
+    map.set(column, field);
+  }
+  return map;
+}
+
+/** `--set field=value`, repeatable: a constant for every row, which wins over any column. */
+export function parseSets(pairs: string[] | undefined): Map<RecordField, string> {
+  const sets = new Map<RecordField, string>();
+  for (const pair of pairs ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new UsageError(`--set: expected field=value, got ${JSON.stringify(pair)}`);
+    const name = pair.slice(0, eq).trim();
+    const field = recordField(name);
+    if (field === undefined) throw new UsageError(`--set: ${notAFieldMessage(name)}`);
+    if (sets.has(field)) throw new UsageError(`--set: "${field}" is set twice`);
+    sets.set(field, pair.slice(eq + 1));
+  }
+  return sets;
+}
+
+/** `--map` keyed by the lower-cased column, for matching names case-insensitively. */
+export function byLowerCase(columnMap: ReadonlyMap<string, RecordField>): Map<string, RecordField> {
+  return new Map([...columnMap].map(([column, field]) => [column.toLowerCase(), field]));
+}
+
+/** How the columns of a CSV header are read. */
+export interface ColumnRules {
+  /** Column (as written in `--map`, trimmed) -> field. */
+  columnMap: Map<string, RecordField>;
+  /** Fields given by `--set`: a column for them is ignored. */
+  sets: ReadonlyMap<RecordField, string>;
+  /** `--strict-columns`: a named column that fills no field refuses the header. */
+  strict: boolean;
+}
+
+/** The key of a column with no name: its cells must stay empty (Excel saves such columns). */
+export const UNNAMED_COLUMN = '\u0000unnamed';
+
+/** A header read: the key of each column (a field, {@link UNNAMED_COLUMN}, or false to drop it), and what was left out. */
+export interface ColumnPlan {
+  keys: (string | false)[];
+  /** Named columns that fill no field, trimmed, in header order. */
+  ignored: string[];
+  /** Every column name found, trimmed, for messages. */
+  names: string[];
+}
+
+/** A header that cannot be read: the run stops before anything is sent. */
+export class HeaderError extends Error {
+  override name = 'HeaderError';
+}
+
+/**
+ * Matches header cells to record fields: case-insensitively and ignoring surrounding spaces, after
+ * `--map`. A column that fills no field (`Cost Center`) is dropped and listed, unless `strict`; so is
+ * a column for a field that `--set` gives. A column with no name is kept only to check that it is
+ * empty. Throws a {@link HeaderError} for a field named twice, a `--map` column that is not there,
+ * extra columns under `strict`, or a required field nothing fills (`requireFields`).
+ */
+export function planColumns(header: string[], rules: ColumnRules, requireFields: boolean): ColumnPlan {
+  const filled = new Set<string>();
+  const ignored: string[] = [];
+  const names = header.map((cell) => cell.trim());
+  const mapped = new Set<string>();
+  const columnMap = byLowerCase(rules.columnMap);
+  const keys = names.map((name): string | false => {
+    if (name === '') return UNNAMED_COLUMN;
+    const lower = name.toLowerCase();
+    const byMap = columnMap.get(lower);
+    if (byMap !== undefined) mapped.add(lower);
+    const field = byMap ?? recordField(name);
+    if (field === undefined || rules.sets.has(field)) {
+      ignored.push(name);
+      return false;
+    }
+    if (filled.has(field)) throw new HeaderError(`the header names the field "${field}" twice`);
+    filled.add(field);
+    return field;
+  });
+  const found = `columns found: ${names
+    .filter((name) => name !== '')
+    .map((name) => JSON.stringify(name))
+    .join(', ')}`;
+  const unmapped = [...rules.columnMap.keys()].filter((column) => !mapped.has(column.toLowerCase()));
+  if (unmapped.length > 0) {
+    const list = unmapped.map((column) => JSON.stringify(column)).join(', ');
+    throw new HeaderError(`--map names ${list}, which the header does not have (${found})`);
+  }
+  if (rules.strict) {
+    const extra = ignored.filter((name) => {
+      const field = columnMap.get(name.toLowerCase()) ?? recordField(name);
+      return field === undefined;
+    });
+    if (extra.length > 0) {
+      throw new HeaderError(
+        `--strict-columns: the header has columns that fill no field: ${extra.map((name) => JSON.stringify(name)).join(', ')}`,
+      );
+    }
+  }
+  if (requireFields) {
+    const missing = REQUIRED_FIELDS.filter(
+      (field) => !filled.has(field) && !rules.sets.has(field) && !(field === 'currency' && filled.has('amount')),
+    );
+    if (missing.length > 0) {
+      const only = names.filter((name) => name !== '');
+      const hint =
+        only.length === 1 && /[;\t|]/.test(only[0] as string) ? '; is the delimiter right (--delimiter)?' : '';
+      throw new HeaderError(
+        `the header has no column for ${missing.join(', ')} (${found}; rename with --map field=Column, or give a constant with --set field=value)${hint}`,
+      );
+    }
+  }
+  return { keys, ignored, names };
+}

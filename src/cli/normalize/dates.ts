@@ -1,0 +1,318 @@
+import { type LocalTimeResolver, localTimeResolver, utcWallClock } from './zone.js';
+
+/** What reading one date cell says: the instant in Unix milliseconds, or why it is not a date. */
+export type DateReading = { ok: true; ms: number } | { ok: false; message: string };
+
+/**
+ * Reads one `created` value (text, or a number from JSON) into Unix milliseconds. A successful
+ * reading is one object per reader, overwritten by the next call: read it before reading again.
+ * A reader runs once per row, and a million short-lived objects make V8 grow its young generation.
+ */
+export type DateReader = (value: string | number) => DateReading;
+
+/** The reusable successful reading of one reader. */
+function successSlot(): (ms: number) => DateReading {
+  const success = { ok: true as const, ms: 0 };
+  return (ms) => {
+    success.ms = ms;
+    return success;
+  };
+}
+
+/** A pattern given to `--date-format` that cannot be used; the message names the problem. */
+export class DateFormatError extends Error {
+  override name = 'DateFormatError';
+}
+
+type Field = 'year' | 'month' | 'day' | 'hour' | 'hour12' | 'meridiem' | 'minute' | 'second' | 'millisecond';
+
+/**
+ * One piece of a compiled pattern: a number of `min` to `max` digits (a meridiem is two letters),
+ * or a literal character that must match.
+ */
+type Piece = { field: Field; min: number; max: number } | { literal: number };
+
+/**
+ * The tokens of day.js's format strings that a date cell can hold. Doubled tokens are that many
+ * digits exactly; single ones (`M`, `D`, `H`, `h`) one or two, as in `1/31/2025 9:30 AM`.
+ */
+const TOKENS: Record<string, { field: Field; min: number; max: number }> = {
+  YYYY: { field: 'year', min: 4, max: 4 },
+  MM: { field: 'month', min: 2, max: 2 },
+  M: { field: 'month', min: 1, max: 2 },
+  DD: { field: 'day', min: 2, max: 2 },
+  D: { field: 'day', min: 1, max: 2 },
+  HH: { field: 'hour', min: 2, max: 2 },
+  H: { field: 'hour', min: 1, max: 2 },
+  hh: { field: 'hour12', min: 2, max: 2 },
+  h: { field: 'hour12', min: 1, max: 2 },
+  A: { field: 'meridiem', min: 2, max: 2 },
+  a: { field: 'meridiem', min: 2, max: 2 },
+  mm: { field: 'minute', min: 2, max: 2 },
+  ss: { field: 'second', min: 2, max: 2 },
+  SSS: { field: 'millisecond', min: 3, max: 3 },
+};
+
+const DIGIT_0 = 48;
+
+function isLetter(ch: string): boolean {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * Splits a day.js-style pattern (`DD/MM/YYYY HH:mm`) into pieces. Runs of one letter are tokens and
+ * must be known; `[text]` is literal text, as in day.js; any other character is a literal separator.
+ */
+export function compilePattern(pattern: string): Piece[] {
+  const pieces: Piece[] = [];
+  const seen = new Set<Field>();
+  for (let i = 0; i < pattern.length; ) {
+    const ch = pattern[i] as string;
+    if (ch === '[') {
+      const close = pattern.indexOf(']', i + 1);
+      if (close === -1) throw new DateFormatError(`"[" at position ${i + 1} is never closed`);
+      for (let j = i + 1; j < close; j++) pieces.push({ literal: pattern.charCodeAt(j) });
+      i = close + 1;
+      continue;
+    }
+    if (!isLetter(ch)) {
+      pieces.push({ literal: pattern.charCodeAt(i) });
+      i++;
+      continue;
+    }
+    let end = i;
+    while (end < pattern.length && pattern[end] === ch) end++;
+    const token = pattern.slice(i, end);
+    const known = TOKENS[token];
+    if (known === undefined) {
+      throw new DateFormatError(
+        `unknown token "${token}" (known: ${Object.keys(TOKENS).join(' ')}; put literal text in [brackets])`,
+      );
+    }
+    if (seen.has(known.field)) throw new DateFormatError(`"${token}" appears twice`);
+    seen.add(known.field);
+    pieces.push(known);
+    i = end;
+  }
+  for (const field of ['year', 'month', 'day'] as const) {
+    if (!seen.has(field)) throw new DateFormatError('a pattern needs YYYY, MM (or M) and DD (or D)');
+  }
+  if (seen.has('hour') && (seen.has('hour12') || seen.has('meridiem'))) {
+    throw new DateFormatError('HH is a 24-hour clock: use hh with A, or HH alone');
+  }
+  if (seen.has('hour12') !== seen.has('meridiem')) {
+    throw new DateFormatError('a 12-hour clock needs both hh (or h) and A');
+  }
+  const hours = seen.has('hour') || seen.has('hour12');
+  if (seen.has('minute') && !hours) throw new DateFormatError('a pattern with minutes needs hours too');
+  if (seen.has('second') && !seen.has('minute')) throw new DateFormatError('a pattern with seconds needs minutes too');
+  if (seen.has('millisecond') && !seen.has('second')) {
+    throw new DateFormatError('a pattern with milliseconds needs seconds too');
+  }
+  return pieces;
+}
+
+function invalid(text: string, expected: string): DateReading {
+  const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  return { ok: false, message: `not a date: ${JSON.stringify(shown)} (expected ${expected})` };
+}
+
+/** `AM`/`PM` in any case at `at`: 0 for AM, 12 for PM, -1 for neither. */
+function meridiemAt(text: string, at: number): number {
+  const first = text.charCodeAt(at) | 0x20;
+  const second = text.charCodeAt(at + 1) | 0x20;
+  if (second !== 0x6d /* m */) return -1;
+  return first === 0x61 /* a */ ? 0 : first === 0x70 /* p */ ? 12 : -1;
+}
+
+/**
+ * A reader for cells written exactly as `pattern`: digits where the pattern has a token (as many
+ * as it says), every separator where it has one, and a real calendar date (31/02/2025 is refused,
+ * never rolled over to March). Compiled once; reading a cell is one pass over its characters.
+ */
+function patternReader(pattern: string, resolve: LocalTimeResolver): DateReader {
+  const pieces = compilePattern(pattern);
+  const expected = `a date as ${pattern}`;
+  const ok = successSlot();
+  return (value) => {
+    if (typeof value !== 'string') return invalid(String(value), expected);
+    const text = value.trim();
+    let year = 0;
+    let month = 0;
+    let day = 0;
+    let hour = 0;
+    let hour12 = -1;
+    let meridiem = -1;
+    let minute = 0;
+    let second = 0;
+    let millisecond = 0;
+    let at = 0;
+    for (const piece of pieces) {
+      if ('literal' in piece) {
+        if (text.charCodeAt(at++) !== piece.literal) return invalid(text, expected);
+        continue;
+      }
+      if (piece.field === 'meridiem') {
+        meridiem = meridiemAt(text, at);
+        if (meridiem < 0) return invalid(text, expected);
+        at += 2;
+        continue;
+      }
+      let number = 0;
+      let digits = 0;
+      while (digits < piece.max) {
+        const digit = text.charCodeAt(at) - DIGIT_0;
+        if (!(digit >= 0 && digit <= 9)) break;
+        number = number * 10 + digit;
+        digits++;
+        at++;
+      }
+      if (digits < piece.min) return invalid(text, expected);
+      switch (piece.field) {
+        case 'year':
+          year = number;
+          break;
+        case 'month':
+          month = number;
+          break;
+        case 'day':
+          day = number;
+          break;
+        case 'hour':
+          hour = number;
+          break;
+        case 'hour12':
+          hour12 = number;
+          break;
+        case 'minute':
+          minute = number;
+          break;
+        case 'second':
+          second = number;
+          break;
+        case 'millisecond':
+          millisecond = number;
+          break;
+      }
+    }
+    if (at !== text.length) return invalid(text, expected);
+    if (hour12 >= 0) {
+      if (hour12 < 1 || hour12 > 12) return invalid(text, `a real date and time as ${pattern}`);
+      hour = (hour12 % 12) + meridiem;
+    }
+    if (
+      month < 1 ||
+      month > 12 ||
+      day < 1 ||
+      day > daysInMonth(year, month) ||
+      hour > 23 ||
+      minute > 59 ||
+      second > 59
+    ) {
+      return invalid(text, `a real date and time as ${pattern}`);
+    }
+    return ok(resolve(year, month, day, hour, minute, second, millisecond));
+  };
+}
+
+const UNIX_DIGITS = /^\d{1,16}$/;
+const UNIX_SECONDS = /^\d{1,13}(\.\d{1,3})?$/;
+
+/** `unix`: whole or fractional seconds since 1970; `unix-ms`: whole milliseconds. */
+function unixReader(unit: 'unix' | 'unix-ms'): DateReader {
+  const ok = successSlot();
+  return (value) => {
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value) || value < 0)
+        return invalid(String(value), `Unix ${unit === 'unix' ? 'seconds' : 'milliseconds'}`);
+      return ok(unit === 'unix' ? Math.round(value * 1000) : value);
+    }
+    const text = value.trim();
+    if (unit === 'unix-ms') {
+      return UNIX_DIGITS.test(text) ? ok(Number(text)) : invalid(text, 'Unix milliseconds');
+    }
+    return UNIX_SECONDS.test(text) ? ok(Math.round(Number(text) * 1000)) : invalid(text, 'Unix seconds');
+  };
+}
+
+/**
+ * ISO 8601 as `created` has always accepted it, plus local forms read in the zone: a date alone is
+ * midnight there, and a date-time without `Z` or an offset is a wall-clock time there. A date-time
+ * with an offset is an instant already; the zone does not touch it.
+ */
+const ISO_LOCAL = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?$/;
+const ISO_WITH_OFFSET =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const UNIX_MS = /^\d+$/;
+const ISO_EXPECTED =
+  'an ISO 8601 date or date-time such as 2025-01-31 or 2025-01-31T09:30:00Z, or Unix milliseconds; --date-format reads other forms';
+
+function isoReader(resolve: LocalTimeResolver): DateReader {
+  const fields = (match: RegExpExecArray) => {
+    const year = Number(match[1]);
+    const month = Number(match[2]);
+    const day = Number(match[3]);
+    const hour = Number(match[4] ?? 0);
+    const minute = Number(match[5] ?? 0);
+    const second = Number(match[6] ?? 0);
+    const millisecond = Number((match[7] ?? '0').slice(0, 3).padEnd(3, '0'));
+    const valid =
+      month >= 1 &&
+      month <= 12 &&
+      day >= 1 &&
+      day <= daysInMonth(year, month) &&
+      hour <= 23 &&
+      minute <= 59 &&
+      second <= 59;
+    return valid ? { year, month, day, hour, minute, second, millisecond } : undefined;
+  };
+  const ok = successSlot();
+  return (value) => {
+    // A number from JSON is Unix milliseconds; the record check judges its range.
+    if (typeof value === 'number') return ok(value);
+    const text = value.trim();
+    if (UNIX_MS.test(text)) return ok(Number(text));
+    const local = ISO_LOCAL.exec(text);
+    if (local !== null) {
+      const f = fields(local);
+      if (f === undefined) return invalid(text, ISO_EXPECTED);
+      return ok(resolve(f.year, f.month, f.day, f.hour, f.minute, f.second, f.millisecond));
+    }
+    const zoned = ISO_WITH_OFFSET.exec(text);
+    if (zoned !== null) {
+      const f = fields(zoned);
+      const offset = (zoned[8] as string).toUpperCase();
+      if (f === undefined) return invalid(text, ISO_EXPECTED);
+      let offsetMinutes = 0;
+      if (offset !== 'Z') {
+        const digits = offset.replace(':', '');
+        const hours = Number(digits.slice(1, 3));
+        const minutes = Number(digits.slice(3, 5));
+        if (hours > 23 || minutes > 59) return invalid(text, ISO_EXPECTED);
+        offsetMinutes = (digits[0] === '-' ? -1 : 1) * (hours * 60 + minutes);
+      }
+      const wall = utcWallClock(f.year, f.month, f.day, f.hour, f.minute, f.second, f.millisecond);
+      return ok(wall - offsetMinutes * 60_000);
+    }
+    return invalid(text, ISO_EXPECTED);
+  };
+}
+
+/** The `--date-format` values that are not patterns. */
+export const UNIX_FORMATS = ['unix', 'unix-ms'] as const;
+
+/**
+ * The reader of `created` for a run: `format` is `--date-format` (undefined: ISO 8601 or Unix
+ * milliseconds), `zone` is `--timezone`, for times that carry no offset. With a format, no other
+ * form is tried: a cell either matches it or is invalid. Throws {@link DateFormatError} for a bad pattern.
+ */
+export function dateReader(format: string | undefined, zone: string): DateReader {
+  if (format === 'unix' || format === 'unix-ms') return unixReader(format);
+  const resolve = localTimeResolver(zone);
+  return format === undefined ? isoReader(resolve) : patternReader(format, resolve);
+}

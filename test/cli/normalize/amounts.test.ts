@@ -1,0 +1,89 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type AmountFormat, amountReader } from '../../../src/cli/normalize/amounts.js';
+
+const read = (format: Partial<AmountFormat>, text: string) => {
+  const reading = amountReader({ decimal: '.', thousands: undefined, ...format })(text);
+  return reading.ok ? [reading.value, reading.currency] : reading.message;
+};
+
+describe('amountReader', () => {
+  it('reads plain amounts by default, and refuses a comma it was not told about', () => {
+    expect(read({}, '42.50')).toEqual([42.5, undefined]);
+    expect(read({}, ' -7 ')).toEqual([-7, undefined]);
+    expect(read({}, '.5')).toEqual([0.5, undefined]);
+    expect(read({}, '1,234.50')).toMatch(/--thousands ,/);
+    expect(read({}, '42,50')).toMatch(/--decimal ,/);
+  });
+
+  it('reads decimal commas and every thousands separator', () => {
+    expect(read({ decimal: ',' }, '42,50')).toEqual([42.5, undefined]);
+    expect(read({ decimal: ',', thousands: '.' }, '1.234,50')).toEqual([1234.5, undefined]);
+    expect(read({ thousands: ',' }, '1,234,567.89')).toEqual([1234567.89, undefined]);
+    expect(read({ decimal: ',', thousands: ' ' }, '1 234,50')).toEqual([1234.5, undefined]);
+    expect(read({ decimal: ',', thousands: ' ' }, '1\u00a0234,50')).toEqual([1234.5, undefined]);
+    expect(read({ decimal: ',', thousands: ' ' }, '1\u202f234,50')).toEqual([1234.5, undefined]);
+    expect(read({ thousands: "'" }, "1'234.50")).toEqual([1234.5, undefined]);
+    expect(read({ thousands: ',' }, '999')).toEqual([999, undefined]);
+  });
+
+  it('refuses separators in the wrong place', () => {
+    expect(read({ thousands: ',' }, '1,23.50')).toMatch(/thousands/);
+    expect(read({ thousands: ',' }, '1234,567')).toMatch(/thousands/);
+    expect(read({ thousands: ',' }, '1,234.5,6')).not.toEqual(expect.any(Array));
+    expect(read({}, '1.2.3')).toMatch(/not an amount/);
+    expect(read({}, '42.')).toMatch(/not an amount/);
+    expect(read({ decimal: ',', thousands: '.' }, '1.23,5')).toMatch(/thousands/);
+  });
+
+  it('calls a dot ambiguous with --decimal , and no --thousands', () => {
+    expect(read({ decimal: ',' }, '1.234,50')).toMatch(/ambiguous/);
+    expect(read({ decimal: ',' }, '4.00')).toMatch(/ambiguous/);
+  });
+
+  it('strips currency symbols before or after, and takes ISO codes in any case', () => {
+    expect(read({}, '$4.00')).toEqual([4, undefined]);
+    expect(read({ decimal: ',' }, '€ 4,00')).toEqual([4, undefined]);
+    expect(read({ decimal: ',' }, '4,00 €')).toEqual([4, undefined]);
+    expect(read({}, '4.00 EUR')).toEqual([4, 'EUR']);
+    expect(read({}, 'usd 4.00')).toEqual([4, 'USD']);
+    expect(read({}, 'US$4.00')).toEqual([4, undefined]);
+    expect(read({}, '£12')).toEqual([12, undefined]);
+    expect(read({}, '$4.00 USD')).toEqual([4, 'USD']);
+    expect(read({}, 'EUR 4.00 USD')).toMatch(/two currencies/);
+    expect(read({}, '4.00 EURO')).toMatch(/not an amount/);
+    expect(read({}, '4.00 abc def')).toMatch(/not an amount/);
+  });
+
+  it('reads accounting negatives and signs combined with symbols', () => {
+    expect(read({}, '(42.50)')).toEqual([-42.5, undefined]);
+    expect(read({ thousands: ',' }, '($1,000.00)')).toEqual([-1000, undefined]);
+    expect(read({}, '-$42.50')).toEqual([-42.5, undefined]);
+    expect(read({}, '$-42.50')).toEqual([-42.5, undefined]);
+    expect(read({ decimal: ',', thousands: '.' }, '-1.234,50 EUR')).toEqual([-1234.5, 'EUR']);
+    expect(read({}, '(-42.50)')).toMatch(/two minus signs/);
+    expect(read({}, '(0.00)')).toEqual([0, undefined]);
+    expect(read({ decimal: ',', thousands: '.' }, '1.234,50-')).toEqual([-1234.5, undefined]);
+    expect(read({}, '42.50- EUR')).toEqual([-42.5, 'EUR']);
+    expect(read({}, '-42.50-')).toMatch(/two minus signs/);
+  });
+
+  it('says "missing" for an empty amount', () => {
+    expect(read({}, '   ')).toBe('missing');
+  });
+
+  it('gives the same number as Number() for any decimal written with separators', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 15n }), fc.integer({ min: 0, max: 6 }), (units, scale) => {
+        const digits = units.toString().padStart(scale + 1, '0');
+        const integer = digits.slice(0, digits.length - scale);
+        const fraction = digits.slice(digits.length - scale);
+        const plain = scale > 0 ? `${integer}.${fraction}` : integer;
+        const grouped = integer.replace(/\B(?=(\d{3})+(?!\d))/g, '.');
+        const european = scale > 0 ? `${grouped},${fraction}` : grouped;
+        expect(read({ decimal: ',', thousands: '.' }, european)).toEqual([Number(plain), undefined]);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -1,0 +1,42 @@
+/**
+ * The secret scrubber: every encoding the old per-character regex found is still cut, and the work
+ * stays linear in the text whatever the secret. Longer runs: scrub-secrets.e2e.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { scrubSecrets, scrubSecretsCounted } from '../../src/http/redact.js';
+import { assertEchoesAreCut, assertLinearWork, assertOtherTextsUnchanged } from './scrub-properties.js';
+
+describe('the secret scrubber', () => {
+  it('property: whatever the old per-character regex found is gone from the scrubbed text', () => {
+    assertEchoesAreCut(150);
+  });
+
+  it('property: a text holding no encoding of the secret comes back unchanged', () => {
+    assertOtherTextsUnchanged(150);
+  });
+
+  it('property: the work is linear in the text for any secret and any answer', () => {
+    assertLinearWork(100, 400);
+  });
+
+  it('does linear work on a long periodic secret and an answer of its near-copies', () => {
+    // A regex built from the secret re-read up to the secret's length at each position here.
+    const secretText = 'ab'.repeat(2048);
+    const nearCopies = `${'a\\u0062'.repeat(2047)}a#`.repeat(40);
+    const plainCopies = `${'a'.repeat(4095)}#`.repeat(75);
+    for (const [text, value] of [
+      [nearCopies, secretText],
+      [plainCopies, 'a'.repeat(4096)],
+    ] as const) {
+      const { steps } = scrubSecretsCounted(text, [value, encodeURIComponent(value), `x${value}`]);
+      // Decoding reads each character once; each search reads each unit once and steps back at most as often.
+      expect(steps).toBeLessThanOrEqual(text.length * (3 + 3 * 32));
+    }
+  });
+
+  it('cuts an echoed secret out of a text once, however many of its forms overlap there', () => {
+    const value = 'p@ss+wörd/=&secret';
+    const text = `client_secret=${encodeURIComponent(value)}&x=1`;
+    expect(scrubSecrets(text, [value, encodeURIComponent(value)])).toBe('client_secret=[redacted]&x=1');
+  });
+});

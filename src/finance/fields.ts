@@ -161,6 +161,15 @@ export const FINANCE_FIELDS = {
   transactionNumber: { kind: 'text', required: false, message: 'expected a string' },
 } as const satisfies Record<string, FieldSpec>;
 
+// Frozen, entries included: the fast check is compiled from the table when this module loads and
+// zod's schema is built from it later, so a change in between would make them disagree.
+for (const field of Object.values(FINANCE_FIELDS) as FieldSpec[]) {
+  if (field.kind === 'enum') Object.freeze(field.values);
+  if (field.kind === 'text' && field.format) Object.freeze(field.format);
+  Object.freeze(field);
+}
+Object.freeze(FINANCE_FIELDS);
+
 type Fields = typeof FINANCE_FIELDS;
 export type FieldName = keyof Fields;
 

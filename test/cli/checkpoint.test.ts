@@ -69,10 +69,10 @@ describe('RangeSet', () => {
 });
 
 describe('Checkpoint', () => {
-  it('skips delivered records on resume and treats reserved but unsettled records as unknown', () => {
+  it('skips delivered records on resume and treats reserved but unsettled records as unknown', async () => {
     const path = temp.path('cp.json');
     const first = Checkpoint.open(path, 'sha256:x', inputs, false, target);
-    first.reserve(Array.from({ length: 30 }, (_, i) => i));
+    await first.reserve(Array.from({ length: 30 }, (_, i) => i));
     first.settle('sent', [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     first.settle('failed', [10, 11]);
     first.save();
@@ -84,10 +84,10 @@ describe('Checkpoint', () => {
     expect(second.carried()).toEqual({ delivered: 10, unknown: 18 });
   });
 
-  it('resends unknown records only with --resend-unknown', () => {
+  it('resends unknown records only with --resend-unknown', async () => {
     const path = temp.path('cp.json');
     const first = Checkpoint.open(path, 'sha256:x', inputs, false, target);
-    first.reserve([0, 1, 2, 3]);
+    await first.reserve([0, 1, 2, 3]);
     first.settle('unknown', [0, 1, 2, 3]);
     first.save();
     expect(Checkpoint.open(path, 'sha256:x', inputs, true, target).decide(1)).toBe('send');
@@ -116,22 +116,22 @@ describe('Checkpoint', () => {
     ).not.toThrow();
   });
 
-  it('lets a checkpoint that delivered nothing (every record failed) be reused for another app', () => {
+  it('lets a checkpoint that delivered nothing (every record failed) be reused for another app', async () => {
     const path = temp.path('cp.json');
     const first = Checkpoint.open(path, 'sha256:x', inputs, false, { ...target, appId: 'typo' });
-    first.reserve([0, 1, 2]);
+    await first.reserve([0, 1, 2]);
     first.settle('failed', [0, 1, 2]);
     first.save();
     expect(Checkpoint.open(path, 'sha256:x', inputs, false, target).decide(0)).toBe('send');
   });
 
-  it('treats only the batches in flight at a kill as possibly sent, whatever order they settled in', () => {
+  it('treats only the batches in flight at a kill as possibly sent, whatever order they settled in', async () => {
     const path = temp.path('cp.json');
     const first = Checkpoint.open(path, 'sha256:x', inputs, false, target);
     // Three batches of 10 in flight; the second settles first, then the process dies.
-    first.reserve(Array.from({ length: 10 }, (_, i) => i));
-    first.reserve(Array.from({ length: 10 }, (_, i) => 10 + i));
-    first.reserve(Array.from({ length: 10 }, (_, i) => 20 + i));
+    await first.reserve(Array.from({ length: 10 }, (_, i) => i));
+    await first.reserve(Array.from({ length: 10 }, (_, i) => 10 + i));
+    await first.reserve(Array.from({ length: 10 }, (_, i) => 20 + i));
     first.settle(
       'sent',
       Array.from({ length: 10 }, (_, i) => 10 + i),
@@ -156,10 +156,10 @@ describe('Checkpoint', () => {
     expect(resumed.carried()).toEqual({ delivered: 10, unknown: 10 });
   });
 
-  it('writes the file atomically as JSON with the fingerprint', () => {
+  it('writes the file atomically as JSON with the fingerprint', async () => {
     const path = temp.path('cp.json');
     const checkpoint = Checkpoint.open(path, 'sha256:x', inputs, false, target);
-    checkpoint.reserve([0, 1, 2, 7]);
+    await checkpoint.reserve([0, 1, 2, 7]);
     expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({
       version: 1,
       fingerprint: 'sha256:x',

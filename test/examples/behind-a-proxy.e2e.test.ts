@@ -35,7 +35,8 @@ const records = Array.from({ length: 10 }, (_, i) => ({
 }));
 
 beforeAll(async () => {
-  emulator = await startEmulator();
+  // The proxy forwards the names the client used: the emulator accepts this one as its own.
+  emulator = await startEmulator({ allowedHosts: ['push-api.invalid'] });
   const { port } = new URL(emulator.url);
   proxy = await startLoopbackProxy({ host: '127.0.0.1', port: Number(port) });
 });

@@ -120,7 +120,16 @@ describe('push-api prints what others chose escaped', () => {
     const result = await runCli(cli, ['finance', 'publish', '--app', 'app-1', '--dry-run', input], {
       env: env(service),
     });
-    expectNeutralized(result, '\\x1b[2J');
+    // An ignored column is listed in the summary, quoted as a JSON string (so its spaces show),
+    // whose escapes are JSON's own; what JSON leaves raw (C1) is escaped by the terminal rule.
+    expectNeutralized(result, '\\u001b[2J');
+    expect(result.stdout + result.stderr).toContain('\\x9b31m');
+    // Refused under --strict-columns: the error names the column, escaped the same way.
+    const strict = await runCli(cli, ['finance', 'publish', '--app', 'app-1', '--dry-run', '--strict-columns', input], {
+      env: env(service),
+    });
+    expect(strict.code).toBe(2);
+    expectNeutralized(strict, '[2J');
   });
 
   it('escapes a file name in the summary and the per-file lines', async () => {

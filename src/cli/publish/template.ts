@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { RECORD_FIELDS, type RecordField } from '../normalize/fields.js';
+import { writeHumanRaw } from '../terminal-text.js';
 
 /** One row that publishes as it is: every field filled, in the forms the CLI reads without options. */
 const EXAMPLE: Record<RecordField, string | number> = {
@@ -35,6 +36,6 @@ export function templateCommand(): Command {
     .description('print a CSV (or JSON Lines) file with every field and one example row, ready to publish')
     .addOption(new Option('--format <format>', 'csv or jsonl').choices(['csv', 'jsonl']).default('csv'))
     .action((flags: { format: 'csv' | 'jsonl' }) => {
-      process.stdout.write(templateText(flags.format));
+      writeHumanRaw(process.stdout, templateText(flags.format));
     });
 }

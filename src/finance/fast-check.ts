@@ -1,3 +1,4 @@
+import { compileFastCheck } from './fast-check-compiler.js';
 import {
   dateMs,
   FINANCE_FIELDS,
@@ -24,12 +25,10 @@ import {
  * zod's output. The wire record is a new plain object: a getter or a Proxy that answers
  * differently on each read cannot show the check one value and the request another.
  *
- * The check runs once per record, so it is compiled from the table into one function with
- * `new Function` (no loop over the fields, no property written by a computed name: a generic loop
- * cost several times the whole check). Where a runtime forbids compiling code from strings (a
+ * The check runs once per record, so it is compiled from the table into one function
+ * (fast-check-compiler.ts): no loop over the fields, no property written by a computed name, which
+ * cost several times the whole check. Where a runtime forbids compiling code from strings (a
  * Worker, `--disallow-code-generation-from-strings`), the same rules run from the table directly.
- * The source compiled is made from the table alone, never from input: names are checked to be
- * plain identifiers and written as JSON string literals, and rules are passed in as functions.
  */
 
 /** A record's check and the bound of its JSON size. */
@@ -62,7 +61,7 @@ function timeMs(field: TimeField, value: unknown): number | Refused {
 }
 
 /** A present value's wire form, or {@link REFUSED}. */
-type ValueRule = (value: unknown) => unknown;
+export type ValueRule = (value: unknown) => unknown;
 
 function valueRule(field: FieldSpec): ValueRule {
   switch (field.kind) {
@@ -150,98 +149,24 @@ export function interpretedFastCheck(table: FieldTable = FINANCE_FIELDS): FastCh
   };
 }
 
-/** The code that refuses variable `v` holding a present value of `field`, or undefined when a rule function must. */
-function inlineRefusal(field: FieldSpec, v: string, rule: string): string | undefined {
-  switch (field.kind) {
-    case 'number':
-      return `typeof ${v} !== "number" || !Number.isFinite(${v})`;
-    case 'enum':
-      return field.values.map((value) => `${v} !== ${JSON.stringify(value)}`).join(' && ');
-    case 'text': {
-      const parts = [`typeof ${v} !== "string"`];
-      if (field.minLength !== undefined) parts.push(`${v}.length < ${Number(field.minLength)}`);
-      if (field.format) parts.push(`!${rule}.test(${v})`);
-      return parts.join(' || ');
-    }
-    case 'time':
-      return undefined;
-    default:
-      return unknownKind(field);
-  }
+/** What the compiler needs of the rules above, handed in so that it imports nothing from here at run time. */
+export interface RuleKit {
+  refused: symbol;
+  valueRule(field: FieldSpec): ValueRule;
+  sendsText(field: FieldSpec): boolean;
+  keyBytes(name: string): number;
+  numberBytes: number;
+  braces: number;
 }
 
-/** The rules compiled into one function each, or undefined where the runtime forbids it. */
+const KIT: RuleKit = { refused: REFUSED, valueRule, sendsText, keyBytes, numberBytes: NUMBER_BYTES, braces: BRACES };
+
+/**
+ * The rules compiled into one function each, or undefined where the runtime forbids compiling
+ * code from strings, and always in the build for workers and edge runtimes, which forbid it.
+ */
 export function compiledFastCheck(table: FieldTable = FINANCE_FIELDS): FastCheck | undefined {
-  const fields = Object.entries(table);
-  const reads: string[] = [];
-  const checks: string[] = [];
-  // The wire record is built in the table's order: the leading required fields in one literal
-  // (one allocation, its shape known), every later field assigned after them, in turn.
-  const literal: string[] = [];
-  const assignments: string[] = [];
-  let fixedBound = BRACES;
-  const boundParts: string[] = [];
-  const rules: unknown[] = [];
-  for (const [i, [name, field]] of fields.entries()) {
-    // Names come from our own table; anything but a plain identifier would be a mistake in it.
-    if (!/^[A-Za-z_$][\w$]*$/.test(name) || name === '__proto__') throw new Error(`bad field name ${name}`);
-    const key = JSON.stringify(name);
-    const v = `v${i}`;
-    const w = `w${i}`;
-    const rule = `rules[${i}]`;
-    reads.push(`const ${v} = input[${key}];`);
-    const refusal = inlineRefusal(field, v, rule);
-    if (refusal === undefined) {
-      rules[i] = valueRule(field);
-      const convert = `${w} = ${rule}(${v}); if (${w} === REFUSED) return undefined;`;
-      checks.push(field.required ? `let ${convert}` : `let ${w}; if (${v} !== undefined) { ${convert} }`);
-    } else {
-      rules[i] = field.kind === 'text' ? field.format : undefined;
-      checks.push(
-        field.required
-          ? `if (${refusal}) return undefined;`
-          : `if (${v} !== undefined && (${refusal})) return undefined;`,
-      );
-      checks.push(`const ${w} = ${v};`);
-    }
-    const text = sendsText(field);
-    if (field.required) {
-      if (assignments.length === 0) literal.push(`${key}: ${w}`);
-      else assignments.push(`out[${key}] = ${w};`);
-      fixedBound += keyBytes(name) + (text ? 2 : NUMBER_BYTES);
-      if (text) boundParts.push(`6 * record[${key}].length`);
-    } else {
-      assignments.push(`if (${w} !== undefined) out[${key}] = ${w};`);
-      const size = text ? `2 + 6 * value.length` : `${NUMBER_BYTES}`;
-      boundParts.push(`((value = record[${key}]) === undefined ? 0 : ${keyBytes(name)} + ${size})`);
-    }
-  }
-  const cases = fields.map(([name]) => `case ${JSON.stringify(name)}:`).join(' ');
-  const source = `"use strict";
-return {
-  check(input) {
-    if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined;
-    for (const key in input) {
-      switch (key) { ${cases} break; default: return undefined; }
-    }
-    ${reads.join('\n    ')}
-    ${checks.join('\n    ')}
-    const out = { ${literal.join(', ')} };
-    ${assignments.join('\n    ')}
-    return out;
-  },
-  bound(record) {
-    let value;
-    return ${[String(fixedBound), ...boundParts].join(' + ')};
-  },
-};`;
-  try {
-    return new Function('REFUSED', 'rules', source)(REFUSED, rules) as FastCheck;
-  } catch (error) {
-    // A runtime that forbids code from strings says so with an EvalError; anything else is a bug here.
-    if (error instanceof EvalError) return undefined;
-    throw error;
-  }
+  return compileFastCheck(table, KIT);
 }
 
 const fastCheck = compiledFastCheck() ?? interpretedFastCheck();

@@ -54,7 +54,7 @@ export const checkpointFsync: Benchmark = {
           baseline: median(baseline),
           ratio: ratio(median(ours), median(baseline)),
           samples: { ours, baseline },
-          note: `whole process; ${rounds} alternating runs, medians; the checkpoint is written once per batch settled and once per batch handed over`,
+          note: `whole process; ${rounds} alternating runs, medians; the checkpoint is written durably before each batch leaves (concurrent reservations share a write) and in the background after it settles`,
         }),
       ];
     });

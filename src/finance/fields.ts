@@ -171,13 +171,10 @@ for (const field of Object.values(FINANCE_FIELDS) as FieldSpec[]) {
 Object.freeze(FINANCE_FIELDS);
 
 type Fields = typeof FINANCE_FIELDS;
-export type FieldName = keyof Fields;
+type FieldName = keyof Fields;
 
 /** The names of the fields, in the order they are sent. */
 export const FIELD_NAMES = Object.keys(FINANCE_FIELDS) as readonly FieldName[];
-
-/** The fields a record cannot do without. */
-export const REQUIRED_FIELD_NAMES: readonly FieldName[] = FIELD_NAMES.filter((name) => FINANCE_FIELDS[name].required);
 
 /** One field of the finance record, as {@link financeRecordFields} lists it. */
 export interface FinanceRecordField {
@@ -203,11 +200,6 @@ export interface FinanceRecordField {
 export const financeRecordFields: readonly FinanceRecordField[] = Object.freeze(
   FIELD_NAMES.map((name) => Object.freeze({ name, required: FINANCE_FIELDS[name].required })),
 );
-
-/** The table entry of `name`, for a name read from input (any string). */
-export function fieldNamed(name: string): FieldSpec | undefined {
-  return Object.hasOwn(FINANCE_FIELDS, name) ? FINANCE_FIELDS[name as FieldName] : undefined;
-}
 
 /** A kind the type system says cannot happen: a new kind must be handled where this is called before it compiles. */
 export function unknownKind(field: never): never {

@@ -20,7 +20,6 @@ import {
   type FieldTable,
   type FinanceRecord,
   type FinanceRecordInput,
-  REQUIRED_FIELD_NAMES,
 } from '../../src/finance/fields.js';
 import { buildFinanceRecordSchema } from '../../src/finance/schema.js';
 import { financeRecordSchema } from '../../src/schema.js';
@@ -51,6 +50,8 @@ function recordOf(table: FieldTable, optional: boolean, seed = 1): Record<string
 }
 
 const classicZod = z as unknown as typeof zm;
+
+const REQUIRED_FIELD_NAMES = FIELD_NAMES.filter((name) => FINANCE_FIELDS[name].required);
 
 /** The derived pieces of a table, as the client builds them. */
 function derive(table: FieldTable): { schema: ReturnType<typeof buildFinanceRecordSchema>; checks: FastCheck[] } {
@@ -117,7 +118,6 @@ describe('the table of fields', () => {
       const optional = financeRecordSchema.shape[name].safeParse(undefined).success;
       expect(optional, name).toBe(!FINANCE_FIELDS[name].required);
     }
-    expect(REQUIRED_FIELD_NAMES).toEqual(FIELD_NAMES.filter((name) => FINANCE_FIELDS[name].required));
   });
 
   it('is listed publicly, name and required, in the order sent', () => {

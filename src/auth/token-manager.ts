@@ -96,6 +96,11 @@ function copy(token: AccessToken): AccessToken {
   return { ...token, expiresAt: new Date(token.expiresAt.getTime()), scopes: [...token.scopes] };
 }
 
+/** The secret as sent in a form, in a URL and as is. */
+function secretForms(secret: string): string[] {
+  return [secret, formEncode(secret), encodeURIComponent(secret)];
+}
+
 /** RFC 6749 §2.3.1: id and secret are form-urlencoded before they are joined for Basic auth. */
 function formEncode(value: string): string {
   return new URLSearchParams({ v: value }).toString().slice(2);
@@ -139,6 +144,8 @@ export class TokenManager {
   readonly #invalidated = new Set<string>();
   readonly #hooks: SafeHooks;
   readonly #defaultHeaders: Readonly<Record<string, string>>;
+  /** The client secret in the forms it was last sent in: data answers are scrubbed of it too. */
+  #sentSecretForms: readonly string[] = [];
 
   constructor(options: TokenManagerOptions) {
     this.#http = options.http;
@@ -146,6 +153,7 @@ export class TokenManager {
     this.#tokenUrl = new URL(base + DEFAULTS.tokenPath);
     this.#clientId = options.clientId;
     this.#clientSecret = options.clientSecret;
+    if (typeof options.clientSecret === 'string') this.#sentSecretForms = secretForms(options.clientSecret);
     this.#refreshMarginMs = options.refreshMarginMs;
     this.#scopes = normalizeScopes(options.scopes);
     this.#method = options.tokenAuthMethod ?? DEFAULTS.tokenAuthMethod;
@@ -154,6 +162,14 @@ export class TokenManager {
     this.#defaultHeaders = options.defaultHeaders ?? {};
     this.#store = options.tokenStore ?? new MemoryTokenStore({ now: this.#now });
     this.#logger = options.logger ?? silentLogger;
+  }
+
+  /**
+   * The client secret as known so far (a provider's last value), in every form it is sent in. A
+   * service that received it may echo it in any later answer, a redirect's target included.
+   */
+  clientSecretForms(): readonly string[] {
+    return this.#sentSecretForms;
   }
 
   /** Scopes requested by default. */
@@ -360,7 +376,8 @@ export class TokenManager {
       accept: 'application/json',
     };
     // The secret in every form it is sent in, so that an error body echoing the request is scrubbed.
-    const secrets = [clientSecret, formEncode(clientSecret), encodeURIComponent(clientSecret)];
+    const secrets = secretForms(clientSecret);
+    this.#sentSecretForms = [...secrets];
     if (this.#method === 'client_secret_basic') {
       const pair = btoa(`${formEncode(this.#clientId)}:${formEncode(clientSecret)}`);
       headers.authorization = `Basic ${pair}`;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { linkSync, lstatSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { UsageError } from './exit-codes.js';
-import { createTempBeside, discardTemp, isProcessAlive, readBoundedFile } from './files.js';
+import { createTempBeside, discardTemp, hardLinkedMessage, isProcessAlive, readBoundedFile } from './files.js';
 
 /** A lock file is a few dozen bytes; anything larger is not one of ours. */
 const MAX_LOCK_BYTES = 4096;
@@ -81,6 +81,24 @@ function isStale(holder: LockHolder): boolean {
  * by {@link CheckpointLock.release}, and on process exit.
  */
 export function acquireCheckpointLock(checkpointPath: string): CheckpointLock {
+  const lock = takeLock(checkpointPath);
+  // The lock is taken by name: a second name (a hard link) of the same checkpoint has its own lock,
+  // and two runs would share the file. Refused once the lock is held, so that no run can link the
+  // file between this check and the lock; Checkpoint.open checks the file it reads again.
+  let links = 1;
+  try {
+    links = lstatSync(checkpointPath).nlink;
+  } catch {
+    // No checkpoint yet: a file this run creates has one name.
+  }
+  if (links > 1) {
+    lock.release();
+    throw new UsageError(hardLinkedMessage('--checkpoint', checkpointPath, links));
+  }
+  return lock;
+}
+
+function takeLock(checkpointPath: string): CheckpointLock {
   const path = lockPathFor(checkpointPath);
   const me: LockHolder = {
     pid: process.pid,

@@ -99,10 +99,21 @@ function isRangeList(value: unknown): boolean {
   );
 }
 
+/**
+ * Most ranges in one list of a checkpoint. A run adds a range only where a batch's outcome differs
+ * from its neighbours', so real files hold a handful; a file listing a million made every save of a
+ * small run write them all again, and the run took many times as long and as much memory.
+ */
+export const MAX_CHECKPOINT_RANGES = 100_000;
+
 /** What is wrong with the body of a checkpoint whose fingerprint matched, if anything. */
 function malformed(file: CheckpointFile): string | undefined {
   for (const key of ['delivered', 'failed', 'unknown', 'inFlight'] as const) {
     if (file[key] !== undefined && !isRangeList(file[key])) return `"${key}" is not a list of [start, end] ranges`;
+    const count = file[key]?.length ?? 0;
+    if (count > MAX_CHECKPOINT_RANGES) {
+      return `"${key}" holds ${count} ranges, more than the ${MAX_CHECKPOINT_RANGES} a checkpoint may hold`;
+    }
   }
   if (!isRangeList(file.delivered)) return '"delivered" is missing';
   const mark = file.handedOffThrough;
@@ -171,7 +182,8 @@ export class Checkpoint {
   ): Checkpoint {
     const here = { appId: target.appId, baseUrl: normalizeBaseUrl(target.baseUrl) };
     let previous: CheckpointFile | undefined;
-    const text = readBoundedFile(path, MAX_CHECKPOINT_BYTES, '--checkpoint');
+    // Checked again here, on the file actually read: the lock was taken by name.
+    const text = readBoundedFile(path, MAX_CHECKPOINT_BYTES, '--checkpoint', { singleLink: true });
     if (text !== undefined) {
       try {
         previous = JSON.parse(text) as CheckpointFile;

@@ -196,7 +196,23 @@ export function writeFileAtomically(target: string, text: string, option: string
  * and never read past `maxBytes` (a link to `/dev/zero` must not eat memory). Undefined when the
  * file does not exist.
  */
-export function readBoundedFile(path: string, maxBytes: number, option: string): string | undefined {
+/**
+ * Why a file with more than one name is refused where one run at a time must own it: its lock is
+ * taken by name, so a run using another name of the same file would not see the lock.
+ */
+export function hardLinkedMessage(option: string, path: string, links: number): string {
+  return (
+    `${option} ${path} has ${links} hard links: another name for the same file would let a second run ` +
+    'use it at the same time; give each run its own file (copy it, or remove the other names)'
+  );
+}
+
+export function readBoundedFile(
+  path: string,
+  maxBytes: number,
+  option: string,
+  { singleLink = false } = {},
+): string | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
@@ -208,6 +224,7 @@ export function readBoundedFile(path: string, maxBytes: number, option: string):
   try {
     const info = fstatSync(fd);
     if (!info.isFile()) throw new UsageError(`${option} ${path}: not a regular file`);
+    if (singleLink && info.nlink > 1) throw new UsageError(hardLinkedMessage(option, path, info.nlink));
     if (info.size > maxBytes) {
       throw new UsageError(`${option} ${path}: ${info.size} bytes, more than the ${maxBytes} this file may hold`);
     }

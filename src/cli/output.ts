@@ -65,6 +65,15 @@ export class Output {
   }
 
   /**
+   * A result that is one value (a token): one line whatever it holds, its newlines escaped too, so
+   * a value from outside cannot split itself into lines that read as something else.
+   */
+  value(text: string, { evenIfQuiet = false } = {}): void {
+    if (this.quiet && !evenIfQuiet) return;
+    writeHumanLine(this.json ? this.stderr : this.stdout, text);
+  }
+
+  /**
    * A run's summary: a result, but under `--quiet` printed only when the run did not succeed, and
    * then on stderr with the errors. Quiet means no news on success, never silence on a failure.
    */

@@ -6,7 +6,7 @@ export type Range = [number, number];
  * concurrency, but they cover a contiguous stream, so the set stays a handful of ranges.
  */
 export class RangeSet {
-  private list: Range[];
+  private readonly list: Range[];
 
   /** Sorts and merges once: linear after the sort, whatever a (hostile) checkpoint file lists. */
   constructor(ranges: readonly Range[] = []) {
@@ -21,28 +21,34 @@ export class RangeSet {
     this.list = merged;
   }
 
-  /** Adds `[start, end)`, merging with neighbours. */
+  /**
+   * Adds `[start, end)`, merging with neighbours. Binary search and one splice of the ranges it
+   * touches: a checkpoint may hold a million ranges, and each settled batch adds to it.
+   */
   add(start: number, end: number): void {
     if (end <= start) return;
-    const merged: Range[] = [];
-    let s = start;
-    let e = end;
-    let placed = false;
-    for (const [a, b] of this.list) {
-      if (b < s) merged.push([a, b]);
-      else if (a > e) {
-        if (!placed) {
-          merged.push([s, e]);
-          placed = true;
-        }
-        merged.push([a, b]);
-      } else {
-        s = Math.min(s, a);
-        e = Math.max(e, b);
-      }
+    const list = this.list;
+    // Ranges from `first` to `after - 1` overlap or touch [start, end).
+    const first = this.#firstIndex((range) => range[1] >= start);
+    const after = this.#firstIndex((range) => range[0] > end, first);
+    if (first === after) {
+      list.splice(first, 0, [start, end]);
+      return;
     }
-    if (!placed) merged.push([s, e]);
-    this.list = merged;
+    const merged: Range = [Math.min(start, (list[first] as Range)[0]), Math.max(end, (list[after - 1] as Range)[1])];
+    list.splice(first, after - first, merged);
+  }
+
+  /** The first index from `from` whose range satisfies `test`, which holds for a suffix of the sorted list. */
+  #firstIndex(test: (range: Range) => boolean, from = 0): number {
+    let low = from;
+    let high = this.list.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (test(this.list[mid] as Range)) high = mid;
+      else low = mid + 1;
+    }
+    return low;
   }
 
   /** Adds a list of ordinals, in runs. */
@@ -50,18 +56,20 @@ export class RangeSet {
     for (const [start, end] of runsOf(ordinals)) this.add(start, end);
   }
 
-  /** Removes `[start, end)`, splitting a range that holds it. */
+  /** Removes `[start, end)`, splitting a range that holds it; like {@link add}, one splice. */
   remove(start: number, end: number): void {
     if (end <= start) return;
+    const list = this.list;
+    // Ranges from `first` to `after - 1` overlap [start, end).
+    const first = this.#firstIndex((range) => range[1] > start);
+    const after = this.#firstIndex((range) => range[0] >= end, first);
+    if (first >= after) return;
     const kept: Range[] = [];
-    for (const [a, b] of this.list) {
-      if (b <= start || a >= end) kept.push([a, b]);
-      else {
-        if (a < start) kept.push([a, start]);
-        if (b > end) kept.push([end, b]);
-      }
-    }
-    this.list = kept;
+    const [a] = list[first] as Range;
+    const [, b] = list[after - 1] as Range;
+    if (a < start) kept.push([a, start]);
+    if (b > end) kept.push([end, b]);
+    list.splice(first, after - first, ...kept);
   }
 
   /** Removes a list of ordinals, in runs. */

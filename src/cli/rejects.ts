@@ -1,7 +1,9 @@
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { commitTemp, createTempBeside, discardTemp, type TempFile } from './files.js';
+import { jsonSafe } from './json-safe.js';
 import type { RowIssue } from './readers/types.js';
+import { terminalSafeJson } from './terminal-text.js';
 
 /**
  * Longest message copied into a rejects line, in characters. A service's error message is copied
@@ -72,7 +74,9 @@ export class RejectsWriter {
     if (entry.kind === 'invalid' && this.firstInvalid.length < INVALID_ROWS_SHOWN) this.firstInvalid.push(entry);
     if (this.#failure) throw this.#failure;
     if (this.#stream === undefined) return;
-    if (!this.#stream.write(`${JSON.stringify(entry)}\n`)) await once(this.#stream, 'drain');
+    // Escaped like --json: `cat` is how a rejects file is read, and a service's message may carry
+    // terminal controls. Made safe first: a transform's record may hold a cycle or a BigInt.
+    if (!this.#stream.write(`${terminalSafeJson(jsonSafe(entry))}\n`)) await once(this.#stream, 'drain');
   }
 
   async close(): Promise<void> {

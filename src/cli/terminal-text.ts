@@ -88,7 +88,12 @@ function jsonEscaped(char: string): string {
   return escapedUnits;
 }
 
+/** One JSON document with what a terminal could act on escaped: exact JSON, parsing to exactly `value`. */
+export function terminalSafeJson(value: unknown): string {
+  return JSON.stringify(value).replace(JSON_UNSAFE, jsonEscaped);
+}
+
 /** Writes one JSON document on its own line: machine output, exact JSON, parsing to exactly `value`. */
 export function writeJsonLine(stream: Writable, value: unknown): void {
-  stream.write(`${JSON.stringify(value).replace(JSON_UNSAFE, jsonEscaped)}\n`);
+  stream.write(`${terminalSafeJson(value)}\n`);
 }

@@ -3,6 +3,7 @@ import { onAbort } from '../internal/abort-listeners.js';
 import type { FetchLike } from './fetch.js';
 import { redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
 import { toTransportError } from './network-errors.js';
+import { scrubAnswerUrlText } from './redact.js';
 import { sendFollowingRedirects } from './redirects.js';
 import { requestIdFrom } from './request-id.js';
 import { bufferSuccess, errorFromResponse } from './response-body.js';
@@ -21,6 +22,8 @@ export interface AttemptOptions {
   callId: number;
   /** `Bearer <token>`; sent only to the origin of `spec.url`. */
   authorization?: string;
+  /** The client secret's forms, which a data answer may echo though the request never carried them. */
+  credentials?: readonly string[];
   attempt: number;
 }
 
@@ -104,12 +107,20 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
       error,
     });
   options.hooks.request(event);
-  const log = (url: URL, method: string, fields: Record<string, unknown>) =>
+  // An answer may echo what was sent; the bearer token and the caller's secrets never reach an error.
+  const bearerToken = options.authorization?.replace(/^Bearer\s+/i, '');
+  const secrets = [...(spec.secrets ?? []), ...(options.credentials ?? []), ...(bearerToken ? [bearerToken] : [])];
+  // The address as the client built it, never a redirect hop's: the service chose those, and may
+  // have written a token it received into one. A signed upload address came from an answer too.
+  const logged = {
+    host: scrubAnswerUrlText(spec.url.host, secrets),
+    path: scrubAnswerUrlText(spec.url.pathname, secrets),
+  };
+  const log = (method: string, fields: Record<string, unknown>) =>
     options.logger.debug('push-api-client request', {
       operation: spec.operation,
       method,
-      host: url.host,
-      path: url.pathname,
+      ...logged,
       attempt: options.attempt,
       durationMs: Math.round(performance.now() - started),
       ...fields,
@@ -124,11 +135,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
       throw new PushError(`${spec.operation} request body could not be created${detail}`, { cause: error });
     }
   };
-  // An answer may echo what was sent; the bearer token and the caller's secrets never reach an error.
-  const bearerToken = options.authorization?.replace(/^Bearer\s+/i, '');
-  const secrets = bearerToken ? [...(spec.secrets ?? []), bearerToken] : (spec.secrets ?? []);
 
-  let url = spec.url;
   let method: string = spec.method;
   try {
     const sent = await sendFollowingRedirects(spec, {
@@ -140,15 +147,15 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
       signal,
       secrets,
       openBody,
-      onRedirect: (status, from) => log(from, method, { status, redirect: true }),
+      onRedirect: (status) => log(method, { status, redirect: true }),
     });
-    ({ url, method } = sent);
+    ({ method } = sent);
     const { response } = sent;
     if (!response.ok) throw await errorFromResponse(response, spec, secrets);
     // Every secret this request sent is scrubbed from the answer, headers included: the token
     // answer's body holds a new token, never the client secret.
     const buffered = await bufferSuccess(response, spec, secrets);
-    log(url, method, { status: response.status });
+    log(method, { status: response.status });
     settled(response.status, requestIdFrom(buffered.headers), undefined);
     return buffered;
   } catch (caught) {
@@ -159,7 +166,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
       operation: spec.operation,
     });
     const status = statusOf(error);
-    log(url, method, status === undefined ? { error: error.name } : { status, error: error.name });
+    log(method, status === undefined ? { error: error.name } : { status, error: error.name });
     settled(status, requestIdOf(error), error.name);
     throw error;
   } finally {

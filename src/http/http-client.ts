@@ -15,6 +15,8 @@ export interface BearerTokenSource {
   getToken(options: TokenCallOptions & { signal?: AbortSignal }): Promise<{ accessToken: string }>;
   /** Drops the token if it is still the cached one, so that concurrent 401s cause one refresh. */
   invalidate(accessToken?: string): void | Promise<void>;
+  /** The client secret's forms known so far, scrubbed from data answers too. */
+  clientSecretForms?(): readonly string[];
 }
 
 export interface FetchHttpClientOptions {
@@ -128,7 +130,12 @@ export class FetchHttpClient implements HttpClient {
     if (spec.auth !== 'bearer') return sendAttempt(spec, base);
     const tokens = this.#options.tokens?.();
     if (!tokens) throw new PushError(`${spec.operation}: bearer auth requested but no token source is configured`);
-    const send = (token: string) => sendAttempt(spec, { ...base, authorization: `Bearer ${token}` });
+    const send = (token: string) =>
+      sendAttempt(spec, {
+        ...base,
+        authorization: `Bearer ${token}`,
+        credentials: tokens.clientSecretForms?.() ?? [],
+      });
     let token = await this.#token(tokens, spec);
     try {
       return await send(token);

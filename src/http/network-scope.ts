@@ -6,7 +6,7 @@
  * (trailing dots on names, IPv4 inside IPv6) is handled here. A name that DNS resolves to such an
  * address is not caught: that needs the resolver, which a URL check cannot consult.
  */
-import { truncateText } from './redact.js';
+import { scrubAnswerUrlText, truncateText } from './redact.js';
 
 /** This machine, a private network (link-local and carrier-grade NAT included), or anywhere. */
 export type NetworkScope = 'loopback' | 'private' | 'public';
@@ -14,7 +14,16 @@ export type NetworkScope = 'loopback' | 'private' | 'public';
 const SCOPE_RANK: Record<NetworkScope, number> = { public: 0, private: 1, loopback: 2 };
 
 /** Names that /etc/hosts maps to this machine on common systems, besides `localhost` itself. */
-const LOOPBACK_NAMES = new Set(['localhost', 'localhost.localdomain', 'ip6-localhost', 'ip6-loopback']);
+const LOOPBACK_NAMES = new Set([
+  'localhost',
+  'localhost.localdomain',
+  'localhost4',
+  'localhost4.localdomain4',
+  'localhost6',
+  'localhost6.localdomain6',
+  'ip6-localhost',
+  'ip6-loopback',
+]);
 
 /** The host without the trailing dots of a fully qualified name (`localhost.` is `localhost`), lower-cased. */
 function bareHost(hostname: string): string {
@@ -129,11 +138,12 @@ export function isLoopbackHostname(hostname: string): boolean {
  * this machine or its network (server-side request forgery). A loopback service (the emulator)
  * may use loopback addresses; a service on the private network may use private ones.
  */
-export function closerThanService(target: URL, service: URL): string | undefined {
+export function closerThanService(target: URL, service: URL, secrets: readonly string[] = []): string | undefined {
   const scope = networkScope(target);
   const serviceScope = networkScope(service);
   if (SCOPE_RANK[scope] <= SCOPE_RANK[serviceScope]) return undefined;
   const where = scope === 'loopback' ? 'this machine (loopback)' : 'a private network';
-  // The target's host was chosen by an answer, and a name may be any length.
-  return `points into ${where} (${truncateText(target.host, 100)}) while the service (${service.host}) is not there`;
+  // The target's host was chosen by an answer: it may hold a secret the service received, and be any length.
+  const host = truncateText(scrubAnswerUrlText(target.host, secrets), 100);
+  return `points into ${where} (${host}) while the service (${service.host}) is not there`;
 }

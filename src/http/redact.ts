@@ -25,6 +25,56 @@ export function truncateText(text: string, max: number = MAX_ERROR_TEXT_LENGTH):
 
 const REDACTED = '[redacted]';
 
+/**
+ * The secrets as they may show in a URL's host: the URL parser lower-cases a host (and decodes its
+ * `%XX`), so a secret an answer put in a redirect target's host comes out lower-cased.
+ */
+function hostForms(secrets: readonly (string | undefined)[]): string[] {
+  const out = new Set<string>();
+  for (const secret of secrets) {
+    if (!secret) continue;
+    out.add(secret);
+    out.add(secret.toLowerCase());
+  }
+  return [...out];
+}
+
+/**
+ * Scrubs a text taken from an address an answer chose (a redirect's target, a signed upload
+ * address): its host, origin or path. Secrets are matched in their own case and lower-cased.
+ */
+export function scrubAnswerUrlText(text: string, secrets: readonly (string | undefined)[]): string {
+  return scrubSecrets(text, hostForms(secrets));
+}
+
+/**
+ * The most characters one UTF-16 unit of a secret takes in an encoding the scrubber reads: `\uXXXX`
+ * (6), or `%XX%XX%XX` for a character of three UTF-8 bytes (9); a surrogate pair takes 12 for two.
+ */
+function longestEncodedLength(secret: string): number {
+  let length = 0;
+  for (let i = 0; i < secret.length; i++) {
+    const unit = secret.charCodeAt(i);
+    length += unit >= 0x800 && (unit < 0xd800 || unit > 0xdfff) ? 9 : 6;
+  }
+  return length;
+}
+
+/**
+ * A text read up to a cap, scrubbed, and cut there: the cut may have gone through a secret, whose
+ * first characters no search finds. The last characters, as many as any secret can take in any
+ * encoding, are dropped too, and the text ends with `…` to show the cut.
+ */
+export function cutAfterSecrets(text: string, secrets: readonly (string | undefined)[]): string {
+  let drop = 0;
+  for (const secret of secrets) if (secret) drop = Math.max(drop, longestEncodedLength(secret));
+  let end = Math.max(0, text.length - drop);
+  // Never keep half of a surrogate pair.
+  const code = text.charCodeAt(end - 1);
+  if (end > 0 && code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…`;
+}
+
 /** What {@link scrubSecretsCounted} did: the scrubbed text, and the steps it took to find the secrets. */
 export interface ScrubResult {
   text: string;

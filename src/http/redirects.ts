@@ -12,7 +12,7 @@
 import { PushError, RedirectError } from '../errors.js';
 import type { FetchLike } from './fetch.js';
 import { closerThanService } from './network-scope.js';
-import { truncateText } from './redact.js';
+import { scrubAnswerUrlText, truncateText } from './redact.js';
 import { headersToRecord } from './response-body.js';
 import type { RequestBody, RequestSpec } from './types.js';
 import { assertSecureUrl } from './url-guard.js';
@@ -80,11 +80,14 @@ function resolveLocation(location: string | null, base: URL): URL | undefined {
   }
 }
 
-/** The target's origin only: a Location may carry credentials, a signature or a token in its query. */
-function targetOrigin(location: string | null, base: URL): string | undefined {
+/**
+ * The target's origin only: a Location may carry credentials, a signature or a token in its query.
+ * The service chose the host too, and may have put a secret it received there.
+ */
+function targetOrigin(location: string | null, base: URL, secrets: readonly string[]): string | undefined {
   const origin = resolveLocation(location, base)?.origin;
   // An opaque origin ("null", for a data: or javascript: target) names nothing.
-  return origin === 'null' ? undefined : origin;
+  return origin === undefined || origin === 'null' ? undefined : scrubAnswerUrlText(origin, secrets);
 }
 
 function redirectError(
@@ -94,7 +97,7 @@ function redirectError(
   secrets: readonly string[],
   reason: string,
 ): RedirectError {
-  const origin = targetOrigin(response.headers.get('location'), url);
+  const origin = targetOrigin(response.headers.get('location'), url, secrets);
   // The service chose the target: a host name may be any length.
   const target = origin === undefined ? 'no valid location' : truncateText(origin, 200);
   const headers = headersToRecord(response.headers, secrets);
@@ -106,6 +109,34 @@ function redirectError(
     `${spec.operation} answered with a redirect (HTTP ${response.status} to ${target}), ${reason}`,
     origin,
   );
+}
+
+/** The texts of a fetch failure that may quote the host it was sending to. */
+const HOST_QUOTING_FIELDS = ['message', 'stack', 'hostname', 'host'] as const;
+
+/**
+ * Scrubs, in place, a fetch failure and its causes: Node names the host it could not resolve
+ * (`getaddrinfo ENOTFOUND <host>`) or whose certificate did not match, and a redirect target's or
+ * a signed address's host was chosen by an answer, which may have written a credential there.
+ */
+function scrubFailureTexts(error: unknown, secrets: readonly string[]): void {
+  if (secrets.length === 0) return;
+  let current = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const fields = current as unknown as Record<string, unknown>;
+    for (const key of HOST_QUOTING_FIELDS) {
+      const value = fields[key];
+      if (typeof value !== 'string') continue;
+      const scrubbed = scrubAnswerUrlText(value, secrets);
+      if (scrubbed === value) continue;
+      try {
+        fields[key] = scrubbed;
+      } catch {
+        // A read-only field stays as it is; the message the caller reads is built from codes only.
+      }
+    }
+    current = current.cause;
+  }
 }
 
 /** Why a 3xx is not followed, or undefined when it is. */
@@ -136,13 +167,18 @@ export async function sendFollowingRedirects(
   let headers: Record<string, string> = { ...spec.headers };
   const service = spec.service ?? spec.url;
   // The first address may come from an answer too (a signed upload address): it obeys the same rule.
-  const firstProblem = closerThanService(url, service);
+  const firstProblem = closerThanService(url, service, options.secrets);
   if (firstProblem !== undefined) {
     throw new PushError(`${spec.operation} URL ${firstProblem}; it is not used`);
   }
   let body = options.openBody();
   for (let hop = 0; ; hop++) {
-    assertSecureUrl(url, hop === 0 ? `${spec.operation} URL` : 'redirect target', options.allowInsecureHttp);
+    assertSecureUrl(
+      url,
+      hop === 0 ? `${spec.operation} URL` : 'redirect target',
+      options.allowInsecureHttp,
+      options.secrets,
+    );
     const sameOrigin = url.origin === spec.url.origin;
     const sent: Record<string, string> = { 'user-agent': options.userAgent };
     for (const [name, value] of Object.entries(headers)) {
@@ -163,6 +199,7 @@ export async function sendFollowingRedirects(
     try {
       response = await options.fetch(url, init);
     } catch (error) {
+      scrubFailureTexts(error, options.secrets);
       if (streamed && isRefusedRedirect(error)) {
         throw new PushError(`${spec.operation} answered with a redirect, which is not followed for a streamed body`, {
           cause: error,
@@ -183,7 +220,7 @@ export async function sendFollowingRedirects(
     if (hop >= options.maxRedirects) {
       throw redirectError(spec, response, url, options.secrets, `after ${hop} redirects already: too many redirects`);
     }
-    const closer = closerThanService(target, service);
+    const closer = closerThanService(target, service, options.secrets);
     if (closer !== undefined) {
       throw redirectError(spec, response, url, options.secrets, `which is not followed: the target ${closer}`);
     }

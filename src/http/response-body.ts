@@ -12,7 +12,7 @@ import {
 } from '../errors.js';
 import { parseJsonObject } from './json.js';
 import { decodeText, MAX_API_RESPONSE_BYTES, MAX_ERROR_BODY_BYTES, readBounded } from './read-body.js';
-import { scrubJsonValue, scrubSecrets } from './redact.js';
+import { cutAfterSecrets, scrubJsonValue, scrubSecrets } from './redact.js';
 import { requestIdFrom } from './request-id.js';
 import type { AnswerHead, RequestSpec } from './types.js';
 
@@ -80,8 +80,10 @@ export async function errorFromResponse(
   spec: RequestSpec,
   secrets: readonly string[],
 ): Promise<PushError> {
-  const { bytes } = await readBounded(response, MAX_ERROR_BODY_BYTES);
-  const text = scrubSecrets(decodeText(bytes), secrets);
+  const { bytes, truncated } = await readBounded(response, MAX_ERROR_BODY_BYTES);
+  const scrubbed = scrubSecrets(decodeText(bytes), secrets);
+  // The cap may have cut through an echoed secret, leaving a prefix that no search finds.
+  const text = truncated ? cutAfterSecrets(scrubbed, secrets) : scrubbed;
   if (spec.mapError) return spec.mapError(withScrubbedHeaders(response, secrets), text);
   return PushApiError.fromResponse(
     response.status,

@@ -1,5 +1,6 @@
 import { ConfigurationError } from '../errors.js';
 import { isLoopbackHostname } from './network-scope.js';
+import { scrubAnswerUrlText } from './redact.js';
 
 /** A host whose packets never leave the machine, so plain http cannot expose a token on the network. */
 export function isLoopbackHost(hostname: string): boolean {
@@ -18,14 +19,20 @@ export function isSecureUrl(url: URL, allowInsecureHttp = false): boolean {
  * every redirect target and every signed upload address.
  *
  * @param what names the URL in the message, such as `baseUrl` or `signed upload address`.
+ * @param secrets removed from the host the message names, for an address an answer chose.
  */
-export function assertSecureUrl(url: URL, what: string, allowInsecureHttp = false): URL {
+export function assertSecureUrl(
+  url: URL,
+  what: string,
+  allowInsecureHttp = false,
+  secrets: readonly string[] = [],
+): URL {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new ConfigurationError(`${what} must be an http(s) URL, got protocol "${url.protocol}"`);
   }
   if (!isSecureUrl(url, allowInsecureHttp)) {
     throw new ConfigurationError(
-      `${what} uses plain http to ${url.host}; only https is allowed except for loopback hosts. ` +
+      `${what} uses plain http to ${scrubAnswerUrlText(url.host, secrets)}; only https is allowed except for loopback hosts. ` +
         'Set allowInsecureHttp: true (PUSH_ALLOW_INSECURE_HTTP=1, or --allow-insecure-http in the CLI) to override; credentials would travel unencrypted.',
     );
   }

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Checkpoint } from '../../src/cli/checkpoint.js';
+import { Checkpoint, MAX_CHECKPOINT_RANGES } from '../../src/cli/checkpoint.js';
 import { UsageError } from '../../src/cli/exit-codes.js';
 import { type Range, RangeSet } from '../../src/cli/ranges.js';
 import type { InputSpec } from '../../src/cli/readers/index.js';
@@ -91,6 +91,19 @@ describe('Checkpoint', () => {
     first.settle('unknown', [0, 1, 2, 3]);
     first.save();
     expect(Checkpoint.open(path, 'sha256:x', inputs, true, target).decide(1)).toBe('send');
+  });
+
+  it('refuses a list of more ranges than a checkpoint may hold, and reads one at the bound', () => {
+    const path = temp.path('cp.json');
+    Checkpoint.open(path, 'sha256:x', inputs, false, target).save();
+    const file = JSON.parse(readFileSync(path, 'utf8'));
+    const ranges = (count: number) => Array.from({ length: count }, (_, i) => [2 * i, 2 * i + 1]);
+    writeFileSync(path, JSON.stringify({ ...file, delivered: ranges(MAX_CHECKPOINT_RANGES) }));
+    expect(Checkpoint.open(path, 'sha256:x', inputs, false, target).decide(2)).toBe('skip-delivered');
+    writeFileSync(path, JSON.stringify({ ...file, failed: ranges(MAX_CHECKPOINT_RANGES + 1) }));
+    expect(() => Checkpoint.open(path, 'sha256:x', inputs, false, target)).toThrow(
+      /"failed" holds 100001 ranges, more than the 100000/,
+    );
   });
 
   it('refuses a checkpoint written for different input', () => {

@@ -137,6 +137,33 @@ describe('links planted by another user', () => {
     expectRefusedBeforeSending(result, /--rejects .*r\.jsonl: a link owned by another user/, input);
     expect(readFileSync(victim, 'utf8')).toBe('precious');
   });
+
+  it('refuses a directory link another user planted in a shared directory, for --rejects and --checkpoint', async () => {
+    const input = writeInput();
+    // A /tmp of its own: sticky and world-writable, owned by this user.
+    const shared = ctx.temp.path('shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    const victimDir = ctx.temp.path('victim');
+    mkdirSync(victimDir);
+    const planted = join(shared, 'work');
+    symlinkSync(victimDir, planted);
+    lchownSync(planted, 65534, 65534);
+    for (const option of ['--rejects', '--checkpoint']) {
+      const result = await publish([option, join(planted, 'out.json'), input]);
+      expectRefusedBeforeSending(
+        result,
+        new RegExp(`${option} .*shared/work is a link owned by another user in a shared directory`),
+        input,
+      );
+    }
+    expect(readdirSync(victimDir)).toEqual([]);
+    // The same link owned by this user is followed, as before.
+    lchownSync(planted, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+    const ok = await publish(['--rejects', join(planted, 'out.jsonl'), input]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(readdirSync(victimDir)).toEqual(['out.jsonl']);
+  });
 });
 
 describe('special files are refused before anything is sent', () => {

@@ -3,6 +3,7 @@ import { addConnectionOptions, type ConnectionFlags, createClient, resolveConfig
 import { ExitCode } from '../exit-codes.js';
 import type { CommonFlags } from '../options.js';
 import { formatTable, Output } from '../output.js';
+import { terminalLine } from '../terminal-text.js';
 
 interface TokenFlags extends ConnectionFlags, CommonFlags {
   printToken?: boolean;
@@ -27,12 +28,13 @@ export function tokenCommand(): Command {
     const seconds = Math.round((token.expiresAt.getTime() - Date.now()) / 1000);
     output.result(
       formatTable([
-        ['type', token.tokenType],
+        // The service's words, each kept to one line of the table.
+        ['type', terminalLine(token.tokenType)],
         ['expires', `${token.expiresAt.toISOString()} (in ${seconds} s)`],
-        ['scopes', token.scopes.join(' ')],
+        ['scopes', terminalLine(token.scopes.join(' '))],
       ]),
     );
-    if (flags.printToken && !flags.json) output.result(token.accessToken, { evenIfQuiet: true });
+    if (flags.printToken && !flags.json) output.value(token.accessToken, { evenIfQuiet: true });
     output.report({
       ok: true,
       exitCode: ExitCode.Success,

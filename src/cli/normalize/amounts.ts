@@ -21,6 +21,9 @@ export interface AmountFormat {
   thousands: ',' | '.' | ' ' | "'" | undefined;
 }
 
+/** Significant digits every double holds exactly (DBL_DIG). */
+export const MAX_SIGNIFICANT_DIGITS = 15;
+
 const DIGIT_0 = 48;
 const SPACE = 32;
 /** No-break and narrow no-break spaces: what spreadsheets in French and other locales group thousands with. */
@@ -153,10 +156,19 @@ export function amountReader(format: AmountFormat): AmountReader {
     let integerDigits = 0;
     let groupDigits = -1; // digits since the last thousands separator; -1 before the first one
     let inFraction = false;
+    let significant = 0; // digits from the first non-zero one
+    let zerosAtEnd = 0; // of those, zeros ending the fraction: they add no precision
     for (let i = numberStart; i < numberEnd; i++) {
       const code = text.charCodeAt(i);
       if (code >= DIGIT_0 && code <= DIGIT_0 + 9) {
         mantissa = mantissa * 10 + (code - DIGIT_0);
+        if (code !== DIGIT_0) {
+          significant++;
+          zerosAtEnd = 0;
+        } else if (significant > 0) {
+          significant++;
+          if (inFraction) zerosAtEnd++;
+        }
         if (inFraction) fractionDigits++;
         else {
           integerDigits++;
@@ -194,6 +206,14 @@ export function amountReader(format: AmountFormat): AmountReader {
     }
     if (inFraction && fractionDigits === 0) {
       return { ok: false, message: `not an amount: ${show(raw)}` };
+    }
+    // A double holds any 15 significant decimal digits exactly, not always 16: beyond that the
+    // amount stored would be another amount, rounded without a word.
+    if (significant - zerosAtEnd > MAX_SIGNIFICANT_DIGITS) {
+      return {
+        ok: false,
+        message: `more digits than can be stored exactly: ${show(raw)} (at most ${MAX_SIGNIFICANT_DIGITS} significant digits)`,
+      };
     }
     let value: number;
     if (mantissa <= Number.MAX_SAFE_INTEGER && fractionDigits < POWERS.length) {

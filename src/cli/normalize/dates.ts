@@ -1,3 +1,4 @@
+import { CREATED_LIMITS } from '../../finance/formats.js';
 import { type LocalTimeResolver, localTimeResolver, utcWallClock } from './zone.js';
 
 /** What reading one date cell says: the instant in Unix milliseconds, or why it is not a date. */
@@ -118,8 +119,29 @@ export function compilePattern(pattern: string): Piece[] {
 }
 
 function invalid(text: string, expected: string): DateReading {
-  const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
-  return { ok: false, message: `not a date: ${JSON.stringify(shown)} (expected ${expected})` };
+  return { ok: false, message: `not a date: ${shownDate(text)} (expected ${expected})` };
+}
+
+function shownDate(text: string): string {
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+}
+
+const EARLIEST = new Date(CREATED_LIMITS.min).toISOString();
+
+/**
+ * A calendar date before the earliest `created` is refused here, by its date: handed on as a number
+ * of milliseconds, the record check would take it for Unix seconds and say so.
+ */
+function tooEarly(text: string): DateReading {
+  return { ok: false, message: `${shownDate(text)} is before ${EARLIEST}, the earliest created accepted` };
+}
+
+/**
+ * Seconds this large are 5138 or later: such a value is milliseconds read as seconds, the mirror of
+ * the milliseconds below {@link CREATED_LIMITS.min} that the record check calls seconds.
+ */
+function looksLikeMilliseconds(text: string): DateReading {
+  return { ok: false, message: `${shownDate(text)} looks like milliseconds: use --date-format unix-ms` };
 }
 
 /** `AM`/`PM` in any case at `at`: 0 for AM, 12 for PM, -1 for neither. */
@@ -216,7 +238,8 @@ function patternReader(pattern: string, resolve: LocalTimeResolver): DateReader 
     ) {
       return invalid(text, `a real date and time as ${pattern}`);
     }
-    return ok(resolve(year, month, day, hour, minute, second, millisecond));
+    const ms = resolve(year, month, day, hour, minute, second, millisecond);
+    return ms < CREATED_LIMITS.min ? tooEarly(text) : ok(ms);
   };
 }
 
@@ -230,13 +253,16 @@ function unixReader(unit: 'unix' | 'unix-ms'): DateReader {
     if (typeof value === 'number') {
       if (!Number.isFinite(value) || value < 0)
         return invalid(String(value), `Unix ${unit === 'unix' ? 'seconds' : 'milliseconds'}`);
+      if (unit === 'unix' && value >= CREATED_LIMITS.min) return looksLikeMilliseconds(String(value));
       return ok(unit === 'unix' ? Math.round(value * 1000) : value);
     }
     const text = value.trim();
     if (unit === 'unix-ms') {
       return UNIX_DIGITS.test(text) ? ok(Number(text)) : invalid(text, 'Unix milliseconds');
     }
-    return UNIX_SECONDS.test(text) ? ok(Math.round(Number(text) * 1000)) : invalid(text, 'Unix seconds');
+    if (!UNIX_SECONDS.test(text)) return invalid(text, 'Unix seconds');
+    const seconds = Number(text);
+    return seconds >= CREATED_LIMITS.min ? looksLikeMilliseconds(text) : ok(Math.round(seconds * 1000));
   };
 }
 
@@ -281,7 +307,8 @@ function isoReader(resolve: LocalTimeResolver): DateReader {
     if (local !== null) {
       const f = fields(local);
       if (f === undefined) return invalid(text, ISO_EXPECTED);
-      return ok(resolve(f.year, f.month, f.day, f.hour, f.minute, f.second, f.millisecond));
+      const ms = resolve(f.year, f.month, f.day, f.hour, f.minute, f.second, f.millisecond);
+      return ms < CREATED_LIMITS.min ? tooEarly(text) : ok(ms);
     }
     const zoned = ISO_WITH_OFFSET.exec(text);
     if (zoned !== null) {
@@ -297,7 +324,8 @@ function isoReader(resolve: LocalTimeResolver): DateReader {
         offsetMinutes = (digits[0] === '-' ? -1 : 1) * (hours * 60 + minutes);
       }
       const wall = utcWallClock(f.year, f.month, f.day, f.hour, f.minute, f.second, f.millisecond);
-      return ok(wall - offsetMinutes * 60_000);
+      const ms = wall - offsetMinutes * 60_000;
+      return ms < CREATED_LIMITS.min ? tooEarly(text) : ok(ms);
     }
     return invalid(text, ISO_EXPECTED);
   };

@@ -15,6 +15,18 @@ export interface FeedOptions {
   sending: boolean;
   /** First Ctrl-C: stop reading. */
   stopReading: AbortSignal;
+  /** The request body limit, checked here on a dry run only: when sending, the SDK refuses such a record. */
+  maxBatchBytes: number;
+}
+
+/** `{"records":[` and `]}`: a request body holding one record is this much larger than the record. */
+const ONE_RECORD_BODY_OVERHEAD = 14;
+
+/** Why a record is too big for any request, as the SDK says it when sending; undefined when it fits. */
+function tooBigToSend(record: FinanceRecord, maxBatchBytes: number): string | undefined {
+  const bytes = Buffer.byteLength(JSON.stringify(record));
+  if (bytes + ONE_RECORD_BODY_OVERHEAD <= maxBatchBytes) return undefined;
+  return `record is ${bytes} bytes as JSON; a request body holding it alone would exceed maxBatchBytes (${maxBatchBytes})`;
 }
 
 /**
@@ -100,6 +112,14 @@ export class RecordFeed {
             if (!result.ok) {
               await this.sink.invalid(row.file, row.line, rowIssues(row.record, result), row.record);
               continue;
+            }
+            if (!this.options.sending) {
+              // A dry run says what a real run would: a record no request can carry is invalid.
+              const tooBig = tooBigToSend(result.record, this.options.maxBatchBytes);
+              if (tooBig !== undefined) {
+                await this.sink.invalid(row.file, row.line, [{ field: '', message: tooBig }], row.record);
+                continue;
+              }
             }
             this.counts.recordsValid++;
             const current = ordinal++;

@@ -1,4 +1,5 @@
-import { AbortError, PublishInterruptedError, type PushClient, PushError } from '../../index.js';
+import { FINANCE_DEFAULTS } from '../../defaults.js';
+import { AbortError, PublishInterruptedError, type PublishReport, type PushClient, PushError } from '../../index.js';
 import type { Checkpoint } from '../checkpoint.js';
 import type { InputSpec } from '../readers/index.js';
 import type { RowRules } from '../readers/types.js';
@@ -57,6 +58,7 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
       checkpoint,
       sending: options.client !== undefined,
       stopReading: options.stopReading,
+      maxBatchBytes: options.maxBatchBytes ?? FINANCE_DEFAULTS.maxBatchBytes,
     },
     sink,
     counts,
@@ -70,8 +72,9 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
       // Dry run: reading validates and writes rejects; nothing is sent.
     }
   } else {
+    let report: PublishReport | undefined;
     try {
-      await options.client.finance.publish(options.appId, feed.records(), {
+      report = await options.client.finance.publish(options.appId, feed.records(), {
         batchSize: options.batchSize,
         maxBatchBytes: options.maxBatchBytes,
         concurrency: options.concurrency,
@@ -81,11 +84,20 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
         signal: options.abort,
       });
     } catch (error) {
+      if (error instanceof PushError && error.report !== undefined && 'invalid' in error.report) report = error.report;
       if (error instanceof AbortError || options.abort.aborted) interrupted = true;
       else if (error instanceof PublishInterruptedError) {
         // The feed or the sink threw (a rejects file that cannot be written, say): the cause is what to report.
         stoppedBy = error.cause instanceof Error ? error.cause : error;
       } else stoppedBy = error instanceof Error ? error : new PushError(String(error));
+    }
+    // Before the leftovers: a refused record is invalid, not "not read".
+    if (report !== undefined) {
+      try {
+        await sink.refused(report.invalid);
+      } catch (error) {
+        stoppedBy ??= error instanceof Error ? error : new PushError(String(error));
+      }
     }
     sink.settleLeftovers();
   }

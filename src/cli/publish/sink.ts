@@ -1,4 +1,4 @@
-import type { SendingBatch, SettledBatch } from '../../index.js';
+import type { InvalidRecord, SendingBatch, SettledBatch } from '../../index.js';
 import type { Checkpoint } from '../checkpoint.js';
 import { type Origin, OriginTable } from '../origins.js';
 import type { RowIssue } from '../readers/types.js';
@@ -117,6 +117,25 @@ export class SettleSink {
       });
     }
   };
+
+  /**
+   * Records the publisher refused after they were handed over (one too big for any request body,
+   * under `--max-batch-bytes` or the 5 MiB default): invalid rows like any other, never "not read",
+   * since sending them again cannot succeed. In the checkpoint they stay unsent, so the next run
+   * reports them again instead of skipping them.
+   */
+  async refused(invalid: readonly InvalidRecord[]): Promise<void> {
+    const ordinals: number[] = [];
+    for (const entry of invalid) {
+      const origin = this.#origins.take(entry.index);
+      if (origin === undefined) continue;
+      ordinals.push(origin.ordinal);
+      this.counts.recordsValid--;
+      const reasons = entry.issues.map((issue) => ({ field: issue.path, message: issue.message }));
+      await this.invalid(this.#names[origin.input] as string, origin.line, reasons);
+    }
+    this.checkpoint?.settle('failed', ordinals);
+  }
 
   /**
    * Records handed over whose batch never settled once the publisher has returned. The publisher

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { amountReader } from '../../../src/cli/normalize/amounts.js';
+import { dateReader } from '../../../src/cli/normalize/dates.js';
+import { notAFieldMessage } from '../../../src/cli/normalize/fields.js';
+
+const amount = (text: string, decimal: '.' | ',' = '.', thousands?: string) => {
+  const reading = amountReader({ decimal, thousands: thousands as never })(text);
+  return reading.ok ? reading.value : reading.message;
+};
+const date = (format: string | undefined, text: string | number) => {
+  const reading = dateReader(format, 'UTC')(text);
+  return reading.ok ? reading.ms : reading.message;
+};
+
+describe('amounts a double cannot hold exactly', () => {
+  it('refuses more than 15 significant digits instead of rounding them', () => {
+    expect(amount('99999999999999999999999,99', ',', '.')).toMatch(/more digits than can be stored exactly/);
+    expect(amount('1234567890123456')).toMatch(/more digits than can be stored exactly/);
+    expect(amount('0.1234567890123456')).toMatch(/more digits than can be stored exactly/);
+  });
+
+  it('still reads 15 significant digits, and zeros that add no precision', () => {
+    expect(amount('123456789012345')).toBe(123456789012345);
+    expect(amount('1234567890123.45')).toBe(1234567890123.45);
+    expect(amount('0.000000000012345')).toBe(0.000000000012345);
+    expect(amount('42.5000000000000000000')).toBe(42.5);
+    expect(amount('-1.000.000,00', ',', '.')).toBe(-1_000_000);
+  });
+});
+
+describe('Unix seconds and early calendar dates', () => {
+  it('refuses milliseconds given as --date-format unix, text or number', () => {
+    expect(date('unix', '1700000000000')).toMatch(/looks like milliseconds: use --date-format unix-ms/);
+    expect(date('unix', 1_700_000_000_000)).toMatch(/looks like milliseconds/);
+    expect(date('unix', '1700000000')).toBe(1_700_000_000_000);
+    expect(date('unix', '1700000000.5')).toBe(1_700_000_000_500);
+  });
+
+  it('says a calendar date before 1973 is too early, not that it looks like seconds', () => {
+    for (const [format, text] of [
+      ['DD/MM/YYYY', '01/01/0000'],
+      ['DD/MM/YYYY', '31/12/1969'],
+      [undefined, '0000-01-01'],
+      [undefined, '1970-01-01T00:00:00Z'],
+    ] as const) {
+      const message = date(format, text);
+      expect(message).toMatch(/is before 1973-03-03T09:46:40.000Z/);
+      expect(message).not.toMatch(/seconds/);
+    }
+    expect(date('DD/MM/YYYY', '03/03/1973')).toBeTypeOf('string');
+    expect(date('DD/MM/YYYY', '04/03/1973')).toBe(Date.UTC(1973, 2, 4));
+  });
+});
+
+describe('suggestions for names that are not fields', () => {
+  it('never reads Object.prototype', () => {
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      const message = notAFieldMessage(name);
+      expect(message).not.toMatch(/did you mean|\[object|native code/);
+      expect(message).toMatch(/fields: created, amount/);
+    }
+    expect(notAFieldMessage('merchant')).toMatch(/did you mean "vendor"/);
+  });
+});

@@ -1,15 +1,17 @@
 import type { Dispatcher } from 'undici';
 import { type ClientSecretSource, type TokenAuthMethod, TokenManager } from './auth/token-manager.js';
 import type { TokenStore } from './auth/token-store.js';
+import { type PushClientOverrides, withOverrides } from './client-overrides.js';
 import type { ClientContext } from './context.js';
 import { DEFAULTS, ENV_VARS } from './defaults.js';
 import { ConfigurationError } from './errors.js';
 import { FinancePublisher } from './finance/publisher.js';
-import { checkHeaders, checkNumber, MAX_TIMEOUT_MS } from './http/call-options.js';
+import { checkHeaders, checkNumber, checkRetryTiming, MAX_TIMEOUT_MS, type RetryBackoff } from './http/call-options.js';
 import type { FetchLike } from './http/fetch.js';
 import { type PushClientHooks, safeHooks } from './http/hooks.js';
 import { FetchHttpClient } from './http/http-client.js';
 import { consoleLogger, filterLogger, LOG_LEVELS, type LogLevel, safeLogger, silentLogger } from './http/logger.js';
+import { DEFAULT_RETRY_TIMING, type RetryTiming, retryTimingWith } from './http/retry.js';
 import type { Logger } from './http/types.js';
 import { assertSecureUrl, isSecureUrl, parseUrlOption } from './http/url-guard.js';
 import { trimTrailingSlashes } from './internal/trim.js';
@@ -51,6 +53,19 @@ export interface PushClientOptions {
   timeoutMs?: number | undefined;
   /** Re-sends after the first attempt of a request; a 401 refresh is not counted. @default 3 */
   maxRetries?: number | undefined;
+  /**
+   * Waits between attempts when the server sends no `Retry-After`: `initialDelayMs` before the
+   * first re-send, doubling up to `maxDelayMs`, each cut by up to 25 % of jitter. The publisher's
+   * waits on a 429 follow it too. `{ initialDelayMs: 0, maxDelayMs: 0 }` makes retries instant in tests.
+   * @default { initialDelayMs: 500, maxDelayMs: 8000 }
+   */
+  backoff?: RetryBackoff | undefined;
+  /**
+   * Longest wait, in milliseconds, that a server's `Retry-After` (on a 429 or 503) can ask for
+   * before a re-send; a longer one is waited this long. From 0 (re-send at once, for tests) to 60000.
+   * @default 60000
+   */
+  maxRetryAfterMs?: number | undefined;
   /** Also re-send finance batches whose outcome is unknown (500/502/504, reset or timeout after sending); may duplicate records. @default false */
   retryAmbiguous?: boolean | undefined;
   /** A fetch implementation to use instead of `globalThis.fetch`. @default globalThis.fetch, looked up per request */
@@ -100,6 +115,15 @@ export interface PushClientOptions {
   env?: Record<string, string | undefined> | undefined;
 }
 
+/**
+ * Carries the original's token manager into a client made by `withOptions`. The symbol is not
+ * exported, so no caller can hand a client someone else's tokens.
+ */
+const SHARED_TOKENS = Symbol('push-api-client shared token manager');
+interface DerivedClientOptions extends PushClientOptions {
+  [SHARED_TOKENS]?: TokenManager;
+}
+
 interface ResolvedOptions {
   clientId: string;
   logger: Logger;
@@ -108,6 +132,7 @@ interface ResolvedOptions {
   scopes: string[];
   timeoutMs: number;
   maxRetries: number;
+  retryTiming: RetryTiming;
   refreshMarginMs: number | undefined;
   retryAmbiguous: boolean;
   allowInsecureHttp: boolean;
@@ -214,7 +239,10 @@ function urlOption(value: string, name: 'authUrl' | 'baseUrl', allowInsecureHttp
 }
 
 /** Resolves options and environment into validated settings; throws ConfigurationError naming the option. */
-function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientSecret: ClientSecretSource } {
+function resolveOptions(
+  options: PushClientOptions,
+  warnInsecure = true,
+): ResolvedOptions & { clientSecret: ClientSecretSource } {
   const env = options.env ?? (typeof process !== 'undefined' ? process.env : {});
   const allowInsecureHttp = insecureHttpOption(options.allowInsecureHttp, env);
   const clientId = required(fromEnv(options, env, 'clientId'), 'clientId');
@@ -230,7 +258,8 @@ function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientS
   }
   const authUrl = urlOption(required(fromEnv(options, env, 'authUrl'), 'authUrl'), 'authUrl', allowInsecureHttp);
   const baseUrl = urlOption(required(fromEnv(options, env, 'baseUrl'), 'baseUrl'), 'baseUrl', allowInsecureHttp);
-  if (allowInsecureHttp) warnInsecureHosts([authUrl, baseUrl]);
+  // A derived client has the original's addresses, which were warned about already.
+  if (allowInsecureHttp && warnInsecure) warnInsecureHosts([authUrl, baseUrl]);
   // Relative paths resolve under the base only when it ends with a slash.
   if (!baseUrl.pathname.endsWith('/')) baseUrl.pathname += '/';
   let scopes: string[];
@@ -256,6 +285,7 @@ function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientS
   if (method !== 'client_secret_post' && method !== 'client_secret_basic') {
     throw new ConfigurationError("PushClient: tokenAuthMethod must be 'client_secret_post' or 'client_secret_basic'");
   }
+  checkRetryTiming(options, 'PushClient: ');
   const product = `push-api-client/${VERSION} ${runtimeProduct()}`;
   const userAgent = userAgentOption(options.userAgent);
   return {
@@ -267,6 +297,7 @@ function resolveOptions(options: PushClientOptions): ResolvedOptions & { clientS
     scopes,
     timeoutMs: positiveNumber(options.timeoutMs, 'timeoutMs', DEFAULTS.timeoutMs, false, 1, MAX_TIMEOUT_MS),
     maxRetries: positiveNumber(options.maxRetries, 'maxRetries', DEFAULTS.maxRetries, true, 0),
+    retryTiming: retryTimingWith(DEFAULT_RETRY_TIMING, options),
     refreshMarginMs:
       options.refreshMarginMs === undefined
         ? undefined
@@ -317,6 +348,8 @@ export class PushClient {
   /** Finance records: validation, batching and sending. */
   readonly finance: FinancePublisher;
   readonly #settings: Omit<ResolvedOptions, 'logger'>;
+  /** The options as given, with the credential and addresses as resolved: what `withOptions` starts from. */
+  readonly #options: PushClientOptions;
 
   /**
    * Validates the options (and the environment variables they default to) and wires the client.
@@ -325,15 +358,27 @@ export class PushClient {
    *   to a non-loopback host, bad scopes, a secret in a browser...); the message names the option.
    */
   constructor(options: PushClientOptions = {}) {
-    const { clientSecret, logger, ...settings } = resolveOptions(options);
+    const shared = (options as DerivedClientOptions)[SHARED_TOKENS];
+    const { clientSecret, logger, ...settings } = resolveOptions(options, shared === undefined);
     const defaultHeaders = checkHeaders(options.defaultHeaders, 'PushClient: defaultHeaders');
     const hooks = safeHooks(options.hooks, (message, fields) => logger.warn(message, fields));
     this.#settings = settings;
+    this.#options = {
+      ...options,
+      clientId: settings.clientId,
+      clientSecret,
+      authUrl: settings.authUrl.href,
+      baseUrl: settings.baseUrl.href,
+      scopes: settings.scopes,
+      allowInsecureHttp: settings.allowInsecureHttp,
+    };
     const http = new FetchHttpClient({
       fetch: options.fetch,
       dispatcher: options.dispatcher,
       timeoutMs: settings.timeoutMs,
       maxRetries: settings.maxRetries,
+      backoff: { initialDelayMs: settings.retryTiming.initialDelayMs, maxDelayMs: settings.retryTiming.maxDelayMs },
+      maxRetryAfterMs: settings.retryTiming.maxRetryAfterMs,
       retryAmbiguous: settings.retryAmbiguous,
       allowInsecureHttp: settings.allowInsecureHttp,
       userAgent: settings.userAgent,
@@ -341,19 +386,21 @@ export class PushClient {
       hooks,
       tokens: () => this.tokens,
     });
-    this.tokens = new TokenManager({
-      http,
-      authUrl: settings.authUrl,
-      clientId: settings.clientId,
-      clientSecret,
-      scopes: settings.scopes,
-      tokenAuthMethod: options.tokenAuthMethod,
-      tokenStore: options.tokenStore,
-      refreshMarginMs: settings.refreshMarginMs,
-      logger,
-      hooks,
-      defaultHeaders,
-    });
+    this.tokens =
+      shared ??
+      new TokenManager({
+        http,
+        authUrl: settings.authUrl,
+        clientId: settings.clientId,
+        clientSecret,
+        scopes: settings.scopes,
+        tokenAuthMethod: options.tokenAuthMethod,
+        tokenStore: options.tokenStore,
+        refreshMarginMs: settings.refreshMarginMs,
+        logger,
+        hooks,
+        defaultHeaders,
+      });
     const context: ClientContext = {
       http,
       baseUrl: settings.baseUrl,
@@ -361,10 +408,36 @@ export class PushClient {
       hooks,
       defaultHeaders,
       retryAmbiguous: settings.retryAmbiguous,
+      retryTiming: settings.retryTiming,
+      maxRetries: settings.maxRetries,
       allowInsecureHttp: settings.allowInsecureHttp,
     };
     this.uploads = new Uploader(context);
     this.finance = new FinancePublisher(context);
+  }
+
+  /**
+   * A client with some options changed that shares this one's credential and token cache: its
+   * requests use the tokens this client holds, and a token either of them fetches serves both.
+   * `defaultHeaders` and `backoff` merge key by key with this client's; `hooks`, `logger` and every
+   * other option not given are this client's. The credential, the token cache and the addresses
+   * cannot change (a `ConfigurationError` names them): that is a new `PushClient`.
+   *
+   * The token requests its own calls cause follow its `timeoutMs`, `maxRetries`, `backoff`,
+   * `maxRetryAfterMs` and `defaultHeaders`; `tokens.getToken()` called directly, and the
+   * `tokenRefresh` hook, are this client's, since the token manager is one object.
+   * @throws {ConfigurationError} an invalid override, or one of the options that cannot change.
+   *
+   * @example
+   * ```ts
+   * // One client per tenant, one token for all of them.
+   * const acme = client.withOptions({ defaultHeaders: { 'x-tenant': 'acme' }, timeoutMs: 5_000 });
+   * await acme.finance.publish(appId, records);
+   * ```
+   */
+  withOptions(overrides: PushClientOverrides): PushClient {
+    const options: DerivedClientOptions = { ...withOverrides(this.#options, overrides), [SHARED_TOKENS]: this.tokens };
+    return new PushClient(options);
   }
 
   /** The settings in use, without the secret: for diagnostics. */
@@ -377,6 +450,8 @@ export class PushClient {
       scopes: [...s.scopes],
       timeoutMs: s.timeoutMs,
       maxRetries: s.maxRetries,
+      backoff: { initialDelayMs: s.retryTiming.initialDelayMs, maxDelayMs: s.retryTiming.maxDelayMs },
+      maxRetryAfterMs: s.retryTiming.maxRetryAfterMs,
       retryAmbiguous: s.retryAmbiguous,
       allowInsecureHttp: s.allowInsecureHttp,
       userAgent: s.userAgent,

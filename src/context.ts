@@ -1,4 +1,5 @@
 import type { SafeHooks } from './http/hooks.js';
+import type { RetryTiming } from './http/retry.js';
 import type { HttpClient, Logger } from './http/types.js';
 
 /** What PushClient hands to each of its parts: shared transport and settings, resolved once. */
@@ -13,6 +14,10 @@ export interface ClientContext {
   hooks: SafeHooks;
   /** Re-send finance batches whose outcome is unknown (may duplicate records). */
   retryAmbiguous: boolean;
+  /** The client's `backoff` and `maxRetryAfterMs`, for the waits the publisher takes itself (429 patience). */
+  retryTiming: RetryTiming;
+  /** The client's `maxRetries`: with waits of 0, it also bounds 429 patience. */
+  maxRetries: number;
   /** Allow plain http to non-loopback hosts (signed upload addresses are checked too). */
   allowInsecureHttp: boolean;
 }

@@ -19,9 +19,16 @@ export const DEFAULTS = {
   timeoutMs: 30_000,
   /** Re-sends after the first attempt. A 401 refresh is not counted. */
   maxRetries: 3,
-  /** First backoff delay; doubles per retry, with jitter, up to `retryMaxDelayMs`. */
+  /** First backoff delay (`backoff.initialDelayMs`); doubles per retry, with jitter, up to `retryMaxDelayMs`. */
   retryInitialDelayMs: 500,
+  /** Longest backoff delay (`backoff.maxDelayMs`). */
   retryMaxDelayMs: 8_000,
+  /**
+   * Longest wait a server's `Retry-After` can ask for before a re-send (`maxRetryAfterMs`); a longer
+   * one is waited this long. Also the most the option may be set to: `Retry-After` is parsed with
+   * this cap (`MAX_RETRY_AFTER_MS`), so that a hostile or broken service cannot stall a client.
+   */
+  maxRetryAfterMs: 60_000,
   /** Jitter: each backoff delay is scaled by a random factor in [1 - jitter, 1]. */
   retryJitter: 0.25,
   /** Redirects followed per attempt before giving up. */

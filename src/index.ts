@@ -5,6 +5,7 @@ export type { AccessToken, MemoryTokenStoreOptions, TokenStore } from './auth/to
 export { MemoryTokenStore } from './auth/token-store.js';
 export type { PushClientOptions } from './client.js';
 export { PushClient } from './client.js';
+export type { PushClientOverrides } from './client-overrides.js';
 export type { ApiErrorBody, HeadersRecord, InvalidRecord, RecordIssue } from './errors.js';
 export {
   AbortError,
@@ -48,7 +49,7 @@ export type {
   SendingBatch,
   SettledBatch,
 } from './finance/types.js';
-export type { RequestOptions } from './http/call-options.js';
+export type { RequestOptions, RetryBackoff } from './http/call-options.js';
 export type { FetchLike } from './http/fetch.js';
 export type {
   HookRequestInfo,

@@ -24,6 +24,9 @@ function newClient(): PushClient {
     authUrl: mock.authUrl,
     baseUrl: mock.baseUrl,
     scopeBase: mock.scopeBase,
+    // Re-send without waiting: the 429 below asks for a second, which a test need not spend.
+    backoff: { initialDelayMs: 0, maxDelayMs: 0 },
+    maxRetryAfterMs: 0,
   });
 }
 

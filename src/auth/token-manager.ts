@@ -1,6 +1,6 @@
 import { DEFAULTS } from '../defaults.js';
 import { answeredBy, ConfigurationError, PushError, parseRetryAfterHeader, TokenError } from '../errors.js';
-import { type CallSettings, callSettings, type RequestOptions } from '../http/call-options.js';
+import { type CallSettings, callSettings, type RequestOptions, retryTimingOf } from '../http/call-options.js';
 import { raceSignal } from '../http/delay.js';
 import { noHooks, type SafeHooks, type TokenRefreshHookEvent } from '../http/hooks.js';
 import { silentLogger } from '../http/logger.js';
@@ -399,6 +399,7 @@ export class TokenManager {
       redirects: 'none',
       ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
       ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
+      ...retryTimingOf(call),
       secrets,
       // A token answer is a few KB; a service sending more is broken or hostile.
       maxResponseBytes: MAX_TOKEN_RESPONSE_BYTES,

@@ -8,7 +8,7 @@ import {
   RecordValidationError,
   withReport,
 } from '../errors.js';
-import { callSettings, tokenOptionsOf } from '../http/call-options.js';
+import { callSettings, retryTimingOf, tokenOptionsOf } from '../http/call-options.js';
 import { abortErrorFrom } from '../http/delay.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchAssembler } from './batch-assembler.js';
@@ -229,6 +229,7 @@ export class FinancePublisher {
       headers: { ...call.headers, 'content-type': 'application/json' },
       ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
       ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
+      ...retryTimingOf(call),
       body: () => body,
       auth: 'bearer',
       tokenOptions: tokenOptionsOf(call),

@@ -1,11 +1,11 @@
 import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
 import { AbortError, type PushError, RateLimitError } from '../errors.js';
-import { type CallSettings, tokenOptionsOf } from '../http/call-options.js';
+import { type CallSettings, retryTimingOf, tokenOptionsOf } from '../http/call-options.js';
 import { abortErrorFrom, delay } from '../http/delay.js';
 import { redactedUrl, requestIdOf } from '../http/hooks.js';
 import { requestIdFrom } from '../http/request-id.js';
-import { backoffDelayMs, retryAfterOf, statusOf } from '../http/retry.js';
+import { backoffDelayMs, backoffUnder, cappedRetryAfterOf, retryTimingWith, statusOf } from '../http/retry.js';
 import { GuardedBudget } from './guarded-budget.js';
 import {
   asPushError,
@@ -186,6 +186,7 @@ export class PublishRun {
           headers: { ...this.call.headers, 'content-type': 'application/json' },
           ...(this.call.timeoutMs !== undefined && { timeoutMs: this.call.timeoutMs }),
           ...(this.call.maxRetries !== undefined && { maxRetries: this.call.maxRetries }),
+          ...retryTimingOf(this.call),
           body: () => {
             bodySent = true;
             return body;
@@ -217,16 +218,20 @@ export class PublishRun {
         const tokenUnavailable = !bodySent && !(error instanceof AbortError);
         // A 429 from the token endpoint asks for the same patience as one on the batch itself.
         const rateLimited = error instanceof RateLimitError || (tokenUnavailable && statusOf(error) === 429);
-        if (isBackPressure(error)) this.limit.onRateLimited(retryAfterOf(error));
+        // The waits follow the client's and the call's `backoff` and `maxRetryAfterMs`, as the transport's do.
+        const timing = retryTimingWith(this.ctx.retryTiming, this.call);
+        const retryAfterMs = cappedRetryAfterOf(error, timing);
+        if (isBackPressure(error)) this.limit.onRateLimited(retryAfterMs);
         if (rateLimited) {
           this.#rateLimitedSince ??= Date.now();
           // Patience is not counted in retries, so it cannot re-send at once forever: a
           // `Retry-After` of 0 (or an HTTP date already past) is honoured for the first wait of a
           // batch only, and after that the backoff grows as for retries.
-          const retryAfterMs = retryAfterOf(error);
           const delayMs =
-            retryAfterMs !== undefined && (retryAfterMs > 0 || waits === 1) ? retryAfterMs : backoffDelayMs(waits - 1);
-          if (this.#patient(delayMs)) {
+            retryAfterMs !== undefined && (retryAfterMs > 0 || waits === 1)
+              ? retryAfterMs
+              : backoffDelayMs(waits - 1, backoffUnder(timing));
+          if (this.#patient(delayMs, waits)) {
             this.ctx.logger.warn('push-api-client retrying', {
               operation: 'finance',
               method: 'POST',
@@ -264,8 +269,13 @@ export class PublishRun {
     }
   }
 
-  /** Patience lasts while the run's 429s began (or it last got a batch accepted) within the deadline. */
-  #patient(delayMs: number): boolean {
+  /**
+   * Patience lasts while the run's 429s began (or it last got a batch accepted) within the deadline.
+   * Waits of 0 (`backoff` and `maxRetryAfterMs` set to 0, as in tests) would re-send at once until
+   * the deadline: then a batch is as patient as its retries allow, `maxRetries` waits (at least one).
+   */
+  #patient(delayMs: number, waits: number): boolean {
+    if (delayMs === 0 && waits > Math.max(1, this.call.maxRetries ?? this.ctx.maxRetries)) return false;
     const deadlineMs = this.options.rateLimitDeadlineMs ?? FINANCE_DEFAULTS.rateLimitDeadlineMs;
     const now = Date.now();
     return now + delayMs < (this.#rateLimitedSince ?? now) + deadlineMs;

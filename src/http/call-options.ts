@@ -2,7 +2,19 @@
  * Per-call options: what one operation may set over the client's settings, checked before any
  * request, and the headers the client adds to every request to the service (`defaultHeaders`).
  */
-import { ConfigurationError } from '../errors.js';
+import { ConfigurationError, MAX_RETRY_AFTER_MS } from '../errors.js';
+
+/**
+ * The waits between attempts when the server gives no `Retry-After`: `initialDelayMs` before the
+ * first re-send, doubling for each further one up to `maxDelayMs`, each scaled down by up to 25 %
+ * of random jitter. Set both to 0 in tests, so that retries cost no time.
+ */
+export interface RetryBackoff {
+  /** Wait before the first re-send, in milliseconds. @default 500 */
+  initialDelayMs?: number | undefined;
+  /** Longest wait between two attempts, in milliseconds. @default 8000 */
+  maxDelayMs?: number | undefined;
+}
 
 /** Options every operation takes; each overrides the client's setting for that call only. */
 export interface RequestOptions {
@@ -10,6 +22,14 @@ export interface RequestOptions {
   timeoutMs?: number | undefined;
   /** Re-sends after the first attempt of each request of this call. @default the client's `maxRetries` */
   maxRetries?: number | undefined;
+  /** Waits between attempts without a `Retry-After`; each part given replaces the client's. @default the client's `backoff` */
+  backoff?: RetryBackoff | undefined;
+  /**
+   * Longest wait, in milliseconds, that a server's `Retry-After` (on a 429 or 503) can ask for
+   * before a re-send; from 0 to 60000. 0 re-sends at once, as tests want.
+   * @default the client's `maxRetryAfterMs`
+   */
+  maxRetryAfterMs?: number | undefined;
   /**
    * Headers added to this call's requests to the service (the token endpoint and the data API;
    * never to the storage host of signed upload addresses), over the client's `defaultHeaders`.
@@ -98,17 +118,35 @@ export function checkNumber(
   }
 }
 
+/** Checks `backoff` and `maxRetryAfterMs` (client-wide or per call); `prefix` starts each message. */
+export function checkRetryTiming(options: Pick<RequestOptions, 'backoff' | 'maxRetryAfterMs'>, prefix: string): void {
+  const { backoff } = options;
+  if (backoff !== undefined && (backoff === null || typeof backoff !== 'object' || Array.isArray(backoff))) {
+    throw new ConfigurationError(
+      `${prefix}backoff must be an object such as { initialDelayMs: 500, maxDelayMs: 8000 }`,
+    );
+  }
+  checkNumber(backoff?.initialDelayMs, `${prefix}backoff.initialDelayMs`, false, 0, MAX_TIMEOUT_MS);
+  checkNumber(backoff?.maxDelayMs, `${prefix}backoff.maxDelayMs`, false, 0, MAX_TIMEOUT_MS);
+  checkNumber(options.maxRetryAfterMs, `${prefix}maxRetryAfterMs`, false, 0, MAX_RETRY_AFTER_MS);
+}
+
 /** What a call's options add to each of its request specs. */
 export interface CallSettings {
   timeoutMs?: number;
   maxRetries?: number;
+  backoff?: RetryBackoff;
+  maxRetryAfterMs?: number;
   /** The client's default headers under the call's, ready to go under the operation's own. */
   headers: Record<string, string>;
   signal?: AbortSignal;
 }
 
 /** What a call's options say for the token request one of its requests may have to make first. */
-export type TokenCallOptions = Pick<RequestOptions, 'timeoutMs' | 'maxRetries' | 'headers'>;
+export type TokenCallOptions = Pick<
+  RequestOptions,
+  'timeoutMs' | 'maxRetries' | 'headers' | 'backoff' | 'maxRetryAfterMs'
+>;
 
 /** The call's timeout, retries and headers, for the token request it causes (its signal goes with each request). */
 export function tokenOptionsOf(call: CallSettings): TokenCallOptions {
@@ -116,6 +154,15 @@ export function tokenOptionsOf(call: CallSettings): TokenCallOptions {
     headers: call.headers,
     ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
     ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
+    ...retryTimingOf(call),
+  };
+}
+
+/** The call's retry timing, for each request spec of the call (`RequestSpec.retryTiming`). */
+export function retryTimingOf(call: CallSettings): Pick<CallSettings, 'backoff' | 'maxRetryAfterMs'> {
+  return {
+    ...(call.backoff !== undefined && { backoff: call.backoff }),
+    ...(call.maxRetryAfterMs !== undefined && { maxRetryAfterMs: call.maxRetryAfterMs }),
   };
 }
 
@@ -123,9 +170,12 @@ export function tokenOptionsOf(call: CallSettings): TokenCallOptions {
 export function callSettings(options: RequestOptions, defaultHeaders: Readonly<Record<string, string>>): CallSettings {
   checkNumber(options.timeoutMs, 'timeoutMs', false, 1, MAX_TIMEOUT_MS);
   checkNumber(options.maxRetries, 'maxRetries', true, 0);
+  checkRetryTiming(options, '');
   return {
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
     ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
+    ...(options.backoff !== undefined && { backoff: { ...options.backoff } }),
+    ...(options.maxRetryAfterMs !== undefined && { maxRetryAfterMs: options.maxRetryAfterMs }),
     headers: { ...defaultHeaders, ...checkHeaders(options.headers, 'headers') },
     ...(options.signal !== undefined && { signal: options.signal }),
   };

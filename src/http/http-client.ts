@@ -7,7 +7,16 @@ import type { TokenCallOptions } from './call-options.js';
 import { abortErrorFrom, delay } from './delay.js';
 import { createFetch, type FetchLike } from './fetch.js';
 import { noHooks, redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
-import { type BackoffOptions, DEFAULT_BACKOFF, retryAfterOf, retryDelayMs, shouldRetry, statusOf } from './retry.js';
+import {
+  type BackoffOptions,
+  DEFAULT_BACKOFF,
+  DEFAULT_RETRY_TIMING,
+  type RetryTiming,
+  retryDelayUnder,
+  retryTimingWith,
+  shouldRetry,
+  statusOf,
+} from './retry.js';
 import type { HttpClient, Logger, RequestSpec } from './types.js';
 
 /** Where bearer requests get their token; implemented by TokenManager. */
@@ -32,6 +41,8 @@ export interface FetchHttpClientOptions {
   hooks?: SafeHooks;
   maxRedirects?: number;
   backoff?: Partial<BackoffOptions>;
+  /** Cap on a server's `Retry-After`. @default DEFAULTS.maxRetryAfterMs */
+  maxRetryAfterMs?: number;
   /** Looked up per request, which lets the token manager and this client be built in either order. */
   tokens?: () => BearerTokenSource;
 }
@@ -48,6 +59,7 @@ export class FetchHttpClient implements HttpClient {
   readonly #fetch: FetchLike;
   readonly #options: FetchHttpClientOptions;
   readonly #backoff: BackoffOptions;
+  readonly #timing: RetryTiming;
   readonly #hooks: SafeHooks;
   /** Numbers the logical requests, so that hooks can tell their attempts apart. */
   #calls = 0;
@@ -56,6 +68,11 @@ export class FetchHttpClient implements HttpClient {
     this.#fetch = createFetch({ fetch: options.fetch, dispatcher: options.dispatcher });
     this.#options = options;
     this.#backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.#timing = {
+      initialDelayMs: this.#backoff.initialDelayMs,
+      maxDelayMs: this.#backoff.maxDelayMs,
+      maxRetryAfterMs: options.maxRetryAfterMs ?? DEFAULT_RETRY_TIMING.maxRetryAfterMs,
+    };
     this.#hooks = options.hooks ?? noHooks;
   }
 
@@ -63,6 +80,7 @@ export class FetchHttpClient implements HttpClient {
     if (spec.signal?.aborted) throw abortErrorFrom(spec.signal);
     const retries = spec.retryPolicy === 'never' ? 0 : (spec.maxRetries ?? this.#options.maxRetries);
     const callId = spec.callId ?? this.nextCallId();
+    const timing = retryTimingWith(this.#timing, spec);
     return pRetry((attempt) => this.#attempt(spec, attempt, callId), {
       retries,
       // Delays are ours (Retry-After, jitter, abortable), taken inside shouldRetry; p-retry only counts.
@@ -72,7 +90,7 @@ export class FetchHttpClient implements HttpClient {
         if (spec.retryRateLimited === false && statusOf(error) === 429) return false;
         if (!shouldRetry(error, spec.retryPolicy, this.#options.retryAmbiguous)) return false;
         const pushError = error as PushError;
-        const delayMs = retryDelayMs(retryAfterOf(pushError), retriesConsumed + 1, this.#backoff);
+        const delayMs = retryDelayUnder(pushError, retriesConsumed + 1, timing, this.#backoff);
         this.#options.logger.warn('push-api-client retrying', {
           operation: spec.operation,
           method: spec.method,
@@ -169,7 +187,16 @@ export class FetchHttpClient implements HttpClient {
    */
   async #token(tokens: BearerTokenSource, spec: RequestSpec): Promise<string> {
     try {
-      return (await tokens.getToken({ ...spec.tokenOptions, signal: spec.signal })).accessToken;
+      // This client's own settings go under the call's: a client made by `withOptions` shares its
+      // token manager with the original, and its token requests follow its settings all the same.
+      const settings = {
+        timeoutMs: this.#options.timeoutMs,
+        maxRetries: this.#options.maxRetries,
+        backoff: { initialDelayMs: this.#timing.initialDelayMs, maxDelayMs: this.#timing.maxDelayMs },
+        maxRetryAfterMs: this.#timing.maxRetryAfterMs,
+      };
+      const backoff = { ...settings.backoff, ...spec.tokenOptions?.backoff };
+      return (await tokens.getToken({ ...settings, ...spec.tokenOptions, backoff, signal: spec.signal })).accessToken;
     } catch (error) {
       throw new StopRetrying(error instanceof Error ? error : String(error));
     }

@@ -92,3 +92,52 @@ export function retryDelayMs(
   if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) return retryAfterMs;
   return backoffDelayMs(retry, options);
 }
+
+/** How long re-sends wait: the backoff without a `Retry-After`, and the cap on one. */
+export interface RetryTiming {
+  initialDelayMs: number;
+  maxDelayMs: number;
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY_TIMING: RetryTiming = {
+  initialDelayMs: DEFAULTS.retryInitialDelayMs,
+  maxDelayMs: DEFAULTS.retryMaxDelayMs,
+  maxRetryAfterMs: DEFAULTS.maxRetryAfterMs,
+};
+
+/** The timing options as callers write them (`RequestOptions`, `PushClientOptions`); each part optional. */
+export interface RetryTimingOverrides {
+  backoff?: { initialDelayMs?: number | undefined; maxDelayMs?: number | undefined } | undefined;
+  maxRetryAfterMs?: number | undefined;
+}
+
+/** `timing` with the parts `overrides` sets replaced. */
+export function retryTimingWith(timing: RetryTiming, overrides: RetryTimingOverrides | undefined): RetryTiming {
+  return {
+    initialDelayMs: overrides?.backoff?.initialDelayMs ?? timing.initialDelayMs,
+    maxDelayMs: overrides?.backoff?.maxDelayMs ?? timing.maxDelayMs,
+    maxRetryAfterMs: overrides?.maxRetryAfterMs ?? timing.maxRetryAfterMs,
+  };
+}
+
+/** The server's `Retry-After` that an error carries, cut to `maxRetryAfterMs`. */
+export function cappedRetryAfterOf(error: PushError, timing: RetryTiming): number | undefined {
+  const retryAfterMs = retryAfterOf(error);
+  return retryAfterMs === undefined ? undefined : Math.min(retryAfterMs, timing.maxRetryAfterMs);
+}
+
+/** The wait before re-send number `retry` after `error`, under `timing`. */
+export function retryDelayUnder(
+  error: PushError,
+  retry: number,
+  timing: RetryTiming,
+  backoff: BackoffOptions = DEFAULT_BACKOFF,
+): number {
+  return retryDelayMs(cappedRetryAfterOf(error, timing), retry, backoffUnder(timing, backoff));
+}
+
+/** The backoff of `timing`, with the jitter and randomness of `backoff`. */
+export function backoffUnder(timing: RetryTiming, backoff: BackoffOptions = DEFAULT_BACKOFF): BackoffOptions {
+  return { ...backoff, initialDelayMs: timing.initialDelayMs, maxDelayMs: timing.maxDelayMs };
+}

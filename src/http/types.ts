@@ -1,5 +1,5 @@
 import type { PushError } from '../errors.js';
-import type { TokenCallOptions } from './call-options.js';
+import type { RetryBackoff, TokenCallOptions } from './call-options.js';
 
 /**
  * A logger compatible with `console` and pino: any object with these four methods. pino's
@@ -86,6 +86,10 @@ export interface RequestSpec {
   timeoutMs?: number;
   /** Overrides `maxRetries` for this request. */
   maxRetries?: number;
+  /** Overrides parts of the client's `backoff` for this request. */
+  backoff?: RetryBackoff;
+  /** Overrides `maxRetryAfterMs` for this request. */
+  maxRetryAfterMs?: number;
   /**
    * `false`: a 429 is thrown at once instead of being retried here, for callers that pace their
    * own re-sends (the publisher waits for its rate budget and re-sends without using a retry).

@@ -102,9 +102,16 @@ type AnyStream = UploadStreamInput['stream'];
 /** Reads a Node stream, async iterable or web stream on demand (backpressure kept), chunk by chunk. */
 function iteratorReader(name: string, iterator: AsyncIterator<unknown>): ChunkReader {
   let done = false;
+  let reading = false;
   return {
     async read() {
-      const next = await iterator.next();
+      reading = true;
+      let next: IteratorResult<unknown>;
+      try {
+        next = await iterator.next();
+      } finally {
+        reading = false;
+      }
       if (next.done) {
         done = true;
         return undefined;
@@ -118,7 +125,11 @@ function iteratorReader(name: string, iterator: AsyncIterator<unknown>): ChunkRe
       if (done) return;
       done = true;
       // Lets a Node stream release its file descriptor or socket when the PUT is abandoned.
-      await iterator.return?.(reason);
+      const closing = iterator.return?.(reason);
+      // An async generator runs `return()` only after its pending `next()`; one that never yields
+      // again would hold the upload forever, so the close goes on without it.
+      if (reading) closing?.catch(() => undefined);
+      else await closing;
     },
   };
 }
@@ -145,5 +156,17 @@ function toAsyncIterator(stream: AnyStream): AsyncIterator<unknown> {
       },
     };
   }
-  return (stream as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+  const iterator = (stream as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+  const destroy = (stream as { destroy?: unknown }).destroy;
+  if (typeof destroy !== 'function') return iterator;
+  // A Node stream's iterator runs `return()` only once a pending `next()` settles, which never
+  // happens while the stream stalls: an abort or a timeout would wait for it forever. Destroying
+  // the stream settles that read, then the iterator closes as usual.
+  return {
+    next: () => iterator.next(),
+    return: async (reason?: unknown) => {
+      destroy.call(stream);
+      return (await iterator.return?.(reason)) ?? { done: true, value: undefined };
+    },
+  };
 }

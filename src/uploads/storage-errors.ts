@@ -1,5 +1,5 @@
 /** Errors from the storage host behind the signed addresses (an S3/GCS-style XML error body). */
-import { AbortError, type PushError, UploadError } from '../errors.js';
+import { UploadError } from '../errors.js';
 import { requestIdOf } from '../http/hooks.js';
 import { truncateText } from '../http/redact.js';
 
@@ -70,10 +70,12 @@ export function isRefusedSignature(error: unknown): boolean {
   return /expired/i.test(error.storageMessage ?? '');
 }
 
-/** Gives every failure of a file the file's name: transport errors are wrapped, keeping them as `cause`. */
-export function asUploadError(fileName: string, error: unknown): PushError {
+/**
+ * Gives every failure of a file the file's name, so that `UploadFileResult.error` is always an
+ * `UploadError`: transport errors and the caller's abort are wrapped, keeping them as `cause`.
+ */
+export function asUploadError(fileName: string, error: unknown): UploadError {
   if (error instanceof UploadError) return error;
-  if (error instanceof AbortError) return error;
   const reason = error instanceof Error ? error.message : String(error);
   const status = (error as { status?: unknown } | null)?.status;
   // The service answered the request that failed (a refused re-sign): its request id stays in view.

@@ -1,5 +1,5 @@
 /** Public types of the uploader: what goes in, what comes out. */
-import type { PushError } from '../errors.js';
+import type { UploadError } from '../errors.js';
 import type { RequestOptions } from '../http/call-options.js';
 
 /** The `type` query parameter of the upload-address operation (spec, operation 2). */
@@ -97,8 +97,12 @@ export interface UploadFileResult {
   requestId?: string;
   /** Number of PUT attempts made (retries and a re-signed address included). */
   attempts: number;
-  /** Why the file failed: usually an `UploadError` with the storage host's code and message. */
-  error?: PushError;
+  /**
+   * Why the file failed, with the file's name: the storage host's status, `storageCode` and
+   * `storageMessage` when it answered; otherwise `cause` is the transport's error (a
+   * `ConnectionError`, a `TimeoutError`) or the caller's `AbortError`.
+   */
+  error?: UploadError;
 }
 
 /**

@@ -13,7 +13,7 @@ import {
   withReport,
 } from '../errors.js';
 import { stopsTheRun } from '../finance/outcome.js';
-import { callSettings, tokenOptionsOf } from '../http/call-options.js';
+import { callSettings, retryTimingOf, tokenOptionsOf } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import { requestIdFrom } from '../http/request-id.js';
 import { BodyMeter } from './body-stream.js';
@@ -76,6 +76,7 @@ export class Uploader {
         retryPolicy: 'idempotent',
         ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
         ...(call.maxRetries !== undefined && { maxRetries: call.maxRetries }),
+        ...retryTimingOf(call),
         ...(call.signal && { signal: call.signal }),
       });
       const answered = (error: PushError) => answeredBy(error, requestIdFrom(response.headers));
@@ -163,6 +164,8 @@ export class Uploader {
       ...(options.headers && { headers: options.headers }),
       ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
       ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
+      ...(options.backoff !== undefined && { backoff: options.backoff }),
+      ...(options.maxRetryAfterMs !== undefined && { maxRetryAfterMs: options.maxRetryAfterMs }),
     };
     const results: (UploadFileResult | undefined)[] = new Array(sources.length);
     const workers = Math.min(concurrency, sources.length);
@@ -220,7 +223,7 @@ export class Uploader {
     let resigned = false;
     let meter: BodyMeter | undefined;
     const meters: BodyMeter[] = [];
-    const failed = (error: PushError) => {
+    const failed = (error: UploadError) => {
       const requestId = requestIdOf(error);
       return {
         result: {
@@ -236,7 +239,7 @@ export class Uploader {
 
     try {
       for (;;) {
-        if (urlOptions.signal?.aborted) return failed(abortError(urlOptions.signal));
+        if (urlOptions.signal?.aborted) return failed(asUploadError(name, abortError(urlOptions.signal)));
         try {
           const response = await this.#ctx.http.send({
             operation: 'upload',
@@ -263,6 +266,8 @@ export class Uploader {
             // The caller's headers are for the service, never for the storage host; the limits apply to both.
             ...(urlOptions.timeoutMs !== undefined && { timeoutMs: urlOptions.timeoutMs }),
             ...(urlOptions.maxRetries !== undefined && { maxRetries: urlOptions.maxRetries }),
+            ...(urlOptions.backoff !== undefined && { backoff: urlOptions.backoff }),
+            ...(urlOptions.maxRetryAfterMs !== undefined && { maxRetryAfterMs: urlOptions.maxRetryAfterMs }),
             mapError: (response, bodyText): UploadError =>
               toUploadError(name, response.status, bodyText, {
                 retryAfterMs: parseRetryAfterHeader(response.headers.get('retry-after')),
@@ -287,7 +292,7 @@ export class Uploader {
             },
           };
         } catch (error) {
-          if (error instanceof AbortError) return failed(error);
+          if (error instanceof AbortError) return failed(asUploadError(name, error));
           if (!resigned && source.reopenable && isRefusedSignature(error)) {
             // The address expired (or was refused) before the PUT: one fresh address, one more try.
             resigned = true;

@@ -19,6 +19,8 @@ const OPTIONS = [
   'refreshMarginMs',
   'timeoutMs',
   'maxRetries',
+  'backoff',
+  'maxRetryAfterMs',
   'retryAmbiguous',
   'fetch',
   'dispatcher',

@@ -21,3 +21,8 @@ export function docFiles(): string[] {
 export function readDoc(file: string): string {
   return readFileSync(join(REPO_ROOT, file), 'utf8');
 }
+
+/** The pages whose relative links must resolve, in the repository and in the tarball: the user docs and SECURITY.md. */
+export function linkedPages(): string[] {
+  return [...docFiles(), 'SECURITY.md'];
+}

@@ -42,12 +42,13 @@ describe('storage host errors', () => {
     expect(isRefusedSignature(toUploadError('f', 413, ''))).toBe(false);
   });
 
-  it('wraps transport errors with the file name and keeps aborts as they are', () => {
+  it('wraps transport errors and aborts with the file name, keeping them as cause', () => {
     const cause = new ConnectionError('reset', { requestMaybeSent: true });
     const wrapped = asUploadError('a.bin', cause);
     expect(wrapped).toBeInstanceOf(UploadError);
     expect(wrapped).toMatchObject({ fileName: 'a.bin', cause });
     const abort = new AbortError('stop');
-    expect(asUploadError('a.bin', abort)).toBe(abort);
+    expect(asUploadError('a.bin', abort)).toMatchObject({ fileName: 'a.bin', cause: abort });
+    expect(asUploadError('a.bin', abort)).toBeInstanceOf(UploadError);
   });
 });

@@ -2,9 +2,10 @@
 import { Readable } from 'node:stream';
 import { setupServer } from 'msw/node';
 import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import type { PushClient } from '../../src/client.js';
-import { AbortError, UploadError } from '../../src/errors.js';
+import { AbortError, PushError, UploadError } from '../../src/errors.js';
+import type { UploadFileResult, UploadReport } from '../../src/index.js';
 import { clientFor, patternBytes, progressRecorder, sha256 } from './helpers.js';
 
 // requireContentLength: a PUT without Content-Length gets 411, as over real HTTP.
@@ -100,6 +101,36 @@ describe('upload failures', () => {
       storageCode: 'InternalError',
     });
     expect(puts()).toHaveLength(1);
+  });
+
+  it("types a file's error as the UploadError it is: storageCode reads without a cast", async () => {
+    expectTypeOf<UploadFileResult['error']>().toEqualTypeOf<UploadError | undefined>();
+    mock.faults.add({ match: { operation: 'upload' }, status: 503, times: 1 });
+    const report = await client.uploads.upload(mock.appId, [{ name: 'typed.bin', data: 'x' }], { maxRetries: 0 });
+    const storageCode: string | undefined = report.files[0]?.error?.storageCode;
+    expect(storageCode).toBe('InternalError');
+    expect(report.files[0]?.error?.fileName).toBe('typed.bin');
+  });
+
+  it("a file the caller's abort cut short fails with an UploadError whose cause is the AbortError", async () => {
+    const controller = new AbortController();
+    mock.faults.add({ match: { operation: 'upload' }, delayMs: 5_000 });
+    const pending = client.uploads.upload(mock.appId, [{ name: 'cut.bin', data: 'abc' }], {
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 100);
+    const error = await pending.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    // How the stopped run itself rejects is the run's contract; here only the file's error matters.
+    expect(error).toBeInstanceOf(PushError);
+    const report = (error as PushError).report as UploadReport;
+    const file = report.files[0];
+    expect(file?.status).toBe('failed');
+    expect(file?.error).toBeInstanceOf(UploadError);
+    expect(file?.error?.fileName).toBe('cut.bin');
+    expect(file?.error?.cause).toBeInstanceOf(AbortError);
   });
 
   it('keeps uploading the other files when one fails, and reports each in input order', async () => {

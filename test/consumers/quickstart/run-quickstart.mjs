@@ -1,5 +1,6 @@
 // The README's Quick start, run verbatim as a new user would: the ES module block in a fresh
-// `"type": "module"` project and the CommonJS block in a fresh project made by `npm init -y`, against
+// `"type": "module"` project and the CommonJS block in a fresh project made by `npm init -y`, and
+// the TypeScript block as the ts-node16 consumer project compiled it, against
 // `push-api emulator` started from the installed tarball, with the settings its banner exports.
 //
 //   node run-quickstart.mjs <dir with node_modules/push-api-client> <README.md>
@@ -152,7 +153,17 @@ try {
   assert.match(refused.stderr, /^stopped: /m);
   assert.doesNotMatch(refused.stderr + refused.stdout, /not-the-secret/);
   assert.deepEqual(await received(), { records: 3, files: ['users.csv'] }, 'a refused run sends nothing');
-  console.log('   README Quick start: ES module and CommonJS projects ran as shown');
+  // The TypeScript Quick start, as the ts-node16 project compiled it (extract-ts-quickstart.mjs).
+  const tsProject = join(base, 'ts-node16');
+  const tsRun = await run([join(tsProject, 'dist', 'quickstart.js')], tsProject, env);
+  assert.equal(tsRun.code, 0, `TypeScript Quick start exited ${tsRun.code}:\n${tsRun.stderr}`);
+  assert.match(tsRun.stdout, /^1 sent, 0 failed, 0 unknown\n$/);
+  assert.deepEqual(await received(), { records: 4, files: ['users.csv'] });
+  const { PUSH_APP_ID: _, ...withoutApp } = env;
+  const noApp = await run([join(tsProject, 'dist', 'quickstart.js')], tsProject, withoutApp);
+  assert.notEqual(noApp.code, 0, 'the TypeScript Quick start ran without PUSH_APP_ID');
+  assert.match(noApp.stderr, /PUSH_APP_ID/);
+  console.log('   README Quick start: ES module, CommonJS and TypeScript projects ran as shown');
 } finally {
   emulator.kill('SIGTERM');
 }

@@ -3,7 +3,14 @@
 import assert from 'node:assert/strict';
 import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type FinanceRecordInput, type PublishReport, PushClient, type PushClientOptions } from 'push-api-client';
+import {
+  type FinanceRecordInput,
+  type PublishReport,
+  PushClient,
+  type PushClientOptions,
+  type PushClientOverrides,
+  type UploadFileResult,
+} from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 
 const emulator: RunningEmulator = await startEmulator();
@@ -39,6 +46,18 @@ try {
   assert.equal(report.recordsSent, 1500);
   assert.equal(mock.state.recordCount(mock.appId), 1500);
   assert.equal(mock.state.tokenRequestCount, 1);
+
+  // A derived client with instant retries, on the same token: a 429 asking for 5 s costs nothing.
+  const instant: PushClientOverrides = { backoff: { initialDelayMs: 0, maxDelayMs: 0 }, maxRetryAfterMs: 0 };
+  const fast = client.withOptions(instant);
+  mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 5 });
+  const started = Date.now();
+  await fast.finance.publishBatch(mock.appId, [records[0] as FinanceRecordInput], { maxRetries: 1 });
+  assert.ok(Date.now() - started < 2_000);
+  assert.equal(mock.state.tokenRequestCount, 1);
+  // A failed file's error is the UploadError the docs describe, storageCode included.
+  const storageCode = (file: UploadFileResult): string | undefined => file.error?.storageCode;
+  assert.equal(storageCode(upload.files[0] as UploadFileResult), undefined);
   // dist/main.js sits inside the project folder, whose name says which resolution was used.
   const project = basename(dirname(dirname(fileURLToPath(import.meta.url))));
   console.log(`${project}: ok on node ${process.version}`);

@@ -34,10 +34,11 @@ export {
 } from './errors.js';
 export type { FinanceRecordCheck } from './finance/check-record.js';
 export { checkFinanceRecord } from './finance/check-record.js';
+export type { FinanceRecord, FinanceRecordField, FinanceRecordInput } from './finance/fields.js';
+// The zod schema itself is exported by `push-api-client/schema`, so that this entry does not load zod.
+export { financeRecordFields } from './finance/fields.js';
 export type { FinancePublisher } from './finance/publisher.js';
 export type { RateBudget } from './finance/rate-budget.js';
-// The zod schema itself is exported by `push-api-client/schema`, so that this entry does not load zod.
-export type { FinanceRecord, FinanceRecordInput } from './finance/schema.js';
 export type {
   BatchReport,
   BatchStatus,

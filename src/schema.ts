@@ -5,9 +5,10 @@
  */
 import { z } from 'zod';
 import type { z as zm } from 'zod/mini';
+import type { FINANCE_FIELDS } from './finance/fields.js';
 import { buildFinanceRecordSchema } from './finance/schema.js';
 
-export type { FinanceRecord, FinanceRecordInput } from './finance/schema.js';
+export type { FinanceRecord, FinanceRecordInput } from './finance/fields.js';
 
 /**
  * The zod schema of one finance record (SPEC.md, "Finance record"): input as users write it
@@ -25,26 +26,31 @@ export const financeRecordSchema = buildFinanceRecordSchema(
   z as unknown as typeof zm,
 ) as unknown as FinanceRecordSchema;
 
+/** The classic zod type of one field's value, from its entry in the table of fields. */
+type ClassicFieldSchema<F> = F extends { kind: 'time' }
+  ? z.ZodPipe<
+      z.ZodCustom<number | Date | string, number | Date | string>,
+      z.ZodTransform<number, number | Date | string>
+    >
+  : F extends { kind: 'number' }
+    ? z.ZodNumber
+    : F extends { kind: 'enum'; values: readonly (infer V extends string)[] }
+      ? z.ZodEnum<{ [K in V]: K }>
+      : z.ZodString;
+
+type Fields = typeof FINANCE_FIELDS;
+
 /**
  * The classic zod type of {@link financeRecordSchema}. The schema is built with the functions that
  * classic zod shares with zod/mini (which the client loads), so it is a classic schema at run time
- * (`.extend`, `.pick`, `.optional()` work) while the builder is typed for zod/mini.
+ * (`.extend`, `.pick`, `.optional()` work) while the builder is typed for zod/mini. Derived from
+ * the table of fields, like the schema itself.
  */
 export type FinanceRecordSchema = z.ZodObject<
   {
-    created: z.ZodPipe<
-      z.ZodCustom<number | Date | string, number | Date | string>,
-      z.ZodTransform<number, number | Date | string>
-    >;
-    amount: z.ZodNumber;
-    currency: z.ZodString;
-    identifier: z.ZodString;
-    type: z.ZodEnum<{ expense: 'expense'; invoice: 'invoice' }>;
-    vendor: z.ZodString;
-    name: z.ZodOptional<z.ZodString>;
-    category: z.ZodOptional<z.ZodString>;
-    description: z.ZodOptional<z.ZodString>;
-    transactionNumber: z.ZodOptional<z.ZodString>;
+    -readonly [K in keyof Fields]: Fields[K]['required'] extends true
+      ? ClassicFieldSchema<Fields[K]>
+      : z.ZodOptional<ClassicFieldSchema<Fields[K]>>;
   },
   z.core.$strict
 >;

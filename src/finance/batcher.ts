@@ -60,7 +60,7 @@ export type Sized<TRecord> = { fits: true; item: FittingItem<TRecord> } | { fits
  */
 export type AddResult = 'added' | 'full';
 
-/** A batch item whose size bound the caller knows (see json-bound.ts). */
+/** A batch item whose size bound the caller knows (see `recordJsonBound`, fast-check.ts). */
 export function batchItem<TRecord>(index: number, record: TRecord, bound: number): BatchItem<TRecord> {
   return { index, record, bound, json: undefined, bytes: undefined };
 }

@@ -1,6 +1,6 @@
 import type { RecordIssue } from '../errors.js';
-import type { FinanceRecord } from './schema.js';
-import { checkRecord, loadRecordSchema } from './validate.js';
+import type { FinanceRecord } from './fields.js';
+import { checkRecord } from './validate.js';
 
 /** What {@link checkFinanceRecord} says of one record. */
 export type FinanceRecordCheck =
@@ -23,10 +23,5 @@ export type FinanceRecordCheck =
  * ```
  */
 export async function checkFinanceRecord(input: unknown): Promise<FinanceRecordCheck> {
-  let check = checkRecord(input);
-  while (check === 'needs-schema') {
-    await loadRecordSchema();
-    check = checkRecord(input);
-  }
-  return check;
+  return checkRecord(input);
 }

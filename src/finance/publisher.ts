@@ -6,14 +6,15 @@ import { callSettings } from '../http/call-options.js';
 import { abortErrorFrom } from '../internal/delay.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchAssembler } from './batch-assembler.js';
-import { batchesFromInput, batchesFromPrepared, prevalidate } from './batch-source.js';
+import { BatchSource } from './batch-source.js';
 import { bodyBytesFor, buildBody, EMPTY_BODY_BYTES, utf8Length } from './batcher.js';
 import { InputCursor } from './input-cursor.js';
 import { expectSuccess } from './outcome.js';
-import { ReportBuilder } from './report.js';
+import { type PendingBatch, ReportBuilder } from './report.js';
 import { PublishRun } from './run.js';
 import type { FinanceRecordInput } from './schema.js';
 import type { PublishBatchOptions, PublishOptions, PublishReport } from './types.js';
+import { prevalidate } from './validate.js';
 
 type Settings = Required<
   Pick<PublishOptions, 'batchSize' | 'maxBatchBytes' | 'concurrency' | 'onInvalid' | 'adaptive'>
@@ -111,17 +112,20 @@ export class FinancePublisher {
     const limit = options.rateBudget ?? new AdaptiveLimit({ max: settings.concurrency, adaptive: settings.adaptive });
     const run = new PublishRun(this.#ctx, url, report, limit, options, call);
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
-    const assembler = new BatchAssembler(limits, report, {
-      stopAtInvalid: settings.onInvalid === 'throw',
+    const assembler = new BatchAssembler(limits, {
       keepIndexes: options.onBatchSettled !== undefined || options.onBatchSending !== undefined,
+    });
+    const batches = new BatchSource(assembler, report, {
+      maxBatchBytes: settings.maxBatchBytes,
+      stopAtInvalid: settings.onInvalid === 'throw',
     });
 
     let input: InputCursor | undefined;
     try {
-      let source: ReturnType<typeof batchesFromInput> | ReturnType<typeof batchesFromPrepared>;
+      let source: AsyncGenerator<PendingBatch, void> | Generator<PendingBatch, void>;
       if (isAsyncIterable(records)) {
         input = new InputCursor(records);
-        source = batchesFromInput(input, assembler, run.shouldStop, signal);
+        source = batches.fromInput(input, run.shouldStop, signal);
       } else if (settings.onInvalid === 'throw') {
         // Everything is checked before the first request, so the error can list every bad record.
         // An array is read again to send; any other iterable can be read once, so it is kept.
@@ -135,13 +139,13 @@ export class FinancePublisher {
         if (checked.invalid.length > 0) throw new RecordValidationError<PublishReport>(checked.invalid);
         if (rereadable) {
           input = new InputCursor(records);
-          source = batchesFromInput(input, assembler, run.shouldStop, signal);
+          source = batches.fromInput(input, run.shouldStop, signal);
         } else {
-          source = batchesFromPrepared(checked.items, assembler, run.shouldStop);
+          source = batches.fromPrepared(checked.items, run.shouldStop);
         }
       } else {
         input = new InputCursor(records);
-        source = batchesFromInput(input, assembler, run.shouldStop, signal);
+        source = batches.fromInput(input, run.shouldStop, signal);
       }
 
       await run.execute(source, settings.concurrency);
@@ -161,7 +165,7 @@ export class FinancePublisher {
     const result = report.build();
     const cause = run.stopCause();
     if (cause !== undefined) throw new PublishStoppedError(result, cause);
-    if (assembler.firstInvalid) throw new RecordValidationError<PublishReport>([assembler.firstInvalid], result);
+    if (batches.firstInvalid) throw new RecordValidationError<PublishReport>([batches.firstInvalid], result);
     return result;
   }
 

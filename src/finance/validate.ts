@@ -1,22 +1,25 @@
-import type { RecordIssue } from '../errors.js';
-import { recordJsonBound } from './json-bound.js';
-import { parseFinanceRecordFast } from './record-fast-path.js';
-import { type FinanceRecord, type FinanceRecordSchema, toRecordIssues } from './schema.js';
+import type { InvalidRecord, RecordIssue } from '../errors.js';
+import { batchItem, bodyBytesFor, type FittingItem, fittingByBound, sizeUp } from './batcher.js';
+import { checkFast, recordJsonBound } from './fast-check.js';
+import type { FinanceRecord } from './fields.js';
+import { type FinanceRecordSchema, toRecordIssues } from './schema.js';
 import { loadFinanceRecordSchema } from './schema-loader.js';
 
 /**
- * The record check: the fast path (record-fast-path.ts) for the records it accepts, zod for every
- * other one, so that issues name the field (`amount`) and say what was expected. zod is loaded on
- * first need: a valid record never needs it, so a process that only publishes valid records, from
- * an array or a stream, never loads it (its load is a large share of a short process's start-up,
- * and its heap makes every collection slower; bench/README.md has the figures).
+ * The validation step: every record is checked here, and nowhere else. The fast check
+ * (fast-check.ts) accepts the common case; every other record goes to zod, so that issues name
+ * the field (`amount`) and say what was expected. A check is synchronous unless it needs zod
+ * before zod is loaded: then it loads zod (once per process; concurrent checks share the load)
+ * and answers when that is done. A valid record never needs zod, so a process that only
+ * publishes valid records, from an array or a stream, never loads it (its load is a large share
+ * of a short process's start-up, and its heap makes every collection slower).
  */
 
 /** A record accepted: its wire form (a new object, never the input) and a bound of its JSON size. */
 export interface AcceptedRecord {
   ok: true;
   record: FinanceRecord;
-  /** At least the UTF-8 size of `JSON.stringify(record)` (json-bound.ts). */
+  /** At least the UTF-8 size of `JSON.stringify(record)`. */
   bound: number;
 }
 
@@ -25,21 +28,23 @@ export interface RefusedRecord {
   issues: RecordIssue[];
 }
 
-/**
- * What checking one record says. `'needs-schema'`: only zod can judge this record, and it is not
- * loaded; nothing was decided. Await `loadRecordSchema()`, then check the record again.
- */
-export type RecordCheck = AcceptedRecord | RefusedRecord | 'needs-schema';
+export type RecordVerdict = AcceptedRecord | RefusedRecord;
+
+/** A record checked and made ready for a batch: an item that fits in a request alone, or why it cannot be sent. */
+export type PreparedRecord = { ok: true; item: Item } | RefusedRecord;
+
+/** A checked record on its way into a batch, known to fit in a request alone. */
+export type Item = FittingItem<FinanceRecord>;
 
 let schema: FinanceRecordSchema | undefined;
-let loading: Promise<void> | undefined;
+let loading: Promise<FinanceRecordSchema> | undefined;
 
 /** Loads zod and builds the schema, once. Concurrent callers share one load; a failed load may be tried again. */
-export function loadRecordSchema(): Promise<void> {
-  if (schema) return Promise.resolve();
+function loadSchema(): Promise<FinanceRecordSchema> {
   loading ??= loadFinanceRecordSchema().then(
     (built) => {
       schema = built;
+      return built;
     },
     (error: unknown) => {
       loading = undefined;
@@ -49,40 +54,101 @@ export function loadRecordSchema(): Promise<void> {
   return loading;
 }
 
-/** Whether zod is loaded, so that `checkRecord` never answers `'needs-schema'`. */
+/** Whether zod has been loaded in this process (tests show that valid records never load it). */
 export function recordSchemaLoaded(): boolean {
   return schema !== undefined;
 }
 
-/** Checks one record; reads each of its fields once per answer (see `parseFinanceRecordFast`). */
-export function checkRecord(input: unknown): RecordCheck {
-  const fast = parseFinanceRecordFast(input);
-  if (fast !== undefined) return { ok: true, record: fast, bound: recordJsonBound(fast) };
-  return checkWithSchema(input);
-}
-
-/** The check by zod alone, for a record the fast path did not accept. */
-export function checkWithSchema(input: unknown): RecordCheck {
-  if (schema === undefined) return 'needs-schema';
-  const result = schema.safeParse(input);
+function byZod(zod: FinanceRecordSchema, input: unknown): RecordVerdict {
+  const result = zod.safeParse(input);
   if (!result.success) return { ok: false, issues: toRecordIssues(result.error.issues) };
   return { ok: true, record: result.data, bound: recordJsonBound(result.data) };
 }
 
 /**
- * Whether `input` is surely valid with JSON of at most `maxJsonBytes` bytes, by the fast path
- * alone and keeping nothing: `false` means "not sure: ask `checkRecord`". For a pass over a whole
- * input before any of it is sent, where most records are valid and none is kept; the pass that
- * sends checks each record again, and sends what that check built.
+ * Checks one record; reads each of its fields once per check that reads it (the fast check, then
+ * zod if the fast check was not certain). Synchronous, unless zod must be loaded first.
  */
-export function isSurelyValid(input: unknown, maxJsonBytes: number): boolean {
-  const fast = parseFinanceRecordFast(input);
-  return fast !== undefined && recordJsonBound(fast) <= maxJsonBytes;
+export function checkRecord(input: unknown): RecordVerdict | Promise<RecordVerdict> {
+  const fast = checkFast(input);
+  if (fast !== undefined) return { ok: true, record: fast, bound: recordJsonBound(fast) };
+  if (schema !== undefined) return byZod(schema, input);
+  return loadSchema().then((loaded) => byZod(loaded, input));
 }
 
-/** `checkRecord` once `loadRecordSchema()` has completed. */
-export function validateFinanceRecord(input: unknown): AcceptedRecord | RefusedRecord {
-  const check = checkRecord(input);
-  if (check !== 'needs-schema') return check;
-  throw new Error('push-api-client: loadRecordSchema() must complete before zod validation');
+/** Refuses a record that no request can carry, even alone: reported invalid, never dropped. */
+function sized(verdict: RecordVerdict, index: number, maxBatchBytes: number): PreparedRecord {
+  if (!verdict.ok) return verdict;
+  const fit = sizeUp(batchItem(index, verdict.record, verdict.bound), maxBatchBytes);
+  if (fit.fits) return { ok: true, item: fit.item };
+  const message = `record is ${fit.bytes} bytes as JSON; a request body holding it alone would exceed maxBatchBytes (${maxBatchBytes})`;
+  return { ok: false, issues: [{ path: '', message }] };
+}
+
+/**
+ * Checks record `index` and sizes it up for a batch. Synchronous, unless zod must be loaded first.
+ * Most records are accepted by the fast check and far from any size limit: nothing is built for
+ * them but the wire record and its batch item (this runs once per record).
+ */
+export function prepareRecord(
+  input: unknown,
+  index: number,
+  maxBatchBytes: number,
+): PreparedRecord | Promise<PreparedRecord> {
+  const fast = checkFast(input);
+  if (fast !== undefined) {
+    const bound = recordJsonBound(fast);
+    const item = fittingByBound(index, fast, bound, maxBatchBytes);
+    if (item) return { ok: true, item };
+    return sized({ ok: true, record: fast, bound }, index, maxBatchBytes);
+  }
+  if (schema !== undefined) return sized(byZod(schema, input), index, maxBatchBytes);
+  return loadSchema().then((loaded) => sized(byZod(loaded, input), index, maxBatchBytes));
+}
+
+/**
+ * Checks a whole sync input before anything is sent (`onInvalid: 'throw'`), so that the error
+ * lists every bad record. `keepItems`: keep the prepared records for sending (each checked once),
+ * for an iterable that cannot be read twice; an array is read again instead, so that only the
+ * invalid entries are held.
+ */
+export async function prevalidate(
+  records: Iterable<unknown>,
+  maxBatchBytes: number,
+  keepItems: boolean,
+): Promise<{ items: Item[]; invalid: InvalidRecord[] }> {
+  const items: Item[] = [];
+  const invalid: InvalidRecord[] = [];
+  // Most records fit with room to spare: the bound is enough, and nothing need be kept for them.
+  const surelyFits = maxBatchBytes - bodyBytesFor(1, 0);
+  const note = (prepared: PreparedRecord, index: number): void => {
+    if (!prepared.ok) invalid.push({ index, issues: prepared.issues });
+    else if (keepItems) items.push(prepared.item);
+  };
+  /** Judges one record; a promise only while zod loads. */
+  const judge = (input: unknown, index: number): Promise<void> | undefined => {
+    if (!keepItems) {
+      const fast = checkFast(input);
+      if (fast !== undefined && recordJsonBound(fast) <= surelyFits) return undefined;
+    }
+    const prepared = prepareRecord(input, index, maxBatchBytes);
+    if (prepared instanceof Promise) return prepared.then((settled) => note(settled, index));
+    note(prepared, index);
+    return undefined;
+  };
+  if (Array.isArray(records)) {
+    // By index: an array iterator's result objects cost more than checking a record while the JIT
+    // has not compiled the loop yet, which is most of a short process's publish.
+    for (let i = 0; i < records.length; i++) {
+      const loading = judge(records[i], i);
+      if (loading) await loading;
+    }
+  } else {
+    let index = 0;
+    for (const input of records) {
+      const loading = judge(input, index++);
+      if (loading) await loading;
+    }
+  }
+  return { items, invalid };
 }

@@ -9,8 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ISO_DATE_PATTERN, ISO_DATE_TIME_PATTERN } from '../../src/finance/formats.js';
-import type { FinanceRecord, FinanceRecordInput } from '../../src/finance/schema.js';
+import {
+  type FinanceRecord,
+  type FinanceRecordInput,
+  ISO_DATE_PATTERN,
+  ISO_DATE_TIME_PATTERN,
+} from '../../src/finance/fields.js';
 import { recordSchemaLoaded } from '../../src/finance/validate.js';
 import type { financeRecordSchema } from '../../src/schema.js';
 import { makeRecords, mockWithClient, toAsync } from './helpers.js';
@@ -26,7 +30,8 @@ describe('zod, loaded on first need', () => {
       ['--import', 'tsx', '--import', './test/support/without-zod.mjs', 'test/finance/fixtures/publish-without-zod.ts'],
       { cwd: root, timeout: 60_000 },
     );
-    const result = JSON.parse(stdout) as { sent: Record<string, number>; invalid: string };
+    const result = JSON.parse(stdout) as { sent: Record<string, number>; invalid: string; compiled: boolean };
+    expect(result.compiled).toBe(true);
     expect(result.sent).toEqual({ array: 1500, arraySkip: 1500, generator: 1500, asyncIterable: 1500, batch: 10 });
     // The control: the first record only zod can judge asks for zod, which the process refuses.
     expect(result.invalid).toContain('zod is blocked in this process');

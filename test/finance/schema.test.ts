@@ -1,9 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadRecordSchema, validateFinanceRecord } from '../../src/finance/validate.js';
+import { checkRecord, type RecordVerdict } from '../../src/finance/validate.js';
 import { financeRecordSchema } from '../../src/schema.js';
 import { makeRecord } from './helpers.js';
 
-beforeAll(() => loadRecordSchema());
+// The first record only zod can judge loads it; from then on every check answers at once.
+beforeAll(() => checkRecord({}));
+
+function validateFinanceRecord(input: unknown): RecordVerdict {
+  const verdict = checkRecord(input);
+  if (verdict instanceof Promise) throw new Error('zod is loaded: the check must answer at once');
+  return verdict;
+}
 
 function issuesOf(input: unknown) {
   const result = validateFinanceRecord(input);
@@ -56,6 +63,14 @@ describe('finance record schema', () => {
   it('rejects empty required strings and non-string optional ones', () => {
     const issues = issuesOf({ ...makeRecord(1), vendor: '', identifier: '', name: 5 });
     expect(issues.map((issue) => issue.path).sort()).toEqual(['identifier', 'name', 'vendor']);
+  });
+
+  it('refuses as created an object that only looks like a Date, rather than throwing', () => {
+    for (const created of [Object.create(Date.prototype), new Proxy(new Date(1_700_000_000_000), {})]) {
+      expect(issuesOf({ ...makeRecord(1), created })).toEqual([
+        { path: 'created', message: 'expected a Date, got an object that only looks like one' },
+      ]);
+    }
   });
 
   it('sends created as Unix milliseconds from a number, a Date, an ISO date or an ISO date-time', () => {

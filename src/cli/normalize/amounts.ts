@@ -157,7 +157,7 @@ export function amountReader(format: AmountFormat): AmountReader {
     let groupDigits = -1; // digits since the last thousands separator; -1 before the first one
     let inFraction = false;
     let significant = 0; // digits from the first non-zero one
-    let zerosAtEnd = 0; // of those, zeros ending the fraction: they add no precision
+    let zerosAtEnd = 0; // of those, the zeros they end with: they add no precision (1000, 2.50)
     for (let i = numberStart; i < numberEnd; i++) {
       const code = text.charCodeAt(i);
       if (code >= DIGIT_0 && code <= DIGIT_0 + 9) {
@@ -167,7 +167,7 @@ export function amountReader(format: AmountFormat): AmountReader {
           zerosAtEnd = 0;
         } else if (significant > 0) {
           significant++;
-          if (inFraction) zerosAtEnd++;
+          zerosAtEnd++;
         }
         if (inFraction) fractionDigits++;
         else {

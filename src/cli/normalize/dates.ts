@@ -1,5 +1,8 @@
-import { CREATED_LIMITS } from '../../finance/formats.js';
+import { FINANCE_FIELDS } from '../../finance/fields.js';
 import { type LocalTimeResolver, localTimeResolver, utcWallClock } from './zone.js';
+
+/** The bounds of `created` in Unix milliseconds, from the table of the record's fields. */
+const CREATED_LIMITS = FINANCE_FIELDS.created;
 
 /** What reading one date cell says: the instant in Unix milliseconds, or why it is not a date. */
 export type DateReading = { ok: true; ms: number } | { ok: false; message: string };

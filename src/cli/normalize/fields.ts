@@ -1,21 +1,15 @@
-/** The fields of a finance record, in the order the template prints them. */
-export const RECORD_FIELDS = [
-  'created',
-  'amount',
-  'currency',
-  'identifier',
-  'type',
-  'vendor',
-  'name',
-  'category',
-  'description',
-  'transactionNumber',
-] as const;
+import { type FinanceRecordField, financeRecordFields } from '../../index.js';
 
-export type RecordField = (typeof RECORD_FIELDS)[number];
+/** A field of a finance record. */
+export type RecordField = FinanceRecordField['name'];
+
+/** The fields of a finance record, in the order the template prints them (the order sent). */
+export const RECORD_FIELDS: readonly RecordField[] = financeRecordFields.map((field) => field.name);
 
 /** Fields every finance record needs: a header that cannot fill them is refused before anything is sent. */
-export const REQUIRED_FIELDS = ['created', 'amount', 'currency', 'identifier', 'type', 'vendor'] as const;
+export const REQUIRED_FIELDS: readonly RecordField[] = financeRecordFields
+  .filter((field) => field.required)
+  .map((field) => field.name);
 
 const BY_LOWER_CASE = new Map<string, RecordField>(RECORD_FIELDS.map((field) => [field.toLowerCase(), field]));
 

@@ -25,6 +25,9 @@ describe('amounts a double cannot hold exactly', () => {
     expect(amount('0.000000000012345')).toBe(0.000000000012345);
     expect(amount('42.5000000000000000000')).toBe(42.5);
     expect(amount('-1.000.000,00', ',', '.')).toBe(-1_000_000);
+    // Zeros that end the integer add no precision either: 10^15 and 10^21 are stored exactly.
+    expect(amount('1000000000000000')).toBe(1e15);
+    expect(amount('1,000,000,000,000,000,000,000.00', '.', ',')).toBe(1e21);
   });
 });
 

@@ -2,9 +2,16 @@ import { DEFAULTS } from '../defaults.js';
 import { answeredBy, ConfigurationError, PushError, parseRetryAfterHeader, TokenError } from '../errors.js';
 import { type CallSettings, callSettings, unsignalled } from '../http/call-options.js';
 import { noHooks, type SafeHooks } from '../http/hooks.js';
-import type { Logger, RequestOptions, TokenRefreshHookEvent } from '../http/public-types.js';
+import type {
+  Logger,
+  RequestOptions,
+  ResponseMetadata,
+  TokenRefreshHookEvent,
+  WithResponse,
+} from '../http/public-types.js';
 import { MAX_TOKEN_RESPONSE_BYTES } from '../http/read-body.js';
 import { requestIdFrom } from '../http/request-id.js';
+import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
 import { raceSignal } from '../internal/delay.js';
 import { silentLogger } from '../internal/logger.js';
@@ -79,8 +86,18 @@ interface CacheEntry {
   refreshAt: number;
 }
 
+/** A token, and the token endpoint's answer that brought it (`null` when it came from the store). */
+type Refreshed = WithResponse<AccessToken, ResponseMetadata | null>;
+
+/** The token endpoint's answer, parsed. */
+interface TokenAnswer {
+  token: AccessToken;
+  lifetimeMs: number;
+  response: ResponseMetadata;
+}
+
 interface PendingRefresh {
-  promise: Promise<AccessToken>;
+  promise: Promise<Refreshed>;
   /** A forced refresh always asks the token endpoint; a plain one may answer from the store. */
   forced: boolean;
 }
@@ -200,14 +217,18 @@ export class TokenManager {
    * await fetch('https://api.push.test/reports', { headers: { authorization: `Bearer ${token.accessToken}` } });
    * ```
    */
-  async getToken(options: GetTokenOptions = {}): Promise<AccessToken> {
+  getToken(options: GetTokenOptions = {}): ResponsePromise<AccessToken, ResponseMetadata | null> {
+    return new ResponsePromise(this.#getToken(options));
+  }
+
+  async #getToken(options: GetTokenOptions): Promise<Refreshed> {
     const scopes = options.scopes ? normalizeScopes(options.scopes) : this.#scopes;
     const call = callSettings(options, this.#defaultHeaders);
     const key = scopes.join(' ');
     const force = options.forceRefresh === true;
     if (!force) {
       const cached = this.#cache.get(key);
-      if (cached && this.#now() < cached.refreshAt) return copy(cached.token);
+      if (cached && this.#now() < cached.refreshAt) return { data: copy(cached.token), response: null };
     }
     let pending = this.#pending.get(key);
     // A plain refresh in flight may answer with the stored token, which a forced call refuses; the
@@ -222,7 +243,8 @@ export class TokenManager {
       this.#pending.set(key, entry);
       pending = entry;
     }
-    return copy(await raceSignal(pending.promise, options.signal));
+    const refreshed = await raceSignal(pending.promise, options.signal);
+    return { data: copy(refreshed.data), response: refreshed.response };
   }
 
   /**
@@ -256,7 +278,7 @@ export class TokenManager {
     }
   }
 
-  async #refresh(scopes: readonly string[], key: string, force: boolean, call: CallSettings): Promise<AccessToken> {
+  async #refresh(scopes: readonly string[], key: string, force: boolean, call: CallSettings): Promise<Refreshed> {
     const reason: TokenRefreshHookEvent['reason'] = force
       ? 'forced'
       : this.#invalidated.delete(key)
@@ -271,11 +293,11 @@ export class TokenManager {
         const refreshAt = this.#storedRefreshAt(key, stored);
         if (this.#now() < refreshAt) {
           this.#cache.set(key, { token: stored, refreshAt });
-          return stored;
+          return { data: stored, response: null };
         }
       }
     }
-    const { token, lifetimeMs } = await this.#reportedRequest(scopes, reason, call);
+    const { token, lifetimeMs, response } = await this.#reportedRequest(scopes, reason, call);
     this.#cache.set(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
     this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
     try {
@@ -283,7 +305,7 @@ export class TokenManager {
     } catch (error) {
       this.#logger.warn('push-api-client tokenStore.set failed; using the token anyway', { error: String(error) });
     }
-    return token;
+    return { data: token, response };
   }
 
   /**
@@ -310,7 +332,7 @@ export class TokenManager {
     scopes: readonly string[],
     reason: TokenRefreshHookEvent['reason'],
     call: CallSettings,
-  ): Promise<{ token: AccessToken; lifetimeMs: number }> {
+  ): Promise<TokenAnswer> {
     const started = performance.now();
     const report = (expiresAt: Date | undefined, error: string | undefined) =>
       this.#hooks.tokenRefresh({
@@ -336,7 +358,7 @@ export class TokenManager {
    * secret was rotated since it was read: a recovery step of the request asks the provider once
    * more and, if its answer differs, the transport sends the request once more with it.
    */
-  async #request(scopes: readonly string[], call: CallSettings): Promise<{ token: AccessToken; lifetimeMs: number }> {
+  async #request(scopes: readonly string[], call: CallSettings): Promise<TokenAnswer> {
     const secret = await this.#secret();
     const rotate: RecoveryStep = {
       name: "asking the secret provider for the client secret's new value",
@@ -362,7 +384,9 @@ export class TokenManager {
       ...(typeof this.#clientSecret === 'function' && { recover: [rotate] }),
     });
     try {
-      return parseTokenResponse(response.status, await response.text(), scopes, this.#now());
+      const parsed = parseTokenResponse(response.status, await response.text(), scopes, this.#now());
+      // The endpoint's headers go to the caller without the secret, should a hostile service echo it.
+      return { ...parsed, response: responseMetadataOf(response, this.clientSecretForms()) };
     } catch (error) {
       throw error instanceof PushError ? answeredBy(error, requestIdFrom(response.headers)) : error;
     }

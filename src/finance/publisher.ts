@@ -3,6 +3,8 @@ import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
 import { ConfigurationError, PublishStoppedError, RecordValidationError } from '../errors.js';
 import { callSettings } from '../http/call-options.js';
+import type { WithResponse } from '../http/public-types.js';
+import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import { abortErrorFrom } from '../internal/delay.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchAssembler } from './batch-assembler.js';
@@ -185,11 +187,19 @@ export class FinancePublisher {
    * await client.finance.publishBatch(appId, records.slice(0, 1000), { signal: AbortSignal.timeout(30_000) });
    * ```
    */
-  async publishBatch(
+  publishBatch(
     appId: string,
     records: readonly FinanceRecordInput[],
     options: PublishBatchOptions = {},
-  ): Promise<{ success: true }> {
+  ): ResponsePromise<{ success: true }> {
+    return new ResponsePromise(this.#publishBatch(appId, records, options));
+  }
+
+  async #publishBatch(
+    appId: string,
+    records: readonly FinanceRecordInput[],
+    options: PublishBatchOptions,
+  ): Promise<WithResponse<{ success: true }>> {
     const url = financeUrl(this.#ctx.baseUrl, appId);
     const call = callSettings(options, this.#ctx.defaultHeaders);
     if (!Array.isArray(records) || records.length === 0 || records.length > FINANCE_DEFAULTS.maxBatchSize) {
@@ -223,7 +233,7 @@ export class FinancePublisher {
       call,
     });
     await expectSuccess(response);
-    return { success: true };
+    return { data: { success: true }, response: responseMetadataOf(response) };
   }
 }
 

@@ -155,3 +155,20 @@ export interface PushClientHooks {
   /** When the client asks for a new access token, and why. */
   tokenRefresh?: ((event: TokenRefreshHookEvent) => void) | undefined;
 }
+
+/** The answer behind a method's data, from `.withResponse()`. */
+export interface ResponseMetadata {
+  /** The HTTP status of the answer. */
+  status: number;
+  /** A copy of the answer's headers, `x-request-id` among them. */
+  headers: Headers;
+  /** The answer's `x-request-id`, bounded in length; undefined when the service sent none. */
+  requestId: string | undefined;
+}
+
+/** What `.withResponse()` resolves to: the data, and the answer that carried it. */
+export interface WithResponse<T, R extends ResponseMetadata | null = ResponseMetadata> {
+  data: T;
+  /** `null` when no request was sent (a `getToken()` answered from the cache or the token store). */
+  response: R;
+}

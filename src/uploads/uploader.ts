@@ -14,7 +14,9 @@ import {
 } from '../errors.js';
 import { type CallSettings, callSettings, limitsOnly } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
+import type { ResponseMetadata, WithResponse } from '../http/public-types.js';
 import { requestIdFrom } from '../http/request-id.js';
+import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { RecoveryStep } from '../http/types.js';
 import { RunEngine, stopsTheRun } from '../run/engine.js';
 import { BodyMeter } from './body-stream.js';
@@ -54,16 +56,29 @@ export class Uploader {
    * await fetch(urls['users.csv'] ?? '', { method: 'PUT', body });
    * ```
    */
-  async getUploadUrls(
+  getUploadUrls(
     appId: string,
     filenames: readonly string[],
     options: GetUploadUrlsOptions = {},
-  ): Promise<Record<string, string>> {
+  ): ResponsePromise<Record<string, string>, ResponseMetadata | null> {
+    return new ResponsePromise(this.#getUploadUrls(appId, filenames, options));
+  }
+
+  /**
+   * The addresses, with the answer of the last request (there are more than one only for names too
+   * many for one URL), or `null` when no name was asked for and nothing was sent.
+   */
+  async #getUploadUrls(
+    appId: string,
+    filenames: readonly string[],
+    options: GetUploadUrlsOptions,
+  ): Promise<WithResponse<Record<string, string>, ResponseMetadata | null>> {
     const endpoint = uploadUrlsEndpoint(this.#ctx.baseUrl, appId);
     if (!Array.isArray(filenames)) throw new ConfigurationError('filenames must be an array of file names');
     assertValidFileNames(filenames);
     const call = callSettings(options, this.#ctx.defaultHeaders);
     const addresses: Record<string, string> = {};
+    let last: ResponseMetadata | undefined;
     for (const url of uploadUrlsRequests(endpoint, filenames, options.type)) {
       const names = url.searchParams.getAll('filenames');
       const response = await this.#ctx.http.send({
@@ -76,6 +91,7 @@ export class Uploader {
         retryPolicy: 'idempotent',
         call,
       });
+      last = responseMetadataOf(response);
       const answered = (error: PushError) => answeredBy(error, requestIdFrom(response.headers));
       let body: unknown;
       try {
@@ -102,7 +118,7 @@ export class Uploader {
         });
       }
     }
-    return addresses;
+    return { data: addresses, response: last ?? null };
   }
 
   /**

@@ -11,10 +11,12 @@ import type { FetchLike } from './http/fetch.js';
 import { safeHooks } from './http/hooks.js';
 import { FetchHttpClient } from './http/http-client.js';
 import type { Logger, LogLevel, PushClientHooks, RetryBackoff } from './http/public-types.js';
+import { ResponsePromise } from './http/response-promise.js';
 import { DEFAULT_RETRY_TIMING, type RetryTiming, retryTimingWith } from './http/retry.js';
 import { assertSecureUrl, isSecureUrl, parseUrlOption } from './http/url-guard.js';
 import { consoleLogger, filterLogger, LOG_LEVELS, safeLogger, silentLogger } from './internal/logger.js';
 import { trimTrailingSlashes } from './internal/trim.js';
+import { type RawRequestOptions, rawRequest } from './raw-request.js';
 import { runtimeProduct } from './runtime.js';
 import { Uploader } from './uploads/uploader.js';
 import { VERSION } from './version.js';
@@ -350,6 +352,8 @@ export class PushClient {
   readonly #settings: Omit<ResolvedOptions, 'logger'>;
   /** The options as given, with the credential and addresses as resolved: what `withOptions` starts from. */
   readonly #options: PushClientOptions;
+  /** The transport and settings the parts share, for `request`. */
+  readonly #context: ClientContext;
 
   /**
    * Validates the options (and the environment variables they default to) and wires the client.
@@ -412,6 +416,7 @@ export class PushClient {
       maxRetries: settings.maxRetries,
       allowInsecureHttp: settings.allowInsecureHttp,
     };
+    this.#context = context;
     this.uploads = new Uploader(context);
     this.finance = new FinancePublisher(context);
   }
@@ -438,6 +443,27 @@ export class PushClient {
   withOptions(overrides: PushClientOverrides): PushClient {
     const options: DerivedClientOptions = { ...withOverrides(this.#options, overrides), [SHARED_TOKENS]: this.tokens };
     return new PushClient(options);
+  }
+
+  /**
+   * A request to any data API path the client does not wrap, with its token, 401 refresh, retries
+   * (for POST and PATCH only when the service surely did not take the request), hooks, logging,
+   * redaction, bounded reads and typed errors. Resolves to the parsed JSON, or to the text for
+   * other content types; `.withResponse()` adds the status, headers and request id.
+   * @throws {ConfigurationError} a bad method, path, query, body or scopes (nothing is sent).
+   *
+   * @example
+   * ```ts
+   * const report = await client.request<{ rows: unknown[] }>({
+   *   method: 'GET',
+   *   path: '/services/push/v1/customer/reports',
+   *   query: { from: '2025-01-01' },
+   *   scopes: ['https://api.push.test/report.read'],
+   * });
+   * ```
+   */
+  request<T = unknown>(options: RawRequestOptions): ResponsePromise<T> {
+    return new ResponsePromise(rawRequest<T>(this.#context, options));
   }
 
   /** The settings in use, without the secret: for diagnostics. */

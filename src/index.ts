@@ -58,10 +58,14 @@ export type {
   RequestHookEvent,
   RequestOptions,
   ResponseHookEvent,
+  ResponseMetadata,
   RetryBackoff,
   RetryHookEvent,
   TokenRefreshHookEvent,
+  WithResponse,
 } from './http/public-types.js';
+export type { ResponsePromise } from './http/response-promise.js';
+export type { QueryValue, RawRequestMethod, RawRequestOptions } from './raw-request.js';
 export type {
   GetUploadUrlsOptions,
   UploadDataInput,

@@ -25,7 +25,9 @@ import type { Exchange, HttpClient, RecoveryStep, RequestSpec } from './types.js
 
 /** Where bearer requests get their token; implemented by TokenManager. */
 export interface BearerTokenSource {
-  getToken(options: TokenCallOptions & { signal?: AbortSignal }): Promise<{ accessToken: string }>;
+  getToken(
+    options: TokenCallOptions & { signal?: AbortSignal; scopes?: readonly string[] },
+  ): Promise<{ accessToken: string }>;
   /** Drops the token if it is still the cached one, so that concurrent 401s cause one refresh. */
   invalidate(accessToken?: string): void | Promise<void>;
   /** The client secret's forms known so far, scrubbed from data answers too. */
@@ -290,14 +292,14 @@ export class FetchHttpClient implements HttpClient {
         authorization: `Bearer ${token}`,
         credentials: tokens.clientSecretForms?.() ?? [],
       });
-    let token = await this.#token(tokens, call);
+    let token = await this.#token(tokens, call, spec.scopes);
     try {
       return await send(token);
     } catch (error) {
       if (!isUnauthorized(error)) throw error;
       body.sent = false;
     }
-    const current = await this.#token(tokens, call);
+    const current = await this.#token(tokens, call, spec.scopes);
     if (current !== token) {
       // Another request already replaced the refused token: no refresh needed for this one.
       token = current;
@@ -315,11 +317,11 @@ export class FetchHttpClient implements HttpClient {
       attempt,
     });
     await tokens.invalidate(token);
-    return send(await this.#token(tokens, call));
+    return send(await this.#token(tokens, call, spec.scopes));
   }
 
   /** The token for a data request, with the call's timeout, retries and headers; a failure is final (`TokenUnavailable`). */
-  async #token(tokens: BearerTokenSource, call: CallSettings): Promise<string> {
+  async #token(tokens: BearerTokenSource, call: CallSettings, scopes: readonly string[] | undefined): Promise<string> {
     try {
       // This client's own settings go under the call's: a client made by `withOptions` shares its
       // token manager with the original, and its token requests follow its settings all the same.
@@ -331,7 +333,8 @@ export class FetchHttpClient implements HttpClient {
       };
       const own = tokenOptionsOf(call);
       const backoff = { ...settings.backoff, ...own.backoff };
-      return (await tokens.getToken({ ...settings, ...own, backoff, signal: call.signal })).accessToken;
+      const request = { ...settings, ...own, backoff, signal: call.signal, ...(scopes !== undefined && { scopes }) };
+      return (await tokens.getToken(request)).accessToken;
     } catch (error) {
       throw new TokenUnavailable(error);
     }

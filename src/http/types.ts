@@ -25,9 +25,9 @@ export interface BodyControl {
 
 /** One logical request; `HttpClient.send` turns it into one or more attempts. */
 export interface RequestSpec {
-  /** Short name for logs and errors: 'token' | 'upload-urls' | 'upload' | 'finance'. */
+  /** Short name for logs and errors: 'token' | 'upload-urls' | 'upload' | 'finance' | 'request'. */
   operation: string;
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: URL;
   /**
    * The service this request belongs to. No hop of it, the first included, goes closer to this
@@ -41,6 +41,8 @@ export interface RequestSpec {
   body?: (control: BodyControl) => RequestBody | undefined;
   /** `bearer` adds the access token and, on a 401, refreshes it and re-sends once without using a retry. */
   auth: 'bearer' | 'none';
+  /** The scopes of a bearer request's token. @default the token manager's scopes */
+  scopes?: readonly string[];
   retryPolicy: RetryPolicy;
   /**
    * The per-call settings of the operation this request belongs to, applied here once: the

@@ -10,6 +10,7 @@ import { checkHeaders, checkNumber, checkRetryTiming, MAX_TIMEOUT_MS } from './h
 import type { FetchLike } from './http/fetch.js';
 import { safeHooks } from './http/hooks.js';
 import { FetchHttpClient } from './http/http-client.js';
+import type { Middleware } from './http/middleware.js';
 import type { Logger, LogLevel, PushClientHooks, RetryBackoff } from './http/public-types.js';
 import { ResponsePromise } from './http/response-promise.js';
 import { DEFAULT_RETRY_TIMING, type RetryTiming, retryTimingWith } from './http/retry.js';
@@ -100,6 +101,14 @@ export interface PushClientOptions {
    * @default no hooks
    */
   hooks?: PushClientHooks | undefined;
+  /**
+   * Functions run on each attempt's first request, in order, each handing it (or a replacement) to
+   * `next`: `(request, next, { operation, attempt }) => Promise<Response>`. They run before the
+   * credentials are added (the client secret, the Basic header, the bearer token), so none of them
+   * sees one; the request must keep its origin and method.
+   * @default []
+   */
+  middleware?: readonly Middleware[] | undefined;
   /** Prepended to the User-Agent, such as `my-app/1.2`. @default undefined (`push-api-client/<version> <runtime>/<version>`: node, bun, deno; `workerd` or `edge` alone) */
   userAgent?: string | undefined;
   /** Where tokens are cached; share one between processes to share tokens. @default a new MemoryTokenStore */
@@ -388,6 +397,7 @@ export class PushClient {
       userAgent: settings.userAgent,
       logger,
       hooks,
+      ...(options.middleware !== undefined && { middleware: checkMiddleware(options.middleware) }),
       tokens: () => this.tokens,
     });
     this.tokens =
@@ -487,4 +497,11 @@ export class PushClient {
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `PushClient ${JSON.stringify(this.toJSON())}`;
   }
+}
+
+function checkMiddleware(middleware: readonly Middleware[]): readonly Middleware[] {
+  if (!Array.isArray(middleware) || middleware.some((item) => typeof item !== 'function')) {
+    throw new ConfigurationError('PushClient: middleware must be an array of functions');
+  }
+  return [...middleware];
 }

@@ -49,6 +49,7 @@ export type {
   SendingBatch,
   SettledBatch,
 } from './finance/types.js';
+export type { Middleware, MiddlewareContext, MiddlewareOperation } from './http/middleware.js';
 export type {
   FetchLike,
   HookRequestInfo,

@@ -2,6 +2,7 @@ import { DEFAULTS } from '../defaults.js';
 import { answeredBy, ConfigurationError, PushError, parseRetryAfterHeader, TokenError } from '../errors.js';
 import { type CallSettings, callSettings, unsignalled } from '../http/call-options.js';
 import { noHooks, type SafeHooks } from '../http/hooks.js';
+import type { Credentials } from '../http/middleware.js';
 import type {
   Logger,
   RequestOptions,
@@ -412,7 +413,7 @@ export class TokenManager {
   #credentialParts(
     scopes: readonly string[],
     clientSecret: string,
-  ): Pick<RequestSpec, 'headers' | 'body' | 'secrets' | 'mapError'> {
+  ): Pick<RequestSpec, 'headers' | 'body' | 'secrets' | 'mapError' | 'credentials'> {
     const form = new URLSearchParams({ grant_type: 'client_credentials', scope: scopes.join(' ') });
     // The call's headers go under these in the transport.
     const headers: Record<string, string> = {
@@ -422,18 +423,21 @@ export class TokenManager {
     // The secret in every form it is sent in, so that an error body echoing the request is scrubbed.
     const secrets = secretForms(clientSecret);
     this.#sentSecretForms = [...secrets];
+    // Added by the transport after middleware has run, so that no middleware sees the secret.
+    const credentials: Credentials = { headers: {}, form: {} };
     if (this.#method === 'client_secret_basic') {
       const pair = btoa(`${formEncode(this.#clientId)}:${formEncode(clientSecret)}`);
-      headers.authorization = `Basic ${pair}`;
+      credentials.headers.authorization = `Basic ${pair}`;
       secrets.push(pair);
     } else {
       // The spec's default: both credentials in the form body.
-      form.set('client_id', this.#clientId);
-      form.set('client_secret', clientSecret);
+      credentials.form.client_id = this.#clientId;
+      credentials.form.client_secret = clientSecret;
     }
     const body = form.toString();
     return {
       headers,
+      credentials,
       body: () => body,
       secrets,
       mapError: (res, text) =>

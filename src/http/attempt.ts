@@ -3,6 +3,7 @@ import { onAbort } from '../internal/abort-listeners.js';
 import { scrubAnswerUrlText } from '../internal/redact.js';
 import type { FetchLike } from './fetch.js';
 import { redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
+import type { Middleware } from './middleware.js';
 import { toTransportError } from './network-errors.js';
 import type { Logger } from './public-types.js';
 import { sendFollowingRedirects } from './redirects.js';
@@ -28,6 +29,8 @@ export interface AttemptOptions {
   attempt: number;
   /** The caller's signal (the call's, from `RequestSpec.call`). */
   signal?: AbortSignal;
+  /** The client's middleware, run on the attempt's first request. @default none */
+  middleware?: readonly Middleware[];
 }
 
 /**
@@ -151,6 +154,8 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
       secrets,
       openBody,
       onRedirect: (status) => log(method, { status, redirect: true }),
+      attempt: options.attempt,
+      ...(options.middleware !== undefined && { middleware: options.middleware }),
     });
     ({ method } = sent);
     const { response } = sent;

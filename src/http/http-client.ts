@@ -6,6 +6,7 @@ import { type AttemptOptions, sendAttempt } from './attempt.js';
 import { type CallSettings, type TokenCallOptions, tokenOptionsOf } from './call-options.js';
 import { createFetch, type FetchLike } from './fetch.js';
 import { noHooks, redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
+import type { Middleware } from './middleware.js';
 import type { Logger } from './public-types.js';
 import {
   type BackoffOptions,
@@ -49,6 +50,8 @@ export interface FetchHttpClientOptions {
   backoff?: Partial<BackoffOptions>;
   /** Cap on a server's `Retry-After`. @default DEFAULTS.maxRetryAfterMs */
   maxRetryAfterMs?: number;
+  /** Run on each attempt's first request, before credentials are added. @default none */
+  middleware?: readonly Middleware[];
   /** Looked up per request, which lets the token manager and this client be built in either order. */
   tokens?: () => BearerTokenSource;
 }
@@ -271,6 +274,7 @@ export class FetchHttpClient implements HttpClient {
       callId,
       attempt,
       ...(call.signal !== undefined && { signal: call.signal }),
+      ...(this.#options.middleware !== undefined && { middleware: this.#options.middleware }),
     };
     const factory = spec.body;
     const tracked: RequestSpec =

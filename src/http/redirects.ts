@@ -9,9 +9,17 @@
  *   a remote service cannot send the client to loopback, link-local or private addresses;
  * - a streamed body is never replayed: a redirect answering it is an error.
  */
+
 import { PushError, RedirectError } from '../errors.js';
 import { scrubAnswerUrlText, truncateText } from '../internal/redact.js';
 import type { FetchLike } from './fetch.js';
+import {
+  type Credentials,
+  type Middleware,
+  middlewareOperation,
+  sendThroughMiddleware,
+  withForm,
+} from './middleware.js';
 import { closerThanService } from './network-scope.js';
 import { headersToRecord } from './response-body.js';
 import type { RequestBody, RequestSpec } from './types.js';
@@ -32,6 +40,10 @@ export interface HopOptions {
   /** Opens the request body afresh (for a 307/308 within the origin). */
   openBody: () => RequestBody | undefined;
   onRedirect: (status: number, url: URL) => void;
+  /** Run on the attempt's first request, before credentials are added. @default none */
+  middleware?: readonly Middleware[];
+  /** The attempt number, for middleware. */
+  attempt?: number;
 }
 
 /** Streams need `duplex: 'half'` in Node's fetch; strings, buffers and blobs do not. */
@@ -185,7 +197,19 @@ export async function sendFollowingRedirects(
       // Credentials never follow a redirect to another origin, whoever set them.
       if (sameOrigin || name.toLowerCase() !== 'authorization') sent[name] = value;
     }
-    if (options.authorization && sameOrigin) sent.authorization = options.authorization;
+    // Added after middleware (which runs on the first hop only), and only on the request's own origin.
+    const credentials: Credentials = { headers: {}, form: {} };
+    if (sameOrigin) {
+      Object.assign(credentials.headers, spec.credentials?.headers);
+      if (options.authorization) credentials.headers.authorization = options.authorization;
+      Object.assign(credentials.form, spec.credentials?.form);
+    }
+    const middleware = hop === 0 ? (options.middleware ?? []) : [];
+    if (middleware.length === 0) {
+      Object.assign(sent, credentials.headers);
+      if (Object.keys(credentials.form).length > 0)
+        body = withForm(typeof body === 'string' ? body : '', credentials.form);
+    }
     const streamed = isStreamed(body);
     const init: RequestInit & { duplex?: 'half' } = {
       method,
@@ -197,7 +221,21 @@ export async function sendFollowingRedirects(
     if (needsDuplex(body)) init.duplex = 'half';
     let response: Response;
     try {
-      response = await options.fetch(url, init);
+      response =
+        middleware.length === 0
+          ? await options.fetch(url, init)
+          : await sendThroughMiddleware({
+              fetch: options.fetch,
+              middleware,
+              context: { operation: middlewareOperation(spec.operation), attempt: options.attempt ?? 1 },
+              url,
+              init,
+              credentials,
+              onHeaders: (chosen) => {
+                // The headers middleware chose go where the request goes; user-agent is set per hop.
+                headers = Object.fromEntries(Object.entries(chosen).filter(([name]) => name !== 'user-agent'));
+              },
+            });
     } catch (error) {
       scrubFailureTexts(error, options.secrets);
       if (streamed && isRefusedRedirect(error)) {

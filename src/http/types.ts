@@ -1,5 +1,6 @@
 import type { PushError } from '../errors.js';
 import type { CallSettings } from './call-options.js';
+import type { Credentials } from './middleware.js';
 
 /**
  * How failures of one request are retried.
@@ -41,6 +42,12 @@ export interface RequestSpec {
   body?: (control: BodyControl) => RequestBody | undefined;
   /** `bearer` adds the access token and, on a 401, refreshes it and re-sends once without using a retry. */
   auth: 'bearer' | 'none';
+  /**
+   * Credentials the transport adds after middleware has run, on the request's own origin only:
+   * headers (Basic) and form fields (`client_id`, `client_secret`) appended to the form body.
+   * @default none
+   */
+  credentials?: Credentials;
   /** The scopes of a bearer request's token. @default the token manager's scopes */
   scopes?: readonly string[];
   retryPolicy: RetryPolicy;
@@ -118,7 +125,9 @@ export interface RecoveryStep {
   /** Whether this refusal is one the step mends. */
   when(error: PushError): boolean;
   /** The parts of the request to send instead; undefined when there is nothing new to try (the refusal stands). */
-  next(): Promise<Partial<Pick<RequestSpec, 'url' | 'headers' | 'body' | 'secrets' | 'mapError'>> | undefined>;
+  next(): Promise<
+    Partial<Pick<RequestSpec, 'url' | 'headers' | 'body' | 'secrets' | 'mapError' | 'credentials'>> | undefined
+  >;
 }
 
 /**

@@ -28,6 +28,7 @@ const OPTIONS = [
   'logLevel',
   'defaultHeaders',
   'hooks',
+  'middleware',
   'userAgent',
   'tokenStore',
   'allowInsecureHttp',

@@ -1,0 +1,126 @@
+/**
+ * Client-wide middleware: functions that see each attempt's first request, may replace it, and
+ * hand it on. Credentials are added after the last one has run, so no middleware ever sees the
+ * client secret or the bearer token; the transport's own rules apply to what comes out.
+ */
+import { PushError } from '../errors.js';
+import { onAbort } from '../internal/abort-listeners.js';
+import type { FetchLike } from './fetch.js';
+
+/** The public name of an operation, as middleware sees it. */
+export type MiddlewareOperation = 'token' | 'uploadUrls' | 'upload' | 'finance' | 'request';
+
+/** What a middleware knows of the request it is given. */
+export interface MiddlewareContext {
+  /** The operation the request serves. */
+  operation: MiddlewareOperation;
+  /** The attempt of this request, from 1: a re-send after a retryable failure counts one more. */
+  attempt: number;
+}
+
+/**
+ * A middleware: returns the answer of `next(request)`, for this request or a replacement (with a
+ * header added, say). It may also answer without calling `next`.
+ */
+export type Middleware = (
+  request: Request,
+  next: (request: Request) => Promise<Response>,
+  context: MiddlewareContext,
+) => Promise<Response>;
+
+const PUBLIC_NAMES: Readonly<Record<string, MiddlewareOperation>> = {
+  token: 'token',
+  'upload-urls': 'uploadUrls',
+  upload: 'upload',
+  finance: 'finance',
+  request: 'request',
+};
+
+/** The public name of an internal operation name. */
+export function middlewareOperation(operation: string): MiddlewareOperation {
+  return PUBLIC_NAMES[operation] ?? 'request';
+}
+
+/** What the transport adds after the middleware: never shown to it. */
+export interface Credentials {
+  /** Headers such as `authorization` (Bearer, or Basic with the client secret). */
+  headers: Record<string, string>;
+  /** Form fields appended to a form body (`client_id`, `client_secret`). */
+  form: Record<string, string>;
+}
+
+export interface MiddlewareSend {
+  fetch: FetchLike;
+  middleware: readonly Middleware[];
+  context: MiddlewareContext;
+  /** The transport's own request, without credentials. */
+  url: URL;
+  init: RequestInit & { duplex?: 'half' };
+  credentials: Credentials;
+  /** Told of the headers that go on, without credentials, so that redirect hops carry them too. */
+  onHeaders: (headers: Record<string, string>) => void;
+}
+
+/** Form fields appended to a urlencoded body. */
+export function withForm(body: string, form: Record<string, string>): string {
+  const params = new URLSearchParams(body);
+  for (const [name, value] of Object.entries(form)) params.set(name, value);
+  return params.toString();
+}
+
+/**
+ * Runs the chain, then sends what comes out of it with the credentials added. The request must
+ * stay on its origin and method: the transport checked those, and credentials go only there.
+ */
+export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Response> {
+  const { url, init, credentials } = options;
+  const streamed = init.duplex === 'half';
+  const first = new Request(url, init);
+  const last = async (request: Request): Promise<Response> => {
+    const target = new URL(request.url);
+    if (target.origin !== url.origin) {
+      throw new PushError(`middleware sent the ${options.context.operation} request to another origin; not sent`);
+    }
+    if (request.method !== init.method) {
+      throw new PushError(`middleware changed the ${options.context.operation} request's method; not sent`);
+    }
+    const headers = new Headers(request.headers);
+    options.onHeaders(Object.fromEntries(headers));
+    for (const [name, value] of Object.entries(credentials.headers)) headers.set(name, value);
+    let body: RequestInit['body'] = null;
+    if (Object.keys(credentials.form).length > 0) body = withForm(await request.text(), credentials.form);
+    else if (request.body !== null) body = streamed ? request.body : await request.arrayBuffer();
+    const sent: RequestInit & { duplex?: 'half' } = { ...init, headers, body };
+    if (body instanceof ReadableStream) sent.duplex = 'half';
+    else delete sent.duplex;
+    return options.fetch(target, sent);
+  };
+  const run = (index: number, request: Request): Promise<Response> => {
+    const middleware = options.middleware[index];
+    if (middleware === undefined) return last(request);
+    return Promise.resolve(middleware(request, (next) => run(index + 1, next), options.context)).then((response) => {
+      if (!(response instanceof Response)) {
+        throw new PushError(`a middleware of the ${options.context.operation} request returned no Response`);
+      }
+      return response;
+    });
+  };
+  // A middleware that never settles still ends with the attempt's timeout or the caller's abort,
+  // rejected with the signal's reason as fetch would be, so that the error is mapped the same way.
+  const signal = init.signal;
+  if (!signal) return run(0, first);
+  if (signal.aborted) throw signal.reason;
+  return new Promise<Response>((resolve, reject) => {
+    const stop = onAbort(signal, () => reject(signal.reason));
+    run(0, first).then(
+      (response) => {
+        stop();
+        resolve(response);
+      },
+      (error: unknown) => {
+        stop();
+        reject(error);
+      },
+    );
+  });
+}

@@ -11,9 +11,11 @@ import type { FetchLike } from './http/fetch.js';
 import { safeHooks } from './http/hooks.js';
 import { FetchHttpClient } from './http/http-client.js';
 import type { Middleware } from './http/middleware.js';
+import { loadOpenTelemetry } from './http/otel-loader.js';
 import type { Logger, LogLevel, PushClientHooks, RetryBackoff } from './http/public-types.js';
 import { ResponsePromise } from './http/response-promise.js';
 import { DEFAULT_RETRY_TIMING, type RetryTiming, retryTimingWith } from './http/retry.js';
+import { Tracing } from './http/tracing.js';
 import { assertSecureUrl, isSecureUrl, parseUrlOption } from './http/url-guard.js';
 import { consoleLogger, filterLogger, LOG_LEVELS, safeLogger, silentLogger } from './internal/logger.js';
 import { trimTrailingSlashes } from './internal/trim.js';
@@ -109,6 +111,14 @@ export interface PushClientOptions {
    * @default []
    */
   middleware?: readonly Middleware[] | undefined;
+  /**
+   * Spans through OpenTelemetry: one per request the client makes and one per HTTP attempt, with
+   * the stable HTTP client semantic conventions, and the trace context (`traceparent` with the
+   * W3C propagator) on requests to the data API, never to signed upload addresses. Needs the
+   * optional peer dependency `@opentelemetry/api`; without it, a `ConfigurationError`.
+   * @default false
+   */
+  tracing?: boolean | undefined;
   /** Prepended to the User-Agent, such as `my-app/1.2`. @default undefined (`push-api-client/<version> <runtime>/<version>`: node, bun, deno; `workerd` or `edge` alone) */
   userAgent?: string | undefined;
   /** Where tokens are cached; share one between processes to share tokens. @default a new MemoryTokenStore */
@@ -398,6 +408,7 @@ export class PushClient {
       logger,
       hooks,
       ...(options.middleware !== undefined && { middleware: checkMiddleware(options.middleware) }),
+      ...(checkTracing(options.tracing) && { tracing: new Tracing(loadOpenTelemetry()) }),
       tokens: () => this.tokens,
     });
     this.tokens =
@@ -497,6 +508,13 @@ export class PushClient {
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `PushClient ${JSON.stringify(this.toJSON())}`;
   }
+}
+
+function checkTracing(tracing: unknown): boolean {
+  if (tracing !== undefined && typeof tracing !== 'boolean') {
+    throw new ConfigurationError('PushClient: tracing must be true or false');
+  }
+  return tracing === true;
 }
 
 function checkMiddleware(middleware: readonly Middleware[]): readonly Middleware[] {

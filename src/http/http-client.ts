@@ -1,3 +1,4 @@
+import type { Context } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../defaults.js';
 import { PushError } from '../errors.js';
@@ -22,6 +23,7 @@ import {
   statusOf,
   type WaitClass,
 } from './retry.js';
+import type { Tracing } from './tracing.js';
 import type { Exchange, HttpClient, RecoveryStep, RequestSpec } from './types.js';
 
 /** Where bearer requests get their token; implemented by TokenManager. */
@@ -50,6 +52,8 @@ export interface FetchHttpClientOptions {
   backoff?: Partial<BackoffOptions>;
   /** Cap on a server's `Retry-After`. @default DEFAULTS.maxRetryAfterMs */
   maxRetryAfterMs?: number;
+  /** Spans per request and per attempt, when `tracing: true`. @default none */
+  tracing?: Tracing;
   /** Run on each attempt's first request, before credentials are added. @default none */
   middleware?: readonly Middleware[];
   /** Looked up per request, which lets the token manager and this client be built in either order. */
@@ -119,7 +123,17 @@ export class FetchHttpClient implements HttpClient {
     throw result.error;
   }
 
-  async exchange(spec: RequestSpec): Promise<Exchange> {
+  exchange(spec: RequestSpec): Promise<Exchange> {
+    const tracing = this.#options.tracing;
+    if (tracing === undefined) return this.#exchange(spec, undefined);
+    return tracing.operation(
+      spec,
+      (parent) => this.#exchange(spec, parent),
+      (result) => (result.ok ? undefined : result.error),
+    );
+  }
+
+  async #exchange(spec: RequestSpec, parent: Context | undefined): Promise<Exchange> {
     const call = spec.call ?? NO_CALL;
     const { signal } = call;
     const pacing = spec.pacing;
@@ -156,7 +170,7 @@ export class FetchHttpClient implements HttpClient {
       body.sent = false;
       let error: unknown;
       try {
-        const response = await this.#attempt(current, call, attempt, callId, body);
+        const response = await this.#attempt(current, call, attempt, callId, body, parent);
         return { ok: true, response, earlierAmbiguous };
       } catch (caught) {
         state.tokenFailure = caught instanceof TokenUnavailable;
@@ -261,7 +275,13 @@ export class FetchHttpClient implements HttpClient {
     attempt: number,
     callId: number,
     body: BodyTrack,
+    parent: Context | undefined,
   ): Promise<Response> {
+    const tracing = this.#options.tracing;
+    const sendOne = (one: RequestSpec, options: AttemptOptions): Promise<Response> =>
+      tracing === undefined
+        ? sendAttempt(one, options)
+        : tracing.attempt(parent, one, attempt - 1, (traced) => sendAttempt(traced, options));
     if (call.signal?.aborted) throw abortErrorFrom(call.signal);
     const base: AttemptOptions = {
       fetch: this.#fetch,
@@ -287,11 +307,11 @@ export class FetchHttpClient implements HttpClient {
               return factory(control);
             },
           };
-    if (spec.auth !== 'bearer') return sendAttempt(tracked, base);
+    if (spec.auth !== 'bearer') return sendOne(tracked, base);
     const tokens = this.#options.tokens?.();
     if (!tokens) throw new PushError(`${spec.operation}: bearer auth requested but no token source is configured`);
     const send = (token: string) =>
-      sendAttempt(tracked, {
+      sendOne(tracked, {
         ...base,
         authorization: `Bearer ${token}`,
         credentials: tokens.clientSecretForms?.() ?? [],

@@ -29,6 +29,7 @@ const OPTIONS = [
   'defaultHeaders',
   'hooks',
   'middleware',
+  'tracing',
   'userAgent',
   'tokenStore',
   'allowInsecureHttp',

@@ -1,0 +1,98 @@
+/**
+ * Spans through OpenTelemetry, when `tracing: true`: one per logical request (the operation) and
+ * one per HTTP attempt beneath it, with the stable HTTP client semantic conventions. Trace context
+ * goes to the data API through the global propagator, never to a signed upload address.
+ */
+import type { Context, Span } from '@opentelemetry/api';
+import { PushError } from '../errors.js';
+import { redactedUrl } from './hooks.js';
+import type { OpenTelemetry } from './otel-loader.js';
+import { statusOf } from './retry.js';
+import type { RequestSpec } from './types.js';
+
+const TRACER_NAME = 'push-api-client';
+
+export class Tracing {
+  readonly #otel: OpenTelemetry;
+
+  constructor(otel: OpenTelemetry) {
+    this.#otel = otel;
+  }
+
+  /** Runs one logical request inside its operation span. */
+  async operation<T>(
+    spec: RequestSpec,
+    run: (parent: Context) => Promise<T>,
+    failure: (result: T) => unknown = () => undefined,
+  ): Promise<T> {
+    const { trace, context, SpanStatusCode, SpanKind } = this.#otel;
+    const span = trace.getTracer(TRACER_NAME).startSpan(`push-api ${spec.operation}`, {
+      kind: SpanKind.INTERNAL,
+      attributes: { 'push_api.operation': spec.operation },
+    });
+    try {
+      const result = await run(trace.setSpan(context.active(), span));
+      const error = failure(result);
+      if (error !== undefined) {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.setAttribute('error.type', errorType(error));
+      }
+      return result;
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.setAttribute('error.type', errorType(error));
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** Runs one HTTP attempt inside its client span; `headers` gets the trace context for the data API. */
+  async attempt<T>(
+    parent: Context | undefined,
+    spec: RequestSpec,
+    resend: number,
+    send: (spec: RequestSpec) => Promise<T & { status?: number }>,
+  ): Promise<T> {
+    const { trace, context, propagation, SpanStatusCode, SpanKind } = this.#otel;
+    const url = spec.url;
+    const span: Span = trace.getTracer(TRACER_NAME).startSpan(
+      spec.method,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'http.request.method': spec.method,
+          'url.full': redactedUrl(url),
+          'server.address': url.hostname,
+          'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+          ...(resend > 0 && { 'http.request.resend_count': resend }),
+        },
+      },
+      parent ?? context.active(),
+    );
+    let sent = spec;
+    // The data API only: a signed upload address belongs to the storage host.
+    if (spec.auth === 'bearer') {
+      const headers: Record<string, string> = { ...spec.headers };
+      propagation.inject(trace.setSpan(parent ?? context.active(), span), headers);
+      sent = { ...spec, headers };
+    }
+    try {
+      const result = await send(sent);
+      if (typeof result.status === 'number') span.setAttribute('http.response.status_code', result.status);
+      return result;
+    } catch (error) {
+      const status = error instanceof PushError ? statusOf(error) : undefined;
+      if (status !== undefined) span.setAttribute('http.response.status_code', status);
+      span.setAttribute('error.type', status !== undefined ? String(status) : errorType(error));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+}
+
+function errorType(error: unknown): string {
+  return error instanceof Error ? error.name : 'Error';
+}

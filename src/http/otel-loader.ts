@@ -12,9 +12,10 @@ export const OPENTELEMETRY_PEER = '@opentelemetry/api';
 
 export function loadOpenTelemetry(): OpenTelemetry {
   try {
-    // The CJS build has its own `require`; the ESM build makes one.
-    const load = typeof require === 'function' ? require : createRequire(import.meta.url);
-    return load(OPENTELEMETRY_PEER) as OpenTelemetry;
+    // `require` itself is no test: the ESM bundle has a shim by that name that refuses packages.
+    // The CJS build has no `import.meta.url`, and the ESM build no `__filename`.
+    const from = typeof __filename === 'string' ? __filename : import.meta.url;
+    return createRequire(from)(OPENTELEMETRY_PEER) as OpenTelemetry;
   } catch (error) {
     throw new ConfigurationError(
       `PushClient: tracing: true needs the optional peer dependency ${OPENTELEMETRY_PEER}; install it (npm install ${OPENTELEMETRY_PEER})`,

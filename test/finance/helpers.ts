@@ -33,10 +33,7 @@ export function clientFor(emulator: PushApiEmulator, options: PushClientOptions 
 }
 
 /** A PushClient talking real HTTP to a running emulator on 127.0.0.1. */
-export function clientForServer(
-  server: RunningEmulator,
-  options: { maxRetries?: number; retryAmbiguous?: boolean } = {},
-) {
+export function clientForServer(server: RunningEmulator, options: PushClientOptions = {}) {
   return serverClient(server, options);
 }
 

@@ -9,6 +9,7 @@ import type { RequestOptions, WithResponse } from './http/public-types.js';
 import { requestIdFrom } from './http/request-id.js';
 import { responseMetadataOf } from './http/response-promise.js';
 import type { RetryPolicy } from './http/types.js';
+import { nestsDeeperThan } from './internal/json.js';
 
 /** The methods `client.request` sends. */
 export type RawRequestMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -38,6 +39,13 @@ export interface RawRequestOptions extends RequestOptions {
 function retryPolicyOf(method: RawRequestMethod): RetryPolicy {
   return method === 'POST' || method === 'PATCH' ? 'non-idempotent' : 'idempotent';
 }
+
+/**
+ * The deepest JSON answer `request` parses. JSON.parse takes any depth, but a hostile answer nesting
+ * a million arrays overflows the stack of whatever walks it next (JSON.stringify, a logger, a
+ * deep copy) in the caller's code; real API answers nest a few levels.
+ */
+export const MAX_REQUEST_JSON_DEPTH = 512;
 
 const METHODS: readonly string[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -121,6 +129,14 @@ export async function rawRequest<T>(ctx: ClientContext, options: RawRequestOptio
   const type = response.headers.get('content-type') ?? '';
   if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(type.trim()) || raw === '') {
     return { data: raw as T, response: metadata };
+  }
+  if (nestsDeeperThan(raw, MAX_REQUEST_JSON_DEPTH)) {
+    throw answeredBy(
+      new PushError(
+        `request: the ${method} ${url.pathname} answer nests deeper than ${MAX_REQUEST_JSON_DEPTH} levels; not parsed.`,
+      ),
+      requestIdFrom(response.headers),
+    );
   }
   try {
     return { data: JSON.parse(raw) as T, response: metadata };

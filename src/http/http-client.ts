@@ -153,6 +153,8 @@ export class FetchHttpClient implements HttpClient {
       maxRetryAfterMs: timing.maxRetryAfterMs,
     };
     const body: BodyTrack = { sent: false };
+    // Every HTTP request of this call, a 401's re-send included, for the attempt spans' resend count.
+    const sends = { count: 0 };
     let earlierAmbiguous: PushError | undefined;
     const failed = (error: unknown): Exchange => ({
       ok: false,
@@ -170,7 +172,7 @@ export class FetchHttpClient implements HttpClient {
       body.sent = false;
       let error: unknown;
       try {
-        const response = await this.#attempt(current, call, attempt, callId, body, parent);
+        const response = await this.#attempt(current, call, attempt, callId, body, { parent, sends });
         return { ok: true, response, earlierAmbiguous };
       } catch (caught) {
         state.tokenFailure = caught instanceof TokenUnavailable;
@@ -275,13 +277,15 @@ export class FetchHttpClient implements HttpClient {
     attempt: number,
     callId: number,
     body: BodyTrack,
-    parent: Context | undefined,
+    trace: { parent: Context | undefined; sends: { count: number } },
   ): Promise<Response> {
     const tracing = this.#options.tracing;
-    const sendOne = (one: RequestSpec, options: AttemptOptions): Promise<Response> =>
-      tracing === undefined
+    const sendOne = (one: RequestSpec, options: AttemptOptions): Promise<Response> => {
+      const resend = trace.sends.count++;
+      return tracing === undefined
         ? sendAttempt(one, options)
-        : tracing.attempt(parent, one, attempt - 1, (traced) => sendAttempt(traced, options));
+        : tracing.attempt(trace.parent, one, resend, (traced) => sendAttempt(traced, options));
+    };
     if (call.signal?.aborted) throw abortErrorFrom(call.signal);
     const base: AttemptOptions = {
       fetch: this.#fetch,

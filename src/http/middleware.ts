@@ -57,8 +57,18 @@ export interface MiddlewareSend {
   url: URL;
   init: RequestInit & { duplex?: 'half' };
   credentials: Credentials;
+  /**
+   * The request carries the client secret: its URL must stay exactly the transport's, so that the
+   * secret goes to the token endpoint the client was given and to no other path of that host.
+   */
+  keepUrl: boolean;
   /** Told of the headers that go on, without credentials, so that redirect hops carry them too. */
   onHeaders: (headers: Record<string, string>) => void;
+  /**
+   * The answer as the middleware may see it: with every secret the request carried scrubbed, so
+   * that a logging middleware never writes down one a hostile service echoed.
+   */
+  answer: (response: Response) => Promise<Response>;
 }
 
 /** Form fields appended to a urlencoded body. */
@@ -74,15 +84,22 @@ export function withForm(body: string, form: Record<string, string>): string {
  */
 export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Response> {
   const { url, init, credentials } = options;
+  const operation = options.context.operation;
   const streamed = init.duplex === 'half';
   const first = new Request(url, init);
+  let fetched = false;
   const last = async (request: Request): Promise<Response> => {
     const target = new URL(request.url);
     if (target.origin !== url.origin) {
-      throw new PushError(`middleware sent the ${options.context.operation} request to another origin; not sent`);
+      throw new PushError(`middleware sent the ${operation} request to another origin; not sent`);
+    }
+    if (options.keepUrl && target.href !== url.href) {
+      throw new PushError(
+        `middleware changed the ${operation} request's URL, which carries the client secret; not sent`,
+      );
     }
     if (request.method !== init.method) {
-      throw new PushError(`middleware changed the ${options.context.operation} request's method; not sent`);
+      throw new PushError(`middleware changed the ${operation} request's method; not sent`);
     }
     const headers = new Headers(request.headers);
     options.onHeaders(Object.fromEntries(headers));
@@ -93,26 +110,40 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
     const sent: RequestInit & { duplex?: 'half' } = { ...init, headers, body };
     if (body instanceof ReadableStream) sent.duplex = 'half';
     else delete sent.duplex;
-    return options.fetch(target, sent);
+    fetched = true;
+    return options.answer(await options.fetch(target, sent));
   };
   const run = (index: number, request: Request): Promise<Response> => {
     const middleware = options.middleware[index];
     if (middleware === undefined) return last(request);
     return Promise.resolve(middleware(request, (next) => run(index + 1, next), options.context)).then((response) => {
       if (!(response instanceof Response)) {
-        throw new PushError(`a middleware of the ${options.context.operation} request returned no Response`);
+        throw new PushError(`a middleware of the ${operation} request returned no Response`);
       }
       return response;
     });
   };
+  // A middleware that throws before anything was sent leaves nothing for the service to have taken:
+  // its error is final, never a network failure that a retry or an "outcome unknown" would follow.
+  const chain = async (): Promise<Response> => {
+    try {
+      return await run(0, first);
+    } catch (error) {
+      if (fetched || error instanceof PushError || init.signal?.aborted) throw error;
+      const detail = error instanceof Error ? `: ${error.message}` : '';
+      throw new PushError(`a middleware of the ${operation} request failed before sending it${detail}`, {
+        cause: error,
+      });
+    }
+  };
   // A middleware that never settles still ends with the attempt's timeout or the caller's abort,
   // rejected with the signal's reason as fetch would be, so that the error is mapped the same way.
   const signal = init.signal;
-  if (!signal) return run(0, first);
+  if (!signal) return chain();
   if (signal.aborted) throw signal.reason;
   return new Promise<Response>((resolve, reject) => {
     const stop = onAbort(signal, () => reject(signal.reason));
-    run(0, first).then(
+    chain().then(
       (response) => {
         stop();
         resolve(response);

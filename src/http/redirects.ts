@@ -21,7 +21,7 @@ import {
   withForm,
 } from './middleware.js';
 import { closerThanService } from './network-scope.js';
-import { headersToRecord } from './response-body.js';
+import { answerForMiddleware, headersToRecord } from './response-body.js';
 import type { RequestBody, RequestSpec } from './types.js';
 import { assertSecureUrl } from './url-guard.js';
 
@@ -231,6 +231,8 @@ export async function sendFollowingRedirects(
               url,
               init,
               credentials,
+              keepUrl: spec.credentials !== undefined,
+              answer: (answer) => answerForMiddleware(answer, spec, options.secrets),
               onHeaders: (chosen) => {
                 // The headers middleware chose go where the request goes; user-agent is set per hop.
                 headers = Object.fromEntries(Object.entries(chosen).filter(([name]) => name !== 'user-agent'));

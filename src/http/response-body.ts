@@ -63,6 +63,34 @@ export async function bufferSuccess(
   return new Response(scrubbed === text ? bytes : scrubbed, { ...init, headers });
 }
 
+/**
+ * An answer as middleware sees it: read under the caps the transport reads it under, with every
+ * secret the request carried (the client secret's forms, the bearer token) scrubbed from its body
+ * and headers, so that a logging middleware never writes down one that a hostile service echoed.
+ * A request without secrets (a signed-address PUT) gets its answer untouched, still streaming.
+ */
+export async function answerForMiddleware(
+  response: Response,
+  spec: RequestSpec,
+  secrets: readonly string[],
+): Promise<Response> {
+  if (secrets.length === 0) return response;
+  if (response.ok) return bufferSuccess(response, spec, secrets);
+  const init = {
+    status: response.status,
+    statusText: response.statusText,
+    headers: new Headers(headersToRecord(response.headers, secrets)),
+  };
+  if (NULL_BODY_STATUSES.has(response.status)) {
+    await response.body?.cancel().catch(() => undefined);
+    return new Response(null, init);
+  }
+  // Only the start of an error body is ever used (errorFromResponse reads no further).
+  const { bytes, truncated } = await readBounded(response, MAX_ERROR_BODY_BYTES);
+  const scrubbed = scrubSecrets(decodeText(bytes), secrets);
+  return new Response(truncated ? cutAfterSecrets(scrubbed, secrets) : scrubbed, init);
+}
+
 /** The answer's status and headers, the headers scrubbed of secrets, for `mapError` (its body was read). */
 function withScrubbedHeaders(response: Response, secrets: readonly string[]): AnswerHead {
   if (secrets.length === 0) return response;

@@ -51,3 +51,25 @@ export function parseJsonObject(text: string): Record<string, unknown> | undefin
     ? (value as Record<string, unknown>)
     : undefined;
 }
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `max`, found by one pass over the text
+ * (no recursion, so any depth is safe to ask about). Brackets inside strings do not count.
+ */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 0x5c)
+        i++; // a backslash escapes the next character
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) inString = true;
+    else if (code === 0x5b || code === 0x7b) {
+      depth++;
+      if (depth > max) return true;
+    } else if (code === 0x5d || code === 0x7d) depth--;
+  }
+  return false;
+}

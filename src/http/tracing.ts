@@ -31,7 +31,9 @@ export class Tracing {
       attributes: { 'push_api.operation': spec.operation },
     });
     try {
-      const result = await run(trace.setSpan(context.active(), span));
+      // Active while it runs: a token refresh it needs, and middleware, see it as their parent.
+      const active = trace.setSpan(context.active(), span);
+      const result = await context.with(active, () => run(active));
       const error = failure(result);
       if (error !== undefined) {
         span.setStatus({ code: SpanStatusCode.ERROR });
@@ -71,14 +73,15 @@ export class Tracing {
       parent ?? context.active(),
     );
     let sent = spec;
+    const active = trace.setSpan(parent ?? context.active(), span);
     // The data API only: a signed upload address belongs to the storage host.
     if (spec.auth === 'bearer') {
       const headers: Record<string, string> = { ...spec.headers };
-      propagation.inject(trace.setSpan(parent ?? context.active(), span), headers);
+      propagation.inject(active, headers);
       sent = { ...spec, headers };
     }
     try {
-      const result = await send(sent);
+      const result = await context.with(active, () => send(sent));
       if (typeof result.status === 'number') span.setAttribute('http.response.status_code', result.status);
       return result;
     } catch (error) {

@@ -1,8 +1,14 @@
 /** tracing: true: an operation span and an attempt span per request, and traceparent to the data API only. */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { writeFile } from 'node:fs/promises';
-import { context, propagation, trace } from '@opentelemetry/api';
+import { type Context, type ContextManager, context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { emulatorClient } from '../support/clients.js';
@@ -10,7 +16,47 @@ import { tempDir } from '../uploads/helpers.js';
 
 const exporter = new InMemorySpanExporter();
 
+/**
+ * What `NodeSDK` registers (@opentelemetry/context-async-hooks), in a few lines: the active context
+ * follows async calls, so that an application's span is the parent of the client's.
+ */
+class AsyncLocalStorageContextManager implements ContextManager {
+  readonly #storage = new AsyncLocalStorage<Context>();
+  active(): Context {
+    return this.#storage.getStore() ?? ROOT_CONTEXT;
+  }
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    active: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
+    return this.#storage.run(active, () => fn.call(thisArg, ...args));
+  }
+  bind<T>(_context: Context, target: T): T {
+    return target;
+  }
+  enable(): this {
+    return this;
+  }
+  disable(): this {
+    this.#storage.disable();
+    return this;
+  }
+}
+
+function childrenOf(parent: ReadableSpan | undefined): ReadableSpan[] {
+  return exporter
+    .getFinishedSpans()
+    .filter((span) => parent !== undefined && span.parentSpanContext?.spanId === parent.spanContext().spanId);
+}
+
+function traceparentOf(span: ReadableSpan | undefined): string {
+  return `00-${span?.spanContext().traceId}-${span?.spanContext().spanId}-01`;
+}
+
 beforeEach(() => {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager());
   trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 });
@@ -123,5 +169,76 @@ describe('tracing', () => {
     await client.uploads.getUploadUrls('demo-app', ['a.csv']);
     expect(wire.every((request) => request.headers.get('traceparent') === null)).toBe(true);
     expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it("nests under the caller's active span; a token refresh nests under the request that needed it", async () => {
+    const { emulator, client, wire } = setup();
+    await trace.getTracer('app').startActiveSpan('job', async (job) => {
+      await client.request({
+        method: 'GET',
+        path: '/services/push/v1/customer/apps/demo-app/upload',
+        query: { filenames: 'a.csv' },
+      });
+      job.end();
+    });
+    const spans = exporter.getFinishedSpans();
+    const job = spans.find((span) => span.name === 'job');
+    const [operation, ...others] = childrenOf(job);
+    expect(others).toEqual([]);
+    expect(operation?.name).toBe('push-api request');
+    expect(operation?.spanContext().traceId).toBe(job?.spanContext().traceId);
+    // Beneath it: the token request it needed, and its one GET.
+    const beneath = childrenOf(operation);
+    expect(beneath.map((span) => span.name).sort()).toEqual(['GET', 'push-api token']);
+    const token = beneath.find((span) => span.name === 'push-api token');
+    expect(childrenOf(token).map((span) => span.name)).toEqual(['POST']);
+    const get = beneath.find((span) => span.name === 'GET');
+    expect(wire.find((request) => request.method === 'GET')?.headers.get('traceparent')).toBe(traceparentOf(get));
+    expect(emulator.state.requests.find((request) => request.operation === 'upload-urls')?.headers.traceparent).toBe(
+      traceparentOf(get),
+    );
+  });
+
+  it("a 401's re-send is a span of its own, counted in http.request.resend_count", async () => {
+    const { emulator, client } = setup();
+    await client.tokens.getToken();
+    exporter.reset();
+    emulator.faults.add({ match: { operation: 'upload-urls' }, status: 401, times: 1 });
+    await client.uploads.getUploadUrls('demo-app', ['a.csv']);
+    const operation = exporter.getFinishedSpans().find((span) => span.name === 'push-api upload-urls');
+    const gets = childrenOf(operation).filter((span) => span.name === 'GET');
+    expect(gets.map((span) => span.attributes['http.response.status_code'])).toEqual([401, 200]);
+    expect(gets.map((span) => span.attributes['http.request.resend_count'])).toEqual([undefined, 1]);
+    expect(childrenOf(operation).some((span) => span.name === 'push-api token')).toBe(true);
+  });
+
+  it("the PUT span's url.full leaves out the signed address's query", async () => {
+    const { client, wire } = setup();
+    const files = await tempDir();
+    try {
+      const file = await files.write('users.csv', '');
+      await writeFile(file, 'email\nada@example.com\n');
+      await client.uploads.upload('demo-app', [file]);
+    } finally {
+      await files.cleanup();
+    }
+    const put = exporter.getFinishedSpans().find((span) => span.name === 'PUT');
+    const wirePut = wire.find((request) => request.method === 'PUT');
+    expect(new URL(wirePut?.url ?? '').search).not.toBe('');
+    const address = new URL(wirePut?.url ?? '');
+    expect(put?.attributes['url.full']).toBe(`${address.origin}${address.pathname}`);
+    expect(put?.attributes['server.address']).toBe(address.hostname);
+  });
+
+  it('a withOptions client inherits tracing unless given tracing: false', async () => {
+    const { client, wire } = setup();
+    await client.tokens.getToken();
+    exporter.reset();
+    await client.withOptions({ timeoutMs: 5_000 }).uploads.getUploadUrls('demo-app', ['a.csv']);
+    expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual(['GET', 'push-api upload-urls']);
+    exporter.reset();
+    await client.withOptions({ tracing: false }).uploads.getUploadUrls('demo-app', ['b.csv']);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    expect(wire.at(-1)?.headers.get('traceparent')).toBeNull();
   });
 });

@@ -2,7 +2,9 @@
 # Consumer smoke tests: builds and packs the package, installs the tarball into throw-away
 # projects (test/consumers/*) and runs them on each Node version in NODE_VERSIONS, then runs the
 # README's Quick start verbatim in a fresh ES module project and a fresh CommonJS one, and its
-# TypeScript Quick start as compiled by the ts-node16 project.
+# TypeScript Quick start as compiled by the ts-node16 project. The TypeScript projects also compile
+# and run shared/responses.ts: `.withResponse()`, `client.request`, middleware and a stopped run's
+# `.report`, as the docs show them.
 #
 #   bash scripts/test-consumers.sh                  # Node 20, 22 and 24
 #   NODE_VERSIONS="22" bash scripts/test-consumers.sh
@@ -40,7 +42,7 @@ mkdir -p "$tmp/base" "$tmp/vitest-msw" "$tmp/no-msw"
 echo '{ "name": "consumers-base", "private": true }' >"$tmp/base/package.json"
 cp -R test/consumers/esm test/consumers/cjs test/consumers/ts-node10 test/consumers/ts-node16 test/consumers/ts-bundler "$tmp/base/"
 # Both TypeScript projects compile the same files, each under its own module resolution.
-for project in ts-node16 ts-bundler; do cp test/consumers/shared/main.ts test/consumers/shared/sdk-only.ts "$tmp/base/$project/"; done
+for project in ts-node16 ts-bundler; do cp test/consumers/shared/main.ts test/consumers/shared/sdk-only.ts test/consumers/shared/responses.ts "$tmp/base/$project/"; done
 # The README's TypeScript Quick start, verbatim, compiled by both under every configuration below.
 node test/consumers/quickstart/extract-ts-quickstart.mjs README.md "$tmp/base/ts-node16/quickstart.ts" "$tmp/base/ts-bundler/quickstart.ts"
 cp -R test/consumers/vitest-msw/. "$tmp/vitest-msw/"

@@ -12,6 +12,7 @@ import {
   type UploadFileResult,
 } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { responses, stoppedCounts, tenant } from './responses.js';
 
 const emulator: RunningEmulator = await startEmulator();
 try {
@@ -58,6 +59,16 @@ try {
   // A failed file's error is the UploadError the docs describe, storageCode included.
   const storageCode = (file: UploadFileResult): string | undefined => file.error?.storageCode;
   assert.equal(storageCode(upload.files[0] as UploadFileResult), undefined);
+  // `.withResponse()`, `client.request` and middleware, as the docs show them.
+  const seen = await responses(new PushClient({ ...options, middleware: [tenant] }), mock.appId);
+  assert.equal(seen.batchStatus, 200);
+  assert.equal(typeof seen.batchRequestId, 'string');
+  assert.equal(seen.headerRequestId, seen.batchRequestId);
+  assert.equal(seen.cachedTokenResponse, null);
+  assert.equal(seen.addresses, 3);
+  assert.equal(seen.rawStatus, 200);
+  const stopped = await client.finance.publish('no-such-app', [records[0] as FinanceRecordInput]).catch(stoppedCounts);
+  assert.match(String(stopped), /0 sent, 1 failed, 0 unknown/);
   // dist/main.js sits inside the project folder, whose name says which resolution was used.
   const project = basename(dirname(dirname(fileURLToPath(import.meta.url))));
   console.log(`${project}: ok on node ${process.version}`);

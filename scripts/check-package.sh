@@ -10,3 +10,10 @@ npx publint run "$out/$tarball" --strict
 # Every resolution mode, node10 included: `typesVersions` maps the subpaths for TypeScript set-ups
 # that predate `exports` (moduleResolution node10, the default of module commonjs in TypeScript 5).
 npx attw "$out/$tarball"
+# The optional peer @opentelemetry/api is loaded at run time, only with `tracing: true`: a build
+# that bundled it would ship a second copy whose spans no application's tracer provider sees.
+tar -xzf "$out/$tarball" -C "$out"
+if grep -l -E 'ProxyTracerProvider|NoopTracerProvider' -r "$out/package/dist" --include='*.js' --include='*.cjs'; then
+  echo "check-package: @opentelemetry/api is bundled into the files above; it must stay an external peer" >&2
+  exit 1
+fi

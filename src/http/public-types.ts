@@ -79,7 +79,7 @@ export interface HookRequestInfo {
    * event of that request has the same `callId` (unique within the client).
    */
   callId: number;
-  /** `token`, `upload-urls`, `upload` or `finance`. */
+  /** `token`, `upload-urls`, `upload`, `finance` or `request` (`client.request`). */
   operation: string;
   method: string;
   /** Origin and path; the query (which holds signed addresses' signatures) is left out. */

@@ -238,4 +238,19 @@ describe('client.request against a hostile service', () => {
     expect(await service.client().request({ method: 'GET', path: '/@evil.example/x' })).toBe('/@evil.example/x');
     expect(await service.client().request({ method: 'GET', path: '/a:b@evil.example' })).toBe('/a:b@evil.example');
   });
+
+  it("getToken().withResponse(): the token endpoint's headers come without the client secret it echoed", async () => {
+    const service = await start((request, res) => {
+      if (request.route !== 'token') return false;
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'x-echo': request.body, 'x-request-id': 'req-token' })
+        .end(JSON.stringify({ access_token: HOSTILE_TOKEN, token_type: 'Bearer', expires_in: 3600 }));
+      return true;
+    });
+    const { response } = await service.client().tokens.getToken().withResponse();
+    expect(response?.requestId).toBe('req-token');
+    expect(response?.headers.get('x-echo')).toMatch(/client_secret=\S/);
+    expect(response?.headers.get('x-echo')).not.toContain(encodeURIComponent(HOSTILE_SECRET).replaceAll('%20', '+'));
+    expect(JSON.stringify([...(response?.headers ?? [])])).not.toContain(HOSTILE_SECRET);
+  });
 });

@@ -2,7 +2,7 @@
 import { ConfigurationError, NotFoundError, PermissionDeniedError, UnprocessableEntityError } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { emulatorClient } from '../support/clients.js';
+import { emulatorClient, recordingLogger } from '../support/clients.js';
 
 // The wire form: `created` is epoch milliseconds (the SDK converts dates; a raw request does not).
 const record = {
@@ -168,5 +168,32 @@ describe('client.request', () => {
     await expect(
       client.request({ method: 'GET', path: uploadPath, headers: { authorization: 'Bearer stolen' } }),
     ).rejects.toBeInstanceOf(ConfigurationError);
+  });
+
+  it('is told to hooks and logs as operation request, with the query and the token left out', async () => {
+    const emulator = createPushApiHandler();
+    const logger = recordingLogger();
+    const events: { operation: string; url: string }[] = [];
+    const client = emulatorClient(
+      {
+        fetch: emulator.fetch,
+        authUrl: 'https://auth.push.test',
+        baseUrl: 'https://api.push.test',
+        scopeBase: 'https://api.push.test',
+        clientId: 'demo-client',
+        clientSecret: 'demo-secret-do-not-use-in-production',
+      },
+      { logger, logLevel: 'debug', hooks: { request: (event) => events.push(event) } },
+    );
+    await client.request({ method: 'GET', path: uploadPath, query: { filenames: 'secret-name.csv' } });
+    const token = (await client.tokens.getToken()).accessToken;
+    expect(events.map((event) => [event.operation, event.url])).toEqual([
+      ['token', 'https://auth.push.test/oauth2/token'],
+      ['request', `https://api.push.test${uploadPath}`],
+    ]);
+    const logged = JSON.stringify(logger.lines);
+    expect(logged).toContain('"operation":"request"');
+    expect(logged).not.toContain('secret-name.csv');
+    expect(logged).not.toContain(token);
   });
 });

@@ -88,7 +88,11 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
   const streamed = init.duplex === 'half';
   const first = new Request(url, init);
   let fetched = false;
+  let settled = false;
   const last = async (request: Request): Promise<Response> => {
+    // A `next` kept and called after the attempt ended would send, credentials added, a request
+    // that no retry rule, report or abort accounts for.
+    if (settled) throw new PushError(`middleware called next after the ${operation} request had settled; not sent`);
     const target = new URL(request.url);
     if (target.origin !== url.origin) {
       throw new PushError(`middleware sent the ${operation} request to another origin; not sent`);
@@ -134,6 +138,8 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
       throw new PushError(`a middleware of the ${operation} request failed before sending it${detail}`, {
         cause: error,
       });
+    } finally {
+      settled = true;
     }
   };
   // A middleware that never settles still ends with the attempt's timeout or the caller's abort,
@@ -142,7 +148,10 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
   if (!signal) return chain();
   if (signal.aborted) throw signal.reason;
   return new Promise<Response>((resolve, reject) => {
-    const stop = onAbort(signal, () => reject(signal.reason));
+    const stop = onAbort(signal, () => {
+      settled = true;
+      reject(signal.reason);
+    });
     chain().then(
       (response) => {
         stop();

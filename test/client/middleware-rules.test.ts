@@ -8,6 +8,7 @@ import {
   type PublishReport,
   PushError,
   RedirectError,
+  ResponseTooLargeError,
   UnprocessableEntityError,
 } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
@@ -206,6 +207,46 @@ describe('middleware and the transport rules', () => {
     expect(sent('finance')).toHaveLength(0);
     expect(report?.recordsFailed).toBe(1);
     expect(report?.recordsUnknown).toBe(0);
+  });
+});
+
+describe('what a middleware hands back', () => {
+  it('an answer of its own past the size cap is a ResponseTooLargeError, as from the service', async () => {
+    const { client, sent } = setup([
+      async (request, next, context) =>
+        context.operation === 'uploadUrls'
+          ? new Response('x'.repeat(9 * 1024 * 1024), { headers: { 'content-type': 'application/json' } })
+          : next(request),
+    ]);
+    await expect(client.uploads.getUploadUrls('demo-app', ['a.csv'])).rejects.toBeInstanceOf(ResponseTooLargeError);
+    expect(sent('upload-urls')).toHaveLength(0);
+  });
+
+  it('something other than a Response is a PushError, and nothing is sent', async () => {
+    const { client, sent } = setup([
+      ((request, next, context) =>
+        context.operation === 'finance' ? Promise.resolve({ status: 200 }) : next(request)) as Middleware,
+    ]);
+    await expect(client.finance.publishBatch('demo-app', [record])).rejects.toThrow(/returned no Response/);
+    expect(sent('finance')).toHaveLength(0);
+  });
+
+  it('a next kept and called after the request settled sends nothing', async () => {
+    let kept: ((request: Request) => Promise<Response>) | undefined;
+    let keptRequest: Request | undefined;
+    const { client, sent } = setup([
+      (request, next, context) => {
+        if (context.operation === 'finance') {
+          kept = next;
+          keptRequest = request.clone();
+        }
+        return next(request);
+      },
+    ]);
+    await client.finance.publishBatch('demo-app', [record]);
+    expect(sent('finance')).toHaveLength(1);
+    await expect(kept?.(keptRequest as Request)).rejects.toThrow(/after the finance request had settled/);
+    expect(sent('finance')).toHaveLength(1);
   });
 });
 

@@ -241,4 +241,36 @@ describe('tracing', () => {
     expect(exporter.getFinishedSpans()).toEqual([]);
     expect(wire.at(-1)?.headers.get('traceparent')).toBeNull();
   });
+
+  it('a middleware runs inside the attempt span, and sees traceparent on the request it is given', async () => {
+    const emulator = createPushApiHandler();
+    const seen: { active: string | undefined; traceparent: string | null }[] = [];
+    const client = emulatorClient(
+      {
+        fetch: emulator.fetch,
+        authUrl: 'https://auth.push.test',
+        baseUrl: 'https://api.push.test',
+        scopeBase: 'https://api.push.test',
+        clientId: 'demo-client',
+        clientSecret: 'demo-secret-do-not-use-in-production',
+      },
+      {
+        tracing: true,
+        middleware: [
+          (request, next, context) => {
+            if (context.operation === 'uploadUrls') {
+              seen.push({
+                active: trace.getActiveSpan()?.spanContext().spanId,
+                traceparent: request.headers.get('traceparent'),
+              });
+            }
+            return next(request);
+          },
+        ],
+      },
+    );
+    await client.uploads.getUploadUrls('demo-app', ['a.csv']);
+    const get = exporter.getFinishedSpans().find((span) => span.name === 'GET');
+    expect(seen).toEqual([{ active: get?.spanContext().spanId, traceparent: traceparentOf(get) }]);
+  });
 });

@@ -2,6 +2,7 @@
  * Signed addresses for the files of one `upload` call, asked for in batches sized to the work: as
  * many names as fit in one request URL, so that a call whose names all fit makes one request.
  */
+import { nextTurn } from '../internal/next-turn.js';
 import { ADDRESS_BATCH_BYTES } from './limits.js';
 import type { UploadSource } from './source-types.js';
 import type { UploadFileType } from './types.js';
@@ -70,7 +71,11 @@ export class AddressBook {
     const end = this.#starts[batch + 1] as number;
     const names: string[] = [];
     for (let index = first; index < end; index++) names.push((this.#sources[index] as UploadSource).name);
-    pending = this.#fetch(names);
+    // Its connection goes back to the pool before the PUTs that wait for these addresses are sent.
+    pending = this.#fetch(names).then(async (addresses) => {
+      await nextTurn();
+      return addresses;
+    });
     // Asked for ahead of need: if the run stops first, nobody awaits it, and its failure is moot.
     pending.catch(() => undefined);
     this.#batches.set(batch, pending);

@@ -17,6 +17,13 @@ export const MAX_FILE_NAME_BYTES = 1024;
  */
 export const ADDRESS_BATCH_BYTES = 512 * 1024 * 1024;
 
+/**
+ * The largest storage answer to a PUT that is read: nothing in it is used (the ETag and request
+ * id are headers), and storage hosts answer a PUT with an empty or tiny body. A longer one fails
+ * the file with a `ResponseTooLargeError` and drops its connection, instead of being read whole.
+ */
+export const MAX_PUT_RESPONSE_BYTES = 64 * 1024;
+
 /** PUTs in flight at once. */
 export const DEFAULT_UPLOAD_CONCURRENCY = 4;
 

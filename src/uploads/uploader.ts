@@ -16,11 +16,12 @@ import { type CallSettings, callSettings, limitsOnly } from '../http/call-option
 import { requestIdOf } from '../http/hooks.js';
 import { requestIdFrom } from '../http/request-id.js';
 import type { RecoveryStep } from '../http/types.js';
+import { nextTurn } from '../internal/next-turn.js';
 import { RunEngine, stopsTheRun } from '../run/engine.js';
 import { AddressBook } from './address-book.js';
 import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
-import { DEFAULT_UPLOAD_CONCURRENCY } from './limits.js';
+import { DEFAULT_UPLOAD_CONCURRENCY, MAX_PUT_RESPONSE_BYTES } from './limits.js';
 import { ProgressTracker } from './progress.js';
 import { sizedBody } from './request-body.js';
 import type { UploadSource } from './source-types.js';
@@ -188,6 +189,8 @@ export class Uploader {
       } catch (error) {
         engine.interrupt(error);
       }
+      // The connection of this PUT goes back to the pool before this worker's next PUT is sent.
+      await nextTurn();
     });
 
     const report = buildReport(sources, results, started);
@@ -261,6 +264,7 @@ export class Uploader {
         },
         // Signed addresses carry their own authorization; a bearer token must never reach the storage host.
         auth: 'none',
+        maxResponseBytes: MAX_PUT_RESPONSE_BYTES,
         retryPolicy: source.reopenable ? 'idempotent' : 'never',
         ...(source.reopenable && { recover: [resign] }),
         call,

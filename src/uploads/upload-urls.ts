@@ -16,6 +16,47 @@ function encodedParam(key: string, value: string): string {
   return new URLSearchParams([[key, value]]).toString();
 }
 
+/** Characters `application/x-www-form-urlencoded` leaves as they are: ASCII letters, digits, `*-._`. */
+function isFormSafe(unit: number): boolean {
+  return (
+    (unit >= 0x61 && unit <= 0x7a) ||
+    (unit >= 0x41 && unit <= 0x5a) ||
+    (unit >= 0x30 && unit <= 0x39) ||
+    unit === 0x2a ||
+    unit === 0x2d ||
+    unit === 0x2e ||
+    unit === 0x5f
+  );
+}
+
+/**
+ * The length of `text` as URLSearchParams writes it, counted without building it (this runs once
+ * per file): a safe character or a space ("+") is one character; any other is `%XX` per UTF-8 byte,
+ * an unpaired surrogate being written as U+FFFD (three bytes).
+ */
+export function formEncodedLength(text: string): number {
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit === 0x20 || isFormSafe(unit)) length += 1;
+    else if (unit < 0x80) length += 3;
+    else if (unit < 0x800) length += 6;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        length += 12;
+        i++;
+      } else length += 9;
+    } else length += 9;
+  }
+  return length;
+}
+
+/** The length of `filenames=<name>` in a query string. */
+function filenamePairLength(name: string): number {
+  return 'filenames='.length + formEncodedLength(name);
+}
+
 /**
  * The room in one upload-address request URL, filled name by name: each URL stays shorter than
  * `maxLength`, because proxies commonly refuse longer request lines. Names go in as repeated
@@ -39,7 +80,7 @@ export class AddressRequestRoom {
 
   /** Whether `name` could go in a request of its own. */
   fitsAlone(name: string): boolean {
-    return this.#baseLength + encodedParam('filenames', name).length < this.#maxLength;
+    return this.#baseLength + filenamePairLength(name) < this.#maxLength;
   }
 
   /**
@@ -47,7 +88,7 @@ export class AddressRequestRoom {
    * does not fit alone fails when its request is built, naming it), so every name finds a request.
    */
   tryAdd(name: string): { added: true } | { added: false; reason: 'full' } {
-    const pairLength = encodedParam('filenames', name).length;
+    const pairLength = filenamePairLength(name);
     const length = this.#length + (this.#names > 0 ? 1 : 0) + pairLength;
     if (this.#names > 0 && length >= this.#maxLength) return { added: false, reason: 'full' };
     this.#length = length;

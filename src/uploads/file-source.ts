@@ -93,14 +93,15 @@ function fileReader(name: string, filePath: string, listed: { size: number; mtim
       }
       const buffer = Buffer.allocUnsafe(length);
       const { bytesRead } = await file.read(buffer, 0, length, position);
-      // A regular file reads short only at its end: it shrank.
       if (bytesRead < length) {
+        // A local file reads short only at its end: it shrank. Some network file systems read
+        // short anywhere, so the size decides.
         const { size: now } = await file.stat();
-        throw resized(now);
+        if (now !== size || bytesRead === 0) throw resized(now);
       }
       position += bytesRead;
       if (position === size) await assertUnchanged(file);
-      return buffer;
+      return bytesRead === length ? buffer : buffer.subarray(0, bytesRead);
     },
     atEnd: () => position === size,
     close,

@@ -112,9 +112,9 @@ export class Uploader {
    * `concurrency` at once. Signed addresses are asked for in batches, each as many names as fit in
    * one request URL (8 KB) and at most 512 MiB of files, so that a call whose names all fit makes
    * one address request; the next batch is asked for while the last files of the current one are
-   * sent. One file's failure does not stop the others; each is reported, and `onFileSettled` sees each as it settles. When the storage host
-   * refuses an address (it expired while the file waited its turn), a file that can be read again
-   * gets a fresh address and one more try.
+   * sent. One file's failure does not stop the others; each is reported, and `onFileSettled`
+   * sees each as it settles. When the storage host refuses an address (it expired while the file
+   * waited its turn), a file that can be read again gets a fresh address and one more try.
    *
    * A run that gave every file a final status (uploaded or failed) resolves with the report. A
    * stopped run rejects with an `UploadStoppedError`, whose `report` lists every file (those not

@@ -108,7 +108,24 @@ function ipv6Scope(groups: readonly number[]): NetworkScope {
  * fe80::/10), IPv4 carried in IPv6 judged by its IPv4 address, or `public`.
  */
 export function networkScope(url: URL): NetworkScope {
-  const host = bareHost(url.hostname);
+  // Every PUT of an upload asks this for the same two hosts: the answer is remembered per host name.
+  const known = scopeOfHostname.get(url.hostname);
+  if (known !== undefined) return known;
+  const scope = scopeOf(url.hostname);
+  if (url.hostname.length > MAX_DNS_NAME_LENGTH) return scope;
+  if (scopeOfHostname.size >= MAX_REMEMBERED_HOSTS) scopeOfHostname.clear();
+  scopeOfHostname.set(url.hostname, scope);
+  return scope;
+}
+
+/** Host names whose scope is remembered; an answer may name any number of hosts, so the memory is bounded. */
+const MAX_REMEMBERED_HOSTS = 256;
+/** A DNS name is at most 253 characters; longer host names (from a hostile answer) are not remembered. */
+const MAX_DNS_NAME_LENGTH = 253;
+const scopeOfHostname = new Map<string, NetworkScope>();
+
+function scopeOf(hostname: string): NetworkScope {
+  const host = bareHost(hostname);
   if (LOOPBACK_NAMES.has(host) || host.endsWith('.localhost')) return 'loopback';
   const v4 = ipv4Bytes(host);
   if (v4 !== undefined) return ipv4Scope(v4);

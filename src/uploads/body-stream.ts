@@ -8,6 +8,12 @@ import { READ_AHEAD_BYTES } from './limits.js';
 /** Where the bytes of one attempt come from: the next chunk on each call, `undefined` at the end. */
 export interface ChunkReader {
   read(): Promise<Uint8Array | undefined>;
+  /**
+   * True when the source knows it has no bytes left, without another `read`. The body then ends
+   * with its last chunk: an HTTP/1.1 connection whose answer arrives before the request body has
+   * ended is not reused, and the storage host answers as soon as it has `Content-Length` bytes.
+   */
+  atEnd?(): boolean;
   /** Releases the source (a file descriptor, a caller's stream). Safe to call more than once. */
   close(reason?: unknown): Promise<void>;
 }
@@ -25,6 +31,8 @@ export class BodyMeter {
   bytes = 0;
   sourceError: UploadError | undefined;
   readonly #readers = new Set<ChunkReader>();
+  /** Sources being released after their body ended, awaited by `dispose`. */
+  readonly #closing = new Set<Promise<void>>();
 
   constructor(
     private readonly name: string,
@@ -68,6 +76,14 @@ export class BodyMeter {
           }
           controller.enqueue(chunk);
           this.onBytes(this.bytes);
+          if (this.bytes === this.size && reader.atEnd?.() === true) {
+            controller.close();
+            // The file is closed after the body has ended, not before it.
+            const closing = close().catch(() => undefined);
+            this.#closing.add(closing);
+            await closing;
+            this.#closing.delete(closing);
+          }
         },
         cancel: close,
       },
@@ -82,7 +98,7 @@ export class BodyMeter {
   async dispose(): Promise<void> {
     const readers = [...this.#readers];
     this.#readers.clear();
-    await Promise.all(readers.map((reader) => reader.close().catch(() => undefined)));
+    await Promise.all([...readers.map((reader) => reader.close().catch(() => undefined)), ...this.#closing]);
   }
 
   #mismatch(direction: 'more' | 'fewer'): UploadError {

@@ -16,10 +16,12 @@ import { assertUploadableSize, bodyStream, type UploadSource } from './source-ty
  */
 export async function fileUploadSource(filePath: string, name = path.basename(filePath)): Promise<UploadSource> {
   let size: number;
+  let mtimeMs: number;
   try {
     const stats = await stat(filePath);
     if (!stats.isFile()) throw new Error('not a regular file');
     size = stats.size;
+    mtimeMs = stats.mtimeMs;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new UploadError(name, `Cannot read ${JSON.stringify(filePath)} for file ${JSON.stringify(name)}: ${reason}`, {
@@ -31,7 +33,7 @@ export async function fileUploadSource(filePath: string, name = path.basename(fi
     name,
     size,
     reopenable: true,
-    open: (meter) => bodyStream(name, size, meter, fileReader(name, filePath, size)),
+    open: (meter) => bodyStream(name, size, meter, fileReader(name, filePath, { size, mtimeMs })),
   };
 }
 
@@ -40,14 +42,17 @@ export async function fileUploadSource(filePath: string, name = path.basename(fi
  * Not `fs.openAsBlob`: Deno's reads the whole file into memory, and Bun reads it natively, past
  * the meter that reports progress and keeps the attempt's timeout alive.
  *
- * Content-Length promises `size` bytes, so the file must not change while it is read: its size
- * is checked when it is opened, and its size and modification time again before the last chunk
- * is handed over. A file that grew would otherwise be sent cut at its old size, and reported
- * uploaded; holding back the last chunk means the storage host never receives a whole body.
+ * Content-Length promises `size` bytes, so the file must be the one that was listed, unchanged
+ * until it is read: its size and modification time are checked against the listing before the
+ * last chunk is handed over (and, for a file of several chunks, when it is opened, so that a file
+ * that changed meanwhile fails before its bytes are sent). A file that grew would otherwise be
+ * sent cut at its old size, and reported uploaded; holding back the last chunk means the storage
+ * host never receives a whole body. A file of one chunk costs an open, a read, one `fstat` and a
+ * close.
  */
-function fileReader(name: string, filePath: string, size: number): ChunkReader {
+function fileReader(name: string, filePath: string, listed: { size: number; mtimeMs: number }): ChunkReader {
+  const { size } = listed;
   let handle: FileHandle | undefined;
-  let openedMtimeMs = 0;
   let closed = false;
   let position = 0;
   const changed = (what: string) =>
@@ -56,6 +61,11 @@ function fileReader(name: string, filePath: string, size: number): ChunkReader {
       `File ${JSON.stringify(filePath)} ${what} while being uploaded as ${JSON.stringify(name)}; it was not uploaded.`,
     );
   const resized = (now: number) => changed(`changed size (from ${size} to ${now} bytes)`);
+  const assertUnchanged = async (file: FileHandle) => {
+    const stats = await file.stat();
+    if (stats.size !== size) throw resized(stats.size);
+    if (stats.mtimeMs !== listed.mtimeMs) throw changed('was modified');
+  };
   const close = async () => {
     closed = true;
     const open = handle;
@@ -70,15 +80,8 @@ function fileReader(name: string, filePath: string, size: number): ChunkReader {
       throw new UploadError(name, `The upload of ${JSON.stringify(name)} was cancelled.`);
     }
     handle = opened;
-    const stats = await opened.stat();
-    if (stats.size !== size) throw resized(stats.size);
-    openedMtimeMs = stats.mtimeMs;
+    if (size > FILE_CHUNK_BYTES) await assertUnchanged(opened);
     return opened;
-  };
-  const assertUnchanged = async (file: FileHandle) => {
-    const stats = await file.stat();
-    if (stats.size !== size) throw resized(stats.size);
-    if (stats.mtimeMs !== openedMtimeMs) throw changed('was modified');
   };
   return {
     async read() {
@@ -90,11 +93,17 @@ function fileReader(name: string, filePath: string, size: number): ChunkReader {
       }
       const buffer = Buffer.allocUnsafe(length);
       const { bytesRead } = await file.read(buffer, 0, length, position);
-      if (bytesRead === 0) throw resized(position);
+      if (bytesRead < length) {
+        // A local file reads short only at its end: it shrank. Some network file systems read
+        // short anywhere, so the size decides.
+        const { size: now } = await file.stat();
+        if (now !== size || bytesRead === 0) throw resized(now);
+      }
       position += bytesRead;
       if (position === size) await assertUnchanged(file);
       return bytesRead === length ? buffer : buffer.subarray(0, bytesRead);
     },
+    atEnd: () => position === size,
     close,
   };
 }

@@ -9,8 +9,20 @@ export const MAX_UPLOAD_URLS_URL_LENGTH = 8_000;
 /** Object keys of S3-compatible stores are at most 1024 bytes of UTF-8. */
 export const MAX_FILE_NAME_BYTES = 1024;
 
-/** Names per upload-address request: files get their addresses shortly before their turn, in batches. */
-export const ADDRESS_BATCH_NAMES = 50;
+/**
+ * Bytes of files per upload-address request, past which the next file starts a new batch: the
+ * addresses of a batch must still be fresh when its last file is sent, and signed addresses
+ * commonly live 15 minutes (512 MiB then needs about 0.6 MB/s). A file larger than this gets a
+ * batch of its own.
+ */
+export const ADDRESS_BATCH_BYTES = 512 * 1024 * 1024;
+
+/**
+ * The largest storage answer to a PUT that is read: nothing in it is used (the ETag and request
+ * id are headers), and storage hosts answer a PUT with an empty or tiny body. A longer one fails
+ * the file with a `ResponseTooLargeError` and drops its connection, instead of being read whole.
+ */
+export const MAX_PUT_RESPONSE_BYTES = 64 * 1024;
 
 /** PUTs in flight at once. */
 export const DEFAULT_UPLOAD_CONCURRENCY = 4;

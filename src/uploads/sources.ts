@@ -35,7 +35,8 @@ function fromData(name: string, data: string | Uint8Array | Blob): UploadSource 
       name,
       size: data.size,
       reopenable: true,
-      open: (meter) => bodyStream(name, data.size, meter, iteratorReader(name, toAsyncIterator(data.stream()))),
+      open: (meter) =>
+        bodyStream(name, data.size, meter, iteratorReader(name, toAsyncIterator(data.stream()), data.size)),
     };
   }
   const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
@@ -93,17 +94,24 @@ function sliceReader(bytes: Uint8Array): ChunkReader {
       offset = end;
       return slice;
     },
+    atEnd: () => offset >= bytes.byteLength,
     close: async () => undefined,
   };
 }
 
 type AnyStream = UploadStreamInput['stream'];
 
-/** Reads a Node stream, async iterable or web stream on demand (backpressure kept), chunk by chunk. */
-function iteratorReader(name: string, iterator: AsyncIterator<unknown>): ChunkReader {
+/**
+ * Reads a Node stream, async iterable or web stream on demand (backpressure kept), chunk by chunk.
+ * `exactSize`: the iterator yields exactly this many bytes (a Blob's stream), so the body can end
+ * with its last chunk; a caller's stream is read until it says it is done.
+ */
+function iteratorReader(name: string, iterator: AsyncIterator<unknown>, exactSize?: number): ChunkReader {
   let done = false;
   let reading = false;
+  let bytes = 0;
   return {
+    atEnd: () => bytes === exactSize,
     async read() {
       reading = true;
       let next: IteratorResult<unknown>;
@@ -117,8 +125,11 @@ function iteratorReader(name: string, iterator: AsyncIterator<unknown>): ChunkRe
         return undefined;
       }
       const chunk: unknown = next.value;
-      if (typeof chunk === 'string') return new TextEncoder().encode(chunk);
-      if (chunk instanceof Uint8Array) return chunk;
+      const bytesOfChunk = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
+      if (bytesOfChunk instanceof Uint8Array) {
+        bytes += bytesOfChunk.byteLength;
+        return bytesOfChunk;
+      }
       throw new UploadError(name, `The stream of file ${JSON.stringify(name)} yielded a ${typeof chunk}, not bytes.`);
     },
     async close(reason) {

@@ -16,10 +16,94 @@ function encodedParam(key: string, value: string): string {
   return new URLSearchParams([[key, value]]).toString();
 }
 
+/** Characters `application/x-www-form-urlencoded` leaves as they are: ASCII letters, digits, `*-._`. */
+function isFormSafe(unit: number): boolean {
+  return (
+    (unit >= 0x61 && unit <= 0x7a) ||
+    (unit >= 0x41 && unit <= 0x5a) ||
+    (unit >= 0x30 && unit <= 0x39) ||
+    unit === 0x2a ||
+    unit === 0x2d ||
+    unit === 0x2e ||
+    unit === 0x5f
+  );
+}
+
 /**
- * Splits the names over as few request URLs as possible, each with repeated `filenames=` parameters
- * (never `filenames[]`) and shorter than `maxLength`, because proxies commonly refuse longer request lines.
+ * The length of `text` as URLSearchParams writes it, counted without building it (this runs once
+ * per file): a safe character or a space ("+") is one character; any other is `%XX` per UTF-8 byte,
+ * an unpaired surrogate being written as U+FFFD (three bytes).
  */
+export function formEncodedLength(text: string): number {
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit === 0x20 || isFormSafe(unit)) length += 1;
+    else if (unit < 0x80) length += 3;
+    else if (unit < 0x800) length += 6;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        length += 12;
+        i++;
+      } else length += 9;
+    } else length += 9;
+  }
+  return length;
+}
+
+/** The length of `filenames=<name>` in a query string. */
+function filenamePairLength(name: string): number {
+  return 'filenames='.length + formEncodedLength(name);
+}
+
+/**
+ * The room in one upload-address request URL, filled name by name: each URL stays shorter than
+ * `maxLength`, because proxies commonly refuse longer request lines. Names go in as repeated
+ * `filenames=` parameters (never `filenames[]`), after the type parameter when there is one.
+ */
+export class AddressRequestRoom {
+  readonly #baseLength: number;
+  readonly #maxLength: number;
+  #length: number;
+  #names = 0;
+
+  constructor(endpoint: URL, type: UploadFileType | undefined, maxLength: number = MAX_UPLOAD_URLS_URL_LENGTH) {
+    const fixed = new URL(endpoint.href);
+    fixed.search = '';
+    fixed.hash = '';
+    // "?" plus the type parameter and its "&" are part of every request.
+    this.#baseLength = fixed.href.length + 1 + (type === undefined ? 0 : encodedParam('type', type).length + 1);
+    this.#maxLength = maxLength;
+    this.#length = this.#baseLength;
+  }
+
+  /** Whether `name` could go in a request of its own. */
+  fitsAlone(name: string): boolean {
+    return this.#baseLength + filenamePairLength(name) < this.#maxLength;
+  }
+
+  /**
+   * Adds `name` when it fits beside the names already in. An empty room takes any name (one that
+   * does not fit alone fails when its request is built, naming it), so every name finds a request.
+   */
+  tryAdd(name: string): { added: true } | { added: false; reason: 'full' } {
+    const pairLength = filenamePairLength(name);
+    const length = this.#length + (this.#names > 0 ? 1 : 0) + pairLength;
+    if (this.#names > 0 && length >= this.#maxLength) return { added: false, reason: 'full' };
+    this.#length = length;
+    this.#names += 1;
+    return { added: true };
+  }
+
+  /** Empties the room for the next request. */
+  clear(): void {
+    this.#length = this.#baseLength;
+    this.#names = 0;
+  }
+}
+
+/** Splits the names over as few request URLs as possible, each under `maxLength` (see {@link AddressRequestRoom}). */
 export function uploadUrlsRequests(
   endpoint: URL,
   names: readonly string[],
@@ -29,12 +113,9 @@ export function uploadUrlsRequests(
   const fixed = new URL(endpoint.href);
   fixed.search = '';
   fixed.hash = '';
-  // "?" plus the type parameter and its "&" are part of every request.
-  const typeParam = type === undefined ? undefined : encodedParam('type', type);
-  const baseLength = fixed.href.length + 1 + (typeParam === undefined ? 0 : typeParam.length + 1);
+  const room = new AddressRequestRoom(fixed, type, maxLength);
   const urls: URL[] = [];
   let group: string[] = [];
-  let length = baseLength;
   const flush = () => {
     const url = new URL(fixed.href);
     const params = new URLSearchParams();
@@ -43,15 +124,16 @@ export function uploadUrlsRequests(
     url.search = params.toString();
     urls.push(url);
     group = [];
-    length = baseLength;
+    room.clear();
   };
   for (const name of names) {
-    const pairLength = encodedParam('filenames', name).length;
-    if (baseLength + pairLength >= maxLength) {
+    if (!room.fitsAlone(name)) {
       throw new UploadError(name, `File name ${JSON.stringify(name)} is too long to fit in an upload-address request.`);
     }
-    if (group.length > 0 && length + 1 + pairLength >= maxLength) flush();
-    length += (group.length > 0 ? 1 : 0) + pairLength;
+    if (!room.tryAdd(name).added) {
+      flush();
+      room.tryAdd(name);
+    }
     group.push(name);
   }
   if (group.length > 0) flush();

@@ -18,10 +18,12 @@ import type { ResponseMetadata, WithResponse } from '../http/public-types.js';
 import { requestIdFrom } from '../http/request-id.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { RecoveryStep } from '../http/types.js';
+import { nextTurn } from '../internal/next-turn.js';
 import { RunEngine, stopsTheRun } from '../run/engine.js';
+import { AddressBook } from './address-book.js';
 import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
-import { ADDRESS_BATCH_NAMES, DEFAULT_UPLOAD_CONCURRENCY } from './limits.js';
+import { DEFAULT_UPLOAD_CONCURRENCY, MAX_PUT_RESPONSE_BYTES } from './limits.js';
 import { ProgressTracker } from './progress.js';
 import { sizedBody } from './request-body.js';
 import type { UploadSource } from './source-types.js';
@@ -123,11 +125,12 @@ export class Uploader {
 
   /**
    * Uploads files: checks every input first (names, sizes, readable paths), then PUTs up to
-   * `concurrency` at once, asking for signed addresses in batches of at most 50 names as the
-   * files come up. One file's failure does not stop the
-   * others; each is reported, and `onFileSettled` sees each as it settles. When the storage host
-   * refuses an address (it expired while the file waited its turn), a file that can be read again
-   * gets a fresh address and one more try.
+   * `concurrency` at once. Signed addresses are asked for in batches, each as many names as fit in
+   * one request URL (8 KB) and at most 512 MiB of files, so that a call whose names all fit makes
+   * one address request; the next batch is asked for while the last files of the current one are
+   * sent. One file's failure does not stop the others; each is reported, and `onFileSettled`
+   * sees each as it settles. When the storage host refuses an address (it expired while the file
+   * waited its turn), a file that can be read again gets a fresh address and one more try.
    *
    * A run that gave every file a final status (uploaded or failed) resolves with the report. A
    * stopped run rejects with an `UploadStoppedError`, whose `report` lists every file (those not
@@ -165,7 +168,7 @@ export class Uploader {
     if (!Number.isInteger(concurrency) || concurrency < 1) {
       throw new ConfigurationError(`concurrency must be a whole number of at least 1, got ${concurrency}`);
     }
-    uploadUrlsEndpoint(this.#ctx.baseUrl, appId);
+    const endpoint = uploadUrlsEndpoint(this.#ctx.baseUrl, appId);
     const call = callSettings(options, this.#ctx.defaultHeaders); // bad per-call options fail before any file is opened
     if (!Array.isArray(files)) throw new ConfigurationError('files must be an array of upload inputs');
     throwIfAborted(signal);
@@ -176,7 +179,11 @@ export class Uploader {
     const putCall = limitsOnly(call);
     const results: (UploadFileResult | undefined)[] = new Array(sources.length);
     const workers = Math.min(concurrency, sources.length);
-    const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, options), workers);
+    const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, options), {
+      workers,
+      endpoint,
+      type: options.type,
+    });
     const totalBytes = sources.reduce((sum, source) => sum + source.size, 0);
     const tracker = new ProgressTracker(totalBytes, options.onProgress, this.#ctx.logger);
     const engine = new RunEngine(signal);
@@ -198,6 +205,8 @@ export class Uploader {
       } catch (error) {
         engine.interrupt(error);
       }
+      // The connection of this PUT goes back to the pool before this worker's next PUT is sent.
+      await nextTurn();
     });
 
     const report = buildReport(sources, results, started);
@@ -271,6 +280,7 @@ export class Uploader {
         },
         // Signed addresses carry their own authorization; a bearer token must never reach the storage host.
         auth: 'none',
+        maxResponseBytes: MAX_PUT_RESPONSE_BYTES,
         retryPolicy: source.reopenable ? 'idempotent' : 'never',
         ...(source.reopenable && { recover: [resign] }),
         call,
@@ -305,50 +315,6 @@ export class Uploader {
       // A failed attempt may leave its source open (fetch does not always cancel a body it never read).
       await Promise.all(meters.map((each) => each.dispose()));
     }
-  }
-}
-
-/**
- * Signed addresses, asked for in batches of {@link ADDRESS_BATCH_NAMES} names: one request per
- * batch, shared by the workers that wait for it. Addresses expire, so a long upload does not ask
- * for all of them at the start; but the next batch is asked for when the files of this one start
- * running out (as many left as there are workers), so that no worker waits for a round trip.
- */
-class AddressBook {
-  readonly #batches = new Map<number, Promise<Record<string, string>>>();
-  readonly #sources: readonly UploadSource[];
-  readonly #fetch: (names: string[]) => Promise<Record<string, string>>;
-  readonly #workers: number;
-
-  constructor(
-    sources: readonly UploadSource[],
-    fetch: (names: string[]) => Promise<Record<string, string>>,
-    workers: number,
-  ) {
-    this.#sources = sources;
-    this.#fetch = fetch;
-    this.#workers = workers;
-  }
-
-  async get(index: number): Promise<string> {
-    const batch = Math.floor(index / ADDRESS_BATCH_NAMES);
-    const pending = this.#request(batch);
-    if (index % ADDRESS_BATCH_NAMES >= ADDRESS_BATCH_NAMES - this.#workers) this.#request(batch + 1);
-    const addresses = await pending;
-    return addresses[(this.#sources[index] as UploadSource).name] ?? '';
-  }
-
-  #request(batch: number): Promise<Record<string, string>> {
-    let pending = this.#batches.get(batch);
-    const first = batch * ADDRESS_BATCH_NAMES;
-    if (pending === undefined && first < this.#sources.length) {
-      const names = this.#sources.slice(first, first + ADDRESS_BATCH_NAMES).map((source) => source.name);
-      pending = this.#fetch(names);
-      // Asked for ahead of need: if the run stops first, nobody awaits it, and its failure is moot.
-      pending.catch(() => undefined);
-      this.#batches.set(batch, pending);
-    }
-    return pending ?? Promise.resolve({});
   }
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -107,6 +107,15 @@ describe('upload sources', () => {
     const source = await toUploadSource(file);
     await writeFile(file, content.subarray(0, 1000));
     await expect(readAll(source)).rejects.toThrow(/changed size/);
+  });
+
+  it('fails the stream of a file rewritten at the same size since it was listed, before its last byte', async () => {
+    const file = path.join(dir, 'rewritten.bin');
+    await writeFile(file, content);
+    const source = await toUploadSource(file);
+    // A modification time the listing did not see, at the same size.
+    await utimes(file, new Date(), new Date(Date.now() + 5_000));
+    await expect(readAll(source)).rejects.toThrow(/was modified/);
   });
 
   it('refuses a file over 5 GiB before reading it (sparse file)', async () => {

@@ -1,7 +1,13 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, PushError, UploadError } from '../../src/errors.js';
 import { MAX_UPLOAD_URLS_URL_LENGTH } from '../../src/uploads/limits.js';
-import { parseUploadUrlMap, uploadUrlsEndpoint, uploadUrlsRequests } from '../../src/uploads/upload-urls.js';
+import {
+  formEncodedLength,
+  parseUploadUrlMap,
+  uploadUrlsEndpoint,
+  uploadUrlsRequests,
+} from '../../src/uploads/upload-urls.js';
 
 const BASE = new URL('https://api.push.test');
 
@@ -170,5 +176,19 @@ describe('upload-address response', () => {
     expect(error).toBeInstanceOf(UploadError);
     expect(error?.message).toMatch(/credentials/);
     expect(error?.message).not.toContain('hunter22');
+  });
+});
+
+describe('formEncodedLength', () => {
+  it('counts exactly the characters URLSearchParams writes, for any text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (text) => {
+        expect(formEncodedLength(text)).toBe(new URLSearchParams([['', text]]).toString().length - 1);
+      }),
+      { numRuns: 2000 },
+    );
+    for (const text of ['', ' ', 'a b', "!'()~*-._", 'ü', '€', '😀', '\ud800', '\udc00x', 'x\ud83d']) {
+      expect(formEncodedLength(text)).toBe(new URLSearchParams([['', text]]).toString().length - 1);
+    }
   });
 });

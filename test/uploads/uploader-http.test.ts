@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PushClient } from '../../src/client.js';
-import { ADDRESS_BATCH_NAMES } from '../../src/uploads/limits.js';
+import { MAX_UPLOAD_URLS_URL_LENGTH } from '../../src/uploads/limits.js';
 import { pushClientFor } from '../support/clients.js';
 import { clientFor, patternBytes, progressRecorder, sha256, tempDir } from './helpers.js';
 
@@ -124,30 +124,56 @@ describe('upload over real HTTP', () => {
 });
 
 describe('upload addresses', () => {
-  it('asks for the next batch of addresses before the files of this one run out', async () => {
-    const workers = 4;
+  /** A client that records, for each address request, its names and how many PUTs had finished. */
+  function countingClient() {
     let putsDone = 0;
-    const putsDoneAtAddressRequest: number[] = [];
-    const counting = pushClientFor(
+    const addressRequests: { names: number; putsDone: number; length: number }[] = [];
+    const client = pushClientFor(
       { ...emulator.mock, authUrl: emulator.authUrl, baseUrl: emulator.baseUrl },
       {
         fetch: async (input, init) => {
-          const url = String(input instanceof Request ? input.url : input);
-          if (url.includes('/upload?')) putsDoneAtAddressRequest.push(putsDone);
+          const url = new URL(String(input instanceof Request ? input.url : input));
+          if (url.pathname.endsWith('/upload')) {
+            addressRequests.push({
+              names: url.searchParams.getAll('filenames').length,
+              putsDone,
+              length: url.href.length,
+            });
+          }
           const response = await fetch(input, init);
           if (init?.method === 'PUT') putsDone++;
           return response;
         },
       },
     );
-    const inputs = Array.from({ length: ADDRESS_BATCH_NAMES + 10 }, (_, i) => ({
-      name: `f-${i}.txt`,
+    return { client, addressRequests };
+  }
+
+  it('asks for the addresses of every file in one request when all the names fit in one URL', async () => {
+    const { client: counting, addressRequests } = countingClient();
+    const inputs = Array.from({ length: 200 }, (_, i) => ({ name: `f-${i}.txt`, data: `file ${i}` }));
+    const report = await counting.uploads.upload(emulator.mock.appId, inputs, { concurrency: 4, type: 'users' });
+    expect(report.filesUploaded).toBe(inputs.length);
+    expect(addressRequests).toEqual([{ names: 200, putsDone: 0, length: expect.any(Number) }]);
+  });
+
+  it('fills each address request up to the URL limit, and asks for the next before the files of this one run out', async () => {
+    const workers = 4;
+    const { client: counting, addressRequests } = countingClient();
+    // 300-character names: about 25 fit in one URL, so 60 files need three requests.
+    const inputs = Array.from({ length: 60 }, (_, i) => ({
+      name: `${String(i).padStart(3, '0')}-${'n'.repeat(296)}`,
       data: `file ${i}`,
     }));
     const report = await counting.uploads.upload(emulator.mock.appId, inputs, { concurrency: workers });
     expect(report.filesUploaded).toBe(inputs.length);
-    // Two requests; the second started while the workers still held files of the first batch.
-    expect(putsDoneAtAddressRequest).toHaveLength(2);
-    expect(putsDoneAtAddressRequest[1]).toBeLessThan(ADDRESS_BATCH_NAMES - workers);
+    expect(addressRequests).toHaveLength(3);
+    expect(addressRequests.reduce((sum, request) => sum + request.names, 0)).toBe(60);
+    for (const request of addressRequests) expect(request.length).toBeLessThan(MAX_UPLOAD_URLS_URL_LENGTH);
+    // Each full request had no room for one more name.
+    const first = addressRequests[0] as { names: number; length: number };
+    expect(first.length + 1 + 'filenames='.length + 300).toBeGreaterThanOrEqual(MAX_UPLOAD_URLS_URL_LENGTH);
+    // The second started while the workers still held files of the first batch.
+    expect(addressRequests[1]?.putsDone).toBeLessThan(first.names - workers + 1);
   });
 });

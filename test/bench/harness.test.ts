@@ -62,6 +62,10 @@ describe('bench runner', () => {
     // A quick smoke run never overwrites the full run that docs/performance.md quotes.
     expect(parseArgs(['--quick']).out).toBe('bench/results/quick.json');
     expect(parseArgs(['--quick', '--out', 'x.json']).out).toBe('x.json');
+    // The network rows, run alone, keep their own results file, which their docs section quotes.
+    expect(parseArgs(['--only', 'network']).out).toBe('bench/results/network.json');
+    expect(parseArgs(['--only', 'network,publish']).out).toBe('bench/results/latest.json');
+    expect(parseArgs(['--quick', '--only', 'network']).out).toBe('bench/results/quick.json');
     expect(() => parseArgs(['--fast'])).toThrow(/unknown argument/);
     expect(() => parseArgs(['--only'])).toThrow(/needs a value/);
   });

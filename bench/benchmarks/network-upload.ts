@@ -36,11 +36,16 @@ async function uploadRow(
   const bytes = await totalBytes(files);
   const env = connectionEnv(far.server);
   const sdkOutputs: SdkOutput[] = [];
+  /** The proxy's CPU time as a share of each run's wall time, by variant: how near it came to a core. */
+  const proxyBusy = new Map<string, number[]>();
   /** One run from no open connection; the sink must have received every byte. */
   const checked = async (what: string, run: () => Promise<number>): Promise<number> => {
     await far.fresh();
+    const started = performance.now();
     const ms = await run();
-    const { sink } = await far.counts();
+    const wallMs = performance.now() - started;
+    const { sink, proxy } = await far.counts();
+    proxyBusy.set(what, [...(proxyBusy.get(what) ?? []), proxy.cpuMs / wallMs]);
     if (sink.uploadBytes !== bytes || sink.uploadErrors > 0) {
       throw new Error(`${what}: the sink received ${sink.uploadBytes} of ${bytes} bytes, ${sink.uploadErrors} refused`);
     }
@@ -68,6 +73,7 @@ async function uploadRow(
   const peaks = sdkOutputs.map((output) => output.peakInFlight);
   const limits = sdkOutputs.map((output) => output.maxLimit).filter((limit) => limit !== null);
   const events = sdkOutputs.reduce((sum, output) => sum + output.limitEvents, 0);
+  const busiest = Math.max(...[...proxyBusy.values()].flat());
   return versusBest({
     benchmark,
     work,
@@ -78,7 +84,8 @@ async function uploadRow(
     target: { of: 'ratio', op: '>=', limit: 0.9 },
     note:
       `SDK peak in flight ${Math.min(...peaks)}–${Math.max(...peaks)}, ${events} concurrency events` +
-      (limits.length > 0 ? `, largest window ${Math.max(...limits)}` : ''),
+      (limits.length > 0 ? `, largest window ${Math.max(...limits)}` : '') +
+      `; the proxy's CPU time was at most ${(100 * busiest).toFixed(0)}% of a run's wall time`,
   });
 }
 

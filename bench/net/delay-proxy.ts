@@ -25,6 +25,8 @@ export interface ProxyStats {
   /** Bytes carried towards the server, and back. */
   bytesUp: number;
   bytesDown: number;
+  /** CPU time of this process (the proxy's, when it runs alone in one), in milliseconds. */
+  cpuMs: number;
 }
 
 export interface RunningProxy {
@@ -52,7 +54,8 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Runni
     : 4 * 1024 * 1024;
   const open = new Set<Socket>();
   const live = new Set<{ up: Link; down: Link }>();
-  let stats: ProxyStats = { connections: 0, bytesUp: 0, bytesDown: 0 };
+  let stats: ProxyStats = { connections: 0, bytesUp: 0, bytesDown: 0, cpuMs: 0 };
+  let cpuAtReset = process.cpuUsage();
 
   function accept(client: Socket): void {
     stats.connections++;
@@ -106,12 +109,14 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Runni
         bytesUp += up.bytes;
         bytesDown += down.bytes;
       }
-      return { connections: stats.connections, bytesUp, bytesDown };
+      const cpu = process.cpuUsage(cpuAtReset);
+      return { connections: stats.connections, bytesUp, bytesDown, cpuMs: (cpu.user + cpu.system) / 1000 };
     },
     reset() {
       for (const socket of open) socket.destroy();
       live.clear();
-      stats = { connections: 0, bytesUp: 0, bytesDown: 0 };
+      stats = { connections: 0, bytesUp: 0, bytesDown: 0, cpuMs: 0 };
+      cpuAtReset = process.cpuUsage();
     },
     close() {
       for (const socket of open) socket.destroy();

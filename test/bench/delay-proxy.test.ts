@@ -104,6 +104,18 @@ describe('the delay proxy', () => {
     expect(running.stats()).toMatchObject({ connections: 1, bytesDown: 7 });
   });
 
+  it('stops reading from a sender whose receiver does not read, so its memory stays bounded', async () => {
+    const size = 64 * 2 ** 20;
+    const target = await server((socket) => socket.end(Buffer.alloc(size, 2)));
+    const running = await proxy({ targetPort: target, oneWayDelayMs: 1, bytesPerSecond: Number.POSITIVE_INFINITY });
+    const socket = await client(running.port);
+    socket.pause();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Without backpressure the proxy would have read all 64 MiB from loopback by now.
+    expect(running.stats().bytesDown).toBeGreaterThan(0);
+    expect(running.stats().bytesDown).toBeLessThan(size / 2);
+  });
+
   it('closes every connection on reset, so that the next run opens its own', async () => {
     const target = await server(() => {});
     const running = await proxy({ targetPort: target, oneWayDelayMs: 1 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { alternate } from '../../bench/lib/alternate.js';
 import { parseArgs } from '../../bench/lib/args.js';
+import { networkSettings } from '../../bench/lib/network-settings.js';
 import { makeRow } from '../../bench/lib/row.js';
 import { median, ratio, toMB } from '../../bench/lib/stats.js';
 import { markdownTable } from '../../bench/lib/table.js';
@@ -44,6 +45,22 @@ describe('bench rows', () => {
     const lines = markdownTable([row]).split('\n');
     expect(lines).toHaveLength(3);
     expect(lines[2]).toBe('| 3 upload | peak RSS | 95.4 MB | — | — | ≤ 120 MB | pass |');
+  });
+});
+
+describe("the network rows' settings", () => {
+  it('default to a 50 ms round trip, 50 MB/s per connection and 20 ms + 0.02 ms per record', () => {
+    expect(networkSettings({})).toEqual({
+      proxy: { oneWayDelayMs: 25, bytesPerSecond: 50e6, handshakeRoundTrips: 1 },
+      serverTime: { baseMs: 20, perRecordMs: 0.02 },
+    });
+  });
+
+  it('are read from the environment, 0 MB/s meaning no cap, and refuse what is not a number', () => {
+    const settings = networkSettings({ BENCH_NET_ONE_WAY_MS: '50', BENCH_NET_MBPS: '0' });
+    expect(settings.proxy).toMatchObject({ oneWayDelayMs: 50, bytesPerSecond: null });
+    expect(() => networkSettings({ BENCH_NET_SERVER_MS: 'fast' })).toThrow(/BENCH_NET_SERVER_MS/);
+    expect(() => networkSettings({ BENCH_NET_ONE_WAY_MS: '-1' })).toThrow(/≥ 0/);
   });
 });
 

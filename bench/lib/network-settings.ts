@@ -12,12 +12,16 @@ export interface NetworkSettings {
   serverTime: ServerTime;
 }
 
+/** Above this, Node's timers would overflow and fire at once: no setting may ask for it. */
+const MAX_SETTING = 60_000;
+
 function fromEnv(name: string, fallback: number, env: Record<string, string | undefined>): number {
   const text = env[name];
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
-  if (!Number.isFinite(value) || value < 0)
-    throw new Error(`${name} must be a number ≥ 0, got ${JSON.stringify(text)}`);
+  if (!Number.isFinite(value) || value < 0 || value > MAX_SETTING) {
+    throw new Error(`${name} must be a number from 0 to ${MAX_SETTING}, got ${JSON.stringify(text)}`);
+  }
   return value;
 }
 

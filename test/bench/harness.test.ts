@@ -60,7 +60,9 @@ describe("the network rows' settings", () => {
     const settings = networkSettings({ BENCH_NET_ONE_WAY_MS: '50', BENCH_NET_MBPS: '0' });
     expect(settings.proxy).toMatchObject({ oneWayDelayMs: 50, bytesPerSecond: null });
     expect(() => networkSettings({ BENCH_NET_SERVER_MS: 'fast' })).toThrow(/BENCH_NET_SERVER_MS/);
-    expect(() => networkSettings({ BENCH_NET_ONE_WAY_MS: '-1' })).toThrow(/≥ 0/);
+    expect(() => networkSettings({ BENCH_NET_ONE_WAY_MS: '-1' })).toThrow(/from 0 to 60000/);
+    // A delay Node's timers cannot hold would silently become none.
+    expect(() => networkSettings({ BENCH_NET_ONE_WAY_MS: '3e9' })).toThrow(/from 0 to 60000/);
   });
 });
 

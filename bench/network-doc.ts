@@ -79,11 +79,17 @@ function proxyLine(rows: readonly Row[]): string {
   const ping = find('delay proxy: round trip');
   const echo = find('delay proxy: echo of');
   const ceiling = find('delay proxy without delay or cap');
+  const busiest = Math.max(
+    ...rows
+      .map((row) => Number(/proxy's CPU time was at most (\d+)%/.exec(row.note ?? '')?.[1] ?? Number.NaN))
+      .filter(Number.isFinite),
+  );
   return (
-    `The proxy's own cost, on a loopback echo in the same run: a one-byte round trip took ${figure(ping?.ours, 'ms')} ` +
+    `The proxy's own cost, in the same run: a one-byte echo's round trip took ${ping?.ours?.toFixed(1)} ms ` +
     `(configured ${figure(ping?.baseline, 'ms')}); ${echo?.metric.replace('delay proxy: ', '')} took ` +
-    `${echo?.ratio?.toFixed(2)}× the ideal time; with no delay and no cap it forwarded ${figure(ceiling?.ours, 'MB/s')} ` +
-    `(${ceiling?.ratio?.toFixed(2)}× the same echo without the proxy).`
+    `${echo?.ratio?.toFixed(2)}× the ideal time; during the upload rows its CPU time was at most ${busiest}% of a ` +
+    `run's wall time; with no delay and no cap, echoing connections moved ${figure(ceiling?.ours, 'MB/s')} through it ` +
+    `(${ceiling?.ratio?.toFixed(2)}× the same echo without it, a lower bound: the echo shares the harness's process).`
   );
 }
 

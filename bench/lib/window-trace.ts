@@ -69,7 +69,7 @@ export class WindowRecorder {
       response: (event) => {
         if (event.operation === this.#operation) this.#move(-1);
       },
-      concurrency: (event) => this.#limit(event),
+      concurrency: (event: unknown) => this.#limit(event),
     };
     return hooks;
   }

@@ -33,13 +33,16 @@ export async function networkPublishRows(ctx: BenchContext, far: FarServer, benc
   const peaks: number[] = [];
   const batches = Math.ceil(count / BATCH_SIZE);
 
-  /** One run from no open connection; the sink must have answered exactly one request per batch. */
+  /** One run from no open connection and a cached token; the sink must answer one request per batch. */
   const run = async (what: string, publish: () => Promise<void>): Promise<number> => {
     await far.fresh();
     const ms = await timed(publish);
     const { sink } = await far.counts();
-    if (sink.financeRequests !== batches)
+    if (sink.financeRequests !== batches) {
       throw new Error(`${what}: ${sink.financeRequests} requests for ${batches} batches`);
+    }
+    // Every side starts with its token: the SDK from the shared store, the scripts from the harness.
+    if (sink.tokenRequests !== 0) throw new Error(`${what}: asked for ${sink.tokenRequests} token(s) during the run`);
     return ms;
   };
   const sdk = async (input: typeof records) => {

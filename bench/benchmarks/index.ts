@@ -1,6 +1,7 @@
 import { checkpointFsync } from './checkpoint-fsync.js';
 import { fleet } from './fleet.js';
 import { longLived } from './long-lived.js';
+import { network } from './network.js';
 import { oneShot } from './one-shot.js';
 import { publishThroughput } from './publish-throughput.js';
 import { rateLimited } from './rate-limited.js';
@@ -22,4 +23,5 @@ export const BENCHMARKS: readonly Benchmark[] = [
   longLived,
   checkpointFsync,
   realExports,
+  network,
 ];

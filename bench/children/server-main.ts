@@ -17,7 +17,7 @@ interface Served {
 const BENCH_CREDENTIALS = { clientId: 'bench-client', clientSecret: 'bench-secret', scopeBase: 'https://bench.local' };
 
 async function serveSink(config: ServerChildConfig): Promise<Served> {
-  const sink = await startSink({ countRecords: config.countRecords === true });
+  const sink = await startSink({ countRecords: config.countRecords === true, serverTime: config.serverTime });
   return {
     ready: { url: sink.url, appId: 'bench-app', ...BENCH_CREDENTIALS },
     stats: () => sink.stats,

@@ -13,6 +13,12 @@ export const DEFAULT_OUT = 'bench/results/latest.json';
 /** Quick runs are smoke tests: they must not overwrite the full run that docs/performance.md quotes. */
 export const QUICK_OUT = 'bench/results/quick.json';
 
+/**
+ * Benchmarks whose full runs keep their own results file, quoted by their own docs section: run
+ * alone, they must not replace the full run of every benchmark in latest.json.
+ */
+export const OWN_RESULTS: Readonly<Record<string, string>> = { network: 'bench/results/network.json' };
+
 export function parseArgs(argv: readonly string[]): BenchArgs {
   const args: BenchArgs = { quick: false, only: [], out: '' };
   for (let i = 0; i < argv.length; i++) {
@@ -29,6 +35,7 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
       throw new Error(`unknown argument ${arg}; try --help`);
     }
   }
-  if (args.out === '') args.out = args.quick ? QUICK_OUT : DEFAULT_OUT;
+  const own = args.only.length === 1 ? OWN_RESULTS[args.only[0] as string] : undefined;
+  if (args.out === '') args.out = args.quick ? QUICK_OUT : (own ?? DEFAULT_OUT);
   return args;
 }

@@ -1,4 +1,5 @@
 /** One line of the results: a measured figure, its baseline, and the target it is held to. */
+import type { WindowTrace } from './window-trace.js';
 
 export interface Target {
   /** Which figure the target applies to. */
@@ -26,6 +27,8 @@ export interface Row {
   pass?: boolean;
   samples: { ours: number[]; baseline?: number[] };
   note?: string;
+  /** The SDK's in-flight window over one of the row's runs (the network rows), for the plot. */
+  trace?: WindowTrace;
 }
 
 /** Whether a figure meets its target. */

@@ -19,8 +19,18 @@ export interface ServerChildConfig {
   kind: 'sink' | 'emulator';
   /** Sink: parse each finance body and count its records (costs CPU in the sink process). */
   countRecords?: boolean;
+  /**
+   * Sink: how long the service takes to answer a finance batch, `baseMs + perRecordMs × records`,
+   * as a real service spends it validating and storing; the sink's CPU stays idle meanwhile.
+   */
+  serverTime?: ServerTime;
   /** Emulator: its rate limit on the data API. */
   rateLimit?: { requests: number; windowMs: number };
+}
+
+export interface ServerTime {
+  baseMs: number;
+  perRecordMs: number;
 }
 
 export type ToChild = { type: 'stats' } | { type: 'reset' } | { type: 'close' };

@@ -2,13 +2,16 @@
  * The minimal loopback sink: stands in for the token service, the data API and the storage host,
  * doing as little as possible so that the client, not the server, is what gets measured.
  * - `POST …/oauth2/token` answers a valid bearer token;
- * - `POST …/finance` drains the body and answers `{"success":true}` (counting records on request);
- * - `GET …/upload?filenames=…` answers addresses under `/storage/` on this same server;
+ * - `POST …/finance` drains the body and answers `{"success":true}` (counting records on request),
+ *   after a server time per batch when one is set;
+ * - `GET …/upload?filenames=…` answers addresses under `/storage/` on the server the client reached
+ *   (the loopback `Host` it asked, so that addresses lead back through a proxy in front);
  * - `PUT /storage/…` needs Content-Length, counts the bytes without keeping them, answers 200.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { emptyStats, type SinkStats } from './protocol.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { emptyStats, type ServerTime, type SinkStats } from './protocol.js';
 
 export interface RunningSink {
   url: string;
@@ -39,18 +42,40 @@ function drain(req: IncomingMessage, keep: boolean): Promise<{ bytes: number; ch
   });
 }
 
-export async function startSink(options: { countRecords?: boolean } = {}): Promise<RunningSink> {
+/** A record's one required key, written once per record in any body JSON.stringify makes. */
+const RECORD_KEY = Buffer.from('"created":');
+
+/** Records in a finance body, without parsing it: the server time must not cost the sink CPU. */
+function countRecordKeys(body: Buffer): number {
+  let count = 0;
+  for (let at = body.indexOf(RECORD_KEY); at >= 0; at = body.indexOf(RECORD_KEY, at + RECORD_KEY.length)) count++;
+  return count;
+}
+
+/** `host:port` of a loopback address, else undefined: an address the sink hands out never leaves loopback. */
+function loopbackHost(host: string | undefined): string | undefined {
+  return host !== undefined && /^(127\.0\.0\.1|localhost|\[::1\]):\d{1,5}$/.test(host) ? host : undefined;
+}
+
+export interface SinkOptions {
+  countRecords?: boolean;
+  serverTime?: ServerTime;
+}
+
+export async function startSink(options: SinkOptions = {}): Promise<RunningSink> {
   let stats = emptyStats();
   let origin = '';
 
   async function finance(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const { bytes, chunks } = await drain(req, options.countRecords === true);
+    const { serverTime } = options;
+    const { bytes, chunks } = await drain(req, options.countRecords === true || serverTime !== undefined);
     stats.financeRequests++;
     stats.bodyBytes += bytes;
     if (options.countRecords) {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { records?: unknown[] };
       stats.financeRecords += body.records?.length ?? 0;
     }
+    if (serverTime) await sleep(serverTime.baseMs + serverTime.perRecordMs * countRecordKeys(Buffer.concat(chunks)));
     send(res, 200, SUCCESS_BODY);
   }
 
@@ -72,11 +97,13 @@ export async function startSink(options: { countRecords?: boolean } = {}): Promi
     res.writeHead(200, { etag: '"bench"', 'content-length': 0 }).end();
   }
 
-  function uploadUrls(url: URL, res: ServerResponse): void {
+  function uploadUrls(req: IncomingMessage, url: URL, res: ServerResponse): void {
     stats.uploadUrlRequests++;
+    const host = loopbackHost(req.headers.host);
+    const storage = host === undefined ? origin : `http://${host}`;
     const addresses: Record<string, string> = {};
     for (const name of url.searchParams.getAll('filenames')) {
-      addresses[name] = `${origin}/storage/${encodeURIComponent(name)}?signature=bench`;
+      addresses[name] = `${storage}/storage/${encodeURIComponent(name)}?signature=bench`;
     }
     send(res, 200, JSON.stringify(addresses));
   }
@@ -89,7 +116,7 @@ export async function startSink(options: { countRecords?: boolean } = {}): Promi
       return send(res, 200, TOKEN_BODY);
     }
     if (req.method === 'POST' && url.pathname.endsWith('/finance')) return finance(req, res);
-    if (req.method === 'GET' && url.pathname.endsWith('/upload')) return uploadUrls(url, res);
+    if (req.method === 'GET' && url.pathname.endsWith('/upload')) return uploadUrls(req, url, res);
     if (req.method === 'PUT' && url.pathname.startsWith('/storage/')) return upload(req, res);
     await drain(req, false);
     send(res, 404, '{"error":"no such path"}');

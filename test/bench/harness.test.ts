@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { alternate } from '../../bench/lib/alternate.js';
 import { parseArgs } from '../../bench/lib/args.js';
+import { networkSettings } from '../../bench/lib/network-settings.js';
 import { makeRow } from '../../bench/lib/row.js';
 import { median, ratio, toMB } from '../../bench/lib/stats.js';
 import { markdownTable } from '../../bench/lib/table.js';
@@ -47,6 +48,24 @@ describe('bench rows', () => {
   });
 });
 
+describe("the network rows' settings", () => {
+  it('default to a 50 ms round trip, 50 MB/s per connection and 20 ms + 0.02 ms per record', () => {
+    expect(networkSettings({})).toEqual({
+      proxy: { oneWayDelayMs: 25, bytesPerSecond: 50e6, handshakeRoundTrips: 1 },
+      serverTime: { baseMs: 20, perRecordMs: 0.02 },
+    });
+  });
+
+  it('are read from the environment, 0 MB/s meaning no cap, and refuse what is not a number', () => {
+    const settings = networkSettings({ BENCH_NET_ONE_WAY_MS: '50', BENCH_NET_MBPS: '0' });
+    expect(settings.proxy).toMatchObject({ oneWayDelayMs: 50, bytesPerSecond: null });
+    expect(() => networkSettings({ BENCH_NET_SERVER_MS: 'fast' })).toThrow(/BENCH_NET_SERVER_MS/);
+    expect(() => networkSettings({ BENCH_NET_ONE_WAY_MS: '-1' })).toThrow(/from 0 to 60000/);
+    // A delay Node's timers cannot hold would silently become none.
+    expect(() => networkSettings({ BENCH_NET_ONE_WAY_MS: '3e9' })).toThrow(/from 0 to 60000/);
+  });
+});
+
 describe('bench runner', () => {
   it('alternates the variants and rotates who goes first in each round', async () => {
     const order: string[] = [];
@@ -62,6 +81,10 @@ describe('bench runner', () => {
     // A quick smoke run never overwrites the full run that docs/performance.md quotes.
     expect(parseArgs(['--quick']).out).toBe('bench/results/quick.json');
     expect(parseArgs(['--quick', '--out', 'x.json']).out).toBe('x.json');
+    // The network rows, run alone, keep their own results file, which their docs section quotes.
+    expect(parseArgs(['--only', 'network']).out).toBe('bench/results/network.json');
+    expect(parseArgs(['--only', 'network,publish']).out).toBe('bench/results/latest.json');
+    expect(parseArgs(['--quick', '--only', 'network']).out).toBe('bench/results/quick.json');
     expect(() => parseArgs(['--fast'])).toThrow(/unknown argument/);
     expect(() => parseArgs(['--only'])).toThrow(/needs a value/);
   });

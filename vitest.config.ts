@@ -1,6 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+/** Not in either lane: the recipes against real databases, and the packed-tarball consumers. */
+export const LANE_EXCLUDES = ['test/integration/**', 'test/consumers/**', 'node_modules/**'];
+
+/** Test files that need their modules loaded afresh (module state they observe from the start). */
+const ISOLATED = ['test/finance/lazy-schema.test.ts'];
+
 export default defineConfig({
   resolve: {
     // Tests and examples import the package by its public name, served from source.
@@ -21,11 +27,25 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['test/**/*.test.ts'],
-    // The fast lane. CLI processes, chaos, docs, examples and browsers are `*.e2e.test.ts`
-    // files, run by `npm run test:e2e` (vitest.e2e.config.ts).
-    exclude: ['test/**/*.e2e.test.ts', 'test/integration/**', 'test/consumers/**', 'node_modules/**'],
+    // The fast lane: `test/**/*.test.ts` in the two projects below. CLI processes, chaos, docs,
+    // examples and browsers are `*.e2e.test.ts` files, run by `npm run test:e2e` (vitest.e2e.config.ts).
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Worker threads that keep the modules they loaded from one test file to the next: importing
+    // the SDK and the emulator afresh for every file cost more than the tests themselves. A file
+    // that must see its modules unloaded (zod loaded on first need) runs alone, isolated.
+    pool: 'threads',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: [...LANE_EXCLUDES, 'test/**/*.e2e.test.ts', ...ISOLATED],
+          isolate: false,
+        },
+      },
+      { extends: true, test: { name: 'isolated', include: ISOLATED, isolate: true } },
+    ],
   },
 });

@@ -5,10 +5,11 @@
  * And a request refused with an old token re-sent with the token another request had already
  * fetched, and gave up when that one was refused too (revoked meanwhile): it now refreshes then.
  */
+
+import type { PushClient } from 'push-api-client';
+import { createPushApiHandler, type EmulatorFetch } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import type { PushClient } from '../../src/index.js';
-import { createPushApiHandler, type EmulatorFetch } from '../../src/testing/index.js';
-import { emulatorClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
 
 const record = {
   created: 1_700_000_000_000,
@@ -36,7 +37,7 @@ describe('401 refresh across retries', () => {
       }
       return response;
     };
-    const client = emulatorClient(mock, { fetch });
+    const client = clientFor(mock, { fetch });
     await client.tokens.getToken();
     mock.revokeAllTokens();
     const statuses = () => mock.state.requests.filter((r) => r.operation === 'finance').map((r) => r.status);
@@ -62,7 +63,7 @@ describe('401 refresh across retries', () => {
       }
       return mock.fetch(request);
     };
-    client = emulatorClient(mock, { fetch, maxRetries: 0 });
+    client = clientFor(mock, { fetch, maxRetries: 0 });
     await expect(client.finance.publishBatch(mock.appId, [record])).resolves.toEqual({ success: true });
     const finance = mock.state.requests.filter((r) => r.operation === 'finance').map((r) => r.status);
     expect(finance).toEqual([401, 401, 200]);
@@ -72,7 +73,7 @@ describe('401 refresh across retries', () => {
 
   it('a 401 right after a refresh is still final', async () => {
     const mock = createPushApiHandler();
-    const client = emulatorClient(mock);
+    const client = clientFor(mock);
     mock.faults.add({ match: { operation: 'finance' }, status: 401, times: 5 });
     await expect(client.finance.publishBatch(mock.appId, [record])).rejects.toMatchObject({
       name: 'AuthenticationError',

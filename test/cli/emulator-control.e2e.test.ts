@@ -8,8 +8,8 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorSettings } from '../../src/cli/commands/emulator.js';
-import { buildCli } from './helpers/build.js';
-import { killChildren, makeTempDir, runCli, startCli } from './helpers/run.js';
+import { buildCli } from '../support/cli/build.js';
+import { killChildren, makeTempDir, runCli, startCli } from '../support/cli/run.js';
 
 const CONTAINER_DNS = resolve(import.meta.dirname, '../support/container-dns.mjs');
 let cli: string;

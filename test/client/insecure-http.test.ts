@@ -1,10 +1,10 @@
 import { createServer } from 'node:net';
+import { ConfigurationError, PushClient } from 'push-api-client';
+import { startEmulator } from 'push-api-client/testing';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigurationError, PushClient } from '../../src/index.js';
-import { startEmulator } from '../../src/testing/index.js';
 import { containerLookup } from '../support/container-lookup.js';
-import { validRecord } from '../testing/helpers.js';
+import { financeRecord } from '../support/records.js';
 
 const remote = {
   clientId: 'id',
@@ -100,7 +100,7 @@ describe('plain http to a non-loopback host', () => {
     let client: PushClient | undefined;
     const warnings = await warningsDuring(async () => {
       client = new PushClient({ ...emulator.clientOptions(), dispatcher, env: { PUSH_ALLOW_INSECURE_HTTP: '1' } });
-      await client.finance.publish(emulator.mock.appId, [validRecord(), validRecord()]);
+      await client.finance.publish(emulator.mock.appId, [financeRecord(), financeRecord()]);
       await client.uploads.upload(emulator.mock.appId, [{ name: 'users.csv', data: 'id\n1\n' }]);
     });
     expect(warnings).toHaveLength(1);

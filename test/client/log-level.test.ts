@@ -3,7 +3,8 @@ import { promisify } from 'node:util';
 import { ConfigurationError, type PushClientOptions } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { emulatorClient, recordingLogger } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
+import { recordingLogger } from '../support/recorders.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
 const record = SAMPLE_RECORD;
@@ -18,7 +19,7 @@ function setup(options: PushClientOptions = {}) {
     clientId: 'demo-client',
     clientSecret: 'demo-secret-do-not-use-in-production',
   };
-  return { emulator, mock, client: emulatorClient(mock, options) };
+  return { emulator, mock, client: clientFor(mock, options) };
 }
 
 /** What the built-in logger wrote (it writes every level through console.error, to stderr). */

@@ -7,6 +7,8 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { financeRecordSchema } from 'push-api-client/schema';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -16,8 +18,8 @@ import {
   ISO_DATE_TIME_PATTERN,
 } from '../../src/finance/fields.js';
 import { recordSchemaLoaded } from '../../src/finance/validate.js';
-import type { financeRecordSchema } from '../../src/schema.js';
-import { makeRecords, mockWithClient, toAsync } from './helpers.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecords, toAsync } from '../support/records.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -38,17 +40,19 @@ describe('zod, loaded on first need', () => {
   }, 60_000);
 
   it('is not loaded to publish valid records from an async iterable', async () => {
-    const { mock, client } = mockWithClient();
-    const report = await client.finance.publish(mock.appId, toAsync(makeRecords(1500)));
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    const report = await client.finance.publish(mock.appId, toAsync(financeRecords(1500)));
     expect(report.recordsSent).toBe(1500);
     expect(recordSchemaLoaded()).toBe(false);
   });
 
   it('is loaded, without an internal error, for a record whose getter answers differently on each read', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     let reads = 0;
     const flaky = {
-      ...makeRecords(1)[0],
+      ...financeRecords(1)[0],
       get amount() {
         reads++;
         return reads % 2 === 1 ? 'ten' : 5;
@@ -64,8 +68,9 @@ describe('zod, loaded on first need', () => {
   });
 
   it('explains by field the records only zod can judge', async () => {
-    const { mock, client } = mockWithClient();
-    const records: unknown[] = makeRecords(3);
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    const records: unknown[] = financeRecords(3);
     records[1] = { ...(records[1] as object), amount: 'ten' };
     const report = await client.finance.publish(mock.appId, toAsync(records) as AsyncIterable<never>, {
       onInvalid: 'skip',

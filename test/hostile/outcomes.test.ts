@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import type { BatchStatus, PublishReport } from 'push-api-client';
 import {
   ConnectionError,
   PushApiError,
@@ -18,15 +18,15 @@ import {
   TimeoutError,
   UnexpectedResponseError,
   UnprocessableEntityError,
-} from '../../src/errors.js';
-import type { BatchStatus, PublishReport } from '../../src/index.js';
+} from 'push-api-client';
+import { describe, expect, it } from 'vitest';
 import {
   drainedOrClosed,
-  FINANCE_RECORD,
   HOSTILE_APP_ID,
   type HostileRoute,
   useHostileService,
 } from '../support/hostile-service.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 
 const start = useHostileService();
 
@@ -244,7 +244,7 @@ describe('every answer, against a real server', () => {
       const { service, client } = await setUp(row, 'finance');
       // A run stopped by an error (every batch would meet it) rejects with the report on the error.
       const report = await client.finance
-        .publish(HOSTILE_APP_ID, [FINANCE_RECORD])
+        .publish(HOSTILE_APP_ID, [SAMPLE_RECORD])
         .catch((error: { report?: PublishReport }) => error.report);
       const batch = report?.batches[0];
       expect(batch?.status).toBe(row.finance.status);

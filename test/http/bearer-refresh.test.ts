@@ -1,11 +1,12 @@
 import { setupServer } from 'msw/node';
+import { AuthenticationError, ServerError } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AuthenticationError, ServerError } from '../../src/errors.js';
 import { noHooks } from '../../src/http/hooks.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import type { RequestSpec } from '../../src/http/types.js';
-import { emulatorTokenManager, recordingLogger } from '../support/clients.js';
+import { emulatorTokenManager } from '../support/clients.js';
+import { recordingLogger } from '../support/recorders.js';
 
 const mock = createPushApiMock();
 const server = setupServer(...mock.handlers);

@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { PushClient, type PushClientOptions } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordingLogger } from '../http/support.js';
+import { recordingLogger } from '../support/recorders.js';
 
 /**
  * Runs successes, 401 refreshes, token errors and API errors over real HTTP, captures every log

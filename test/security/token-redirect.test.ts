@@ -2,8 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { PushClient, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { recordingLogger } from '../http/support.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
+import { recordingLogger } from '../support/recorders.js';
 import { secretForms } from './scan.js';
 
 const listen = useLoopbackServers();

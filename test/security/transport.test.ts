@@ -5,9 +5,9 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ConfigurationError, PushClient } from 'push-api-client';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigurationError, PushClient } from '../../src/index.js';
-import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
 
 let emulator: RunningEmulator;
 let redirector: Server;

@@ -1,11 +1,11 @@
 /** The uploader against the emulator over real HTTP (127.0.0.1), where the wire rules are enforced. */
 import { Readable } from 'node:stream';
+import type { PushClient } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { PushClient } from '../../src/client.js';
 import { ADDRESS_BATCH_NAMES } from '../../src/uploads/limits.js';
-import { pushClientFor } from '../support/clients.js';
-import { clientFor, patternBytes, progressRecorder, sha256, tempDir } from './helpers.js';
+import { clientFor } from '../support/clients.js';
+import { patternBytes, progressRecorder, sha256, tempDir } from '../support/files.js';
 
 let emulator: RunningEmulator;
 let client: PushClient;
@@ -13,7 +13,7 @@ let files: Awaited<ReturnType<typeof tempDir>>;
 
 beforeAll(async () => {
   emulator = await startEmulator();
-  client = clientFor({ ...emulator.mock, authUrl: emulator.authUrl, baseUrl: emulator.baseUrl });
+  client = clientFor(emulator);
   files = await tempDir();
 });
 afterEach(() => emulator.mock.reset());
@@ -128,18 +128,15 @@ describe('upload addresses', () => {
     const workers = 4;
     let putsDone = 0;
     const putsDoneAtAddressRequest: number[] = [];
-    const counting = pushClientFor(
-      { ...emulator.mock, authUrl: emulator.authUrl, baseUrl: emulator.baseUrl },
-      {
-        fetch: async (input, init) => {
-          const url = String(input instanceof Request ? input.url : input);
-          if (url.includes('/upload?')) putsDoneAtAddressRequest.push(putsDone);
-          const response = await fetch(input, init);
-          if (init?.method === 'PUT') putsDone++;
-          return response;
-        },
+    const counting = clientFor(emulator, {
+      fetch: async (input, init) => {
+        const url = String(input instanceof Request ? input.url : input);
+        if (url.includes('/upload?')) putsDoneAtAddressRequest.push(putsDone);
+        const response = await fetch(input, init);
+        if (init?.method === 'PUT') putsDone++;
+        return response;
       },
-    );
+    });
     const inputs = Array.from({ length: ADDRESS_BATCH_NAMES + 10 }, (_, i) => ({
       name: `f-${i}.txt`,
       data: `file ${i}`,

@@ -1,12 +1,10 @@
 /**
  * zod is loaded on first need (validate.ts): valid records never load it, and the first record
  * the fast path does not accept loads it before it is judged, whatever the input's form. Vitest
- * isolates each test file's modules, so the schema starts unloaded here; the tests run in order.
+ * isolates this file's modules (vitest.config.ts), so the schema starts unloaded here; the tests
+ * run in order. lazy-schema.e2e.test.ts checks the same in a process where zod cannot load at all.
  */
 
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import type { financeRecordSchema } from 'push-api-client/schema';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
@@ -21,24 +19,7 @@ import { recordSchemaLoaded } from '../../src/finance/validate.js';
 import { clientFor } from '../support/clients.js';
 import { financeRecords, toAsync } from '../support/records.js';
 
-const run = promisify(execFile);
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
 describe('zod, loaded on first need', () => {
-  it('is never loaded to publish valid records, from an array, a generator or an async iterable', async () => {
-    // A fresh process in which zod cannot be loaded at all: valid records must go through anyway.
-    const { stdout } = await run(
-      process.execPath,
-      ['--import', 'tsx', '--import', './test/support/without-zod.mjs', 'test/finance/fixtures/publish-without-zod.ts'],
-      { cwd: root, timeout: 60_000 },
-    );
-    const result = JSON.parse(stdout) as { sent: Record<string, number>; invalid: string; compiled: boolean };
-    expect(result.compiled).toBe(true);
-    expect(result.sent).toEqual({ array: 1500, arraySkip: 1500, generator: 1500, asyncIterable: 1500, batch: 10 });
-    // The control: the first record only zod can judge asks for zod, which the process refuses.
-    expect(result.invalid).toContain('zod is blocked in this process');
-  }, 60_000);
-
   it('is not loaded to publish valid records from an async iterable', async () => {
     const mock = createPushApiMock();
     const client = clientFor(mock);

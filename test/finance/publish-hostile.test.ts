@@ -78,7 +78,8 @@ describe('publish when the token cannot be had', () => {
   });
 
   it('token answers of 429 get the patience of a rate limit: the batches wait and are sent', async () => {
-    const client = clientFor(server, { maxRetries: 1 });
+    // The service asks for a second; the cap turns that into a quarter, which changes no decision.
+    const client = clientFor(server, { maxRetries: 1, maxRetryAfterMs: 250 });
     server.mock.faults.add({ match: { operation: 'token' }, status: 429, retryAfter: 1, times: 2 });
     const report = await client.finance.publish(server.mock.appId, financeRecords(20), { batchSize: 10 });
     expect(report.recordsSent).toBe(20);
@@ -91,29 +92,31 @@ describe('publish when the token cannot be had', () => {
 
 describe('publish under a rate limit that never lifts', () => {
   it('a Retry-After of 0 still waits between re-sends: the service is not hammered until the deadline', async () => {
-    const client = clientFor(server, { maxRetries: 0 });
+    // The backoff and the deadline at a quarter of their defaults: the same count of sends.
+    const client = clientFor(server, { maxRetries: 0, backoff: { initialDelayMs: 125, maxDelayMs: 2_000 } });
     server.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 0, times: FOREVER });
     const report = await client.finance.publish(server.mock.appId, financeRecords(30), {
       batchSize: 10,
       concurrency: 3,
-      rateLimitDeadlineMs: 1_000,
+      rateLimitDeadlineMs: 250,
     });
     expect(report.recordsFailed).toBe(30);
     expect(report.batches.every((batch) => batch.error instanceof RateLimitError)).toBe(true);
-    // Backoff from about 0.25-0.5 s: each of the three batches is sent a few times, not thousands.
+    // Backoff from about 60-125 ms: each of the three batches is sent a few times, not thousands.
     expect(financeStatuses(server.mock).length).toBeLessThanOrEqual(3 * 4);
   });
 
   it('rateLimitDeadlineMs runs out for the whole run at once, not again for each batch', async () => {
-    const client = clientFor(server, { maxRetries: 0 });
+    // Retry-After: 1 capped to 400 ms, the deadline scaled with it (1.5 s -> 600 ms).
+    const client = clientFor(server, { maxRetries: 0, maxRetryAfterMs: 400 });
     server.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 1, times: FOREVER });
     const report = await client.finance.publish(server.mock.appId, financeRecords(30), {
       batchSize: 10,
       concurrency: 1,
-      rateLimitDeadlineMs: 1_500,
+      rateLimitDeadlineMs: 600,
     });
     expect(report.batches.map((batch) => batch.status)).toEqual(['failed', 'failed', 'failed']);
-    // The first batch is sent at 0 and 1 s; the deadline, counted from the run's first 429, has
+    // The first batch is sent at 0 and 0.4 s; the deadline, counted from the run's first 429, has
     // passed when the others meet theirs. Counted per batch, it would be two sends each.
     expect(financeStatuses(server.mock)).toEqual([429, 429, 429, 429]);
   });

@@ -53,7 +53,7 @@ describe('finance publish over HTTP', () => {
   });
 
   it('re-sends an ambiguous batch only when retryAmbiguous is on, and still reports it unknown', async () => {
-    const client = clientFor(server, { retryAmbiguous: true });
+    const client = clientFor(server, { retryAmbiguous: true, backoff: { initialDelayMs: 0, maxDelayMs: 0 } });
     server.mock.faults.add({ match: { operation: 'finance' }, times: 1, status: 502 });
     const report = await client.finance.publish(server.mock.appId, financeRecords(10));
     expect(financeStatuses(server.mock)).toEqual([502, 200]);
@@ -66,7 +66,7 @@ describe('finance publish over HTTP', () => {
   });
 
   it('reports a batch unknown, not sent, when it was stored, the connection dropped, and the re-send succeeded', async () => {
-    const client = clientFor(server, { retryAmbiguous: true });
+    const client = clientFor(server, { retryAmbiguous: true, backoff: { initialDelayMs: 0, maxDelayMs: 0 } });
     // The service stores the first batch, then the connection drops: ambiguous, so it is re-sent.
     server.mock.faults.add({ match: { operation: 'finance' }, times: 1, drop: 'after' });
     const settled: { status: string; storedAtLeastOnce?: true }[] = [];
@@ -95,7 +95,11 @@ describe('finance publish over HTTP', () => {
   });
 
   it('reports a batch unknown, never failed, when an ambiguous attempt was re-sent and the re-send met a 429 past the deadline', async () => {
-    const client = clientFor(server, { retryAmbiguous: true, maxRetries: 2 });
+    const client = clientFor(server, {
+      retryAmbiguous: true,
+      maxRetries: 2,
+      backoff: { initialDelayMs: 0, maxDelayMs: 0 },
+    });
     // The service stores the batch, then the connection drops: ambiguous, so it is re-sent...
     server.mock.faults.add({ match: { operation: 'finance' }, times: 1, drop: 'after' });
     // ...and the re-send is rate limited, with no patience left (a deadline of 0).
@@ -124,7 +128,8 @@ describe('finance publish over HTTP', () => {
   );
 
   it('retries a 429 after its Retry-After and counts the batch as sent once', async () => {
-    const client = clientFor(server);
+    // A Retry-After of 0 is honoured on the first wait only; short backoffs keep the second quick.
+    const client = clientFor(server, { backoff: { initialDelayMs: 5, maxDelayMs: 20 } });
     server.mock.faults.add({ match: { operation: 'finance' }, times: 2, status: 429, retryAfter: 0 });
     const report = await client.finance.publish(server.mock.appId, financeRecords(10));
     expect(report.batches.map((b) => b.status)).toEqual(['sent']);
@@ -143,12 +148,12 @@ describe('finance publish over HTTP', () => {
   });
 
   it('marks a batch failed with the 429, safe to send again, once nothing was accepted for rateLimitDeadlineMs', async () => {
-    const client = clientFor(server, { maxRetries: 0 });
+    const client = clientFor(server, { maxRetries: 0, backoff: { initialDelayMs: 40, maxDelayMs: 80 } });
     server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, status: 429 });
     const started = Date.now();
-    // Without Retry-After the waits follow the backoff (about 0.4 s, then 0.8 s): two re-sends fit.
-    const report = await client.finance.publish(server.mock.appId, financeRecords(10), { rateLimitDeadlineMs: 1_500 });
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // Without Retry-After the waits follow the backoff (about 40 ms, then 80 ms): re-sends fit.
+    const report = await client.finance.publish(server.mock.appId, financeRecords(10), { rateLimitDeadlineMs: 300 });
+    expect(Date.now() - started).toBeLessThan(1_500);
     expect(report.batches.map((b) => b.status)).toEqual(['failed']);
     expect(report.batches[0]?.error).toBeInstanceOf(RateLimitError);
     expect(financeStatuses(server.mock).length).toBeGreaterThanOrEqual(2);

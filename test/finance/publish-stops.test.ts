@@ -1,6 +1,4 @@
 /** A publish run stopped by an error every batch would meet: it stops at once and rejects with that error and its report. */
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import type { PublishReport } from 'push-api-client';
 import {
   AuthenticationError,
@@ -14,6 +12,7 @@ import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccounted } from '../support/accounting.js';
 import { clientFor } from '../support/clients.js';
+import { closedPort } from '../support/loopback-server.js';
 import { financeRecords } from '../support/records.js';
 
 let server: RunningEmulator;
@@ -24,15 +23,6 @@ afterAll(() => server.close());
 
 const fast = { maxRetries: 1 };
 const financeRequests = () => server.mock.state.requests.filter((request) => request.operation === 'finance').length;
-
-/** A loopback port where nothing listens. */
-async function closedPort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 async function rejection(
   promise: Promise<unknown>,

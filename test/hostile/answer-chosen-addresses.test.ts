@@ -10,8 +10,8 @@ import { ConnectionError, PushApiError, RedirectError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { HOSTILE_APP_ID, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
-import { remoteDns } from '../support/remote-dns.js';
 import { SAMPLE_RECORD } from '../support/records.js';
+import { remoteDns } from '../support/remote-dns.js';
 
 const start = useHostileService();
 const serve = useLoopbackServers();

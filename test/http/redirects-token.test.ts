@@ -4,7 +4,7 @@ import { PushClient, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { useLoopbackServers } from '../support/loopback-server.js';
 import { recordingLogger } from '../support/recorders.js';
-import { secretForms } from './scan.js';
+import { secretForms } from '../security/scan.js';
 
 const listen = useLoopbackServers();
 

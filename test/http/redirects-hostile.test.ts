@@ -4,8 +4,8 @@ import { RedirectError, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
-import { remoteDns } from '../support/remote-dns.js';
 import { SAMPLE_RECORD } from '../support/records.js';
+import { remoteDns } from '../support/remote-dns.js';
 
 const start = useHostileService();
 const serve = useLoopbackServers();

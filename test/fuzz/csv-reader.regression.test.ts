@@ -8,8 +8,8 @@
  *   row up to the next quote vanished, neither sent nor rejected.
  */
 import { describe, expect, it } from 'vitest';
-import { readCsv } from '../../src/cli/readers/csv.js';
 import { MAX_ROW_BYTES } from '../../src/cli/readers/types.js';
+import { readCsv } from '../support/readers.js';
 import { chunked, drain } from './reader-input.js';
 
 const HEADER = 'created,amount,currency,identifier,type,vendor\n';

@@ -214,8 +214,3 @@ export async function* readJsonChunks(
   }
   splitter.end();
 }
-
-/** The records of a .json file one at a time; see {@link readJsonChunks}. */
-export async function* readJson(source: AsyncIterable<Buffer | string>, file: string): AsyncGenerator<SourceRow> {
-  for await (const rows of readJsonChunks(source, file)) yield* rows;
-}

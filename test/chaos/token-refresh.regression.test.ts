@@ -10,16 +10,7 @@ import type { PushClient } from 'push-api-client';
 import { createPushApiHandler, type EmulatorFetch } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import { clientFor } from '../support/clients.js';
-
-const record = {
-  created: 1_700_000_000_000,
-  amount: 12.5,
-  currency: 'EUR',
-  identifier: 'a@example.com',
-  type: 'expense' as const,
-  vendor: 'Acme',
-  transactionNumber: 'refresh-1',
-};
+import { financeRecord } from '../support/records.js';
 
 describe('401 refresh across retries', () => {
   it('refreshes again when the token it refreshed to is revoked during a retry backoff', async () => {
@@ -42,7 +33,9 @@ describe('401 refresh across retries', () => {
     mock.revokeAllTokens();
     const statuses = () => mock.state.requests.filter((r) => r.operation === 'finance').map((r) => r.status);
 
-    await expect(client.finance.publishBatch(mock.appId, [record])).resolves.toEqual({ success: true });
+    await expect(
+      client.finance.publishBatch(mock.appId, [financeRecord(0, { transactionNumber: 'refresh-1' })]),
+    ).resolves.toEqual({ success: true });
     expect(statuses()).toEqual([401, 503, 401, 200]);
     expect(mock.state.tokenRequestCount).toBe(3);
     expect(mock.state.records(mock.appId).map((r) => r.transactionNumber)).toEqual(['refresh-1']);
@@ -64,7 +57,9 @@ describe('401 refresh across retries', () => {
       return mock.fetch(request);
     };
     client = clientFor(mock, { fetch, maxRetries: 0 });
-    await expect(client.finance.publishBatch(mock.appId, [record])).resolves.toEqual({ success: true });
+    await expect(
+      client.finance.publishBatch(mock.appId, [financeRecord(0, { transactionNumber: 'refresh-1' })]),
+    ).resolves.toEqual({ success: true });
     const finance = mock.state.requests.filter((r) => r.operation === 'finance').map((r) => r.status);
     expect(finance).toEqual([401, 401, 200]);
     expect(mock.state.tokenRequestCount).toBe(3);
@@ -75,7 +70,9 @@ describe('401 refresh across retries', () => {
     const mock = createPushApiHandler();
     const client = clientFor(mock);
     mock.faults.add({ match: { operation: 'finance' }, status: 401, times: 5 });
-    await expect(client.finance.publishBatch(mock.appId, [record])).rejects.toMatchObject({
+    await expect(
+      client.finance.publishBatch(mock.appId, [financeRecord(0, { transactionNumber: 'refresh-1' })]),
+    ).rejects.toMatchObject({
       name: 'AuthenticationError',
     });
     expect(mock.state.requests.filter((r) => r.operation === 'finance')).toHaveLength(2);

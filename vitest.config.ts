@@ -4,8 +4,24 @@ import { defineConfig } from 'vitest/config';
 /** Not in either lane: the recipes against real databases, and the packed-tarball consumers. */
 export const LANE_EXCLUDES = ['test/integration/**', 'test/consumers/**', 'node_modules/**'];
 
-/** Test files that need their modules loaded afresh (module state they observe from the start). */
-const ISOLATED = ['test/finance/lazy-schema.test.ts'];
+/**
+ * Test files that run with their modules loaded afresh: one that observes module state from the
+ * start (zod loaded on first need), and those that start msw's `setupServer`, which replaces the
+ * global fetch while it listens: a runtime probe made then (how fetch reads a Blob body, in
+ * uploads/request-body.ts, done once per process) must not be what later files' real HTTP uses.
+ */
+const ISOLATED = [
+  'test/finance/lazy-schema.test.ts',
+  'test/client/msw.test.ts',
+  'test/client/retry-timing.test.ts',
+  'test/client/with-options.test.ts',
+  'test/http/bearer-refresh.test.ts',
+  'test/testing/content-length-msw.test.ts',
+  'test/testing/msw-user-suite.test.ts',
+  'test/uploads/uploader-failures.test.ts',
+  'test/uploads/uploader-input.test.ts',
+  'test/uploads/uploader-stops.test.ts',
+];
 
 export default defineConfig({
   resolve: {

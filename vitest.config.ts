@@ -9,9 +9,15 @@ export const LANE_EXCLUDES = ['test/integration/**', 'test/consumers/**', 'node_
  * start (zod loaded on first need), and those that start msw's `setupServer`, which replaces the
  * global fetch while it listens: a runtime probe made then (how fetch reads a Blob body, in
  * uploads/request-body.ts, done once per process) must not be what later files' real HTTP uses.
+ * Also those that load the npm `undici` package: on Node 20, loaded before the first fetch, it
+ * makes its own Agent the dispatcher of Node's fetch, which then refuses a streamed upload's
+ * Content-Length (UND_ERR_INVALID_ARG) in every later file.
  */
 const ISOLATED = [
   'test/finance/lazy-schema.test.ts',
+  'test/client/insecure-http.test.ts',
+  'test/http/proxy-errors.test.ts',
+  'test/http/transport.test.ts',
   'test/client/msw.test.ts',
   'test/client/retry-timing.test.ts',
   'test/client/with-options.test.ts',

@@ -13,7 +13,7 @@ export const LANE_EXCLUDES = ['test/integration/**', 'test/consumers/**', 'node_
  * makes its own Agent the dispatcher of Node's fetch, which then refuses a streamed upload's
  * Content-Length (UND_ERR_INVALID_ARG) in every later file.
  */
-const ISOLATED = [
+export const ISOLATED = [
   'test/finance/lazy-schema.test.ts',
   'test/client/insecure-http.test.ts',
   'test/http/proxy-errors.test.ts',
@@ -54,8 +54,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Worker threads that keep the modules they loaded from one test file to the next: importing
-    // the SDK and the emulator afresh for every file cost more than the tests themselves. A file
-    // that must see its modules unloaded (zod loaded on first need) runs alone, isolated.
+    // the SDK and the emulator afresh for every file cost more than the tests themselves. The files
+    // in ISOLATED run alone (test/docs/test-lanes.test.ts checks the list is complete).
     pool: 'threads',
     projects: [
       {

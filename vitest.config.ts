@@ -5,13 +5,12 @@ import { defineConfig } from 'vitest/config';
 export const LANE_EXCLUDES = ['test/integration/**', 'test/consumers/**', 'node_modules/**'];
 
 /**
- * Test files that run with their modules loaded afresh: one that observes module state from the
- * start (zod loaded on first need), and those that start msw's `setupServer`, which replaces the
- * global fetch while it listens: a runtime probe made then (how fetch reads a Blob body, in
- * uploads/request-body.ts, done once per process) must not be what later files' real HTTP uses.
- * Also those that load the npm `undici` package: on Node 20, loaded before the first fetch, it
- * makes its own Agent the dispatcher of Node's fetch, which then refuses a streamed upload's
- * Content-Length (UND_ERR_INVALID_ARG) in every later file.
+ * Test files that run with their modules and globals afresh: one that observes module state from
+ * the start (zod loaded on first need); those that load the npm `undici` package, which on Node 20,
+ * loaded before the first fetch, makes its own Agent the dispatcher of Node's fetch, which then
+ * refuses a streamed upload's Content-Length (UND_ERR_INVALID_ARG) in every later file; and those
+ * that start msw's `setupServer`, which replaces the global fetch while it listens, so that a file
+ * stopped before its `afterAll` cannot leave it in place for the files after it.
  */
 export const ISOLATED = [
   'test/finance/lazy-schema.test.ts',

@@ -1,6 +1,33 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+/** Not in either lane: the recipes against real databases, and the packed-tarball consumers. */
+export const LANE_EXCLUDES = ['test/integration/**', 'test/consumers/**', 'node_modules/**'];
+
+/**
+ * Test files that run with their modules and globals afresh: one that observes module state from
+ * the start (zod loaded on first need); those that load the npm `undici` package, which on Node 20,
+ * loaded before the first fetch, makes its own Agent the dispatcher of Node's fetch, which then
+ * refuses a streamed upload's Content-Length (UND_ERR_INVALID_ARG) in every later file; and those
+ * that start msw's `setupServer`, which replaces the global fetch while it listens, so that a file
+ * stopped before its `afterAll` cannot leave it in place for the files after it.
+ */
+export const ISOLATED = [
+  'test/finance/lazy-schema.test.ts',
+  'test/client/insecure-http.test.ts',
+  'test/http/proxy-errors.test.ts',
+  'test/http/transport.test.ts',
+  'test/client/msw.test.ts',
+  'test/client/retry-timing.test.ts',
+  'test/client/with-options.test.ts',
+  'test/http/bearer-refresh.test.ts',
+  'test/testing/content-length-msw.test.ts',
+  'test/testing/msw-user-suite.test.ts',
+  'test/uploads/uploader-failures.test.ts',
+  'test/uploads/uploader-input.test.ts',
+  'test/uploads/uploader-stops.test.ts',
+];
+
 export default defineConfig({
   resolve: {
     // Tests and examples import the package by its public name, served from source.
@@ -21,11 +48,25 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['test/**/*.test.ts'],
-    // The fast lane. CLI processes, chaos, docs, examples and browsers are `*.e2e.test.ts`
-    // files, run by `npm run test:e2e` (vitest.e2e.config.ts).
-    exclude: ['test/**/*.e2e.test.ts', 'test/integration/**', 'test/consumers/**', 'node_modules/**'],
+    // The fast lane: `test/**/*.test.ts` in the two projects below. CLI processes, chaos, docs,
+    // examples and browsers are `*.e2e.test.ts` files, run by `npm run test:e2e` (vitest.e2e.config.ts).
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Worker threads that keep the modules they loaded from one test file to the next: importing
+    // the SDK and the emulator afresh for every file cost more than the tests themselves. The files
+    // in ISOLATED run alone (test/docs/test-lanes.test.ts checks the list is complete).
+    pool: 'threads',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: [...LANE_EXCLUDES, 'test/**/*.e2e.test.ts', ...ISOLATED],
+          isolate: false,
+        },
+      },
+      { extends: true, test: { name: 'isolated', include: ISOLATED, isolate: true } },
+    ],
   },
 });

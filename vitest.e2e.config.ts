@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import base from './vitest.config.js';
+import base, { LANE_EXCLUDES } from './vitest.config.js';
 
 /**
  * The end-to-end lane, `npm run test:e2e`: real CLI processes and signals, chaos runs, the docs'
@@ -10,7 +10,7 @@ export default defineConfig({
   resolve: base.resolve,
   test: {
     include: ['test/**/*.e2e.test.ts'],
-    exclude: ['test/integration/**', 'test/consumers/**', 'node_modules/**'],
+    exclude: LANE_EXCLUDES,
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

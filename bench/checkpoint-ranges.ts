@@ -12,8 +12,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEMO_APP_ID, startEmulator } from '../src/testing/index.js';
-import { buildCli } from '../test/cli/helpers/build.js';
-import { CSV_HEADER, csvRows, emulatorEnv } from '../test/cli/helpers/run.js';
+import { buildCli } from '../test/support/cli/build.js';
+import { CSV_HEADER, csvRows, emulatorEnv } from '../test/support/cli/run.js';
 
 const RANGES = Number(process.argv[2] ?? 1_000_000);
 const ROWS = 3000;

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Packs the package as npm would publish it, then checks the tarball's exports and types
 # resolve for ESM and CJS consumers (publint, @arethetypeswrong/cli).
+#
+#   bash scripts/check-package.sh [--no-build]    # --no-build: pack dist/ as it is (just built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-tarball=$(npm pack --silent --pack-destination "$out" | tail -n 1)
+# The prepack script builds, unless the caller has just built (CI builds once for every check).
+pack_flags=()
+[[ "${1:-}" == --no-build ]] && pack_flags=(--ignore-scripts)
+tarball=$(npm pack --silent "${pack_flags[@]}" --pack-destination "$out" | tail -n 1)
 npx publint run "$out/$tarball" --strict
 # Every resolution mode, node10 included: `typesVersions` maps the subpaths for TypeScript set-ups
 # that predate `exports` (moduleResolution node10, the default of module commonjs in TypeScript 5).

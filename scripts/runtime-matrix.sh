@@ -6,6 +6,7 @@
 #
 #   bash scripts/runtime-matrix.sh [results.json]     # default scripts/runtime-matrix/results.json
 #   RUNTIMES="Bun,Deno" bash scripts/runtime-matrix.sh /tmp/out.json
+#   NO_BUILD=1 bash scripts/runtime-matrix.sh ...     # pack dist/ as it is (CI has just built it)
 #
 # Then `npx tsx scripts/runtimes-doc.ts` writes the Runtimes tables of docs/runtimes.md and README.md.
 set -euo pipefail
@@ -18,8 +19,9 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/push-api-client-runtimes.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 echo "== build and pack"
-[[ -f dist/web/index.js ]] || npm run build --silent >/dev/null
-tarball="$tmp/$(npm pack --silent --pack-destination "$tmp" | tail -n 1)"
+pack_flags=()
+if [[ -n "${NO_BUILD:-}" && -f dist/web/index.js ]]; then pack_flags=(--ignore-scripts); fi
+tarball="$tmp/$(npm pack --silent "${pack_flags[@]}" --pack-destination "$tmp" | tail -n 1)"
 
 echo "== install the package and the runtimes from the npm registry"
 project="$tmp/project"

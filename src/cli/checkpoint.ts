@@ -139,36 +139,43 @@ function unsettledInFlight(previous: CheckpointFile | undefined): RangeSet {
 }
 
 export class Checkpoint {
-  private delivered: RangeSet;
-  private failed = new RangeSet();
-  private unknown: RangeSet;
+  #delivered: RangeSet;
+  #failed = new RangeSet();
+  #unknown: RangeSet;
   /** Unknown in an earlier run, and not to be resent: such records are skipped and listed as unknown. */
-  private readonly carriedUnknown: RangeSet;
-  private readonly previouslyDelivered: RangeSet;
+  readonly #carriedUnknown: RangeSet;
+  readonly #previouslyDelivered: RangeSet;
   /** Records of batches whose request may be on its way and that have not settled. */
-  private inFlight = new RangeSet();
-  private complete = false;
+  #inFlight = new RangeSet();
+  #complete = false;
   readonly #file: VersionedFile;
   /** Something changed since the last version was taken. */
   #changed = true;
 
+  readonly #fingerprint: string;
+  readonly #target: CheckpointTarget;
+  readonly #inputs: CheckpointFile['inputs'];
+
   private constructor(
     path: string,
-    private readonly fingerprint: string,
-    private readonly target: CheckpointTarget,
-    private readonly inputs: CheckpointFile['inputs'],
+    fingerprint: string,
+    target: CheckpointTarget,
+    inputs: CheckpointFile['inputs'],
     previous: CheckpointFile | undefined,
     resendUnknown: boolean,
   ) {
+    this.#fingerprint = fingerprint;
+    this.#target = target;
+    this.#inputs = inputs;
     this.#file = new VersionedFile(path, '--checkpoint', () => this.#serialize());
-    this.previouslyDelivered = new RangeSet(previous?.delivered ?? []);
-    this.delivered = new RangeSet(previous?.delivered ?? []);
+    this.#previouslyDelivered = new RangeSet(previous?.delivered ?? []);
+    this.#delivered = new RangeSet(previous?.delivered ?? []);
     // Records of batches in flight when a run died may have reached the service: they count as
     // unknown, exactly like an ambiguous batch.
     const interrupted = unsettledInFlight(previous);
     const unknownBefore = new RangeSet(previous?.unknown ?? []).union(interrupted);
-    this.carriedUnknown = resendUnknown ? new RangeSet() : unknownBefore;
-    this.unknown = resendUnknown ? new RangeSet() : unknownBefore;
+    this.#carriedUnknown = resendUnknown ? new RangeSet() : unknownBefore;
+    this.#unknown = resendUnknown ? new RangeSet() : unknownBefore;
     // Failed batches were refused by the service, so they are simply sent again.
   }
 
@@ -226,14 +233,14 @@ export class Checkpoint {
 
   /** Whether this run sends the record with this ordinal. */
   decide(ordinal: number): ResumeDecision {
-    if (this.previouslyDelivered.has(ordinal)) return 'skip-delivered';
-    if (this.carriedUnknown.has(ordinal)) return 'skip-unknown';
+    if (this.#previouslyDelivered.has(ordinal)) return 'skip-delivered';
+    if (this.#carriedUnknown.has(ordinal)) return 'skip-unknown';
     return 'send';
   }
 
   /** Counts carried from earlier runs, for the summary. */
   carried(): { delivered: number; unknown: number } {
-    return { delivered: this.previouslyDelivered.size(), unknown: this.carriedUnknown.size() };
+    return { delivered: this.#previouslyDelivered.size(), unknown: this.#carriedUnknown.size() };
   }
 
   /**
@@ -243,21 +250,21 @@ export class Checkpoint {
    * way share the next one.
    */
   reserve(ordinals: readonly number[]): Promise<void> {
-    this.inFlight.addAll(ordinals);
+    this.#inFlight.addAll(ordinals);
     this.#changed = true;
     return this.#file.saveAndWait();
   }
 
   /** A batch settled (`failed` also for records reserved and then never sent: send them again). */
   settle(status: 'sent' | 'failed' | 'unknown', ordinals: readonly number[]): void {
-    const target = status === 'sent' ? this.delivered : status === 'failed' ? this.failed : this.unknown;
+    const target = status === 'sent' ? this.#delivered : status === 'failed' ? this.#failed : this.#unknown;
     target.addAll(ordinals);
-    this.inFlight.removeAll(ordinals);
+    this.#inFlight.removeAll(ordinals);
     this.#changed = true;
   }
 
   markComplete(): void {
-    this.complete = true;
+    this.#complete = true;
     this.#changed = true;
   }
 
@@ -288,14 +295,14 @@ export class Checkpoint {
     this.#changed = false;
     return serialize({
       version: 1,
-      fingerprint: this.fingerprint,
-      target: this.target,
-      inputs: this.inputs,
-      inFlight: this.inFlight.ranges(),
-      delivered: this.delivered.ranges(),
-      failed: this.failed.ranges(),
-      unknown: this.unknown.ranges(),
-      complete: this.complete,
+      fingerprint: this.#fingerprint,
+      target: this.#target,
+      inputs: this.#inputs,
+      inFlight: this.#inFlight.ranges(),
+      delivered: this.#delivered.ranges(),
+      failed: this.#failed.ranges(),
+      unknown: this.#unknown.ranges(),
+      complete: this.#complete,
       updatedAt: new Date().toISOString(),
     });
   }

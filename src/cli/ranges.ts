@@ -6,7 +6,7 @@ export type Range = [number, number];
  * concurrency, but they cover a contiguous stream, so the set stays a handful of ranges.
  */
 export class RangeSet {
-  private readonly list: Range[];
+  readonly #list: Range[];
 
   /** Sorts and merges once: linear after the sort, whatever a (hostile) checkpoint file lists. */
   constructor(ranges: readonly Range[] = []) {
@@ -18,7 +18,7 @@ export class RangeSet {
       if (last !== undefined && a <= last[1]) last[1] = Math.max(last[1], b);
       else merged.push([a, b]);
     }
-    this.list = merged;
+    this.#list = merged;
   }
 
   /**
@@ -27,7 +27,7 @@ export class RangeSet {
    */
   add(start: number, end: number): void {
     if (end <= start) return;
-    const list = this.list;
+    const list = this.#list;
     // Ranges from `first` to `after - 1` overlap or touch [start, end).
     const first = this.#firstIndex((range) => range[1] >= start);
     const after = this.#firstIndex((range) => range[0] > end, first);
@@ -42,10 +42,10 @@ export class RangeSet {
   /** The first index from `from` whose range satisfies `test`, which holds for a suffix of the sorted list. */
   #firstIndex(test: (range: Range) => boolean, from = 0): number {
     let low = from;
-    let high = this.list.length;
+    let high = this.#list.length;
     while (low < high) {
       const mid = (low + high) >> 1;
-      if (test(this.list[mid] as Range)) high = mid;
+      if (test(this.#list[mid] as Range)) high = mid;
       else low = mid + 1;
     }
     return low;
@@ -59,7 +59,7 @@ export class RangeSet {
   /** Removes `[start, end)`, splitting a range that holds it; like {@link add}, one splice. */
   remove(start: number, end: number): void {
     if (end <= start) return;
-    const list = this.list;
+    const list = this.#list;
     // Ranges from `first` to `after - 1` overlap [start, end).
     const first = this.#firstIndex((range) => range[1] > start);
     const after = this.#firstIndex((range) => range[0] >= end, first);
@@ -80,9 +80,9 @@ export class RangeSet {
   /** This set minus `other`, in one pass over both. */
   difference(other: RangeSet): RangeSet {
     const out: Range[] = [];
-    const cut = other.list;
+    const cut = other.#list;
     let j = 0;
-    for (const [a, b] of this.list) {
+    for (const [a, b] of this.#list) {
       let start = a;
       while (j < cut.length && (cut[j] as Range)[1] <= start) j++;
       let k = j;
@@ -100,10 +100,10 @@ export class RangeSet {
 
   has(ordinal: number): boolean {
     let low = 0;
-    let high = this.list.length - 1;
+    let high = this.#list.length - 1;
     while (low <= high) {
       const mid = (low + high) >> 1;
-      const [a, b] = this.list[mid] as Range;
+      const [a, b] = this.#list[mid] as Range;
       if (ordinal < a) high = mid - 1;
       else if (ordinal >= b) low = mid + 1;
       else return true;
@@ -115,7 +115,7 @@ export class RangeSet {
   complementUpTo(end: number): RangeSet {
     const out = new RangeSet();
     let cursor = 0;
-    for (const [a, b] of this.list) {
+    for (const [a, b] of this.#list) {
       if (a >= end) break;
       if (a > cursor) out.add(cursor, a);
       cursor = Math.max(cursor, b);
@@ -125,15 +125,15 @@ export class RangeSet {
   }
 
   union(other: RangeSet): RangeSet {
-    return new RangeSet([...this.list, ...other.list]);
+    return new RangeSet([...this.#list, ...other.#list]);
   }
 
   size(): number {
-    return this.list.reduce((sum, [a, b]) => sum + (b - a), 0);
+    return this.#list.reduce((sum, [a, b]) => sum + (b - a), 0);
   }
 
   ranges(): Range[] {
-    return this.list.map(([a, b]) => [a, b]);
+    return this.#list.map(([a, b]) => [a, b]);
   }
 }
 

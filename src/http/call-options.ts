@@ -122,7 +122,7 @@ export function tokenOptionsOf(call: CallSettings): TokenCallOptions {
 }
 
 /** The call's retry timing, for each request spec of the call (`RequestSpec.retryTiming`). */
-export function retryTimingOf(call: CallSettings): Pick<CallSettings, 'backoff' | 'maxRetryAfterMs'> {
+function retryTimingOf(call: CallSettings): Pick<CallSettings, 'backoff' | 'maxRetryAfterMs'> {
   return {
     ...(call.backoff !== undefined && { backoff: call.backoff }),
     ...(call.maxRetryAfterMs !== undefined && { maxRetryAfterMs: call.maxRetryAfterMs }),

@@ -5,7 +5,7 @@
  * hook does can leak a token, a secret or a record.
  */
 
-import { ignoreRejection } from '../internal/ignore-rejection.js';
+import { ignoreRejection } from '../internal/logger.js';
 import type { PushClientHooks } from './public-types.js';
 
 /** Hooks with every callback present and guarded: a hook can never fail a request. */

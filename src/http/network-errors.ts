@@ -28,7 +28,7 @@ const BEFORE_SEND_CODES = new Set([
 ]);
 
 /** Walks `cause` links (fetch wraps the socket error in a TypeError) and returns the first `code`. */
-export function findErrorCode(error: unknown): string | undefined {
+function findErrorCode(error: unknown): string | undefined {
   return findCodedError(error)?.code;
 }
 

@@ -5,7 +5,7 @@ import { scrubSecrets, truncateText } from '../internal/redact.js';
  * cut, so that a hostile answer cannot repeat megabytes into every batch report, hook event,
  * rejects line and `--json` report that carries it.
  */
-export const MAX_REQUEST_ID_LENGTH = 200;
+const MAX_REQUEST_ID_LENGTH = 200;
 
 /** A request id as the server sent it, cut to {@link MAX_REQUEST_ID_LENGTH}; undefined when absent. */
 export function boundedRequestId(value: string | null | undefined): string | undefined {

@@ -28,7 +28,7 @@ export function statusOf(error: unknown): number | undefined {
 }
 
 /** The server's Retry-After (already parsed and capped) that an error carries, when it sent one. */
-export function retryAfterOf(error: PushError): number | undefined {
+function retryAfterOf(error: PushError): number | undefined {
   const value = (error as { retryAfterMs?: unknown }).retryAfterMs;
   return typeof value === 'number' ? value : undefined;
 }
@@ -203,16 +203,6 @@ export function retryTimingWith(timing: RetryTiming, overrides: RetryTimingOverr
 export function cappedRetryAfterOf(error: PushError, timing: RetryTiming): number | undefined {
   const retryAfterMs = retryAfterOf(error);
   return retryAfterMs === undefined ? undefined : Math.min(retryAfterMs, timing.maxRetryAfterMs);
-}
-
-/** The wait before re-send number `retry` after `error`, under `timing`. */
-export function retryDelayUnder(
-  error: PushError,
-  retry: number,
-  timing: RetryTiming,
-  backoff: BackoffOptions = DEFAULT_BACKOFF,
-): number {
-  return waitMs(cappedRetryAfterOf(error, timing), retry, backoffUnder(timing, backoff));
 }
 
 /** The backoff of `timing`, with the jitter and randomness of `backoff`. */

@@ -2,15 +2,10 @@ import { ConfigurationError } from '../errors.js';
 import { scrubAnswerUrlText } from '../internal/redact.js';
 import { isLoopbackHostname } from './network-scope.js';
 
-/** A host whose packets never leave the machine, so plain http cannot expose a token on the network. */
-export function isLoopbackHost(hostname: string): boolean {
-  return isLoopbackHostname(hostname);
-}
-
 /** True when the URL may carry credentials or data: https, or http to a loopback host or when allowed. */
 export function isSecureUrl(url: URL, allowInsecureHttp = false): boolean {
   if (url.protocol === 'https:') return true;
-  return url.protocol === 'http:' && (allowInsecureHttp || isLoopbackHost(url.hostname));
+  return url.protocol === 'http:' && (allowInsecureHttp || isLoopbackHostname(url.hostname));
 }
 
 /**

@@ -6,7 +6,7 @@ import { MAX_JSON_DEPTH, TOO_DEEP } from './redact.js';
  * arrays overflows the stack of every recursive walk after it: `JSON.stringify` of an error that
  * carries it, `util.inspect`, structuredClone. Returns `value` itself when nothing is that deep.
  */
-export function limitJsonDepth(value: unknown, depth = 0): unknown {
+function limitJsonDepth(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_JSON_DEPTH) return TOO_DEEP;
   if (Array.isArray(value)) {

@@ -1,5 +1,15 @@
+/** Logging through a user's logger, and calling any user callback that may be async, without ever failing a request. */
 import type { Logger, LogLevel } from '../http/public-types.js';
-import { ignoreRejection } from './ignore-rejection.js';
+
+/**
+ * A user's callback (a hook, a logger method) may be async. One whose promise rejects must not
+ * become an unhandled rejection, which ends a Node process: the rejection goes to `onRejected`.
+ */
+export function ignoreRejection(result: unknown, onRejected: (error: unknown) => void): void {
+  if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') {
+    Promise.resolve(result).catch(onRejected);
+  }
+}
 
 /** In order of decreasing detail. */
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'off'];

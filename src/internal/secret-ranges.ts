@@ -26,7 +26,7 @@ import {
 } from './substring-search.js';
 
 /** Secrets shorter than this are not searched for: they would match ordinary words. */
-export const MIN_SECRET_LENGTH = 4;
+const MIN_SECRET_LENGTH = 4;
 
 /** A search pattern, and the same compiled back to front to find it when its start is glued to an escape. */
 interface Pattern {

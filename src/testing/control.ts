@@ -14,11 +14,9 @@ import type { FaultRule } from './faults.js';
 import type { PushApiEmulator } from './handler.js';
 import { apiError, jsonResponse } from './responses.js';
 
-export const FAULTS_PATH = '/_emulator/faults';
-export const RESET_PATH = '/_emulator/reset';
-export const CLOCK_PATH = '/_emulator/clock';
-export const CONTROL_PATHS: readonly string[] = [FAULTS_PATH, RESET_PATH, CLOCK_PATH];
-
+const FAULTS_PATH = '/_emulator/faults';
+const RESET_PATH = '/_emulator/reset';
+const CLOCK_PATH = '/_emulator/clock';
 /** A fault rule is a few hundred bytes; anything near this cap is not one. */
 const MAX_CONTROL_BODY_BYTES = 16 * 1024;
 

@@ -41,7 +41,7 @@ export interface EmulatorSnapshot {
   };
 }
 
-export function countByStatus(requests: readonly RequestLogEntry[]): Record<string, number> {
+function countByStatus(requests: readonly RequestLogEntry[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const { status } of requests) counts[status] = (counts[status] ?? 0) + 1;
   return counts;

@@ -44,7 +44,7 @@ export interface RecordPage {
   complete: boolean;
 }
 
-export const RECORD_PAGE_DEFAULTS = { limit: 50, maxLimit: 500, timeBudgetMs: 1000 } as const;
+const RECORD_PAGE_DEFAULTS = { limit: 50, maxLimit: 500, timeBudgetMs: 1000 } as const;
 
 const SEARCHED_FIELDS = ['transactionNumber', 'vendor', 'identifier'] as const;
 

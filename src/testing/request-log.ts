@@ -4,7 +4,7 @@ import type { Operation, RequestLogEntry } from './state.js';
 const REDACTED = '[redacted]';
 const SECRET_PARAMS = new Set(['signature']);
 
-export function redactHeaders(headers: Headers): Record<string, string> {
+function redactHeaders(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
   headers.forEach((value, name) => {
     if (name === 'authorization' || name === 'proxy-authorization') {
@@ -19,7 +19,7 @@ export function redactHeaders(headers: Headers): Record<string, string> {
   return out;
 }
 
-export function redactQuery(params: URLSearchParams): Record<string, string[]> {
+function redactQuery(params: URLSearchParams): Record<string, string[]> {
   const out: Record<string, string[]> = Object.create(null);
   params.forEach((value, name) => {
     const list = out[name] ?? [];

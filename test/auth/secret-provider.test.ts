@@ -1,9 +1,10 @@
 import { inspect } from 'node:util';
+import { ConfigurationError, TokenError } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, TokenError } from '../../src/errors.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
-import { capturingFetch, emulatorClient, emulatorTokenManager, recordingLogger } from '../support/clients.js';
+import { clientFor, emulatorTokenManager } from '../support/clients.js';
+import { capturingFetch, recordingLogger } from '../support/recorders.js';
 
 type Mock = ReturnType<typeof createPushApiMock>;
 
@@ -28,7 +29,7 @@ describe('clientSecret from a provider', () => {
   it('is called when a token is requested, not for a cached token', async () => {
     const mock = createPushApiMock();
     const { provider, calls } = vault(mock.clientSecret);
-    const client = emulatorClient(mock, { clientSecret: provider });
+    const client = clientFor(mock, { clientSecret: provider });
     const first = await client.tokens.getToken();
     expect((await client.tokens.getToken()).accessToken).toBe(first.accessToken);
     expect(calls).toHaveLength(1);
@@ -41,7 +42,7 @@ describe('clientSecret from a provider', () => {
     const capture = capturingFetch(mock.fetch);
     // The vault still serves the old secret once after the rotation (a cache of its own), then the new one.
     const { provider, calls } = vault(mock.clientSecret, mock.clientSecret, 'rotated-secret-2');
-    const client = emulatorClient(mock, { clientSecret: provider, fetch: capture.fetch });
+    const client = clientFor(mock, { clientSecret: provider, fetch: capture.fetch });
     await client.tokens.getToken();
     rotate(mock, 'rotated-secret-2');
 
@@ -60,7 +61,7 @@ describe('clientSecret from a provider', () => {
     const mock = createPushApiMock();
     rotate(mock, 'nobody-knows-this');
     const { provider, calls } = vault('stale-secret-1', 'stale-secret-2');
-    const client = emulatorClient(mock, { clientSecret: provider });
+    const client = clientFor(mock, { clientSecret: provider });
     const error = await client.tokens.getToken().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TokenError);
     expect((error as TokenError).error).toBe('invalid_client');
@@ -70,7 +71,7 @@ describe('clientSecret from a provider', () => {
 
   it('a string secret refused with invalid_client is not sent again', async () => {
     const mock = createPushApiMock();
-    const client = emulatorClient(mock, { clientSecret: 'wrong-secret' });
+    const client = clientFor(mock, { clientSecret: 'wrong-secret' });
     await expect(client.tokens.getToken()).rejects.toBeInstanceOf(TokenError);
     expect(mock.state.requests.filter((r) => r.operation === 'token')).toHaveLength(1);
   });
@@ -84,7 +85,7 @@ describe('clientSecret from a provider', () => {
       status: 400,
       body: { error: 'invalid_request', error_description: `could not parse client_secret=${secret}` },
     });
-    const client = emulatorClient(mock, { clientSecret: async () => secret });
+    const client = clientFor(mock, { clientSecret: async () => secret });
     const error = await client.tokens.getToken().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TokenError);
     const shown = `${String(error)} ${inspect(error, { depth: 5 })} ${JSON.stringify(error)}`;
@@ -95,13 +96,13 @@ describe('clientSecret from a provider', () => {
 
   it('a provider that throws or returns no string fails with ConfigurationError, and nothing is sent', async () => {
     const mock = createPushApiMock();
-    const failing = emulatorClient(mock, {
+    const failing = clientFor(mock, {
       clientSecret: async () => {
         throw new Error('vault sealed');
       },
     });
     await expect(failing.tokens.getToken()).rejects.toBeInstanceOf(ConfigurationError);
-    const empty = emulatorClient(mock, { clientSecret: async () => '' });
+    const empty = clientFor(mock, { clientSecret: async () => '' });
     await expect(empty.tokens.getToken()).rejects.toThrow(/non-empty string/);
     expect(mock.state.requests).toHaveLength(0);
   });
@@ -141,6 +142,6 @@ describe('refreshMarginMs', () => {
 
   it('is validated: a negative margin is a ConfigurationError naming the option', () => {
     const mock = createPushApiMock();
-    expect(() => emulatorClient(mock, { refreshMarginMs: -1 })).toThrow(/refreshMarginMs/);
+    expect(() => clientFor(mock, { refreshMarginMs: -1 })).toThrow(/refreshMarginMs/);
   });
 });

@@ -1,11 +1,11 @@
+import type { FetchLike } from 'push-api-client';
+import { AbortError, MemoryTokenStore, TokenError } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import type { TokenManagerOptions } from '../../src/auth/token-manager.js';
-import { MemoryTokenStore } from '../../src/auth/token-store.js';
-import { AbortError, TokenError } from '../../src/errors.js';
-import type { FetchLike } from '../../src/http/fetch.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
-import { capturingFetch, emulatorTokenManager, recordingLogger } from '../support/clients.js';
+import { emulatorTokenManager } from '../support/clients.js';
+import { capturingFetch, recordingLogger } from '../support/recorders.js';
 
 type Mock = ReturnType<typeof createPushApiMock>;
 

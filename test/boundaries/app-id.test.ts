@@ -2,10 +2,12 @@
  * An app id is one percent-encoded path segment: whatever characters it holds, the request
  * arrives at the emulator on the app's own path and can never reach another app or operation.
  */
+
+import { ConfigurationError } from 'push-api-client';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigurationError } from '../../src/index.js';
-import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
-import { httpClientFor, record } from './support.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecord } from '../support/records.js';
 
 const APP_IDS = ['team a/b', '../victim-app', 'x?y=1#frag', '%2e%2e', 'ünï cödé/日本', 'a;b,c@d:e', '..%2Fvictim-app'];
 let emulator: RunningEmulator;
@@ -20,9 +22,9 @@ const uploadPath = (appId: string) => `/services/push/v1/customer/apps/${encodeU
 describe('app ids that need URL encoding', () => {
   it.each(APP_IDS)('publishes and uploads for %j on its own encoded path only', async (appId) => {
     const { mock } = emulator;
-    const client = httpClientFor(emulator);
+    const client = clientFor(emulator, { maxRetries: 0 });
     const before = mock.state.requests.length;
-    await client.finance.publishBatch(appId, [record(1, { transactionNumber: `app:${appId}` })]);
+    await client.finance.publishBatch(appId, [financeRecord(1, { transactionNumber: `app:${appId}` })]);
     await client.uploads.upload(appId, [{ name: 'x.csv', data: 'a,b\n' }]);
     const seen = mock.state.requests.slice(before).filter((r) => r.operation !== 'token');
     expect(seen.map((r) => [r.operation, r.path, r.status])).toEqual([
@@ -38,10 +40,10 @@ describe('app ids that need URL encoding', () => {
 
   it('refuses "." and ".." before any request, since URL parsing treats them as path steps', async () => {
     const { mock } = emulator;
-    const client = httpClientFor(emulator);
+    const client = clientFor(emulator, { maxRetries: 0 });
     const before = mock.state.requests.length;
     for (const appId of ['.', '..', '']) {
-      await expect(client.finance.publishBatch(appId, [record(1)])).rejects.toBeInstanceOf(ConfigurationError);
+      await expect(client.finance.publishBatch(appId, [financeRecord(1)])).rejects.toBeInstanceOf(ConfigurationError);
       await expect(client.uploads.getUploadUrls(appId, ['x.csv'])).rejects.toBeInstanceOf(ConfigurationError);
     }
     expect(mock.state.requests.length).toBe(before);

@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
-import { httpClientFor } from './support.js';
+import { clientFor } from '../support/clients.js';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 let emulator: RunningEmulator;
@@ -24,7 +24,7 @@ describe('0-byte files', () => {
     const { mock } = emulator;
     const path = join(dir, 'empty-on-disk.csv');
     writeFileSync(path, '');
-    const report = await httpClientFor(emulator).uploads.upload(mock.appId, [
+    const report = await clientFor(emulator, { maxRetries: 0 }).uploads.upload(mock.appId, [
       { name: 'empty.csv', data: new Uint8Array(0) },
       path,
     ]);
@@ -54,7 +54,7 @@ describe('unicode and URL-special file names', () => {
   it('stores each file under exactly its name, with its bytes', async () => {
     const { mock } = emulator;
     const files = names.map((name, i) => ({ name, data: new TextEncoder().encode(`file ${i}: ${name}\n`) }));
-    const report = await httpClientFor(emulator).uploads.upload(mock.appId, files);
+    const report = await clientFor(emulator, { maxRetries: 0 }).uploads.upload(mock.appId, files);
     expect(report.files.map((f) => [f.name, f.status])).toEqual(names.map((name) => [name, 'uploaded']));
     for (const file of files) {
       const stored = mock.state.file(mock.appId, file.name);
@@ -72,7 +72,7 @@ describe('a file named __proto__ (regression)', () => {
   // of adding the name, so the PUT went to new URL('') and the file failed with "Invalid URL".
   it('gets its own address and is uploaded under that name', async () => {
     const { mock } = emulator;
-    const client = httpClientFor(emulator);
+    const client = clientFor(emulator, { maxRetries: 0 });
     const urls = await client.uploads.getUploadUrls(mock.appId, ['__proto__', 'constructor']);
     expect(Object.keys(urls).sort()).toEqual(['__proto__', 'constructor']);
     const report = await client.uploads.upload(mock.appId, [{ name: '__proto__', data: 'proto\n' }]);

@@ -3,7 +3,7 @@
  * emulator clock jumps past the short TTL), the current token revoked server-side, and every
  * signed upload address expiring between getUploadUrls and the PUTs.
  */
-import type { PushApiEmulator } from '../../src/testing/index.js';
+import type { PushApiEmulator } from 'push-api-client/testing';
 
 /** Settled batches without a new token before the next token disruption: the publisher's concurrency plus one. */
 const QUIET_BATCHES = 5;

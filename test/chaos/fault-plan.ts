@@ -3,7 +3,7 @@
  * source, over every data operation (upload addresses, PUTs, finance); the token endpoint gets
  * its own, rarer faults. Together the data rules fire on `rate` of requests (10% to 30%).
  */
-import type { FaultHandle, FaultRule, PushApiEmulator } from '../../src/testing/index.js';
+import type { FaultHandle, FaultRule, PushApiEmulator } from 'push-api-client/testing';
 
 export const FAULT_KINDS = [
   '429+RA',

@@ -2,8 +2,8 @@
  * Issue 5's assertions for one seed, as a list of violations (empty when the seed passed), so
  * that the test and the many-seeds script report the same thing.
  */
-import type { BatchStatus, PublishReport, UploadReport } from '../../src/index.js';
-import type { EmulatorStateView } from '../../src/testing/index.js';
+import type { BatchStatus, PublishReport, UploadReport } from 'push-api-client';
+import type { EmulatorStateView } from 'push-api-client/testing';
 import type { Workload } from './workload.js';
 
 export interface RecordBuckets {

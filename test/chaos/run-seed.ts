@@ -5,8 +5,8 @@
  * violated invariant, including any secret found in the run's logs, errors and reports.
  */
 import { inspect } from 'node:util';
-import { type BatchStatus, type PublishReport, PushClient, type UploadReport } from '../../src/index.js';
-import { DEMO_SCOPE_BASE, SCOPE_NAMES, seededRandom, startEmulator } from '../../src/testing/index.js';
+import { type BatchStatus, type PublishReport, PushClient, type UploadReport } from 'push-api-client';
+import { DEMO_SCOPE_BASE, SCOPE_NAMES, seededRandom, startEmulator } from 'push-api-client/testing';
 import { findSecrets, secretForms } from '../security/scan.js';
 import { type DisruptionCounts, Disruptions } from './disruptions.js';
 import { type FaultCounts, installFaults } from './fault-plan.js';

@@ -5,20 +5,12 @@
  * And a request refused with an old token re-sent with the token another request had already
  * fetched, and gave up when that one was refused too (revoked meanwhile): it now refreshes then.
  */
-import { describe, expect, it } from 'vitest';
-import type { PushClient } from '../../src/index.js';
-import { createPushApiHandler, type EmulatorFetch } from '../../src/testing/index.js';
-import { emulatorClient } from '../support/clients.js';
 
-const record = {
-  created: 1_700_000_000_000,
-  amount: 12.5,
-  currency: 'EUR',
-  identifier: 'a@example.com',
-  type: 'expense' as const,
-  vendor: 'Acme',
-  transactionNumber: 'refresh-1',
-};
+import type { PushClient } from 'push-api-client';
+import { createPushApiHandler, type EmulatorFetch } from 'push-api-client/testing';
+import { describe, expect, it } from 'vitest';
+import { clientFor } from '../support/clients.js';
+import { financeRecord } from '../support/records.js';
 
 describe('401 refresh across retries', () => {
   it('refreshes again when the token it refreshed to is revoked during a retry backoff', async () => {
@@ -36,12 +28,14 @@ describe('401 refresh across retries', () => {
       }
       return response;
     };
-    const client = emulatorClient(mock, { fetch });
+    const client = clientFor(mock, { fetch });
     await client.tokens.getToken();
     mock.revokeAllTokens();
     const statuses = () => mock.state.requests.filter((r) => r.operation === 'finance').map((r) => r.status);
 
-    await expect(client.finance.publishBatch(mock.appId, [record])).resolves.toEqual({ success: true });
+    await expect(
+      client.finance.publishBatch(mock.appId, [financeRecord(0, { transactionNumber: 'refresh-1' })]),
+    ).resolves.toEqual({ success: true });
     expect(statuses()).toEqual([401, 503, 401, 200]);
     expect(mock.state.tokenRequestCount).toBe(3);
     expect(mock.state.records(mock.appId).map((r) => r.transactionNumber)).toEqual(['refresh-1']);
@@ -62,8 +56,10 @@ describe('401 refresh across retries', () => {
       }
       return mock.fetch(request);
     };
-    client = emulatorClient(mock, { fetch, maxRetries: 0 });
-    await expect(client.finance.publishBatch(mock.appId, [record])).resolves.toEqual({ success: true });
+    client = clientFor(mock, { fetch, maxRetries: 0 });
+    await expect(
+      client.finance.publishBatch(mock.appId, [financeRecord(0, { transactionNumber: 'refresh-1' })]),
+    ).resolves.toEqual({ success: true });
     const finance = mock.state.requests.filter((r) => r.operation === 'finance').map((r) => r.status);
     expect(finance).toEqual([401, 401, 200]);
     expect(mock.state.tokenRequestCount).toBe(3);
@@ -72,9 +68,11 @@ describe('401 refresh across retries', () => {
 
   it('a 401 right after a refresh is still final', async () => {
     const mock = createPushApiHandler();
-    const client = emulatorClient(mock);
+    const client = clientFor(mock);
     mock.faults.add({ match: { operation: 'finance' }, status: 401, times: 5 });
-    await expect(client.finance.publishBatch(mock.appId, [record])).rejects.toMatchObject({
+    await expect(
+      client.finance.publishBatch(mock.appId, [financeRecord(0, { transactionNumber: 'refresh-1' })]),
+    ).rejects.toMatchObject({
       name: 'AuthenticationError',
     });
     expect(mock.state.requests.filter((r) => r.operation === 'finance')).toHaveLength(2);

@@ -3,8 +3,8 @@
  * emulator's copy can be matched exactly) and files with deterministic pseudo-random bytes.
  */
 import { createCipheriv, createHash } from 'node:crypto';
-import type { FinanceRecordInput } from '../../src/index.js';
-import { seededRandom } from '../../src/testing/index.js';
+import type { FinanceRecordInput } from 'push-api-client';
+import { seededRandom } from 'push-api-client/testing';
 
 export interface WorkloadSize {
   records: number;

@@ -7,8 +7,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { useCliFixture } from './helpers/emulator.js';
-import { CSV_HEADER, csvRows, emulatorEnv } from './helpers/run.js';
+import { useCliFixture } from '../support/cli/emulator.js';
+import { CSV_HEADER, csvRows, emulatorEnv } from '../support/cli/run.js';
 
 const ctx = useCliFixture();
 

@@ -5,8 +5,8 @@
 import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { DEMO_APP_ID, type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildCli } from './helpers/build.js';
-import { CSV_HEADER, csvRows, emulatorEnv, killChildren, makeTempDir, runCli } from './helpers/run.js';
+import { buildCli } from '../support/cli/build.js';
+import { CSV_HEADER, csvRows, emulatorEnv, killChildren, makeTempDir, runCli } from '../support/cli/run.js';
 
 let cli: string;
 let emulator: RunningEmulator;

@@ -4,7 +4,7 @@ import { Checkpoint, MAX_CHECKPOINT_RANGES } from '../../src/cli/checkpoint.js';
 import { UsageError } from '../../src/cli/exit-codes.js';
 import { type Range, RangeSet } from '../../src/cli/ranges.js';
 import type { InputSpec } from '../../src/cli/readers/index.js';
-import { makeTempDir } from './helpers/run.js';
+import { makeTempDir } from '../support/cli/run.js';
 
 const inputs: InputSpec[] = [{ path: 'a.csv', name: 'a.csv', format: 'csv', size: 10 }];
 const target = { appId: 'app-a', baseUrl: 'http://127.0.0.1:4010' };

@@ -2,8 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID, DEMO_CLIENT_SECRET } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { useCliFixture } from './helpers/emulator.js';
-import { ANSI_ESCAPE, emulatorEnv, runCli, startCli } from './helpers/run.js';
+import { useCliFixture } from '../support/cli/emulator.js';
+import { ANSI_ESCAPE, emulatorEnv, runCli, startCli } from '../support/cli/run.js';
 
 const ctx = useCliFixture();
 

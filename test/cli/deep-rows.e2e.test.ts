@@ -7,8 +7,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_ROW_DEPTH } from '../../src/cli/readers/depth.js';
-import { useCliFixture } from './helpers/emulator.js';
-import { emulatorEnv, jsonlRecord, killChildren, runCli } from './helpers/run.js';
+import { useCliFixture } from '../support/cli/emulator.js';
+import { emulatorEnv, jsonlRecord, killChildren, runCli } from '../support/cli/run.js';
 
 const ctx = useCliFixture();
 afterAll(killChildren);

@@ -2,8 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEMO_CLIENT_SECRET, type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readDoc } from '../support/doc-files.js';
-import { buildCli } from './helpers/build.js';
+import { buildCli } from '../support/cli/build.js';
 import {
   CSV_HEADER,
   csvRows,
@@ -13,7 +12,8 @@ import {
   makeTempDir,
   runCli,
   startCli,
-} from './helpers/run.js';
+} from '../support/cli/run.js';
+import { readDoc } from '../support/doc-files.js';
 
 const CLI_DOC = 'docs/cli.md';
 

@@ -4,12 +4,12 @@
  * one name (test/support/container-dns.mjs).
  */
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EmulatorSettings } from '../../src/cli/commands/emulator.js';
-import { buildCli } from './helpers/build.js';
-import { killChildren, makeTempDir, runCli, startCli } from './helpers/run.js';
+import { buildCli } from '../support/cli/build.js';
+import { killChildren, makeTempDir, runCli, startCli } from '../support/cli/run.js';
+import { closedPort } from '../support/loopback-server.js';
 
 const CONTAINER_DNS = resolve(import.meta.dirname, '../support/container-dns.mjs');
 let cli: string;
@@ -27,14 +27,6 @@ async function startJsonEmulator(args: string[]) {
   started.child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   await expect.poll(() => stdout.includes('\n'), { timeout: 10_000 }).toBe(true);
   return { ...started, settings: JSON.parse(stdout.split('\n')[0]!) as EmulatorSettings };
-}
-
-async function freePort(host: string): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, host, done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
 }
 
 describe('push-api emulator --json', () => {
@@ -106,7 +98,7 @@ describe('push-api emulator --json', () => {
 describe('the emulator in another container', () => {
   it('serves a CLI that reaches it by name, over plain http, only with --allow-insecure-http', async () => {
     const temp = makeTempDir();
-    const port = await freePort('127.0.0.2');
+    const port = await closedPort('127.0.0.2');
     const secretFile = temp.path('secret');
     writeFileSync(secretFile, 'compose-secret-31ab\n', { mode: 0o600 });
     try {

@@ -1,14 +1,17 @@
-/**
- * The paths an on-call engineer meets, end to end: real child processes against one emulator over
- * HTTP. Each case runs with and without --json; the exit codes are the table of docs/cli.md.
- */
-import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { DEMO_APP_ID, type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildCli } from './helpers/build.js';
-import { CSV_HEADER, csvRows, emulatorEnv, killChildren, makeTempDir, type RunResult, runCli } from './helpers/run.js';
+import { buildCli } from '../support/cli/build.js';
+import {
+  CSV_HEADER,
+  csvRows,
+  emulatorEnv,
+  killChildren,
+  makeTempDir,
+  type RunResult,
+  runCli,
+} from '../support/cli/run.js';
+import { closedPort } from '../support/loopback-server.js';
 
 let cli: string;
 let emulator: RunningEmulator;
@@ -46,14 +49,6 @@ function jsonOf(
 /** Runs the same command as text and as --json, side by side. */
 async function both(args: string[], environment: Record<string, string>): Promise<[RunResult, RunResult]> {
   return Promise.all([runCli(cli, args, { env: environment }), runCli(cli, [...args, '--json'], { env: environment })]);
-}
-
-async function closedPort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 function writeCsv(name: string, rows: number, header = CSV_HEADER): string {

@@ -5,8 +5,8 @@ import { Checkpoint } from '../../src/cli/checkpoint.js';
 import { UsageError } from '../../src/cli/exit-codes.js';
 import type { InputSpec } from '../../src/cli/readers/index.js';
 import { MAX_REJECT_MESSAGE_CHARS, RejectsWriter } from '../../src/cli/rejects.js';
-import { buildCli } from './helpers/build.js';
-import { CSV_HEADER, csvRows, killChildren, makeTempDir, runCli } from './helpers/run.js';
+import { buildCli } from '../support/cli/build.js';
+import { CSV_HEADER, csvRows, killChildren, makeTempDir, runCli } from '../support/cli/run.js';
 
 const inputs: InputSpec[] = [{ path: 'a.csv', name: 'a.csv', format: 'csv', size: 10 }];
 const target = { appId: 'app-a', baseUrl: 'http://127.0.0.1:4010' };

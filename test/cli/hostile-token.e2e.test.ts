@@ -6,9 +6,9 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { DEMO_CLIENT_ID, DEMO_SCOPE_BASE } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli } from './helpers/build.js';
-import { RAW_TERMINAL_CONTROL } from './helpers/control-chars.js';
-import { killChildren, runCli } from './helpers/run.js';
+import { buildCli } from '../support/cli/build.js';
+import { RAW_TERMINAL_CONTROL } from '../support/cli/control-chars.js';
+import { killChildren, runCli } from '../support/cli/run.js';
 
 const TOKEN = 'tok-abc\ndefgh\r\u001b[2J\u2028\u202eijkl';
 

@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import { type Range, RangeSet } from '../../src/cli/ranges.js';
-import { useCliFixture } from './helpers/emulator.js';
-import { emulatorEnv, startCli } from './helpers/run.js';
+import { useCliFixture } from '../support/cli/emulator.js';
+import { emulatorEnv, startCli } from '../support/cli/run.js';
 
 /**
  * `finance publish --checkpoint` killed at random moments (mostly SIGKILL, sometimes SIGTERM) and

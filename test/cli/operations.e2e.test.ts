@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { DEMO_APP_ID, type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LoopbackProxy, startLoopbackProxy, VIA } from '../examples/loopback-proxy.js';
-import { buildCli } from './helpers/build.js';
-import { CSV_HEADER, csvRows, emulatorEnv, killChildren, makeTempDir, runCli } from './helpers/run.js';
+import { buildCli } from '../support/cli/build.js';
+import { CSV_HEADER, csvRows, emulatorEnv, killChildren, makeTempDir, runCli } from '../support/cli/run.js';
 
 let cli: string;
 let emulator: RunningEmulator;

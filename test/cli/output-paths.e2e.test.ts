@@ -27,8 +27,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import { MAX_CHECKPOINT_BYTES } from '../../src/cli/checkpoint.js';
-import { useCliFixture } from './helpers/emulator.js';
-import { CSV_HEADER, csvRows, emulatorEnv, type RunResult, runCli, startCli } from './helpers/run.js';
+import { useCliFixture } from '../support/cli/emulator.js';
+import { CSV_HEADER, csvRows, emulatorEnv, type RunResult, runCli, startCli } from '../support/cli/run.js';
 
 const ctx = useCliFixture();
 const INPUT = `${CSV_HEADER}\n${csvRows(30)}\n`;

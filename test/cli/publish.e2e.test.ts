@@ -1,8 +1,16 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { DEMO_APP_ID, DEMO_CLIENT_SECRET } from 'push-api-client/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { useCliFixture } from './helpers/emulator.js';
-import { ANSI_ESCAPE, CSV_HEADER, csvRows, emulatorEnv, jsonlRecord, killChildren, runCli } from './helpers/run.js';
+import { useCliFixture } from '../support/cli/emulator.js';
+import {
+  ANSI_ESCAPE,
+  CSV_HEADER,
+  csvRows,
+  emulatorEnv,
+  jsonlRecord,
+  killChildren,
+  runCli,
+} from '../support/cli/run.js';
 
 const ctx = useCliFixture();
 afterAll(killChildren);

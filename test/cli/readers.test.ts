@@ -2,10 +2,9 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parseColumnMap } from '../../src/cli/normalize/columns.js';
 import { rowRules } from '../../src/cli/normalize/rules.js';
-import { readCsv } from '../../src/cli/readers/csv.js';
-import { JsonRecordSplitter, readJson } from '../../src/cli/readers/json.js';
-import { readJsonl } from '../../src/cli/readers/jsonl.js';
+import { JsonRecordSplitter } from '../../src/cli/readers/json.js';
 import { InputError, type SourceRow } from '../../src/cli/readers/types.js';
+import { readCsv, readJson, readJsonl } from '../support/readers.js';
 
 async function collect(rows: AsyncGenerator<SourceRow>): Promise<SourceRow[]> {
   const out: SourceRow[] = [];

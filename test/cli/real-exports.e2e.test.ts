@@ -6,8 +6,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { useCliFixture } from './helpers/emulator.js';
-import { emulatorEnv, killChildren, runCli } from './helpers/run.js';
+import { useCliFixture } from '../support/cli/emulator.js';
+import { emulatorEnv, killChildren, runCli } from '../support/cli/run.js';
 
 const ctx = useCliFixture();
 afterAll(killChildren);

@@ -4,8 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { jsonSafe } from '../../src/cli/json-safe.js';
 import { Output } from '../../src/cli/output.js';
 import { RejectsWriter } from '../../src/cli/rejects.js';
-import { RAW_TERMINAL_CONTROL } from './helpers/control-chars.js';
-import { makeTempDir } from './helpers/run.js';
+import { RAW_TERMINAL_CONTROL } from '../support/cli/control-chars.js';
+import { makeTempDir } from '../support/cli/run.js';
 
 /** What a hostile service may put in an error message that lands in every rejects line of its batch. */
 const HOSTILE = 'refused\u0085\u009b31m\u007f\u2028\u2029\u202e\u200b\u001b[2J\r\nend\u{e0041}';

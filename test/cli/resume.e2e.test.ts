@@ -2,8 +2,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { useCliFixture } from './helpers/emulator.js';
-import { CSV_HEADER, csvRows, emulatorEnv, runCli, startCli } from './helpers/run.js';
+import { useCliFixture } from '../support/cli/emulator.js';
+import { CSV_HEADER, csvRows, emulatorEnv, runCli, startCli } from '../support/cli/run.js';
 
 const ctx = useCliFixture();
 

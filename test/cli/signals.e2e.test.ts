@@ -3,8 +3,8 @@ import { existsSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { useCliFixture } from './helpers/emulator.js';
-import { CSV_HEADER, csvRows, emulatorEnv, type RunResult, startCli } from './helpers/run.js';
+import { useCliFixture } from '../support/cli/emulator.js';
+import { CSV_HEADER, csvRows, emulatorEnv, type RunResult, startCli } from '../support/cli/run.js';
 
 /**
  * Real CLI processes receiving real SIGINT and SIGTERM at many moments: from the first

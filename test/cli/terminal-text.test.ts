@@ -1,13 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
+import type { UploadProgress } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { formatTable, Output } from '../../src/cli/output.js';
 import { createProgress } from '../../src/cli/progress.js';
 import { terminalLine, terminalText } from '../../src/cli/terminal-text.js';
 import { createUploadProgress } from '../../src/cli/upload/progress.js';
-import type { UploadProgress } from '../../src/index.js';
-import { RAW_TERMINAL_CONTROL } from './helpers/control-chars.js';
+import { RAW_TERMINAL_CONTROL } from '../support/cli/control-chars.js';
 
 /** Every character a terminal may act on or that may disguise text, one of each kind. */
 const HOSTILE =

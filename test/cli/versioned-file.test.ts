@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VersionedFile } from '../../src/cli/versioned-file.js';
-import { makeTempDir } from './helpers/run.js';
+import { makeTempDir } from '../support/cli/run.js';
 
 let temp = makeTempDir();
 afterEach(() => {

@@ -3,7 +3,8 @@ import { inspect } from 'node:util';
 import { ConfigurationError, ServerError, TimeoutError } from 'push-api-client';
 import { createPushApiHandler, startEmulator } from 'push-api-client/testing';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { capturingFetch, emulatorClient, serverClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
+import { capturingFetch } from '../support/recorders.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
 const record = SAMPLE_RECORD;
@@ -20,10 +21,7 @@ describe('defaultHeaders and per-call headers', () => {
   it('go to the token endpoint and the data API, the call over the client, never to the storage host', async () => {
     const emulator = createPushApiHandler();
     const { fetch, seen } = capturingFetch(emulator.fetch);
-    const client = emulatorClient(
-      { ...addresses, fetch },
-      { defaultHeaders: { 'X-Tenant': 'acme', 'X-Trace': 'client' } },
-    );
+    const client = clientFor({ ...addresses, fetch }, { defaultHeaders: { 'X-Tenant': 'acme', 'X-Trace': 'client' } });
     await client.finance.publish('demo-app', [record], {
       headers: { 'x-trace': 'call-1', 'content-type': 'text/plain' },
     });
@@ -48,10 +46,10 @@ describe('defaultHeaders and per-call headers', () => {
     'refuse %s with a ConfigurationError, before any request',
     async (name) => {
       const emulator = createPushApiHandler();
-      expect(() => emulatorClient({ ...emulator, ...addresses }, { defaultHeaders: { [name]: 'x' } })).toThrow(
+      expect(() => clientFor(emulator, { defaultHeaders: { [name]: 'x' } })).toThrow(
         new RegExp(`defaultHeaders: ${name} cannot be set`),
       );
-      const client = emulatorClient({ ...addresses, fetch: emulator.fetch });
+      const client = clientFor({ ...addresses, fetch: emulator.fetch });
       const calls = [
         client.finance.publish('demo-app', [record], { headers: { [name]: 'x' } }),
         client.finance.publishBatch('demo-app', [record], { headers: { [name]: 'x' } }),
@@ -67,7 +65,7 @@ describe('defaultHeaders and per-call headers', () => {
 describe('per-call limits', () => {
   it('maxRetries: 0 on one call sends once where the client would retry', async () => {
     const emulator = createPushApiHandler();
-    const client = emulatorClient({ ...addresses, fetch: emulator.fetch }, { maxRetries: 3 });
+    const client = clientFor({ ...addresses, fetch: emulator.fetch }, { maxRetries: 3 });
     await client.tokens.getToken();
     emulator.faults.add({ match: { operation: 'finance' }, status: 503, retryAfter: 0, times: 1 });
     await expect(client.finance.publishBatch('demo-app', [record], { maxRetries: 0 })).rejects.toBeInstanceOf(
@@ -82,7 +80,7 @@ describe('per-call limits', () => {
   it('timeoutMs on one call times out where the client waits', async () => {
     const server = await startEmulator();
     onTestFinished(() => server.close());
-    const client = serverClient(server, { timeoutMs: 30_000, maxRetries: 0 });
+    const client = clientFor(server, { timeoutMs: 30_000, maxRetries: 0 });
     await client.tokens.getToken();
     server.mock.faults.add({ match: { operation: 'upload-urls' }, delayMs: 400, times: 2 });
     await expect(client.uploads.getUploadUrls(server.mock.appId, ['a.csv'], { timeoutMs: 50 })).rejects.toBeInstanceOf(
@@ -94,7 +92,7 @@ describe('per-call limits', () => {
 
   it("a call's maxRetries and timeoutMs also govern the token request the call has to make", async () => {
     const emulator = createPushApiHandler();
-    const client = emulatorClient({ ...addresses, fetch: emulator.fetch }, { maxRetries: 3, timeoutMs: 30_000 });
+    const client = clientFor({ ...addresses, fetch: emulator.fetch }, { maxRetries: 3, timeoutMs: 30_000 });
     emulator.faults.add({ match: { operation: 'token' }, status: 503, retryAfter: 0, times: 1 });
     await expect(client.finance.publishBatch('demo-app', [record], { maxRetries: 0 })).rejects.toMatchObject({
       name: 'TokenError',
@@ -110,7 +108,7 @@ describe('per-call limits', () => {
   });
 
   it('a bad per-call value is a ConfigurationError naming it', async () => {
-    const client = emulatorClient({ ...addresses, fetch: createPushApiHandler().fetch });
+    const client = clientFor({ ...addresses, fetch: createPushApiHandler().fetch });
     await expect(client.finance.publish('demo-app', [record], { timeoutMs: 0 })).rejects.toThrow(/timeoutMs/);
     await expect(client.finance.publish('demo-app', [record], { maxRetries: 1.5 })).rejects.toThrow(/maxRetries/);
   });
@@ -118,10 +116,10 @@ describe('per-call limits', () => {
   it('a timeoutMs past what timers take (2^31 ms) is refused, not turned into an instant timeout', async () => {
     const emulator = createPushApiHandler();
     const tooLong = 2 ** 31;
-    expect(() => emulatorClient({ ...addresses, fetch: emulator.fetch }, { timeoutMs: tooLong })).toThrow(
+    expect(() => clientFor({ ...addresses, fetch: emulator.fetch }, { timeoutMs: tooLong })).toThrow(
       /timeoutMs must be a number from 1 to 2147483647/,
     );
-    const client = emulatorClient({ ...addresses, fetch: emulator.fetch }, { timeoutMs: 2 ** 31 - 1 });
+    const client = clientFor({ ...addresses, fetch: emulator.fetch }, { timeoutMs: 2 ** 31 - 1 });
     await expect(client.finance.publish('demo-app', [record], { timeoutMs: tooLong })).rejects.toBeInstanceOf(
       ConfigurationError,
     );
@@ -132,7 +130,7 @@ describe('per-call limits', () => {
 
 describe('what a client shows of itself', () => {
   it('never shows default header values in util.inspect or JSON of the client or its parts', () => {
-    const client = emulatorClient(
+    const client = clientFor(
       { ...addresses, fetch: createPushApiHandler().fetch },
       { defaultHeaders: { 'X-Gateway-Key': 'gw-secret-4711' } },
     );

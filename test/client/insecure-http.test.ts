@@ -1,10 +1,10 @@
-import { createServer } from 'node:net';
+import { ConfigurationError, PushClient } from 'push-api-client';
+import { startEmulator } from 'push-api-client/testing';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigurationError, PushClient } from '../../src/index.js';
-import { startEmulator } from '../../src/testing/index.js';
 import { containerLookup } from '../support/container-lookup.js';
-import { validRecord } from '../testing/helpers.js';
+import { closedPort } from '../support/loopback-server.js';
+import { financeRecord } from '../support/records.js';
 
 const remote = {
   clientId: 'id',
@@ -26,14 +26,6 @@ async function warningsDuring(run: () => Promise<void> | void): Promise<Error[]>
     process.off('warning', listener);
   }
   return seen.filter((warning) => (warning as { code?: string }).code === 'PUSH_API_INSECURE_HTTP');
-}
-
-async function freePort(host: string): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const closers: (() => Promise<void>)[] = [];
@@ -89,7 +81,7 @@ describe('plain http to a non-loopback host', () => {
   });
 
   it('reaches an emulator in "another container": bound on 127.0.0.2, named emulator, through the switch', async () => {
-    const port = await freePort('127.0.0.2');
+    const port = await closedPort('127.0.0.2');
     const emulator = await startEmulator({ host: '127.0.0.2', port, publicUrl: `http://emulator:${port}` });
     const dispatcher = new Agent({ connect: { lookup: containerLookup('emulator', '127.0.0.2') } });
     closers.push(
@@ -100,7 +92,7 @@ describe('plain http to a non-loopback host', () => {
     let client: PushClient | undefined;
     const warnings = await warningsDuring(async () => {
       client = new PushClient({ ...emulator.clientOptions(), dispatcher, env: { PUSH_ALLOW_INSECURE_HTTP: '1' } });
-      await client.finance.publish(emulator.mock.appId, [validRecord(), validRecord()]);
+      await client.finance.publish(emulator.mock.appId, [financeRecord(), financeRecord()]);
       await client.uploads.upload(emulator.mock.appId, [{ name: 'users.csv', data: 'id\n1\n' }]);
     });
     expect(warnings).toHaveLength(1);

@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { ConfigurationError, type PushClientOptions } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { emulatorClient, recordingLogger } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
+import { recordingLogger } from '../support/recorders.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
 const record = SAMPLE_RECORD;
@@ -18,7 +17,7 @@ function setup(options: PushClientOptions = {}) {
     clientId: 'demo-client',
     clientSecret: 'demo-secret-do-not-use-in-production',
   };
-  return { emulator, mock, client: emulatorClient(mock, options) };
+  return { emulator, mock, client: clientFor(mock, options) };
 }
 
 /** What the built-in logger wrote (it writes every level through console.error, to stderr). */
@@ -104,30 +103,5 @@ describe('logging on demand', () => {
   it('an unknown PUSH_LOG value is a ConfigurationError naming the variable and the levels', () => {
     expect(() => setup({ env: { PUSH_LOG: 'verbose' } })).toThrow(ConfigurationError);
     expect(() => setup({ env: { PUSH_LOG: 'verbose' } })).toThrow(/PUSH_LOG.*debug, info, warn, error, off/);
-  });
-
-  it('a program started with PUSH_LOG=debug writes the lines to stderr and nothing to stdout', async () => {
-    const script = `
-      import { PushClient } from './src/index.ts';
-      import { createPushApiHandler } from './src/testing/index.ts';
-      const emulator = createPushApiHandler();
-      const client = new PushClient({ fetch: emulator.fetch });
-      await client.tokens.getToken();
-    `;
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '-e', script], {
-      env: {
-        ...process.env,
-        PUSH_LOG: 'debug',
-        PUSH_CLIENT_ID: 'demo-client',
-        PUSH_CLIENT_SECRET: 'demo-secret-do-not-use-in-production',
-        PUSH_AUTH_URL: 'https://auth.push.test',
-        PUSH_BASE_URL: 'https://api.push.test',
-        PUSH_SCOPE_BASE: 'https://api.push.test',
-      },
-    });
-    expect(stdout).toBe('');
-    expect(stderr).toMatch(/ debug push-api-client request \{"operation":"token","method":"POST".*"status":200/);
-    expect(stderr).toMatch(/ debug push-api-client token acquired /);
-    expect(stderr).not.toContain('demo-secret-do-not-use-in-production');
   });
 });

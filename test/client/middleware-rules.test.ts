@@ -13,7 +13,7 @@ import {
 } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { emulatorClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
 import { HOSTILE_SECRET, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
 
@@ -42,7 +42,7 @@ function setup(
 ) {
   const emulator = createPushApiHandler();
   const wire: Request[] = [];
-  const client = emulatorClient(
+  const client = clientFor(
     {
       fetch: async (input, init) => {
         const request = new Request(input, init);

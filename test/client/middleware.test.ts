@@ -3,8 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import { type Middleware, type MiddlewareContext, PushError } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { emulatorClient } from '../support/clients.js';
-import { tempDir } from '../uploads/helpers.js';
+import { clientFor } from '../support/clients.js';
+import { tempDir } from '../support/files.js';
 
 const SECRET = 'demo-secret-do-not-use-in-production';
 
@@ -30,7 +30,7 @@ function setup(
 ) {
   const emulator = createPushApiHandler();
   const wire: Request[] = [];
-  const client = emulatorClient(
+  const client = clientFor(
     {
       fetch: async (input, init) => {
         const request = new Request(input, init);

@@ -2,6 +2,7 @@ import { setupServer } from 'msw/node';
 import { PushClient, RateLimitError } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { financeRecord } from '../support/records.js';
 
 const mock = createPushApiMock();
 const server = setupServer(...mock.handlers);
@@ -17,15 +18,6 @@ const env = {
   PUSH_SCOPE_BASE: mock.scopeBase,
 };
 
-const record = (i: number) => ({
-  created: 1_700_000_000_000 + i,
-  amount: i,
-  currency: 'USD',
-  identifier: `u${i}@example.com`,
-  type: 'invoice' as const,
-  vendor: 'Acme',
-});
-
 describe('PushClient with setupServer(...mock.handlers) and no special wiring', () => {
   it('gets a token, upload addresses, and publishes a batch', async () => {
     const client = new PushClient({ env });
@@ -34,7 +26,9 @@ describe('PushClient with setupServer(...mock.handlers) and no special wiring', 
     expect(token.expiresAt).toBeInstanceOf(Date);
     const urls = await client.uploads.getUploadUrls(mock.appId, ['users.csv']);
     expect(Object.keys(urls)).toEqual(['users.csv']);
-    await expect(client.finance.publishBatch(mock.appId, [record(1), record(2)])).resolves.toEqual({ success: true });
+    await expect(client.finance.publishBatch(mock.appId, [financeRecord(1), financeRecord(2)])).resolves.toEqual({
+      success: true,
+    });
     expect(mock.state.recordCount(mock.appId)).toBe(2);
     expect(mock.state.tokenRequestCount).toBe(1);
   });
@@ -48,14 +42,14 @@ describe('PushClient with setupServer(...mock.handlers) and no special wiring', 
       scopeBase: mock.scopeBase,
     });
     const client = new PushClient({ ...mock.clientOptions(), env: {} });
-    await client.finance.publishBatch(mock.appId, [record(1)]);
+    await client.finance.publishBatch(mock.appId, [financeRecord(1)]);
     expect(mock.state.recordCount(mock.appId)).toBe(1);
   });
 
   it('a 401 on a data call refreshes the token and re-sends once', async () => {
     const client = new PushClient({ env });
     mock.revokeToken((await client.tokens.getToken()).accessToken);
-    await client.finance.publishBatch(mock.appId, [record(1)]);
+    await client.finance.publishBatch(mock.appId, [financeRecord(1)]);
     const finance = mock.state.requests.filter((r) => r.operation === 'finance');
     expect(finance.map((r) => r.status)).toEqual([401, 200]);
     expect(mock.state.recordCount(mock.appId)).toBe(1);

@@ -2,7 +2,8 @@
 import { ConfigurationError, NotFoundError, PermissionDeniedError, UnprocessableEntityError } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { emulatorClient, recordingLogger } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
+import { recordingLogger } from '../support/recorders.js';
 
 // The wire form: `created` is epoch milliseconds (the SDK converts dates; a raw request does not).
 const record = {
@@ -17,7 +18,7 @@ const record = {
 function setup(baseUrl = 'https://api.push.test', maxRetries = 2) {
   const emulator = createPushApiHandler();
   const seen: Request[] = [];
-  const client = emulatorClient(
+  const client = clientFor(
     {
       fetch: async (input, init) => {
         const request = new Request(input, init);
@@ -174,7 +175,7 @@ describe('client.request', () => {
     const emulator = createPushApiHandler();
     const logger = recordingLogger();
     const events: { operation: string; url: string }[] = [];
-    const client = emulatorClient(
+    const client = clientFor(
       {
         fetch: emulator.fetch,
         authUrl: 'https://auth.push.test',

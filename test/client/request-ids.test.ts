@@ -2,7 +2,7 @@
 import { TokenError, UnprocessableEntityError, UploadError } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { emulatorClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
 
 const records = Array.from({ length: 5 }, (_, i) => ({
   created: '2025-01-31',
@@ -15,7 +15,7 @@ const records = Array.from({ length: 5 }, (_, i) => ({
 
 function setup(clientSecret = 'demo-secret-do-not-use-in-production') {
   const emulator = createPushApiHandler();
-  const client = emulatorClient(
+  const client = clientFor(
     {
       fetch: emulator.fetch,
       authUrl: 'https://auth.push.test',
@@ -72,7 +72,7 @@ describe('request ids', () => {
 
   it('a file whose expired address could not be renewed carries the id of the refusal', async () => {
     const emulator = createPushApiHandler();
-    const client = emulatorClient(
+    const client = clientFor(
       {
         fetch: async (input, init) => {
           // The address expires before its PUT, and the request for a fresh one is refused.
@@ -104,7 +104,7 @@ describe('request ids', () => {
   it('a request id past 200 characters is cut, wherever it is carried', async () => {
     const emulator = createPushApiHandler();
     const hostileId = 'r'.repeat(15_000);
-    const client = emulatorClient(
+    const client = clientFor(
       {
         // A service that answers every request with an enormous x-request-id.
         fetch: async (input, init) => {

@@ -1,7 +1,7 @@
 /** Retry timing and derived clients over real HTTP to the emulator on 127.0.0.1 (no msw). */
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serverClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
 const instant = { backoff: { initialDelayMs: 0, maxDelayMs: 0 }, maxRetryAfterMs: 0 } as const;
@@ -22,7 +22,7 @@ describe('retry timing over real HTTP', () => {
   });
 
   it('a derived client with every wait at 0 gets through a 429 (Retry-After: 5) and a 503 at once, on the shared token', async () => {
-    const base = serverClient(emulator);
+    const base = clientFor(emulator);
     await base.tokens.getToken();
     const fast = base.withOptions(instant);
     emulator.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 5 });

@@ -1,13 +1,14 @@
 import { setupServer } from 'msw/node';
 import {
   ConfigurationError,
-  PushClient,
+  type PushClient,
   type PushClientOptions,
   RateLimitError,
   type RetryHookEvent,
 } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { clientFor } from '../support/clients.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
 const mock = createPushApiMock();
@@ -19,7 +20,7 @@ afterAll(() => server.close());
 const instant = { backoff: { initialDelayMs: 0, maxDelayMs: 0 }, maxRetryAfterMs: 0 } as const;
 
 function client(options: PushClientOptions = {}): PushClient {
-  return new PushClient({ ...mock.clientOptions(), env: {}, ...options });
+  return clientFor(mock.clientOptions(), options);
 }
 
 /** A 429 asking for five seconds, then a 503 without Retry-After, on the next two finance requests. */

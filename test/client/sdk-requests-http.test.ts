@@ -6,8 +6,8 @@ import { writeFile } from 'node:fs/promises';
 import { type Middleware, type MiddlewareContext, PushClient } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { serverClient } from '../support/clients.js';
-import { tempDir } from '../uploads/helpers.js';
+import { clientFor } from '../support/clients.js';
+import { tempDir } from '../support/files.js';
 
 let server: RunningEmulator;
 beforeAll(async () => {
@@ -41,7 +41,7 @@ function tenant(seen: MiddlewareContext[]): Middleware {
 
 describe('over HTTP', () => {
   it('withResponse: each method sends once, and its headers hold the x-request-id the emulator logged', async () => {
-    const client = serverClient(server);
+    const client = clientFor(server);
     const token = await client.tokens.getToken().withResponse();
     expect(token.response?.headers).toBeInstanceOf(Headers);
     expect(token.response?.headers.get('x-request-id')).toBe(logged('token')[0]?.id);
@@ -70,7 +70,7 @@ describe('over HTTP', () => {
   });
 
   it('client.request: the token has the client scopes by default, and exactly the given ones otherwise', async () => {
-    const client = serverClient(server);
+    const client = clientFor(server);
     const path = `/services/push/v1/customer/apps/${server.mock.appId}/upload`;
     await client.request({ method: 'GET', path, query: { filenames: 'a.csv' } });
     const clientScopes = [`${server.mock.scopeBase}/connector.write`];
@@ -82,7 +82,7 @@ describe('over HTTP', () => {
 
   it('middleware runs on every request, the signed-address PUT included, and its header arrives there without Authorization', async () => {
     const seen: MiddlewareContext[] = [];
-    const client = serverClient(server, { middleware: [tenant(seen)] });
+    const client = clientFor(server, { middleware: [tenant(seen)] });
     const files = await tempDir();
     try {
       const file = await files.write('users.csv', '');
@@ -106,7 +106,7 @@ describe('over HTTP', () => {
   it('withOptions inherits middleware and hooks, and an override replaces them', async () => {
     const seen: MiddlewareContext[] = [];
     const requests: string[] = [];
-    const original = serverClient(server, {
+    const original = clientFor(server, {
       middleware: [tenant(seen)],
       hooks: { request: (event) => requests.push(event.operation) },
     });

@@ -11,8 +11,8 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { emulatorClient } from '../support/clients.js';
-import { tempDir } from '../uploads/helpers.js';
+import { clientFor } from '../support/clients.js';
+import { tempDir } from '../support/files.js';
 
 const exporter = new InMemorySpanExporter();
 
@@ -80,7 +80,7 @@ const record = {
 function setup() {
   const emulator = createPushApiHandler();
   const wire: Request[] = [];
-  const client = emulatorClient(
+  const client = clientFor(
     {
       fetch: async (input, init) => {
         const request = new Request(input, init);
@@ -154,7 +154,7 @@ describe('tracing', () => {
   it('sends no traceparent without tracing: true', async () => {
     const emulator = createPushApiHandler();
     const wire: Request[] = [];
-    const client = emulatorClient({
+    const client = clientFor({
       fetch: async (input, init) => {
         const request = new Request(input, init);
         wire.push(request);
@@ -245,7 +245,7 @@ describe('tracing', () => {
   it('a middleware runs inside the attempt span, and sees traceparent on the request it is given', async () => {
     const emulator = createPushApiHandler();
     const seen: { active: string | undefined; traceparent: string | null }[] = [];
-    const client = emulatorClient(
+    const client = clientFor(
       {
         fetch: emulator.fetch,
         authUrl: 'https://auth.push.test',

@@ -2,13 +2,14 @@ import { inspect } from 'node:util';
 import { setupServer } from 'msw/node';
 import {
   ConfigurationError,
-  PushClient,
+  type PushClient,
   type PushClientOptions,
   type PushClientOverrides,
   ServerError,
 } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { clientFor } from '../support/clients.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
 const mock = createPushApiMock();
@@ -20,7 +21,7 @@ afterAll(() => server.close());
 const instant = { backoff: { initialDelayMs: 0, maxDelayMs: 0 }, maxRetryAfterMs: 0 } as const;
 
 function client(options: PushClientOptions = {}): PushClient {
-  return new PushClient({ ...mock.clientOptions(), env: {}, ...instant, ...options });
+  return clientFor(mock.clientOptions(), { ...instant, ...options });
 }
 
 const requestsOf = (operation: string) => mock.state.requests.filter((r) => r.operation === operation);

@@ -1,7 +1,7 @@
 /** `.withResponse()`: the data with the answer that carried it, from the same single request. */
 import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { emulatorClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
 
 const record = {
   created: '2025-01-31',
@@ -14,7 +14,7 @@ const record = {
 
 function setup() {
   const emulator = createPushApiHandler();
-  const client = emulatorClient(
+  const client = clientFor(
     {
       fetch: emulator.fetch,
       authUrl: 'https://auth.push.test',

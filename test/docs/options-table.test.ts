@@ -3,9 +3,10 @@
  * client reads for it. A new option that is not listed below fails `tsc`; one that the page's table
  * does not show fails here.
  */
+
+import type { PushClientOptions } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { ENV_VARS } from '../../src/defaults.js';
-import type { PushClientOptions } from '../../src/index.js';
 import { readDoc } from '../support/doc-files.js';
 
 const OPTIONS = [

@@ -2,7 +2,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTracing } from '../../examples/otel-tracing.js';
-import { serverClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
 let emulator: RunningEmulator;
@@ -18,7 +18,7 @@ describe('examples/otel-tracing.ts', () => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     const { hooks, traced } = createTracing(provider.getTracer('test'));
-    const client = serverClient(emulator, { hooks });
+    const client = clientFor(emulator, { hooks });
     emulator.mock.faults.add({ match: { operation: 'finance' }, status: 503, retryAfter: 0, times: 1 });
 
     await traced('push.publish', () => client.finance.publish(emulator.mock.appId, [record]));

@@ -1,8 +1,10 @@
 import fc from 'fast-check';
+import type { FinanceRecordInput } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
-import type { FinanceRecordInput } from '../../src/finance/schema.js';
-import { clientFor, expectAccounted, makeRecord, toAsync } from './helpers.js';
+import { expectAccounted } from '../support/accounting.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecord, toAsync } from '../support/records.js';
 
 // What is checked is the accounting, not the waits: every wait is 0 (see the retry timing options),
 // and a 429 fault answers once, since with zero waits a batch answered only 429 ends after
@@ -35,7 +37,7 @@ describe('publish accounting (property)', () => {
           });
           const bad = new Set(invalidAt);
           const records = Array.from({ length: count }, (_, i) =>
-            bad.has(i) ? makeRecord(i, { amount: 'NaN' }) : makeRecord(i),
+            bad.has(i) ? financeRecord(i, { amount: 'NaN' }) : financeRecord(i),
           ) as FinanceRecordInput[];
           const report = await client.finance.publish(mock.appId, asAsync ? toAsync(records) : records, {
             onInvalid: 'skip',

@@ -1,5 +1,5 @@
+import { AbortError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { AbortError } from '../../src/errors.js';
 import { AdaptiveLimit } from '../../src/finance/adaptive-limit.js';
 
 function clock(start = 1_000_000) {

@@ -1,14 +1,18 @@
+import type { SendingBatch } from 'push-api-client';
+import { AbortError, PublishStoppedError } from 'push-api-client';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
-import { AbortError, PublishStoppedError } from '../../src/errors.js';
-import type { SendingBatch } from '../../src/finance/types.js';
-import { expectAccounted, makeRecords, mockWithClient, toAsync } from './helpers.js';
+import { expectAccounted } from '../support/accounting.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecords, toAsync } from '../support/records.js';
 
 describe('onBatchSending', () => {
   it('is called once per batch, with its input indexes, before the service has stored it', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const announced: SendingBatch[] = [];
     const storedWhenAnnounced: number[] = [];
-    const report = await client.finance.publish(mock.appId, toAsync(makeRecords(25)), {
+    const report = await client.finance.publish(mock.appId, toAsync(financeRecords(25)), {
       batchSize: 10,
       concurrency: 1,
       onBatchSending: (batch) => {
@@ -27,11 +31,12 @@ describe('onBatchSending', () => {
   });
 
   it('never has more than `concurrency` batches announced and unsettled, however far the input is read', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     mock.faults.add({ match: { operation: 'finance' }, times: 6, delayMs: 30 });
     let inFlight = 0;
     let most = 0;
-    const report = await client.finance.publish(mock.appId, toAsync(makeRecords(200)), {
+    const report = await client.finance.publish(mock.appId, toAsync(financeRecords(200)), {
       batchSize: 10,
       concurrency: 3,
       onBatchSending: async () => {
@@ -50,11 +55,12 @@ describe('onBatchSending', () => {
   });
 
   it('an abort while it runs: that batch is not sent, gets no onBatchSettled, and counts as not read', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const controller = new AbortController();
     const settled: number[] = [];
     const error = await client.finance
-      .publish(mock.appId, makeRecords(50), {
+      .publish(mock.appId, financeRecords(50), {
         batchSize: 10,
         concurrency: 1,
         signal: controller.signal,
@@ -80,11 +86,12 @@ describe('onBatchSending', () => {
   });
 
   it('a throw stops the run: that batch is not sent and counts as not read', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const failure = new Error('checkpoint disk full');
     let calls = 0;
     const error = await client.finance
-      .publish(mock.appId, makeRecords(50), {
+      .publish(mock.appId, financeRecords(50), {
         batchSize: 10,
         concurrency: 1,
         onBatchSending: () => {

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
+import { financeRecordSchema } from 'push-api-client/schema';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
-import { financeRecordSchema } from '../../src/schema.js';
-import { emulatorClient } from '../support/clients.js';
-import { expectAccounted, makeRecord, toAsync } from './helpers.js';
+import { expectAccounted } from '../support/accounting.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecord, toAsync } from '../support/records.js';
 
 const bytesOf = (text: string) => Buffer.byteLength(text, 'utf8');
 /** `{"records":[]}`, the body of an empty batch. */
@@ -13,7 +14,7 @@ const EMPTY_BODY = 14;
 function capturingClient() {
   const mock = createPushApiMock();
   const bodies: string[] = [];
-  const client = emulatorClient(mock, {
+  const client = clientFor(mock, {
     fetch: async (input, init) => {
       const request = new Request(input, init);
       if (request.method === 'POST' && new URL(request.url).pathname.endsWith('/finance')) {
@@ -38,7 +39,7 @@ describe('publish batching (property)', () => {
         fc.integer({ min: 1, max: 4 }),
         fc.boolean(),
         async (descriptions, batchSize, maxBatchBytes, concurrency, asAsync) => {
-          const records = descriptions.map((description, i) => makeRecord(i, { description }));
+          const records = descriptions.map((description, i) => financeRecord(i, { description }));
           const wire = records.map((record) => JSON.stringify(financeRecordSchema.parse(record)));
           const tooLarge = wire.flatMap((json, i) => (EMPTY_BODY + bytesOf(json) > maxBatchBytes ? [i] : []));
           const { mock, client, bodies } = capturingClient();

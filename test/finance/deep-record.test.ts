@@ -4,10 +4,10 @@
  * stack (validation, the report, the error's JSON).
  */
 import { inspect } from 'node:util';
+import { checkFinanceRecord, RecordValidationError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { RecordValidationError } from '../../src/errors.js';
-import { checkFinanceRecord } from '../../src/index.js';
-import { FINANCE_RECORD, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
+import { HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 
 const start = useHostileService();
 
@@ -19,10 +19,10 @@ describe('a record nested too deep', () => {
   it('is skipped as invalid, naming its field, and the valid records are sent', async () => {
     const service = await start();
     const records = [
-      FINANCE_RECORD,
-      { ...FINANCE_RECORD, vendor: deep() },
-      { ...FINANCE_RECORD, extra: deep() },
-      FINANCE_RECORD,
+      SAMPLE_RECORD,
+      { ...SAMPLE_RECORD, vendor: deep() },
+      { ...SAMPLE_RECORD, extra: deep() },
+      SAMPLE_RECORD,
     ];
     const report = await service.client().finance.publish(HOSTILE_APP_ID, records, { onInvalid: 'skip' });
     expect(report).toMatchObject({ recordsSent: 2, recordsInvalid: 2 });
@@ -38,7 +38,7 @@ describe('a record nested too deep', () => {
     const service = await start();
     const error = await service
       .client()
-      .finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD, { ...FINANCE_RECORD, amount: deep() }])
+      .finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD, { ...SAMPLE_RECORD, amount: deep() }])
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(RecordValidationError);
     expect((error as RecordValidationError).invalid).toEqual([
@@ -50,7 +50,7 @@ describe('a record nested too deep', () => {
   });
 
   it('checkFinanceRecord says invalid, naming the field', async () => {
-    const check = await checkFinanceRecord({ ...FINANCE_RECORD, description: deep() });
+    const check = await checkFinanceRecord({ ...SAMPLE_RECORD, description: deep() });
     expect(check).toMatchObject({ ok: false, issues: [{ path: 'description' }] });
   });
 });

@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { financeRecordFields } from 'push-api-client';
+import { financeRecordSchema } from 'push-api-client/schema';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { z as zm } from 'zod/mini';
@@ -22,7 +23,6 @@ import {
   type FinanceRecordInput,
 } from '../../src/finance/fields.js';
 import { buildFinanceRecordSchema } from '../../src/finance/schema.js';
-import { financeRecordSchema } from '../../src/schema.js';
 
 /** A valid value of a field, made from its table entry alone. */
 function validValue(field: FieldSpec, seed: number): unknown {

@@ -1,12 +1,12 @@
 /**
  * zod is loaded on first need (validate.ts): valid records never load it, and the first record
  * the fast path does not accept loads it before it is judged, whatever the input's form. Vitest
- * isolates each test file's modules, so the schema starts unloaded here; the tests run in order.
+ * isolates this file's modules (vitest.config.ts), so the schema starts unloaded here; the tests
+ * run in order. lazy-schema.e2e.test.ts checks the same in a process where zod cannot load at all.
  */
 
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import type { financeRecordSchema } from 'push-api-client/schema';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -16,39 +16,24 @@ import {
   ISO_DATE_TIME_PATTERN,
 } from '../../src/finance/fields.js';
 import { recordSchemaLoaded } from '../../src/finance/validate.js';
-import type { financeRecordSchema } from '../../src/schema.js';
-import { makeRecords, mockWithClient, toAsync } from './helpers.js';
-
-const run = promisify(execFile);
-const root = fileURLToPath(new URL('../..', import.meta.url));
+import { clientFor } from '../support/clients.js';
+import { financeRecords, toAsync } from '../support/records.js';
 
 describe('zod, loaded on first need', () => {
-  it('is never loaded to publish valid records, from an array, a generator or an async iterable', async () => {
-    // A fresh process in which zod cannot be loaded at all: valid records must go through anyway.
-    const { stdout } = await run(
-      process.execPath,
-      ['--import', 'tsx', '--import', './test/support/without-zod.mjs', 'test/finance/fixtures/publish-without-zod.ts'],
-      { cwd: root, timeout: 60_000 },
-    );
-    const result = JSON.parse(stdout) as { sent: Record<string, number>; invalid: string; compiled: boolean };
-    expect(result.compiled).toBe(true);
-    expect(result.sent).toEqual({ array: 1500, arraySkip: 1500, generator: 1500, asyncIterable: 1500, batch: 10 });
-    // The control: the first record only zod can judge asks for zod, which the process refuses.
-    expect(result.invalid).toContain('zod is blocked in this process');
-  }, 60_000);
-
   it('is not loaded to publish valid records from an async iterable', async () => {
-    const { mock, client } = mockWithClient();
-    const report = await client.finance.publish(mock.appId, toAsync(makeRecords(1500)));
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    const report = await client.finance.publish(mock.appId, toAsync(financeRecords(1500)));
     expect(report.recordsSent).toBe(1500);
     expect(recordSchemaLoaded()).toBe(false);
   });
 
   it('is loaded, without an internal error, for a record whose getter answers differently on each read', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     let reads = 0;
     const flaky = {
-      ...makeRecords(1)[0],
+      ...financeRecords(1)[0],
       get amount() {
         reads++;
         return reads % 2 === 1 ? 'ten' : 5;
@@ -64,8 +49,9 @@ describe('zod, loaded on first need', () => {
   });
 
   it('explains by field the records only zod can judge', async () => {
-    const { mock, client } = mockWithClient();
-    const records: unknown[] = makeRecords(3);
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    const records: unknown[] = financeRecords(3);
     records[1] = { ...(records[1] as object), amount: 'ten' };
     const report = await client.finance.publish(mock.appId, toAsync(records) as AsyncIterable<never>, {
       onInvalid: 'skip',

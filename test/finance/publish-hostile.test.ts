@@ -3,12 +3,14 @@
  * over real HTTP on 127.0.0.1. Whatever happens, every record is counted once, nothing is reported
  * `unknown` that was never sent, and the run neither hammers the service nor outlives the caller.
  */
+
+import type { PublishReport, RateBudget } from 'push-api-client';
+import { AbortError, ConnectionError, PublishStoppedError, PushError, RateLimitError } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AbortError, ConnectionError, PublishStoppedError, PushError, RateLimitError } from '../../src/errors.js';
-import type { RateBudget } from '../../src/finance/rate-budget.js';
-import type { PublishReport } from '../../src/finance/types.js';
-import { clientForServer, expectAccounted, financeStatuses, makeRecords } from './helpers.js';
+import { expectAccounted, financeStatuses } from '../support/accounting.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecords } from '../support/records.js';
 
 let server: RunningEmulator;
 beforeEach(async () => {
@@ -43,10 +45,10 @@ async function rejection(run: Promise<PublishReport>): Promise<{ error: PushErro
 
 describe('publish when the token cannot be had', () => {
   it('a token request cut off after it was written fails the batch (never sent) and stops the run', async () => {
-    const client = clientForServer(server, { maxRetries: 0 });
+    const client = clientFor(server, { maxRetries: 0 });
     server.mock.faults.add({ match: { operation: 'token' }, drop: 'after', times: FOREVER });
     const { error, report } = await rejection(
-      client.finance.publish(server.mock.appId, makeRecords(30), { batchSize: 10, concurrency: 1 }),
+      client.finance.publish(server.mock.appId, financeRecords(30), { batchSize: 10, concurrency: 1 }),
     );
     expect(error).toBeInstanceOf(ConnectionError);
     expect(error.message).toMatch(/^token request failed/);
@@ -58,14 +60,14 @@ describe('publish when the token cannot be had', () => {
   });
 
   it('a 401 whose token refresh then fails is judged by what was sent: the batch is failed, not unknown', async () => {
-    const client = clientForServer(server, { maxRetries: 0 });
+    const client = clientFor(server, { maxRetries: 0 });
     const first = await client.tokens.getToken();
     server.mock.revokeToken(first.accessToken);
     // The refresh's own request is cut off after it was written: ambiguous for the token, but the
     // batch was answered 401 (not stored) and never sent again.
     server.mock.faults.add({ match: { operation: 'token' }, drop: 'after', times: FOREVER });
     const { error, report } = await rejection(
-      client.finance.publish(server.mock.appId, makeRecords(10), { batchSize: 10, concurrency: 1 }),
+      client.finance.publish(server.mock.appId, financeRecords(10), { batchSize: 10, concurrency: 1 }),
     );
     expect(error).toBeInstanceOf(ConnectionError);
     expect(financeStatuses(server.mock)).toEqual([401]);
@@ -76,9 +78,10 @@ describe('publish when the token cannot be had', () => {
   });
 
   it('token answers of 429 get the patience of a rate limit: the batches wait and are sent', async () => {
-    const client = clientForServer(server, { maxRetries: 1 });
+    // The service asks for a second; the cap turns that into a quarter, which changes no decision.
+    const client = clientFor(server, { maxRetries: 1, maxRetryAfterMs: 250 });
     server.mock.faults.add({ match: { operation: 'token' }, status: 429, retryAfter: 1, times: 2 });
-    const report = await client.finance.publish(server.mock.appId, makeRecords(20), { batchSize: 10 });
+    const report = await client.finance.publish(server.mock.appId, financeRecords(20), { batchSize: 10 });
     expect(report.recordsSent).toBe(20);
     expect(report.recordsFailed).toBe(0);
     const tokenStatuses = server.mock.state.requests.filter((r) => r.operation === 'token').map((r) => r.status);
@@ -89,29 +92,31 @@ describe('publish when the token cannot be had', () => {
 
 describe('publish under a rate limit that never lifts', () => {
   it('a Retry-After of 0 still waits between re-sends: the service is not hammered until the deadline', async () => {
-    const client = clientForServer(server, { maxRetries: 0 });
+    // The backoff and the deadline at a quarter of their defaults: the same count of sends.
+    const client = clientFor(server, { maxRetries: 0, backoff: { initialDelayMs: 125, maxDelayMs: 2_000 } });
     server.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 0, times: FOREVER });
-    const report = await client.finance.publish(server.mock.appId, makeRecords(30), {
+    const report = await client.finance.publish(server.mock.appId, financeRecords(30), {
       batchSize: 10,
       concurrency: 3,
-      rateLimitDeadlineMs: 1_000,
+      rateLimitDeadlineMs: 250,
     });
     expect(report.recordsFailed).toBe(30);
     expect(report.batches.every((batch) => batch.error instanceof RateLimitError)).toBe(true);
-    // Backoff from about 0.25-0.5 s: each of the three batches is sent a few times, not thousands.
+    // Backoff from about 60-125 ms: each of the three batches is sent a few times, not thousands.
     expect(financeStatuses(server.mock).length).toBeLessThanOrEqual(3 * 4);
   });
 
   it('rateLimitDeadlineMs runs out for the whole run at once, not again for each batch', async () => {
-    const client = clientForServer(server, { maxRetries: 0 });
+    // Retry-After: 1 capped to 400 ms, the deadline scaled with it (1.5 s -> 600 ms).
+    const client = clientFor(server, { maxRetries: 0, maxRetryAfterMs: 400 });
     server.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 1, times: FOREVER });
-    const report = await client.finance.publish(server.mock.appId, makeRecords(30), {
+    const report = await client.finance.publish(server.mock.appId, financeRecords(30), {
       batchSize: 10,
       concurrency: 1,
-      rateLimitDeadlineMs: 1_500,
+      rateLimitDeadlineMs: 600,
     });
     expect(report.batches.map((batch) => batch.status)).toEqual(['failed', 'failed', 'failed']);
-    // The first batch is sent at 0 and 1 s; the deadline, counted from the run's first 429, has
+    // The first batch is sent at 0 and 0.4 s; the deadline, counted from the run's first 429, has
     // passed when the others meet theirs. Counted per batch, it would be two sends each.
     expect(financeStatuses(server.mock)).toEqual([429, 429, 429, 429]);
   });
@@ -119,7 +124,7 @@ describe('publish under a rate limit that never lifts', () => {
 
 describe('publish with a rate budget that fails', () => {
   it('a budget whose acquire rejects stops the run with an error naming it, and every record is counted', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     let calls = 0;
     const budget = budgetWith({
       acquire: async () => {
@@ -128,7 +133,11 @@ describe('publish with a rate budget that fails', () => {
       },
     });
     const { error, report } = await rejection(
-      client.finance.publish(server.mock.appId, makeRecords(50), { batchSize: 10, concurrency: 2, rateBudget: budget }),
+      client.finance.publish(server.mock.appId, financeRecords(50), {
+        batchSize: 10,
+        concurrency: 2,
+        rateBudget: budget,
+      }),
     );
     expect(error.message).toBe("the rateBudget's acquire() failed: redis down");
     expect(report.stoppedBy).toBe(error);
@@ -138,14 +147,14 @@ describe('publish with a rate budget that fails', () => {
   });
 
   it('a budget whose release throws stops the run, and nothing is sent after publish rejects', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     const budget = budgetWith({
       release: () => {
         throw new Error('release failed');
       },
     });
     const { error, report } = await rejection(
-      client.finance.publish(server.mock.appId, makeRecords(100), {
+      client.finance.publish(server.mock.appId, financeRecords(100), {
         batchSize: 10,
         concurrency: 2,
         rateBudget: budget,
@@ -160,21 +169,21 @@ describe('publish with a rate budget that fails', () => {
   });
 
   it('a budget whose onSuccess throws leaves the stored batch sent, never failed (safe to re-send)', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     const budget = budgetWith({
       onSuccess: () => {
         throw new Error('counter broken');
       },
     });
     const { report } = await rejection(
-      client.finance.publish(server.mock.appId, makeRecords(10), { batchSize: 10, rateBudget: budget }),
+      client.finance.publish(server.mock.appId, financeRecords(10), { batchSize: 10, rateBudget: budget }),
     );
     expect(report.batches.map((batch) => batch.status)).toEqual(['sent']);
     expect(server.mock.state.records(server.mock.appId)).toHaveLength(10);
   });
 
   it('a slot a budget grants after the abort is given back, so a shared budget loses none', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     let held = 0;
     const budget = budgetWith({
       // Ignores the signal, and grants late.
@@ -184,7 +193,7 @@ describe('publish with a rate budget that fails', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 20);
     const { error } = await rejection(
-      client.finance.publish(server.mock.appId, makeRecords(10), { rateBudget: budget, signal: controller.signal }),
+      client.finance.publish(server.mock.appId, financeRecords(10), { rateBudget: budget, signal: controller.signal }),
     );
     expect(error).toBeInstanceOf(AbortError);
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -193,12 +202,12 @@ describe('publish with a rate budget that fails', () => {
   });
 
   it('a budget that never grants a slot, and ignores the signal, still lets an abort end the run', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     const budget = budgetWith({ acquire: () => new Promise<void>(() => {}) });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const { error, report } = await rejection(
-      client.finance.publish(server.mock.appId, makeRecords(20), {
+      client.finance.publish(server.mock.appId, financeRecords(20), {
         batchSize: 10,
         rateBudget: budget,
         signal: controller.signal,

@@ -1,5 +1,4 @@
-import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RateBudget } from 'push-api-client';
 import {
   AbortError,
   ConfigurationError,
@@ -9,11 +8,14 @@ import {
   RateLimitError,
   RecordValidationError,
   ServerError,
-} from '../../src/errors.js';
+} from 'push-api-client';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { financeUrl } from '../../src/finance/publisher.js';
-import type { RateBudget } from '../../src/finance/rate-budget.js';
 import { uploadUrlsEndpoint } from '../../src/uploads/upload-urls.js';
-import { clientForServer, expectAccounted, financeStatuses, makeRecord, makeRecords, toAsync } from './helpers.js';
+import { expectAccounted, financeStatuses } from '../support/accounting.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecord, financeRecords, toAsync } from '../support/records.js';
 
 let server: RunningEmulator;
 beforeEach(async () => {
@@ -25,9 +27,12 @@ afterEach(async () => {
 
 describe('finance publish over HTTP', () => {
   it('an ambiguous 502 on finance is reported as unknown, not re-sent', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     server.mock.faults.add({ match: { operation: 'finance' }, times: 1, status: 502 });
-    const report = await client.finance.publish(server.mock.appId, makeRecords(30), { batchSize: 10, concurrency: 1 });
+    const report = await client.finance.publish(server.mock.appId, financeRecords(30), {
+      batchSize: 10,
+      concurrency: 1,
+    });
     expect(report.batches.map((b) => b.status)).toEqual(['unknown', 'sent', 'sent']);
     expect(report.batches[0]?.error).toBeInstanceOf(ServerError);
     expect(financeStatuses(server.mock)).toEqual([502, 200, 200]);
@@ -35,9 +40,12 @@ describe('finance publish over HTTP', () => {
   });
 
   it('a connection dropped after the service stored a batch leaves it unknown, stored once', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     server.mock.faults.add({ match: { operation: 'finance' }, times: 1, drop: 'after' });
-    const report = await client.finance.publish(server.mock.appId, makeRecords(20), { batchSize: 10, concurrency: 1 });
+    const report = await client.finance.publish(server.mock.appId, financeRecords(20), {
+      batchSize: 10,
+      concurrency: 1,
+    });
     expect(report.batches.map((b) => b.status)).toEqual(['unknown', 'sent']);
     expect(report.batches[0]?.error).toBeInstanceOf(ConnectionError);
     expect(server.mock.state.recordCount(server.mock.appId)).toBe(20);
@@ -45,9 +53,9 @@ describe('finance publish over HTTP', () => {
   });
 
   it('re-sends an ambiguous batch only when retryAmbiguous is on, and still reports it unknown', async () => {
-    const client = clientForServer(server, { retryAmbiguous: true });
+    const client = clientFor(server, { retryAmbiguous: true, backoff: { initialDelayMs: 0, maxDelayMs: 0 } });
     server.mock.faults.add({ match: { operation: 'finance' }, times: 1, status: 502 });
-    const report = await client.finance.publish(server.mock.appId, makeRecords(10));
+    const report = await client.finance.publish(server.mock.appId, financeRecords(10));
     expect(financeStatuses(server.mock)).toEqual([502, 200]);
     // This 502 happened not to store the batch, but a client cannot tell it from one that did.
     expect(report.batches.map((b) => b.status)).toEqual(['unknown']);
@@ -58,11 +66,11 @@ describe('finance publish over HTTP', () => {
   });
 
   it('reports a batch unknown, not sent, when it was stored, the connection dropped, and the re-send succeeded', async () => {
-    const client = clientForServer(server, { retryAmbiguous: true });
+    const client = clientFor(server, { retryAmbiguous: true, backoff: { initialDelayMs: 0, maxDelayMs: 0 } });
     // The service stores the first batch, then the connection drops: ambiguous, so it is re-sent.
     server.mock.faults.add({ match: { operation: 'finance' }, times: 1, drop: 'after' });
     const settled: { status: string; storedAtLeastOnce?: true }[] = [];
-    const report = await client.finance.publish(server.mock.appId, makeRecords(20), {
+    const report = await client.finance.publish(server.mock.appId, financeRecords(20), {
       batchSize: 10,
       concurrency: 1,
       onBatchSettled: ({ status, storedAtLeastOnce }) => {
@@ -87,12 +95,16 @@ describe('finance publish over HTTP', () => {
   });
 
   it('reports a batch unknown, never failed, when an ambiguous attempt was re-sent and the re-send met a 429 past the deadline', async () => {
-    const client = clientForServer(server, { retryAmbiguous: true, maxRetries: 2 });
+    const client = clientFor(server, {
+      retryAmbiguous: true,
+      maxRetries: 2,
+      backoff: { initialDelayMs: 0, maxDelayMs: 0 },
+    });
     // The service stores the batch, then the connection drops: ambiguous, so it is re-sent...
     server.mock.faults.add({ match: { operation: 'finance' }, times: 1, drop: 'after' });
     // ...and the re-send is rate limited, with no patience left (a deadline of 0).
     server.mock.faults.add({ match: { operation: 'finance' }, times: 3, status: 429, retryAfter: 0 });
-    const report = await client.finance.publish(server.mock.appId, makeRecords(10), { rateLimitDeadlineMs: 0 });
+    const report = await client.finance.publish(server.mock.appId, financeRecords(10), { rateLimitDeadlineMs: 0 });
     expect(financeStatuses(server.mock)).toEqual([0, 429]);
     expect(server.mock.state.recordCount(server.mock.appId)).toBe(10);
     expect(report.batches.map((b) => b.status)).toEqual(['unknown']);
@@ -107,18 +119,19 @@ describe('finance publish over HTTP', () => {
   it.each([501, 505])(
     'reports a %i on finance as unknown, as the transport classifies it (ambiguous, not re-sent)',
     async (status) => {
-      const client = clientForServer(server);
+      const client = clientFor(server);
       server.mock.faults.add({ match: { operation: 'finance' }, times: 1, status });
-      const report = await client.finance.publish(server.mock.appId, makeRecords(10));
+      const report = await client.finance.publish(server.mock.appId, financeRecords(10));
       expect(report.batches.map((b) => b.status)).toEqual(['unknown']);
       expect(financeStatuses(server.mock)).toEqual([status]);
     },
   );
 
   it('retries a 429 after its Retry-After and counts the batch as sent once', async () => {
-    const client = clientForServer(server);
+    // A Retry-After of 0 is honoured on the first wait only; short backoffs keep the second quick.
+    const client = clientFor(server, { backoff: { initialDelayMs: 5, maxDelayMs: 20 } });
     server.mock.faults.add({ match: { operation: 'finance' }, times: 2, status: 429, retryAfter: 0 });
-    const report = await client.finance.publish(server.mock.appId, makeRecords(10));
+    const report = await client.finance.publish(server.mock.appId, financeRecords(10));
     expect(report.batches.map((b) => b.status)).toEqual(['sent']);
     expect(financeStatuses(server.mock)).toEqual([429, 429, 200]);
     expect(server.mock.state.recordCount(server.mock.appId)).toBe(10);
@@ -126,21 +139,21 @@ describe('finance publish over HTTP', () => {
 
   it('a 429 does not use up a retry: with maxRetries 0, four 429s in a row still end sent', async () => {
     // Short waits keep the test quick; they are not zero, which would bound the 429s by maxRetries.
-    const client = clientForServer(server, { maxRetries: 0, backoff: { initialDelayMs: 5, maxDelayMs: 20 } });
+    const client = clientFor(server, { maxRetries: 0, backoff: { initialDelayMs: 5, maxDelayMs: 20 } });
     server.mock.faults.add({ match: { operation: 'finance' }, times: 4, status: 429, retryAfter: 0 });
-    const report = await client.finance.publish(server.mock.appId, makeRecords(10));
+    const report = await client.finance.publish(server.mock.appId, financeRecords(10));
     expect(report.batches.map((b) => b.status)).toEqual(['sent']);
     expect(financeStatuses(server.mock)).toEqual([429, 429, 429, 429, 200]);
     expect(server.mock.state.recordCount(server.mock.appId)).toBe(10);
   });
 
   it('marks a batch failed with the 429, safe to send again, once nothing was accepted for rateLimitDeadlineMs', async () => {
-    const client = clientForServer(server, { maxRetries: 0 });
+    const client = clientFor(server, { maxRetries: 0, backoff: { initialDelayMs: 40, maxDelayMs: 80 } });
     server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, status: 429 });
     const started = Date.now();
-    // Without Retry-After the waits follow the backoff (about 0.4 s, then 0.8 s): two re-sends fit.
-    const report = await client.finance.publish(server.mock.appId, makeRecords(10), { rateLimitDeadlineMs: 1_500 });
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // Without Retry-After the waits follow the backoff (about 40 ms, then 80 ms): re-sends fit.
+    const report = await client.finance.publish(server.mock.appId, financeRecords(10), { rateLimitDeadlineMs: 300 });
+    expect(Date.now() - started).toBeLessThan(1_500);
     expect(report.batches.map((b) => b.status)).toEqual(['failed']);
     expect(report.batches[0]?.error).toBeInstanceOf(RateLimitError);
     expect(financeStatuses(server.mock).length).toBeGreaterThanOrEqual(2);
@@ -149,7 +162,7 @@ describe('finance publish over HTTP', () => {
   });
 
   it('a rateBudget given to publish paces every send: each acquire released once, 429s reported with Retry-After, no slot without a batch', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     server.mock.faults.add({ match: { operation: 'finance' }, times: 1, status: 429, retryAfter: 1 });
     const events: string[] = [];
     let inFlight = 0;
@@ -165,7 +178,7 @@ describe('finance publish over HTTP', () => {
       onSuccess: () => void events.push('success'),
       onRateLimited: (retryAfterMs) => void events.push(`429 ${retryAfterMs}`),
     };
-    const report = await client.finance.publish(server.mock.appId, makeRecords(10), {
+    const report = await client.finance.publish(server.mock.appId, financeRecords(10), {
       rateBudget: budget,
       concurrency: 1,
     });
@@ -177,7 +190,7 @@ describe('finance publish over HTTP', () => {
   });
 
   it('takes one slot of a rateBudget per send, however many workers find the input read to the end', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     let acquired = 0;
     let released = 0;
     const budget: RateBudget = {
@@ -186,7 +199,7 @@ describe('finance publish over HTTP', () => {
       onSuccess: () => {},
       onRateLimited: () => {},
     };
-    const report = await client.finance.publish(server.mock.appId, makeRecords(25), {
+    const report = await client.finance.publish(server.mock.appId, financeRecords(25), {
       rateBudget: budget,
       batchSize: 10,
       concurrency: 8,
@@ -197,15 +210,15 @@ describe('finance publish over HTTP', () => {
   });
 
   it('refuses a negative rateLimitDeadlineMs before sending anything', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     await expect(
-      client.finance.publish(server.mock.appId, makeRecords(1), { rateLimitDeadlineMs: -1 }),
+      client.finance.publish(server.mock.appId, financeRecords(1), { rateLimitDeadlineMs: -1 }),
     ).rejects.toThrow(/rateLimitDeadlineMs/);
     expect(server.mock.state.requests).toHaveLength(0);
   });
 
   it('on abort rejects with the report: in-flight batches unknown, unsent ones failed', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     await client.tokens.getToken();
     // The first two batches are answered at once; later ones are held, so the abort that follows
     // the second answer finds two batches in flight however slow the machine is.
@@ -214,7 +227,7 @@ describe('finance publish over HTTP', () => {
     const controller = new AbortController();
     let sent = 0;
     const error = await client.finance
-      .publish(server.mock.appId, toAsync(makeRecords(100)), {
+      .publish(server.mock.appId, toAsync(financeRecords(100)), {
         batchSize: 10,
         concurrency: 2,
         signal: controller.signal,
@@ -233,8 +246,8 @@ describe('finance publish over HTTP', () => {
   });
 
   it.each(['../x', 'a/b?c', 'x#y', '%2e%2e'])('keeps appId %j inside one encoded path segment', async (appId) => {
-    const client = clientForServer(server);
-    await expect(client.finance.publishBatch(appId, [makeRecord(1)])).rejects.toBeInstanceOf(NotFoundError);
+    const client = clientFor(server);
+    await expect(client.finance.publishBatch(appId, [financeRecord(1)])).rejects.toBeInstanceOf(NotFoundError);
     const [request] = server.mock.state.requests.filter((r) => r.operation === 'finance');
     expect(request?.path).toBe(`/services/push/v1/customer/apps/${encodeURIComponent(appId)}/finance`);
   });
@@ -272,29 +285,31 @@ describe('financeUrl', () => {
 
 describe('FinancePublisher.publishBatch', () => {
   it('sends one request and resolves with success', async () => {
-    const client = clientForServer(server);
-    await expect(client.finance.publishBatch(server.mock.appId, makeRecords(1000))).resolves.toEqual({ success: true });
+    const client = clientFor(server);
+    await expect(client.finance.publishBatch(server.mock.appId, financeRecords(1000))).resolves.toEqual({
+      success: true,
+    });
     expect(financeStatuses(server.mock)).toEqual([200]);
   });
 
   it('refuses 1001 records and invalid ones before any request', async () => {
-    const client = clientForServer(server);
-    await expect(client.finance.publishBatch(server.mock.appId, makeRecords(1001))).rejects.toBeInstanceOf(
+    const client = clientFor(server);
+    await expect(client.finance.publishBatch(server.mock.appId, financeRecords(1001))).rejects.toBeInstanceOf(
       ConfigurationError,
     );
     await expect(
-      client.finance.publishBatch(server.mock.appId, [makeRecord(0, { amount: 'ten' })]),
+      client.finance.publishBatch(server.mock.appId, [financeRecord(0, { amount: 'ten' })]),
     ).rejects.toBeInstanceOf(RecordValidationError);
     expect(financeStatuses(server.mock)).toEqual([]);
   });
 
   it('refuses a body above maxBatchBytes before sending, instead of meeting a 413', async () => {
-    const client = clientForServer(server);
-    const big = Array.from({ length: 1000 }, (_, i) => makeRecord(i, { description: 'x'.repeat(6000) }));
+    const client = clientFor(server);
+    const big = Array.from({ length: 1000 }, (_, i) => financeRecord(i, { description: 'x'.repeat(6000) }));
     const error = await client.finance.publishBatch(server.mock.appId, big).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigurationError);
     expect((error as Error).message).toMatch(/body would be \d+ bytes, above maxBatchBytes \(5242880\)/);
-    const small = makeRecords(3);
+    const small = financeRecords(3);
     const bodyBytes = Buffer.byteLength(JSON.stringify({ records: small }), 'utf8');
     await expect(
       client.finance.publishBatch(server.mock.appId, small, { maxBatchBytes: bodyBytes - 1 }),
@@ -306,8 +321,8 @@ describe('FinancePublisher.publishBatch', () => {
   });
 
   it('rejects a 2xx answer that does not say success: true', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     server.mock.faults.add({ match: { operation: 'finance' }, status: 200, body: { success: false } });
-    await expect(client.finance.publishBatch(server.mock.appId, makeRecords(1))).rejects.toThrow(/success: false/);
+    await expect(client.finance.publishBatch(server.mock.appId, financeRecords(1))).rejects.toThrow(/success: false/);
   });
 });

@@ -1,18 +1,11 @@
+import type { FinanceRecordInput, PublishReport, UploadReport } from 'push-api-client';
+import { AbortError, NotFoundError, PublishStoppedError, PushError, RecordValidationError } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AbortError, NotFoundError, PublishStoppedError, PushError, RecordValidationError } from '../../src/errors.js';
-import type { FinanceRecordInput } from '../../src/finance/schema.js';
-import type { PublishReport } from '../../src/finance/types.js';
-import type { UploadReport } from '../../src/uploads/types.js';
-import {
-  clientFor,
-  clientForServer,
-  expectAccounted,
-  financeStatuses,
-  makeRecord,
-  makeRecords,
-  mockWithClient,
-} from './helpers.js';
+import { expectAccounted, financeStatuses } from '../support/accounting.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecord, financeRecords } from '../support/records.js';
 
 /** An async generator of `count` records that says whether its `finally` ran (the caller's cursor was closed). */
 function closableInput(count: number) {
@@ -21,7 +14,7 @@ function closableInput(count: number) {
     try {
       for (let i = 0; i < count; i++) {
         state.yielded++;
-        yield makeRecord(i);
+        yield financeRecord(i);
       }
     } finally {
       state.closed = true;
@@ -56,7 +49,8 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 describe('publish closes the caller’s input', () => {
   it('closes the input iterator when a 404 stops the run early', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const input = closableInput(1000);
     const error = await rejection(
       client.finance.publish('no-such-app', input.records, { batchSize: 10, concurrency: 1 }),
@@ -71,11 +65,11 @@ describe('publish closes the caller’s input', () => {
   });
 
   it('closes a sync generator input when a 404 stops a skip-mode run early', async () => {
-    const { client } = mockWithClient();
+    const client = clientFor(createPushApiMock());
     let closed = false;
     function* records(): Generator<FinanceRecordInput> {
       try {
-        for (let i = 0; i < 1000; i++) yield makeRecord(i);
+        for (let i = 0; i < 1000; i++) yield financeRecord(i);
       } finally {
         closed = true;
       }
@@ -88,7 +82,8 @@ describe('publish closes the caller’s input', () => {
   });
 
   it('closes the input iterator when onBatchSettled throws', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const input = closableInput(1000);
     const error = await rejection(
       client.finance.publish(mock.appId, input.records, {
@@ -104,9 +99,10 @@ describe('publish closes the caller’s input', () => {
   });
 
   it('does not call return() on an input that was read to the end', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     let returnCalls = 0;
-    const records = makeRecords(5);
+    const records = financeRecords(5);
     const iterable: Iterable<FinanceRecordInput> = {
       [Symbol.iterator]: () => {
         const inner = records[Symbol.iterator]();
@@ -135,7 +131,7 @@ describe('publish abort', () => {
   });
 
   it('closes the input iterator when the signal aborts the run', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     await client.tokens.getToken();
     server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, delayMs: 300 });
     const input = closableInput(1000);
@@ -154,7 +150,7 @@ describe('publish abort', () => {
   });
 
   it('settles promptly with PublishStoppedError (cause: AbortError) while the input never yields, and closes it', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     const input = neverYields();
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
@@ -173,9 +169,9 @@ describe('publish abort', () => {
   });
 
   it('settles promptly when an async generator input is stuck in an await', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     async function* stuck(): AsyncGenerator<FinanceRecordInput> {
-      yield makeRecord(0);
+      yield financeRecord(0);
       await new Promise(() => {});
     }
     const controller = new AbortController();
@@ -195,7 +191,7 @@ describe('publish abort', () => {
   });
 
   it('counts the array records it never sent as not read when aborted', async () => {
-    const client = clientForServer(server);
+    const client = clientFor(server);
     await client.tokens.getToken();
     // The first two batches are answered at once; later ones are held, so the abort that follows
     // the second answer finds them in flight however slow the machine is.
@@ -204,7 +200,7 @@ describe('publish abort', () => {
     const controller = new AbortController();
     let sent = 0;
     const error = await rejection(
-      client.finance.publish(server.mock.appId, makeRecords(100), {
+      client.finance.publish(server.mock.appId, financeRecords(100), {
         batchSize: 10,
         concurrency: 2,
         onInvalid: 'skip',
@@ -227,10 +223,11 @@ describe('publish abort', () => {
 
 describe('publish interrupted by the input or a callback', () => {
   it('rejects with PublishStoppedError carrying the report and the cause when the input throws', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const failure = new Error('database connection lost');
     async function* records(): AsyncGenerator<FinanceRecordInput> {
-      for (let i = 0; i < 25; i++) yield makeRecord(i);
+      for (let i = 0; i < 25; i++) yield financeRecord(i);
       throw failure;
     }
     const error = await rejection(client.finance.publish(mock.appId, records(), { batchSize: 10, concurrency: 1 }));
@@ -247,12 +244,13 @@ describe('publish interrupted by the input or a callback', () => {
   });
 
   it('rejects with PublishStoppedError, after in-flight batches settle, when onBatchSettled throws', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     mock.faults.add({ match: { operation: 'finance' }, times: 1, delayMs: 100 });
     const failure = new Error('checkpoint store is down');
     let calls = 0;
     const error = await rejection(
-      client.finance.publish(mock.appId, makeRecords(100), {
+      client.finance.publish(mock.appId, financeRecords(100), {
         batchSize: 10,
         concurrency: 2,
         onBatchSettled: () => {
@@ -271,10 +269,11 @@ describe('publish interrupted by the input or a callback', () => {
   });
 
   it('rejects with PublishStoppedError when a sync input throws during the up-front validation', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const failure = new Error('file truncated');
     function* records(): Generator<FinanceRecordInput> {
-      yield makeRecord(0);
+      yield financeRecord(0);
       throw failure;
     }
     const error = await rejection(client.finance.publish(mock.appId, records()));
@@ -295,7 +294,7 @@ describe('publish interrupted by the input or a callback', () => {
       error: () => {},
     };
     const client = clientFor(mock, { logger });
-    const report = await client.finance.publish(mock.appId, makeRecords(30), {
+    const report = await client.finance.publish(mock.appId, financeRecords(30), {
       batchSize: 10,
       concurrency: 1,
       onProgress: () => {
@@ -324,10 +323,11 @@ describe('publish errors are typed', () => {
   });
 
   it('gives a RecordValidationError whose report is typed as a PublishReport', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     async function* records(): AsyncGenerator<FinanceRecordInput> {
-      yield makeRecord(0);
-      yield makeRecord(1, { currency: 'euro' });
+      yield financeRecord(0);
+      yield financeRecord(1, { currency: 'euro' });
     }
     const error = await rejection(client.finance.publish(mock.appId, records()));
     expect(error).toBeInstanceOf(RecordValidationError);

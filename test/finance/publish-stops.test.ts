@@ -1,8 +1,5 @@
 /** A publish run stopped by an error every batch would meet: it stops at once and rejects with that error and its report. */
-import { once } from 'node:events';
-import { createServer } from 'node:net';
-import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PublishReport } from 'push-api-client';
 import {
   AuthenticationError,
   ConnectionError,
@@ -10,10 +7,13 @@ import {
   PublishStoppedError,
   PushError,
   TokenError,
-} from '../../src/errors.js';
-import type { PublishReport } from '../../src/finance/types.js';
-import { pushClientFor, serverClient } from '../support/clients.js';
-import { expectAccounted, makeRecords } from './helpers.js';
+} from 'push-api-client';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectAccounted } from '../support/accounting.js';
+import { clientFor } from '../support/clients.js';
+import { closedPort } from '../support/loopback-server.js';
+import { financeRecords } from '../support/records.js';
 
 let server: RunningEmulator;
 beforeAll(async () => {
@@ -23,15 +23,6 @@ afterAll(() => server.close());
 
 const fast = { maxRetries: 1 };
 const financeRequests = () => server.mock.state.requests.filter((request) => request.operation === 'finance').length;
-
-/** A loopback port where nothing listens. */
-async function closedPort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 async function rejection(
   promise: Promise<unknown>,
@@ -52,10 +43,10 @@ describe('publish stops early, with the cause', () => {
   it('rejects with the ConnectionError when nothing listens, after one round of retries, counting the rest as not read', async () => {
     const port = await closedPort();
     const address = `http://127.0.0.1:${port}`;
-    const client = pushClientFor({ ...server.mock, authUrl: server.authUrl, baseUrl: address }, fast);
+    const client = clientFor(server, { ...fast, baseUrl: address });
     await client.tokens.getToken();
     const { cause: error, report } = await rejection(
-      client.finance.publish(server.mock.appId, makeRecords(200), { batchSize: 10 }),
+      client.finance.publish(server.mock.appId, financeRecords(200), { batchSize: 10 }),
     );
     expect(error).toBeInstanceOf(ConnectionError);
     expect(error.message).toContain('ECONNREFUSED');
@@ -68,10 +59,10 @@ describe('publish stops early, with the cause', () => {
   });
 
   it('rejects with the TokenError for a wrong secret; no finance request is made', async () => {
-    const client = serverClient(server, { ...fast, clientSecret: 'wrong' });
+    const client = clientFor(server, { ...fast, clientSecret: 'wrong' });
     const before = financeRequests();
     const { cause: error, report } = await rejection(
-      client.finance.publish(server.mock.appId, makeRecords(50), { batchSize: 10 }),
+      client.finance.publish(server.mock.appId, financeRecords(50), { batchSize: 10 }),
     );
     expect(error).toBeInstanceOf(TokenError);
     expect(financeRequests()).toBe(before);
@@ -80,15 +71,15 @@ describe('publish stops early, with the cause', () => {
   });
 
   it('rejects with the 404 for an unknown app and the 401 for a token the service refuses', async () => {
-    const client = serverClient(server, fast);
-    const unknownApp = await rejection(client.finance.publish('no-such-app', makeRecords(30), { batchSize: 10 }));
+    const client = clientFor(server, fast);
+    const unknownApp = await rejection(client.finance.publish('no-such-app', financeRecords(30), { batchSize: 10 }));
     expect(unknownApp.cause).toBeInstanceOf(NotFoundError);
     expect((unknownApp.cause as NotFoundError).status).toBe(404);
     expectAccounted(unknownApp.report, 30);
 
     server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, status: 401 });
     try {
-      const refused = await rejection(client.finance.publish(server.mock.appId, makeRecords(30), { batchSize: 10 }));
+      const refused = await rejection(client.finance.publish(server.mock.appId, financeRecords(30), { batchSize: 10 }));
       expect(refused.cause).toBeInstanceOf(AuthenticationError);
       expect(refused.report.recordsSent).toBe(0);
     } finally {
@@ -97,8 +88,8 @@ describe('publish stops early, with the cause', () => {
   });
 
   it('keeps the report out of JSON and inspect output of the error', async () => {
-    const client = serverClient(server, fast);
-    const { stopped: error } = await rejection(client.finance.publish('no-such-app', makeRecords(5)));
+    const client = clientFor(server, fast);
+    const { stopped: error } = await rejection(client.finance.publish('no-such-app', financeRecords(5)));
     expect(error.report).toBeDefined();
     expect(Object.keys(error)).not.toContain('report');
     expect(JSON.stringify(error)).not.toContain('recordsNotRead');

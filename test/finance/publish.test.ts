@@ -1,14 +1,17 @@
+import type { FinanceRecordInput, PublishReport, SettledBatch } from 'push-api-client';
+import { ConfigurationError, NotFoundError, PublishStoppedError, RecordValidationError } from 'push-api-client';
+import { financeRecordSchema } from 'push-api-client/schema';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, NotFoundError, PublishStoppedError, RecordValidationError } from '../../src/errors.js';
-import type { FinanceRecordInput } from '../../src/finance/schema.js';
-import type { PublishReport, SettledBatch } from '../../src/finance/types.js';
-import { financeRecordSchema } from '../../src/schema.js';
-import { expectAccounted, financeStatuses, makeRecord, makeRecords, mockWithClient, toAsync } from './helpers.js';
+import { expectAccounted, financeStatuses } from '../support/accounting.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecord, financeRecords, toAsync } from '../support/records.js';
 
 describe('FinancePublisher.publish', () => {
   it('sends 2,500 records as 1000 + 1000 + 500 and the service stores them in input order', async () => {
-    const { mock, client } = mockWithClient();
-    const records = makeRecords(2500);
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    const records = financeRecords(2500);
     const report = await client.finance.publish(mock.appId, records);
     expect(report.batches.map((b) => [b.firstRecord, b.lastRecord, b.recordCount, b.status])).toEqual([
       [0, 999, 1000, 'sent'],
@@ -22,9 +25,10 @@ describe('FinancePublisher.publish', () => {
   });
 
   it('sends what each record held when it was read, even from an iterable that yields one object changed each time', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     function* reused() {
-      const row = makeRecord(0) as Record<string, unknown>;
+      const row = financeRecord(0) as Record<string, unknown>;
       for (let i = 0; i < 1500; i++) {
         row.transactionNumber = `tx-${i}`;
         yield row as FinanceRecordInput;
@@ -40,37 +44,41 @@ describe('FinancePublisher.publish', () => {
   });
 
   it('sends an array of records in wire form as they are and converts the rest, with the same JSON as zod', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const records: FinanceRecordInput[] = [
-      makeRecord(0),
-      makeRecord(1, { created: new Date(1_700_000_000_001) }),
-      makeRecord(2, { created: '2024-01-31T09:30:00Z', name: undefined }),
-      Object.assign(Object.create(null), makeRecord(3)),
+      financeRecord(0),
+      financeRecord(1, { created: new Date(1_700_000_000_001) }),
+      financeRecord(2, { created: '2024-01-31T09:30:00Z', name: undefined }),
+      Object.assign(Object.create(null), financeRecord(3)),
     ];
     await client.finance.publish(mock.appId, records);
     expect(mock.state.records(mock.appId)).toEqual(records.map((record) => financeRecordSchema.parse(record)));
   });
 
   it('sends 1000 records in one request and 1001 in two', async () => {
-    const { mock, client } = mockWithClient();
-    expect((await client.finance.publish(mock.appId, makeRecords(1000))).batches).toHaveLength(1);
-    const report = await client.finance.publish(mock.appId, makeRecords(1001));
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    expect((await client.finance.publish(mock.appId, financeRecords(1000))).batches).toHaveLength(1);
+    const report = await client.finance.publish(mock.appId, financeRecords(1001));
     expect(report.batches.map((b) => b.recordCount)).toEqual([1000, 1]);
     expect(financeStatuses(mock)).toEqual([200, 200, 200]);
   });
 
   it('refuses a batchSize above the spec limit of 1000 before any request', async () => {
-    const { mock, client } = mockWithClient();
-    await expect(client.finance.publish(mock.appId, makeRecords(1), { batchSize: 1001 })).rejects.toBeInstanceOf(
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    await expect(client.finance.publish(mock.appId, financeRecords(1), { batchSize: 1001 })).rejects.toBeInstanceOf(
       ConfigurationError,
     );
     expect(financeStatuses(mock)).toEqual([]);
   });
 
   it('fills a request body to exactly maxBatchBytes and not a byte more', async () => {
-    const records = makeRecords(3);
+    const records = financeRecords(3);
     const bodyBytes = Buffer.byteLength(JSON.stringify({ records }), 'utf8');
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const exact = await client.finance.publish(mock.appId, records, { maxBatchBytes: bodyBytes });
     expect(exact.batches.map((b) => b.recordCount)).toEqual([3]);
     const under = await client.finance.publish(mock.appId, records, { maxBatchBytes: bodyBytes - 1 });
@@ -78,8 +86,9 @@ describe('FinancePublisher.publish', () => {
   });
 
   it('reports a record too large for maxBatchBytes as invalid instead of dropping it', async () => {
-    const records = [makeRecord(0), makeRecord(1, { description: 'x'.repeat(500) }), makeRecord(2)];
-    const { mock, client } = mockWithClient();
+    const records = [financeRecord(0), financeRecord(1, { description: 'x'.repeat(500) }), financeRecord(2)];
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     await expect(client.finance.publish(mock.appId, records, { maxBatchBytes: 400 })).rejects.toMatchObject({
       invalid: [{ index: 1, issues: [{ path: '', message: expect.stringContaining('maxBatchBytes (400)') }] }],
     });
@@ -90,12 +99,13 @@ describe('FinancePublisher.publish', () => {
   });
 
   it('reports a created before 1970 as invalid instead of failing its whole batch with 422', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const records = [
-      makeRecord(0),
-      makeRecord(1, { created: '1969-12-31' }),
-      makeRecord(2, { created: new Date(-1) }),
-      makeRecord(3),
+      financeRecord(0),
+      financeRecord(1, { created: '1969-12-31' }),
+      financeRecord(2, { created: new Date(-1) }),
+      financeRecord(3),
     ];
     const report = await client.finance.publish(mock.appId, records, { onInvalid: 'skip' });
     expect(report.invalid.map((r) => [r.index, r.issues[0]?.path])).toEqual([
@@ -108,10 +118,11 @@ describe('FinancePublisher.publish', () => {
   });
 
   it('validates a whole array before the first request and lists every bad record', async () => {
-    const records = makeRecords(10);
-    records[3] = makeRecord(3, { amount: Number.POSITIVE_INFINITY });
-    records[7] = makeRecord(7, { merchant: 'ACME' });
-    const { mock, client } = mockWithClient();
+    const records = financeRecords(10);
+    records[3] = financeRecord(3, { amount: Number.POSITIVE_INFINITY });
+    records[7] = financeRecord(7, { merchant: 'ACME' });
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const error = await client.finance.publish(mock.appId, records).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RecordValidationError);
     const invalid = (error as RecordValidationError).invalid;
@@ -121,11 +132,12 @@ describe('FinancePublisher.publish', () => {
   });
 
   it('stops an async iterable at its first invalid record; the error carries the report of what was sent', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     let closed = false;
     async function* input() {
       try {
-        for (let i = 0; i < 5000; i++) yield i === 2500 ? makeRecord(i, { currency: 'euro' }) : makeRecord(i);
+        for (let i = 0; i < 5000; i++) yield i === 2500 ? financeRecord(i, { currency: 'euro' }) : financeRecord(i);
       } finally {
         closed = true;
       }
@@ -144,8 +156,9 @@ describe('FinancePublisher.publish', () => {
   });
 
   it('in skip mode sends the valid records and counts every record exactly once', async () => {
-    const { mock, client } = mockWithClient();
-    const records = makeRecords(25).map((r, i) => (i % 5 === 0 ? { ...r, type: 'refund' } : r));
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    const records = financeRecords(25).map((r, i) => (i % 5 === 0 ? { ...r, type: 'refund' } : r));
     const report = await client.finance.publish(mock.appId, toAsync(records as never), {
       onInvalid: 'skip',
       batchSize: 10,
@@ -157,10 +170,11 @@ describe('FinancePublisher.publish', () => {
   });
 
   it('keeps input order in the report when batches finish out of order', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     mock.faults.add({ match: { operation: 'finance' }, times: 1, delayMs: 150 });
     const settled: number[] = [];
-    const report = await client.finance.publish(mock.appId, makeRecords(40), {
+    const report = await client.finance.publish(mock.appId, financeRecords(40), {
       batchSize: 10,
       concurrency: 4,
       onBatchSettled: (batch: SettledBatch) => {
@@ -174,9 +188,10 @@ describe('FinancePublisher.publish', () => {
   });
 
   it('gives onBatchSettled the records exactly as the service received them, failed batches included', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     mock.faults.add({ match: { operation: 'finance' }, times: 1, status: 400 });
-    const records: FinanceRecordInput[] = makeRecords(20).map((record, i) =>
+    const records: FinanceRecordInput[] = financeRecords(20).map((record, i) =>
       i === 3 ? { ...record, name: undefined, created: new Date(record.created) } : record,
     );
     const settled: SettledBatch[] = [];
@@ -198,9 +213,10 @@ describe('FinancePublisher.publish', () => {
   });
 
   it('lets onBatchSettled replace the records it was given', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const seen: string[] = [];
-    await client.finance.publish(mock.appId, makeRecords(10), {
+    await client.finance.publish(mock.appId, financeRecords(10), {
       onBatchSettled: (batch) => {
         batch.records = batch.records.map((record) => ({ ...record, identifier: 'redacted' }));
         seen.push(...batch.records.map((record) => record.identifier));
@@ -210,9 +226,10 @@ describe('FinancePublisher.publish', () => {
   });
 
   it('reports progress after every batch', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const sent: number[] = [];
-    await client.finance.publish(mock.appId, makeRecords(30), {
+    await client.finance.publish(mock.appId, financeRecords(30), {
       batchSize: 10,
       concurrency: 1,
       onProgress: (progress) => sent.push(progress.recordsSent),
@@ -221,9 +238,10 @@ describe('FinancePublisher.publish', () => {
   });
 
   it('stops at an unknown app instead of sending every batch into a 404: rejects with PublishStoppedError, its cause the 404', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const error = await client.finance
-      .publish('no-such-app', makeRecords(50), { batchSize: 10, concurrency: 1 })
+      .publish('no-such-app', financeRecords(50), { batchSize: 10, concurrency: 1 })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PublishStoppedError);
     const { report, cause } = error as PublishStoppedError;

@@ -1,7 +1,7 @@
+import { financeRecordSchema } from 'push-api-client/schema';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkRecord, type RecordVerdict } from '../../src/finance/validate.js';
-import { financeRecordSchema } from '../../src/schema.js';
-import { makeRecord } from './helpers.js';
+import { financeRecord } from '../support/records.js';
 
 // The first record only zod can judge loads it; from then on every check answers at once.
 beforeAll(() => checkRecord({}));
@@ -20,7 +20,7 @@ function issuesOf(input: unknown) {
 
 describe('finance record schema', () => {
   it('accepts a record with every property of the spec table and outputs it unchanged', () => {
-    const input = { ...makeRecord(1), name: 'n', category: 'a:b', description: 'd' };
+    const input = { ...financeRecord(1), name: 'n', category: 'a:b', description: 'd' };
     const result = validateFinanceRecord(input);
     expect(result).toMatchObject({ ok: true, record: input });
   });
@@ -31,43 +31,45 @@ describe('finance record schema', () => {
   });
 
   it('answers merchant with a message pointing to vendor', () => {
-    const { vendor: _, ...rest } = makeRecord(1) as Record<string, unknown>;
+    const { vendor: _, ...rest } = financeRecord(1) as Record<string, unknown>;
     const issues = issuesOf({ ...rest, merchant: 'ACME' });
     expect(issues).toContainEqual({ path: 'merchant', message: expect.stringContaining('"vendor"') });
     expect(issues.map((issue) => issue.path)).toContain('vendor');
   });
 
   it('rejects unknown properties, one issue per property', () => {
-    const issues = issuesOf({ ...makeRecord(1), vendorr: 'x', amout: 1 });
+    const issues = issuesOf({ ...financeRecord(1), vendorr: 'x', amout: 1 });
     expect(issues.map((issue) => issue.path).sort()).toEqual(['amout', 'vendorr']);
   });
 
   it.each([Number.NaN, Number.POSITIVE_INFINITY, '12.50', null])(
     'rejects amount %s as not a finite number',
     (amount) => {
-      expect(issuesOf({ ...makeRecord(1), amount })).toEqual([{ path: 'amount', message: 'expected a finite number' }]);
+      expect(issuesOf({ ...financeRecord(1), amount })).toEqual([
+        { path: 'amount', message: 'expected a finite number' },
+      ]);
     },
   );
 
   it.each(['usd', 'EURO', 'E1R', ''])('rejects currency %j as not an ISO 4217 code', (currency) => {
-    expect(issuesOf({ ...makeRecord(1), currency })[0]?.path).toBe('currency');
+    expect(issuesOf({ ...financeRecord(1), currency })[0]?.path).toBe('currency');
   });
 
   it('accepts only the two record types of the spec', () => {
-    expect(validateFinanceRecord({ ...makeRecord(1), type: 'invoice' }).ok).toBe(true);
-    expect(issuesOf({ ...makeRecord(1), type: 'refund' })).toEqual([
+    expect(validateFinanceRecord({ ...financeRecord(1), type: 'invoice' }).ok).toBe(true);
+    expect(issuesOf({ ...financeRecord(1), type: 'refund' })).toEqual([
       { path: 'type', message: 'expected "expense" or "invoice"' },
     ]);
   });
 
   it('rejects empty required strings and non-string optional ones', () => {
-    const issues = issuesOf({ ...makeRecord(1), vendor: '', identifier: '', name: 5 });
+    const issues = issuesOf({ ...financeRecord(1), vendor: '', identifier: '', name: 5 });
     expect(issues.map((issue) => issue.path).sort()).toEqual(['identifier', 'name', 'vendor']);
   });
 
   it('refuses as created an object that only looks like a Date, rather than throwing', () => {
     for (const created of [Object.create(Date.prototype), new Proxy(new Date(1_700_000_000_000), {})]) {
-      expect(issuesOf({ ...makeRecord(1), created })).toEqual([
+      expect(issuesOf({ ...financeRecord(1), created })).toEqual([
         { path: 'created', message: 'expected a Date, got an object that only looks like one' },
       ]);
     }
@@ -76,7 +78,7 @@ describe('finance record schema', () => {
   it('sends created as Unix milliseconds from a number, a Date, an ISO date or an ISO date-time', () => {
     const ms = Date.UTC(2024, 0, 31, 9, 30);
     const created = (value: unknown) => {
-      const result = validateFinanceRecord({ ...makeRecord(1), created: value });
+      const result = validateFinanceRecord({ ...financeRecord(1), created: value });
       return result.ok ? result.record.created : result.issues;
     };
     expect(created(ms)).toBe(ms);
@@ -95,7 +97,7 @@ describe('finance record schema', () => {
     ['an Invalid Date', new Date(Number.NaN)],
     ['a boolean', true],
   ])('rejects created given as %s', (_, value) => {
-    const issues = issuesOf({ ...makeRecord(1), created: value });
+    const issues = issuesOf({ ...financeRecord(1), created: value });
     expect(issues).toHaveLength(1);
     expect(issues[0]?.path).toBe('created');
   });
@@ -108,7 +110,7 @@ describe('finance record schema', () => {
     ['a Date before the 1973-03-03 floor', new Date(Date.UTC(1972, 0, 1))],
     ['a number before the 1973-03-03 floor', 99_999_999_999],
   ])('refuses created given as %s: one minimum for numbers, Dates and strings', (_, value) => {
-    const issues = issuesOf({ ...makeRecord(1), created: value });
+    const issues = issuesOf({ ...financeRecord(1), created: value });
     expect(issues).toHaveLength(1);
     expect(issues[0]?.path).toBe('created');
     if (typeof value !== 'number') expect(issues[0]?.message).toContain('on or after 1973-03-03T09:46:40.000Z');
@@ -116,13 +118,13 @@ describe('finance record schema', () => {
 
   it('accepts created exactly at the 1973-03-03 floor in every form', () => {
     for (const value of [100_000_000_000, new Date(100_000_000_000), '1973-03-03T09:46:40Z']) {
-      const result = validateFinanceRecord({ ...makeRecord(1), created: value });
+      const result = validateFinanceRecord({ ...financeRecord(1), created: value });
       expect(result.ok && result.record.created).toBe(100_000_000_000);
     }
   });
 
   it('says a seconds timestamp looks like seconds', () => {
-    expect(issuesOf({ ...makeRecord(1), created: 1_700_000_000 })[0]?.message).toMatch(/looks like seconds/);
+    expect(issuesOf({ ...financeRecord(1), created: 1_700_000_000 })[0]?.message).toMatch(/looks like seconds/);
   });
 
   it('rejects a value that is not an object', () => {
@@ -131,14 +133,14 @@ describe('finance record schema', () => {
   });
 
   it('exports a zod schema usable on its own', () => {
-    expect(financeRecordSchema.safeParse(makeRecord(3)).success).toBe(true);
+    expect(financeRecordSchema.safeParse(financeRecord(3)).success).toBe(true);
   });
 });
 
 describe('financeRecordSchema of push-api-client/schema', () => {
   it('is a classic zod schema, although the builder also serves zod/mini', () => {
     const withNote = financeRecordSchema.extend({ note: financeRecordSchema.shape.vendor.optional() });
-    const parsed = withNote.safeParse({ ...makeRecord(1), note: 'n' });
+    const parsed = withNote.safeParse({ ...financeRecord(1), note: 'n' });
     expect(parsed.success && parsed.data.note).toBe('n');
   });
 });

@@ -3,14 +3,17 @@
  * that object is what the request carries. A getter or a Proxy that answers differently on each
  * read cannot get a value past the check into the body.
  */
+
+import type { FinanceRecordInput } from 'push-api-client';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
-import type { FinanceRecordInput } from '../../src/finance/schema.js';
-import { makeRecord, mockWithClient, toAsync } from './helpers.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecord, toAsync } from '../support/records.js';
 
 /** A valid record whose `amount` is 5 on the first read, 'ten' on the second, and so on. */
 function flipFlopAmount(i: number): { record: FinanceRecordInput; reads: () => number } {
   let reads = 0;
-  const record = Object.defineProperty({ ...makeRecord(i) }, 'amount', {
+  const record = Object.defineProperty({ ...financeRecord(i) }, 'amount', {
     enumerable: true,
     get() {
       reads++;
@@ -23,7 +26,7 @@ function flipFlopAmount(i: number): { record: FinanceRecordInput; reads: () => n
 /** A Proxy over a valid record: every field reads as valid once, then `vendor` reads as ''. */
 function proxyThatChanges(i: number): FinanceRecordInput {
   const seen = new Set<PropertyKey>();
-  return new Proxy(makeRecord(i), {
+  return new Proxy(financeRecord(i), {
     get(target, key, receiver) {
       const first = !seen.has(key);
       seen.add(key);
@@ -40,9 +43,10 @@ const inputs = {
 
 describe.each(Object.entries(inputs))('from an %s, what is validated is what is sent', (_kind, asInput) => {
   it('a getter is read once, and the value it gave the check is the value sent', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const flaky = flipFlopAmount(1);
-    const records = [makeRecord(0), flaky.record, makeRecord(2)];
+    const records = [financeRecord(0), flaky.record, financeRecord(2)];
     const report = await client.finance.publish(mock.appId, asInput(records), { onInvalid: 'skip' });
     expect(report.recordsSent).toBe(3);
     expect(flaky.reads()).toBe(1);
@@ -50,15 +54,17 @@ describe.each(Object.entries(inputs))('from an %s, what is validated is what is 
   });
 
   it('a Proxy that answers differently on a second read sends what it answered the check', async () => {
-    const { mock, client } = mockWithClient();
-    const records = [makeRecord(0), proxyThatChanges(1)];
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    const records = [financeRecord(0), proxyThatChanges(1)];
     const report = await client.finance.publish(mock.appId, asInput(records), { onInvalid: 'skip' });
     expect(report.recordsSent).toBe(2);
     expect(mock.state.records(mock.appId).map((record) => record.vendor)).toEqual(['Vendor 0', 'Vendor 1']);
   });
 
   it('with every record checked before sending (the default), each pass sends only what it checked', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const flaky = flipFlopAmount(1);
     const outcome = await client.finance.publish(mock.appId, asInput([flaky.record])).then(
       (report) => report,

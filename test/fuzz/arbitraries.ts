@@ -1,6 +1,6 @@
 /** fast-check arbitraries for finance records: valid ones, and each valid one broken in one named field. */
 import fc from 'fast-check';
-import type { FinanceRecordInput } from '../../src/index.js';
+import type { FinanceRecordInput } from 'push-api-client';
 
 /** Fixed seed: a failure prints its counterexample and re-runs identically. */
 export const FUZZ_SEED = 0x5eed_0005;

@@ -7,15 +7,15 @@
  */
 import { inspect } from 'node:util';
 import fc from 'fast-check';
+import { ConfigurationError, ConnectionError, PushClient, PushError } from 'push-api-client';
 import { expect } from 'vitest';
-import { ConfigurationError, ConnectionError, PushClient, PushError } from '../../src/index.js';
 import {
-  FINANCE_RECORD,
   HOSTILE_APP_ID,
   type HostileRoute,
   type HostileService,
   type useHostileService,
 } from '../support/hostile-service.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 import { FUZZ_SEED } from './arbitraries.js';
 import { deepAnswer, type HostileAnswer, hostileAnswer } from './hostile-answers.js';
 
@@ -111,7 +111,7 @@ export async function fuzzApiAnswers(start: ReturnType<typeof useHostileService>
       // A 429 waits for its Retry-After, without using up a retry, until the run's rate-limit
       // deadline (5 minutes by default): shortened so that a case ends in the deadline below.
       const outcome = await settles(answer, () =>
-        client.finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD, FINANCE_RECORD], { rateLimitDeadlineMs: 500 }),
+        client.finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD, SAMPLE_RECORD], { rateLimitDeadlineMs: 500 }),
       );
       if (outcome instanceof PushError) return;
       const report = outcome as {

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readCsv } from '../../src/cli/readers/csv.js';
+import { readCsv } from '../support/readers.js';
 import { FUZZ_SEED } from './arbitraries.js';
 import { chunked, cuts, drain } from './reader-input.js';
 

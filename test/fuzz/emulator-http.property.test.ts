@@ -6,8 +6,8 @@
  */
 import { request } from 'node:http';
 import fc from 'fast-check';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
 import { FUZZ_SEED } from './arbitraries.js';
 
 let emulator: RunningEmulator;

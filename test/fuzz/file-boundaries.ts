@@ -12,8 +12,7 @@ import { Checkpoint } from '../../src/cli/checkpoint.js';
 import { UsageError } from '../../src/cli/exit-codes.js';
 import { MAX_ROW_DEPTH } from '../../src/cli/readers/depth.js';
 import type { InputSpec } from '../../src/cli/readers/index.js';
-import { readJson } from '../../src/cli/readers/json.js';
-import { readJsonl } from '../../src/cli/readers/jsonl.js';
+import { readJson, readJsonl } from '../support/readers.js';
 import { FUZZ_SEED } from './arbitraries.js';
 import { chunked, cuts, drain } from './reader-input.js';
 

@@ -5,10 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readCsv } from '../../src/cli/readers/csv.js';
-import { readJson } from '../../src/cli/readers/json.js';
-import { readJsonl } from '../../src/cli/readers/jsonl.js';
 import { MAX_ROW_BYTES, type SourceRow } from '../../src/cli/readers/types.js';
+import { readCsv, readJson, readJsonl } from '../support/readers.js';
 import { FUZZ_SEED } from './arbitraries.js';
 import { byteSoup, chunked, cuts, drain } from './reader-input.js';
 

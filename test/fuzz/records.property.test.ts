@@ -4,15 +4,15 @@
  * reach the emulator exactly once.
  */
 import fc from 'fast-check';
+import { type PushClient, PushError, RecordValidationError } from 'push-api-client';
+import { financeRecordSchema } from 'push-api-client/schema';
+import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { type PushClient, PushError, RecordValidationError } from '../../src/index.js';
-import { financeRecordSchema } from '../../src/schema.js';
-import { createPushApiHandler } from '../../src/testing/index.js';
-import { emulatorClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
 import { brokenRecord, FUZZ_SEED, notARecord, validRecord } from './arbitraries.js';
 
-function clientFor(mock: ReturnType<typeof createPushApiHandler>): PushClient {
-  return emulatorClient(mock, { maxRetries: 0 });
+function noRetryClient(mock: ReturnType<typeof createPushApiHandler>): PushClient {
+  return clientFor(mock, { maxRetries: 0 });
 }
 
 describe('schema', () => {
@@ -61,7 +61,7 @@ describe('publisher', () => {
         const input = items.map((item, i) =>
           item.valid ? { ...(item.record as object), transactionNumber: `fz-${i}` } : item.record,
         );
-        const report = await clientFor(mock).finance.publish(mock.appId, input as never[], {
+        const report = await noRetryClient(mock).finance.publish(mock.appId, input as never[], {
           onInvalid: 'skip',
           batchSize,
         });
@@ -88,7 +88,7 @@ describe('publisher', () => {
         const invalidIndexes = items.flatMap((item, i) => (item.valid ? [] : [i]));
         let thrown: unknown;
         try {
-          await clientFor(mock).finance.publish(mock.appId, items.map((item) => item.record) as never[]);
+          await noRetryClient(mock).finance.publish(mock.appId, items.map((item) => item.record) as never[]);
         } catch (error) {
           thrown = error;
         }
@@ -107,7 +107,7 @@ describe('publisher', () => {
 
   it('publishBatch never throws anything but a PushError', async () => {
     const mock = createPushApiHandler();
-    const client = clientFor(mock);
+    const client = noRetryClient(mock);
     await fc.assert(
       fc.asyncProperty(
         fc.array(

@@ -6,8 +6,8 @@
  * milliseconds, which the service refuses (the numeric form was already refused).
  */
 import fc from 'fast-check';
+import { financeRecordSchema } from 'push-api-client/schema';
 import { describe, expect, it } from 'vitest';
-import { financeRecordSchema } from '../../src/schema.js';
 import { validateFinanceBody } from '../../src/testing/finance-validation.js';
 import { FUZZ_SEED, validRecord } from './arbitraries.js';
 

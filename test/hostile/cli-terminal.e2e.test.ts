@@ -5,9 +5,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildCli } from '../cli/helpers/build.js';
-import { firstRawControl } from '../cli/helpers/control-chars.js';
-import { jsonlRecord, killChildren, makeTempDir, type RunResult, runCli } from '../cli/helpers/run.js';
+import { buildCli } from '../support/cli/build.js';
+import { firstRawControl } from '../support/cli/control-chars.js';
+import { jsonlRecord, killChildren, makeTempDir, type RunResult, runCli } from '../support/cli/run.js';
 import {
   HOSTILE_CLIENT_ID,
   HOSTILE_SECRET,

@@ -3,8 +3,8 @@
  * expiry (the SDK's 24-hour cap) instead of crashing on an Invalid Date.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli } from '../cli/helpers/build.js';
-import { killChildren, runCli } from '../cli/helpers/run.js';
+import { buildCli } from '../support/cli/build.js';
+import { killChildren, runCli } from '../support/cli/run.js';
 import { HOSTILE_CLIENT_ID, HOSTILE_SECRET, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
 
 const start = useHostileService();

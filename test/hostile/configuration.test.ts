@@ -1,8 +1,8 @@
 /** Configuration a hostile service or a careless setup can hand the client. */
 import { inspect } from 'node:util';
+import { ConfigurationError, PushClient, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { MAX_TOKEN_LIFETIME_SECONDS } from '../../src/auth/token-response.js';
-import { ConfigurationError, PushClient, TokenError } from '../../src/index.js';
 import { HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
 
 const start = useHostileService();

@@ -5,7 +5,6 @@
  * gets must serialize.
  */
 import { inspect } from 'node:util';
-import { describe, expect, it } from 'vitest';
 import {
   NotFoundError,
   PublishStoppedError,
@@ -15,8 +14,10 @@ import {
   UnexpectedResponseError,
   UnprocessableEntityError,
   UploadError,
-} from '../../src/errors.js';
-import { FINANCE_RECORD, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
+} from 'push-api-client';
+import { describe, expect, it } from 'vitest';
+import { HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 
 const start = useHostileService();
 
@@ -42,7 +43,7 @@ describe('answers nested tens of thousands deep are judged by their status', () 
     });
     const stopped = await service
       .client()
-      .finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD, FINANCE_RECORD])
+      .finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD, SAMPLE_RECORD])
       .catch((caught: unknown) => caught);
     expect(stopped).toBeInstanceOf(PublishStoppedError);
     // The stopped run's error serializes its cause too: bounded as well.
@@ -61,7 +62,7 @@ describe('answers nested tens of thousands deep are judged by their status', () 
       res.writeHead(401, { 'content-type': 'application/json' }).end(deepObject('"code":"expired"'));
       return true;
     });
-    const report = await service.client().finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]);
+    const report = await service.client().finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     expect(report.recordsSent).toBe(1);
     expect(service.on('token')).toHaveLength(2);
     expect(service.on('finance')).toHaveLength(2);
@@ -127,7 +128,7 @@ describe('answers nested tens of thousands deep are judged by their status', () 
       res.writeHead(200, { 'content-type': 'application/json' }).end(deepObject('"ok":1'));
       return true;
     });
-    const report = await service.client().finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]);
+    const report = await service.client().finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     expect(report.recordsUnknown).toBe(1);
     const error = report.batches[0]?.error;
     expect(error).toBeInstanceOf(UnexpectedResponseError);
@@ -141,7 +142,7 @@ describe('answers nested tens of thousands deep are judged by their status', () 
       res.writeHead(422, { 'content-type': 'application/json' }).end(nested);
       return true;
     });
-    const report = await service.client().finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]);
+    const report = await service.client().finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     const error = report.batches[0]?.error;
     expect(error).toBeInstanceOf(UnprocessableEntityError);
     expect((error as PushApiError).code).toBe('invalid');

@@ -1,10 +1,11 @@
 /** A service that answers with more than anyone asked for: reads stop at their caps, memory stays bounded. */
 import type { ServerResponse } from 'node:http';
+import { PushApiError, PushError, ResponseTooLargeError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { PushApiError, PushError, ResponseTooLargeError } from '../../src/errors.js';
 import { MAX_API_RESPONSE_BYTES, MAX_ERROR_BODY_BYTES, MAX_TOKEN_RESPONSE_BYTES } from '../../src/http/read-body.js';
 import { MAX_ERROR_TEXT_LENGTH } from '../../src/internal/redact.js';
-import { drainedOrClosed, FINANCE_RECORD, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
+import { drainedOrClosed, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 
 const start = useHostileService();
 
@@ -80,7 +81,7 @@ describe('response bodies are read up to a cap', () => {
       void streamHuge(res, 20 * 1024 * 1024, 20 * 1024 * 1024);
       return true;
     });
-    const report = await service.client({ maxRetries: 2 }).finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]);
+    const report = await service.client({ maxRetries: 2 }).finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     expect(report.batches[0]?.status).toBe('unknown');
     expect(report.batches[0]?.error).toBeInstanceOf(ResponseTooLargeError);
     expect(service.on('finance')).toHaveLength(1);
@@ -95,7 +96,7 @@ describe('error texts are cut', () => {
       res.end(JSON.stringify({ code: 'invalid', message: 'm'.repeat(1024 * 1024), success: false }));
       return true;
     });
-    const report = await service.client().finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]);
+    const report = await service.client().finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     const error = report.batches[0]?.error as PushApiError;
     expect(report.batches[0]?.status).toBe('failed');
     expect(error).toBeInstanceOf(PushApiError);

@@ -1,13 +1,6 @@
-/**
- * The outcome table of docs/outcomes.md ("Every answer, and what it means"), row by row, against a
- * real server on 127.0.0.1: each row's answer is played to an idempotent request (the GET for
- * upload addresses) and to the finance POST, and the rows here must be the rows of the doc.
- */
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import type { BatchStatus, PublishReport } from 'push-api-client';
 import {
   ConnectionError,
   PushApiError,
@@ -18,15 +11,11 @@ import {
   TimeoutError,
   UnexpectedResponseError,
   UnprocessableEntityError,
-} from '../../src/errors.js';
-import type { BatchStatus, PublishReport } from '../../src/index.js';
-import {
-  drainedOrClosed,
-  FINANCE_RECORD,
-  HOSTILE_APP_ID,
-  type HostileRoute,
-  useHostileService,
-} from '../support/hostile-service.js';
+} from 'push-api-client';
+import { describe, expect, it } from 'vitest';
+import { drainedOrClosed, HOSTILE_APP_ID, type HostileRoute, useHostileService } from '../support/hostile-service.js';
+import { closedPort } from '../support/loopback-server.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 
 const start = useHostileService();
 
@@ -207,20 +196,17 @@ const rows: Row[] = [
   },
 ];
 
-/** A port on 127.0.0.1 where nothing listens (taken, then freed). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 async function setUp(row: Row, route: HostileRoute) {
   const service = await start(({ route: at, hit }, res, req) => at === route && row.play(res, hit, req, at));
   const baseUrl = row.refused ? `http://127.0.0.1:${await closedPort()}` : service.url;
-  const client = service.client({ baseUrl, maxRetries: 1, timeoutMs: row.timeoutMs ?? 3000 });
+  // Each row is about which class an answer falls in, not how long the wait is: no backoff.
+  const client = service.client({
+    baseUrl,
+    maxRetries: 1,
+    timeoutMs: row.timeoutMs ?? 3000,
+    backoff: { initialDelayMs: 0, maxDelayMs: 0 },
+    maxRetryAfterMs: 0,
+  });
   return { service, client };
 }
 
@@ -244,7 +230,7 @@ describe('every answer, against a real server', () => {
       const { service, client } = await setUp(row, 'finance');
       // A run stopped by an error (every batch would meet it) rejects with the report on the error.
       const report = await client.finance
-        .publish(HOSTILE_APP_ID, [FINANCE_RECORD])
+        .publish(HOSTILE_APP_ID, [SAMPLE_RECORD])
         .catch((error: { report?: PublishReport }) => error.report);
       const batch = report?.batches[0];
       expect(batch?.status).toBe(row.finance.status);

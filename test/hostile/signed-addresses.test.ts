@@ -3,9 +3,10 @@
  * request forgery). The remote service is played on 127.0.0.1 behind a made-up name, which the
  * client's fetch sends to 127.0.0.1 (as DNS would), so the client believes it talks to a remote host.
  */
+
+import type { FetchLike } from 'push-api-client';
+import { UploadError, UploadStoppedError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { UploadError, UploadStoppedError } from '../../src/errors.js';
-import type { FetchLike } from '../../src/index.js';
 import { HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
 

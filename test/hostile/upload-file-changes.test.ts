@@ -4,11 +4,12 @@
  * only when it has exactly Content-Length bytes.
  */
 import { appendFileSync, writeFileSync } from 'node:fs';
+import type { UploadProgress } from 'push-api-client';
+import { UploadError } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UploadError } from '../../src/errors.js';
-import type { UploadProgress } from '../../src/uploads/types.js';
-import { clientFor, patternBytes, tempDir } from '../uploads/helpers.js';
+import { clientFor } from '../support/clients.js';
+import { patternBytes, tempDir } from '../support/files.js';
 
 let emulator: RunningEmulator;
 let files: Awaited<ReturnType<typeof tempDir>>;
@@ -26,7 +27,7 @@ afterAll(async () => {
 /** Uploads `name` from disk and runs `change` on the file once its first bytes have been sent. */
 async function uploadWhileChanging(name: string, change: (file: string) => void) {
   const file = await files.write(name, patternBytes(SIZE));
-  const client = clientFor({ ...emulator.mock, authUrl: emulator.authUrl, baseUrl: emulator.baseUrl });
+  const client = clientFor(emulator);
   let changed = false;
   const onProgress = (progress: UploadProgress) => {
     if (changed || progress.fileBytes === 0) return;

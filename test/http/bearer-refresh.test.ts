@@ -1,11 +1,13 @@
 import { setupServer } from 'msw/node';
+import { AuthenticationError, ServerError } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AuthenticationError, ServerError } from '../../src/errors.js';
 import { noHooks } from '../../src/http/hooks.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import type { RequestSpec } from '../../src/http/types.js';
-import { emulatorTokenManager, recordingLogger } from '../support/clients.js';
+import { emulatorTokenManager } from '../support/clients.js';
+import { recordingLogger } from '../support/recorders.js';
+import { financeRecord } from '../support/records.js';
 
 const mock = createPushApiMock();
 const server = setupServer(...mock.handlers);
@@ -31,22 +33,13 @@ function wire(maxRetries = 2, retried: number[] = []) {
   return { http, tokens, logger };
 }
 
-const record = {
-  created: 1_700_000_000_000,
-  amount: 12.5,
-  currency: 'EUR',
-  identifier: 'a@example.com',
-  type: 'expense',
-  vendor: 'Acme',
-};
-
 function finance(): RequestSpec {
   return {
     operation: 'finance',
     method: 'POST',
     url: new URL(`${mock.baseUrl}/services/push/v1/customer/apps/${mock.appId}/finance`),
     headers: { 'content-type': 'application/json' },
-    body: () => JSON.stringify({ records: [record] }),
+    body: () => JSON.stringify({ records: [financeRecord()] }),
     auth: 'bearer',
     retryPolicy: 'non-idempotent',
   };

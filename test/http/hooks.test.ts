@@ -1,7 +1,8 @@
 import type { PushClientHooks, PushClientOptions } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { emulatorClient, recordingLogger } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
+import { recordingLogger } from '../support/recorders.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
 const record = SAMPLE_RECORD;
@@ -14,7 +15,7 @@ function setup(options: PushClientOptions = {}) {
   const seen: Seen[] = [];
   const keep = (hook: keyof PushClientHooks) => (event: object) =>
     void seen.push({ hook, event: event as Record<string, unknown> });
-  const client = emulatorClient(
+  const client = clientFor(
     {
       fetch: emulator.fetch,
       authUrl: 'https://auth.push.test',

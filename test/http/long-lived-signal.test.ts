@@ -8,14 +8,14 @@ import { getEventListeners } from 'node:events';
 import { AbortError, PublishStoppedError } from 'push-api-client';
 import { createPushApiHandler, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import { emulatorClient, serverClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
 const record = SAMPLE_RECORD;
 
 function setup() {
   const emulator = createPushApiHandler({ keepRecords: false });
-  const client = emulatorClient({
+  const client = clientFor({
     fetch: emulator.fetch,
     authUrl: 'https://auth.push.test',
     baseUrl: 'https://api.push.test',
@@ -77,7 +77,7 @@ describe('a shutdown signal shared by every call', () => {
     // Real HTTP, so that the abort reaches fetch and the sockets.
     const server = await startEmulator();
     onTestFinished(() => server.close());
-    const client = serverClient(server);
+    const client = clientFor(server);
     const shutdown = new AbortController();
     const signal = shutdown.signal;
     await client.tokens.getToken();

@@ -5,9 +5,9 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ConnectionError, PushClient } from 'push-api-client';
 import { EnvHttpProxyAgent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectionError, PushClient } from '../../src/index.js';
 
 let proxy: http.Server;
 let proxyUrl: string;

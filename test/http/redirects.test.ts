@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
+import { ConfigurationError, ConnectionError, PushApiError, PushError, RedirectError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, ConnectionError, PushApiError, PushError, RedirectError } from '../../src/errors.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import type { RequestSpec } from '../../src/http/types.js';
 import { useLoopbackServers } from '../support/loopback-server.js';

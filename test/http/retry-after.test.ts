@@ -1,6 +1,6 @@
 import fc from 'fast-check';
+import { MAX_RETRY_AFTER_MS, parseRetryAfterHeader } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { MAX_RETRY_AFTER_MS, parseRetryAfterHeader } from '../../src/errors.js';
 import { waitMs } from '../../src/http/retry.js';
 
 const now = Date.UTC(2025, 0, 1, 12, 0, 0);

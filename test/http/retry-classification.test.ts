@@ -1,4 +1,3 @@
-import { describe, expect, it } from 'vitest';
 import {
   AbortError,
   BadRequestError,
@@ -7,7 +6,8 @@ import {
   PushApiError,
   TimeoutError,
   TokenError,
-} from '../../src/errors.js';
+} from 'push-api-client';
+import { describe, expect, it } from 'vitest';
 import { classifyFailure, DEFAULT_BACKOFF, nextStep } from '../../src/http/retry.js';
 import type { RetryPolicy } from '../../src/http/types.js';
 

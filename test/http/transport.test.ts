@@ -1,5 +1,4 @@
-import { Agent } from 'undici';
-import { describe, expect, it, vi } from 'vitest';
+import type { RetryHookEvent } from 'push-api-client';
 import {
   AbortError,
   ConfigurationError,
@@ -8,13 +7,14 @@ import {
   PushError,
   ServerError,
   TimeoutError,
-} from '../../src/errors.js';
+} from 'push-api-client';
+import { Agent } from 'undici';
+import { describe, expect, it, vi } from 'vitest';
 import { noHooks } from '../../src/http/hooks.js';
 import { FetchHttpClient, type FetchHttpClientOptions } from '../../src/http/http-client.js';
-import type { RetryHookEvent } from '../../src/http/public-types.js';
 import type { RequestPacing, RequestSpec } from '../../src/http/types.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
-import { recordingLogger } from './support.js';
+import { recordingLogger } from '../support/recorders.js';
 
 const serve = useLoopbackServers();
 

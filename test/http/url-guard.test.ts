@@ -1,5 +1,5 @@
+import { ConfigurationError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError } from '../../src/errors.js';
 import { assertSecureUrl, isSecureUrl } from '../../src/http/url-guard.js';
 
 describe('https guard', () => {

@@ -1,24 +1,14 @@
 import pg from 'pg';
-import { PushClient } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { financeRecordsFromTable, publishTable, seedExpenses } from '../../examples/postgres-to-finance.js';
+import { clientFor } from '../support/clients.js';
 import { PG_URL } from './env.js';
 
 const ROWS = 20_000;
 const table = `expenses_it_${process.pid}`;
 const db = new pg.Client({ connectionString: PG_URL });
 let emulator: RunningEmulator;
-
-function clientFor(running: RunningEmulator): PushClient {
-  return new PushClient({
-    clientId: running.mock.clientId,
-    clientSecret: running.mock.clientSecret,
-    authUrl: running.authUrl,
-    baseUrl: running.baseUrl,
-    scopeBase: running.mock.scopeBase,
-  });
-}
 
 beforeAll(async () => {
   await db.connect();

@@ -1,6 +1,7 @@
 /** A client secret must never ship to a browser: PushClient refuses a browser-like global scope. */
+
+import { ConfigurationError, PushClient } from 'push-api-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigurationError, PushClient } from '../../src/index.js';
 
 const options = {
   clientId: 'id',

@@ -4,10 +4,10 @@
  * (in every encoding) and every token the emulator issued. Zero hits.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { DEMO_SCOPE_BASE, type RunningEmulator, SCOPE_NAMES, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_SCOPE_BASE, type RunningEmulator, SCOPE_NAMES, startEmulator } from '../../src/testing/index.js';
-import { buildCli } from '../cli/helpers/build.js';
-import { CSV_HEADER, csvRows, killChildren, makeTempDir, type RunResult, runCli } from '../cli/helpers/run.js';
+import { buildCli } from '../support/cli/build.js';
+import { CSV_HEADER, csvRows, killChildren, makeTempDir, type RunResult, runCli } from '../support/cli/run.js';
 import { findSecrets, secretForms } from './scan.js';
 
 const CLIENT_ID = 'scan-client';

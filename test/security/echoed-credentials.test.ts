@@ -1,10 +1,10 @@
 import { inspect } from 'node:util';
+import { PermissionDeniedError, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { TokenManager } from '../../src/auth/token-manager.js';
-import { PermissionDeniedError, TokenError } from '../../src/errors.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
-import { recordingLogger } from '../http/support.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
+import { recordingLogger } from '../support/recorders.js';
 import { secretForms } from './scan.js';
 
 const serve = useLoopbackServers();

@@ -2,7 +2,8 @@ import { inspect } from 'node:util';
 import { PushClient, type PushClientOptions } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordingLogger } from '../http/support.js';
+import { recordingLogger } from '../support/recorders.js';
+import { financeRecord } from '../support/records.js';
 
 /**
  * Runs successes, 401 refreshes, token errors and API errors over real HTTP, captures every log
@@ -14,15 +15,6 @@ beforeAll(async () => {
   emulator = await startEmulator({ tokenTtlSeconds: 600 });
 });
 afterAll(() => emulator.close());
-
-const record = (i: number) => ({
-  created: 1_700_000_000_000 + i,
-  amount: i + 0.5,
-  currency: 'EUR',
-  identifier: `user${i}@example.com`,
-  type: 'expense' as const,
-  vendor: 'Acme',
-});
 
 describe('secret hygiene', () => {
   it('no log line, error, JSON or inspect output contains the client secret or an issued token', async () => {
@@ -60,15 +52,15 @@ describe('secret hygiene', () => {
     await attempt(() =>
       client.finance.publish(
         mock.appId,
-        Array.from({ length: 30 }, (_, i) => record(i)),
+        Array.from({ length: 30 }, (_, i) => financeRecord(i)),
       ),
     );
     // 401s: revoked tokens are refreshed and the request re-sent.
     mock.revokeAllTokens();
-    await attempt(() => client.finance.publishBatch(mock.appId, [record(1)]));
+    await attempt(() => client.finance.publishBatch(mock.appId, [financeRecord(1)]));
     mock.revokeAllTokens();
     mock.faults.add({ match: { operation: 'finance' }, status: 401, times: 2 });
-    await attempt(() => client.finance.publishBatch(mock.appId, [record(2)]));
+    await attempt(() => client.finance.publishBatch(mock.appId, [financeRecord(2)]));
     // Token errors: a wrong secret (post and basic), a malformed token response, a 5xx storm.
     const wrong = { clientSecret: `${mock.clientSecret}-wrong` };
     await attempt(() => new PushClient(options(wrong)).tokens.getToken());
@@ -80,10 +72,10 @@ describe('secret hygiene', () => {
     mock.faults.add({ match: { operation: 'token' }, status: 503, times: 2 });
     await attempt(() => client.tokens.getToken({ forceRefresh: true }), false);
     // API errors: unknown app, bad records, 5xx.
-    await attempt(() => client.finance.publishBatch('no-such-app', [record(3)]));
-    await attempt(() => client.finance.publishBatch(mock.appId, [{ ...record(4), amount: Number.NaN }]));
+    await attempt(() => client.finance.publishBatch('no-such-app', [financeRecord(3)]));
+    await attempt(() => client.finance.publishBatch(mock.appId, [{ ...financeRecord(4), amount: Number.NaN }]));
     mock.faults.add({ match: { operation: 'finance' }, status: 502, times: 1 });
-    await attempt(() => client.finance.publishBatch(mock.appId, [record(5)]));
+    await attempt(() => client.finance.publishBatch(mock.appId, [financeRecord(5)]));
     await attempt(() => client.uploads.getUploadUrls('no-such-app', ['x.csv']));
 
     expect(errors.length).toBeGreaterThanOrEqual(7);

@@ -1,8 +1,9 @@
 /** A token response that is not a usable token is a TokenError, never a crash or a token used anyway. */
+
+import { TokenError } from 'push-api-client';
+import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { TokenError } from '../../src/index.js';
-import { createPushApiHandler } from '../../src/testing/index.js';
-import { emulatorClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
 
 const bodies: [string, Record<string, unknown> | string][] = [
   ['wrong token_type', { access_token: 'leak-me-not-1', token_type: 'mac', expires_in: 60 }],
@@ -19,7 +20,7 @@ const bodies: [string, Record<string, unknown> | string][] = [
 describe('token response validation', () => {
   it.each(bodies)('%s → TokenError, no data request sent, the token not quoted', async (_, body) => {
     const mock = createPushApiHandler();
-    const client = emulatorClient(mock);
+    const client = clientFor(mock);
     mock.faults.add({ match: { operation: 'token' }, status: 200, body, times: 10 });
     const error = await client.finance
       .publishBatch(mock.appId, [

@@ -1,61 +1,42 @@
-/** Clients wired to the emulator, shared by the test suites. */
+/** The one way tests make a client: pointed at an emulator, in-process or over loopback HTTP. */
+
+import { type FetchLike, PushClient, type PushClientOptions } from 'push-api-client';
+import type { EmulatorClientOptions } from 'push-api-client/testing';
 import { TokenManager, type TokenManagerOptions } from '../../src/auth/token-manager.js';
 import type { FetchHttpClient } from '../../src/http/http-client.js';
-import { PushClient, type PushClientOptions } from '../../src/index.js';
 
-export { capturingFetch, type LogLine, recordingLogger, type SeenRequest } from '../http/support.js';
+/**
+ * What a client can be pointed at:
+ * - an emulator (`createPushApiHandler`, `createPushApiMock`): answered in-process through its
+ *   `fetch`, no sockets;
+ * - a running emulator (`startEmulator`): real HTTP on 127.0.0.1;
+ * - plain addresses and the demo credential (`mock.clientOptions()`, say): the global fetch, which
+ *   msw intercepts, or the `fetch` given beside them.
+ */
+export type ClientTarget =
+  | { clientOptions(): EmulatorClientOptions; fetch?: FetchLike }
+  | (EmulatorClientOptions & { fetch?: FetchLike });
 
-/** What a client needs to know of an emulator: its addresses and its demo credential. */
-export interface EmulatorAddresses {
-  authUrl: string;
-  baseUrl: string;
-  scopeBase: string;
-  clientId: string;
-  clientSecret: string;
-}
-
-/** A PushClient pointed at an emulator's addresses; `options` (fetch included) go on top. */
-export function pushClientFor(emulator: EmulatorAddresses, options: PushClientOptions = {}): PushClient {
+/** A PushClient for `target` (see ClientTarget) that reads no PUSH_* variable; `options` go on top. */
+export function clientFor(target: ClientTarget, options: PushClientOptions = {}): PushClient {
+  const { clientId, clientSecret, authUrl, baseUrl, scopeBase } =
+    'clientOptions' in target ? target.clientOptions() : target;
   return new PushClient({
-    clientId: emulator.clientId,
-    clientSecret: emulator.clientSecret,
-    authUrl: emulator.authUrl,
-    baseUrl: emulator.baseUrl,
-    scopeBase: emulator.scopeBase,
+    clientId,
+    clientSecret,
+    authUrl,
+    baseUrl,
+    scopeBase,
     env: {},
+    ...(target.fetch && { fetch: target.fetch }),
     ...options,
   });
-}
-
-/** A PushClient wired to an in-process emulator through its fetch (no sockets) unless `options.fetch` says otherwise. */
-export function emulatorClient(
-  mock: EmulatorAddresses & { fetch: NonNullable<PushClientOptions['fetch']> },
-  options: PushClientOptions = {},
-): PushClient {
-  return pushClientFor(mock, { fetch: mock.fetch, ...options });
-}
-
-/** A PushClient talking real HTTP to a running emulator on 127.0.0.1. */
-export function serverClient(
-  server: { authUrl: string; baseUrl: string; mock: { clientId: string; clientSecret: string; scopeBase: string } },
-  options: PushClientOptions = {},
-): PushClient {
-  return pushClientFor(
-    {
-      clientId: server.mock.clientId,
-      clientSecret: server.mock.clientSecret,
-      authUrl: server.authUrl,
-      baseUrl: server.baseUrl,
-      scopeBase: server.mock.scopeBase,
-    },
-    options,
-  );
 }
 
 /** A TokenManager asking an emulator for the demo credential's connector.write scope through `http`. */
 export function emulatorTokenManager(
   http: FetchHttpClient,
-  mock: Pick<EmulatorAddresses, 'authUrl' | 'clientId' | 'clientSecret' | 'scopeBase'>,
+  mock: Pick<EmulatorClientOptions, 'authUrl' | 'clientId' | 'clientSecret' | 'scopeBase'>,
   overrides: Partial<TokenManagerOptions> = {},
 ): TokenManager {
   return new TokenManager({

@@ -5,7 +5,9 @@
  */
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { PushClient, type PushClientOptions } from '../../src/index.js';
+import type { PushClient, PushClientOptions } from 'push-api-client';
+import type { EmulatorClientOptions } from 'push-api-client/testing';
+import { clientFor } from './clients.js';
 import { useLoopbackServers } from './loopback-server.js';
 
 /** Credentials with characters that every encoding changes: `/` (JSON `\/`), `+`, space, `&`, `%`, `é`. */
@@ -43,6 +45,8 @@ export interface HostileService {
   on(route: HostileRoute): HostileRequest[];
   /** A client for this service: no retries waiting on backoff unless the test asks. */
   client(options?: PushClientOptions): PushClient;
+  /** Its addresses and credential, for `clientFor`. */
+  clientOptions(): EmulatorClientOptions;
 }
 
 function routeOf(method: string, path: string): HostileRoute {
@@ -93,35 +97,24 @@ export function useHostileService(): (misbehave?: Misbehaviour) => Promise<Hosti
           return json(res, 404, { code: 'not_found', message: 'no such route', success: false });
       }
     });
-    return {
+    const service: HostileService = {
       url,
       requests,
       on: (route) => requests.filter((request) => request.route === route),
-      client: (options = {}) =>
-        new PushClient({
-          clientId: HOSTILE_CLIENT_ID,
-          clientSecret: HOSTILE_SECRET,
-          authUrl: url,
-          baseUrl: url,
-          scopes: ['push.write'],
-          maxRetries: 0,
-          timeoutMs: 5_000,
-          env: {},
-          ...options,
-        }),
+      client(options = {}) {
+        return clientFor(service, { scopes: ['push.write'], maxRetries: 0, timeoutMs: 5_000, ...options });
+      },
+      clientOptions: () => ({
+        clientId: HOSTILE_CLIENT_ID,
+        clientSecret: HOSTILE_SECRET,
+        authUrl: url,
+        baseUrl: url,
+        scopeBase: url,
+      }),
     };
+    return service;
   };
 }
-
-/** A finance record that passes validation. */
-export const FINANCE_RECORD = {
-  created: 1_700_000_000_000,
-  amount: 1,
-  currency: 'EUR',
-  identifier: 'a@example.com',
-  type: 'expense' as const,
-  vendor: 'v',
-};
 
 /**
  * Waits until a response that refused a write can take more, or the client hung up. The waiter

@@ -1,7 +1,7 @@
 /** Real HTTP servers on 127.0.0.1 for transport tests, closed after each test. */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { afterEach } from 'vitest';
 
 export type LoopbackHandler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
@@ -33,4 +33,13 @@ export function useLoopbackServers(): ((handler: LoopbackHandler) => Promise<str
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   };
   return Object.assign(serve, { servers });
+}
+
+/** A port on `host` where nothing listens (taken, then freed): a connection to it is refused. */
+export async function closedPort(host = '127.0.0.1'): Promise<number> {
+  const probe = createNetServer().listen(0, host);
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }

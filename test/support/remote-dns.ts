@@ -4,7 +4,7 @@
  * (the test's own sinks); an attempt to reach anything else is recorded and fails without a packet
  * leaving the machine, so a broken address rule shows as a recorded attempt, never as real traffic.
  */
-import type { FetchLike } from '../../src/index.js';
+import type { FetchLike } from 'push-api-client';
 
 const LOOPBACK_LITERAL =
   /^(?:127\.\d+\.\d+\.\d+|0\.0\.0\.0|localhost\.?|\[::1\]|\[::\]|\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\])$/i;

@@ -3,11 +3,11 @@
  * would send it: a stream without Content-Length goes chunked, which object stores refuse.
  */
 import { setupServer } from 'msw/node';
+import { createPushApiHandler } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyIsStream } from '../../src/testing/body-length.js';
-import { createPushApiHandler } from '../../src/testing/index.js';
-import { createPushApiMock } from '../../src/testing/msw.js';
-import { getToken, signedUrls } from './helpers.js';
+import { getToken, signedUrls } from '../support/emulator-requests.js';
 
 const strict = createPushApiMock();
 const lenient = createPushApiMock({ apps: ['lenient-app'], requireContentLength: false });

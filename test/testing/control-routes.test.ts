@@ -1,8 +1,9 @@
+import type { PushClient } from 'push-api-client';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PushClient } from '../../src/index.js';
-import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
-import { validRecord } from './helpers.js';
-import { json, type RawAnswer, send } from './http-request.js';
+import { clientFor } from '../support/clients.js';
+import { json, type RawAnswer, send } from '../support/raw-http.js';
+import { financeRecord } from '../support/records.js';
 
 let emulator: RunningEmulator;
 
@@ -30,7 +31,7 @@ function fieldOf(answer: RawAnswer): string | undefined {
 }
 
 function client(): PushClient {
-  return new PushClient({ ...emulator.clientOptions(), maxRetries: 0 });
+  return clientFor(emulator, { maxRetries: 0 });
 }
 
 describe('POST /_emulator/faults', () => {
@@ -55,7 +56,7 @@ describe('POST /_emulator/faults', () => {
   it('makes the next SDK call meet the fault', async () => {
     await post('/_emulator/faults', { match: { operation: 'finance' }, status: 503, times: 'Infinity' });
     const sdk = client();
-    await expect(sdk.finance.publishBatch('app-a', [validRecord()])).rejects.toMatchObject({ status: 503 });
+    await expect(sdk.finance.publishBatch('app-a', [financeRecord()])).rejects.toMatchObject({ status: 503 });
     expect(emulator.mock.state.requests.at(-1)).toMatchObject({ operation: 'finance', status: 503, fault: 'status' });
   });
 
@@ -121,7 +122,7 @@ describe('DELETE /_emulator/faults', () => {
 describe('POST /_emulator/reset', () => {
   it('clears records, files, tokens, the request log and faults; keeps apps, credentials and clock', async () => {
     const sdk = client();
-    await sdk.finance.publishBatch('app-b', [validRecord()]);
+    await sdk.finance.publishBatch('app-b', [financeRecord()]);
     await sdk.uploads.upload('app-b', [{ name: 'users.csv', data: 'id\n1\n' }]);
     emulator.mock.addApp('app-c');
     emulator.mock.advanceTime(60_000);
@@ -143,7 +144,7 @@ describe('POST /_emulator/reset', () => {
     expect(emulator.mock.now()).toBeGreaterThanOrEqual(clockBefore);
     expect(emulator.mock.now() - Date.now()).toBeGreaterThan(50_000);
     // The credential still works: a client can start over at once.
-    await client().finance.publishBatch('app-c', [validRecord()]);
+    await client().finance.publishBatch('app-c', [financeRecord()]);
     expect(state.recordCount('app-c')).toBe(1);
   });
 

@@ -1,6 +1,7 @@
+import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { createPushApiHandler } from '../../src/testing/index.js';
-import { dataUrl, financeRequest, getToken, specError, uploadUrlsRequest, validRecord } from './helpers.js';
+import { dataUrl, financeRequest, getToken, specError, uploadUrlsRequest } from '../support/emulator-requests.js';
+import { financeRecord } from '../support/records.js';
 
 const write = 'https://api.push.test/connector.write';
 const read = 'https://api.push.test/report.read';
@@ -8,7 +9,7 @@ const read = 'https://api.push.test/report.read';
 describe('access checks on the data operations', () => {
   it('answers 401 with a Bearer challenge when the token is missing', async () => {
     const emulator = createPushApiHandler();
-    const response = await emulator.handle(financeRequest(emulator, undefined, { records: [validRecord()] }));
+    const response = await emulator.handle(financeRequest(emulator, undefined, { records: [financeRecord()] }));
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
     expect(await specError(response)).toMatchObject({ code: '401' });
@@ -49,7 +50,7 @@ describe('access checks on the data operations', () => {
   it('answers 403 when the token lacks connector.write', async () => {
     const emulator = createPushApiHandler();
     const token = await getToken(emulator, read);
-    const response = await emulator.handle(financeRequest(emulator, token, { records: [validRecord()] }));
+    const response = await emulator.handle(financeRequest(emulator, token, { records: [financeRecord()] }));
     expect(response.status).toBe(403);
     expect((await specError(response)).message).toContain(write);
     const urls = await emulator.handle(uploadUrlsRequest(emulator, token, '?filenames=a'));
@@ -103,7 +104,7 @@ describe('access checks on the data operations', () => {
     const emulator = createPushApiHandler({ apps: ['team a/ü?#'] });
     const token = await getToken(emulator);
     const response = await emulator.handle(
-      financeRequest(emulator, token, { records: [validRecord()] }, { appId: 'team a/ü?#' }),
+      financeRequest(emulator, token, { records: [financeRecord()] }, { appId: 'team a/ü?#' }),
     );
     expect(response.status).toBe(200);
     expect(emulator.state.recordCount('team a/ü?#')).toBe(1);

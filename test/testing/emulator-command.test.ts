@@ -1,9 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PushClient } from 'push-api-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { emulatorCommand, parseRateLimit, shellQuote } from '../../src/cli/commands/emulator.js';
-import { PushClient } from '../../src/index.js';
 import type { EmulatorSnapshot } from '../../src/testing/inspection.js';
 
 const temp = mkdtempSync(join(tmpdir(), 'emulator-command-'));

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PushClient, RateLimitError } from 'push-api-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type EmulatorSettings, emulatorCommand } from '../../src/cli/commands/emulator.js';
 import { parseFault } from '../../src/cli/commands/emulator-flags.js';
-import { PushClient, RateLimitError } from '../../src/index.js';
-import { validRecord } from './helpers.js';
+import { financeRecord } from '../support/records.js';
 
 const temp = mkdtempSync(join(tmpdir(), 'emulator-flags-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
@@ -104,11 +104,11 @@ describe('push-api emulator flags', () => {
       expect(token.expiresAt.getTime() - Date.now()).toBeLessThanOrEqual(60_000);
       // The fault answers the first finance request (before the limit counts it); the limit, three
       // a minute, the fourth that reaches the service.
-      await expect(client.finance.publishBatch('shop-us', [validRecord()])).rejects.toMatchObject({ status: 503 });
-      await client.finance.publishBatch('shop-us', [validRecord()]);
-      await client.finance.publishBatch('shop-eu', [validRecord()]);
-      await client.finance.publishBatch('shop-eu', [validRecord()]);
-      await expect(client.finance.publishBatch('shop-eu', [validRecord()])).rejects.toBeInstanceOf(RateLimitError);
+      await expect(client.finance.publishBatch('shop-us', [financeRecord()])).rejects.toMatchObject({ status: 503 });
+      await client.finance.publishBatch('shop-us', [financeRecord()]);
+      await client.finance.publishBatch('shop-eu', [financeRecord()]);
+      await client.finance.publishBatch('shop-eu', [financeRecord()]);
+      await expect(client.finance.publishBatch('shop-eu', [financeRecord()])).rejects.toBeInstanceOf(RateLimitError);
       // --app replaces the demo app.
       const state = (await (await fetch(`${settings.baseUrl}/_emulator/state`)).json()) as {
         apps: { appId: string }[];

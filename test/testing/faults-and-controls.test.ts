@@ -1,12 +1,13 @@
+import { createPushApiHandler, seededRandom } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { createPushApiHandler, seededRandom } from '../../src/testing/index.js';
-import { financeRequest, getToken, signedUrls, specError, tokenRequest, validRecord } from './helpers.js';
+import { financeRequest, getToken, signedUrls, specError, tokenRequest } from '../support/emulator-requests.js';
+import { financeRecord } from '../support/records.js';
 
 async function setup(options: Parameters<typeof createPushApiHandler>[0] = {}) {
   const emulator = createPushApiHandler(options);
   const token = await getToken(emulator);
   const publish = (identifier = 'r') =>
-    emulator.handle(financeRequest(emulator, token, { records: [validRecord({ identifier })] }));
+    emulator.handle(financeRequest(emulator, token, { records: [financeRecord(0, { identifier })] }));
   return { emulator, token, publish };
 }
 
@@ -110,19 +111,19 @@ describe('fault injection', () => {
     const operations = ['finance', 'upload-urls'] as const; // a readonly list is a valid match
     emulator.faults.add({ match: { operation: operations }, delayMs: 2_000, times: Number.POSITIVE_INFINITY });
     const controller = new AbortController();
-    const answer = emulator.fetch(financeRequest(emulator, token, { records: [validRecord()] }), {
+    const answer = emulator.fetch(financeRequest(emulator, token, { records: [financeRecord()] }), {
       signal: controller.signal,
     });
     controller.abort(new Error('caller gave up'));
     await expect(answer).rejects.toThrow('caller gave up');
-    const timedOut = emulator.fetch(financeRequest(emulator, token, { records: [validRecord()] }), {
+    const timedOut = emulator.fetch(financeRequest(emulator, token, { records: [financeRecord()] }), {
       signal: AbortSignal.timeout(20),
     });
     await expect(timedOut).rejects.toMatchObject({ name: 'TimeoutError' });
     const already = new AbortController();
     already.abort();
     await expect(
-      emulator.fetch(financeRequest(emulator, token, { records: [validRecord()] }), { signal: already.signal }),
+      emulator.fetch(financeRequest(emulator, token, { records: [financeRecord()] }), { signal: already.signal }),
     ).rejects.toMatchObject({ name: 'AbortError' });
   });
 
@@ -181,7 +182,7 @@ describe('controls', () => {
     };
     const { access_token: token } = await (await emulator.handle(tokenRequest(emulator, params))).json();
     const response = await emulator.handle(
-      financeRequest(emulator, token, { records: [validRecord()] }, { appId: 'second' }),
+      financeRequest(emulator, token, { records: [financeRecord()] }, { appId: 'second' }),
     );
     expect(response.status).toBe(200);
     expect(emulator.state.apps).toEqual(['demo-app', 'second']);

@@ -1,6 +1,7 @@
+import { createPushApiHandler, MAX_RECORDS_PER_REQUEST } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { createPushApiHandler, MAX_RECORDS_PER_REQUEST } from '../../src/testing/index.js';
-import { financeRequest, getToken, specError, validRecord } from './helpers.js';
+import { financeRequest, getToken, specError } from '../support/emulator-requests.js';
+import { financeRecord } from '../support/records.js';
 
 async function setup(options: Parameters<typeof createPushApiHandler>[0] = {}) {
   const emulator = createPushApiHandler(options);
@@ -20,8 +21,8 @@ describe('finance publishing', () => {
   it('stores valid records for the app and answers {success: true}', async () => {
     const { emulator, post } = await setup();
     const records = [
-      validRecord(),
-      validRecord({ type: 'invoice', name: 'n', category: 'a:b', description: 'd', transactionNumber: 'T-1' }),
+      financeRecord(),
+      financeRecord(0, { type: 'invoice', name: 'n', category: 'a:b', description: 'd', transactionNumber: 'T-1' }),
     ];
     const response = await post({ records });
     expect(response.status).toBe(200);
@@ -32,15 +33,17 @@ describe('finance publishing', () => {
 
   it('keeps records in arrival order and knows which request delivered each', async () => {
     const { emulator, post } = await setup();
-    const first = await post({ records: [validRecord({ identifier: 'a' }), validRecord({ identifier: 'b' })] });
-    const second = await post({ records: [validRecord({ identifier: 'c' })] });
+    const first = await post({
+      records: [financeRecord(0, { identifier: 'a' }), financeRecord(0, { identifier: 'b' })],
+    });
+    const second = await post({ records: [financeRecord(0, { identifier: 'c' })] });
     expect(emulator.state.records(emulator.appId).map((record) => record.identifier)).toEqual(['a', 'b', 'c']);
     const deliveries = emulator.state.deliveries(emulator.appId);
     expect(deliveries.map((delivery) => [delivery.requestId, delivery.firstIndex, delivery.count])).toEqual([
       [first.headers.get('x-request-id'), 0, 2],
       [second.headers.get('x-request-id'), 2, 1],
     ]);
-    expect(deliveries[1]?.records).toEqual([validRecord({ identifier: 'c' })]);
+    expect(deliveries[1]?.records).toEqual([financeRecord(0, { identifier: 'c' })]);
     expect(emulator.state.deliveryOf(emulator.appId, 1)).toBe(first.headers.get('x-request-id'));
     expect(emulator.state.deliveryOf(emulator.appId, 2)).toBe(second.headers.get('x-request-id'));
     expect(emulator.state.deliveryOf(emulator.appId, 3)).toBeUndefined();
@@ -48,9 +51,9 @@ describe('finance publishing', () => {
 
   it('accepts exactly 1000 records and refuses 1001 with 422', async () => {
     const { emulator, post } = await setup();
-    const records = Array.from({ length: MAX_RECORDS_PER_REQUEST }, () => validRecord());
+    const records = Array.from({ length: MAX_RECORDS_PER_REQUEST }, () => financeRecord());
     expect((await post({ records })).status).toBe(200);
-    await expect422(await post({ records: [...records, validRecord()] }), 'records', '1001');
+    await expect422(await post({ records: [...records, financeRecord()] }), 'records', '1001');
     expect(emulator.state.recordCount(emulator.appId)).toBe(1000);
   });
 
@@ -75,28 +78,28 @@ describe('finance publishing', () => {
     ['an empty required string', { identifier: '' }, 'records[1].identifier must not be empty'],
   ])('refuses %s with a 422 naming the record and field, storing nothing', async (_, overrides, fragment) => {
     const { emulator, post } = await setup();
-    const bad = validRecord(overrides);
+    const bad = financeRecord(0, overrides);
     for (const [key, value] of Object.entries(overrides)) if (value === undefined) delete (bad as never)[key];
-    await expect422(await post({ records: [validRecord(), bad] }), fragment);
+    await expect422(await post({ records: [financeRecord(), bad] }), fragment);
     expect(emulator.state.recordCount()).toBe(0);
   });
 
   it('refuses an amount that JSON turns into Infinity', async () => {
     const { post } = await setup();
-    const raw = JSON.stringify({ records: [validRecord()] }).replace('12.5', '1e999');
+    const raw = JSON.stringify({ records: [financeRecord()] }).replace('"amount":0.25', '"amount":1e999');
     await expect422(await post(undefined, { raw }), 'records[0].amount must be finite');
   });
 
   it('refuses a record that is not an object', async () => {
     const { post } = await setup();
-    await expect422(await post({ records: [validRecord(), 'text', null, []] }), 'records[1] must be an object');
+    await expect422(await post({ records: [financeRecord(), 'text', null, []] }), 'records[1] must be an object');
   });
 
   it('refuses bodies without a records array', async () => {
     const { post } = await setup();
     await expect422(await post({}), 'records is required');
     await expect422(await post({ records: {} }), 'records must be an array');
-    await expect422(await post([validRecord()]), 'JSON object');
+    await expect422(await post([financeRecord()]), 'JSON object');
     await expect422(await post({ records: [], extra: true }), 'extra');
   });
 
@@ -110,7 +113,7 @@ describe('finance publishing', () => {
   it('accepts a JSON content type with a charset', async () => {
     const { post } = await setup();
     const response = await post(
-      { records: [validRecord()] },
+      { records: [financeRecord()] },
       { headers: { 'content-type': 'application/json; charset=utf-8' } },
     );
     expect(response.status).toBe(200);
@@ -118,7 +121,7 @@ describe('finance publishing', () => {
 
   it('answers 400 to any query parameter on the finance operation', async () => {
     const { emulator, token } = await setup();
-    const request = financeRequest(emulator, token, { records: [validRecord()] });
+    const request = financeRequest(emulator, token, { records: [financeRecord()] });
     const response = await emulator.handle(new Request(`${request.url}?dryRun=true`, request));
     expect(response.status).toBe(400);
     expect((await specError(response)).message).toContain('dryRun');
@@ -126,7 +129,7 @@ describe('finance publishing', () => {
 
   it('answers 413 to a body over maxBodyBytes, declared or not', async () => {
     const { post } = await setup({ maxBodyBytes: 1000 });
-    const records = Array.from({ length: 20 }, () => validRecord());
+    const records = Array.from({ length: 20 }, () => financeRecord());
     const declared = await post({ records }, { headers: { 'content-length': '5000' } });
     expect(declared.status).toBe(413);
     await specError(declared);
@@ -156,7 +159,7 @@ describe('finance publishing', () => {
 
   it('with keepRecords false counts records without keeping them', async () => {
     const { emulator, post } = await setup({ keepRecords: false });
-    await post({ records: [validRecord(), validRecord()] });
+    await post({ records: [financeRecord(), financeRecord()] });
     expect(emulator.state.recordCount(emulator.appId)).toBe(2);
     expect(emulator.state.records(emulator.appId)).toEqual([]);
   });

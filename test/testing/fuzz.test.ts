@@ -1,8 +1,8 @@
 /** Random requests never make the emulator throw, and every error comes in its host's error shape. */
 import fc from 'fast-check';
+import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { createPushApiHandler } from '../../src/testing/index.js';
-import { getToken } from './helpers.js';
+import { getToken } from '../support/emulator-requests.js';
 
 const emulator = createPushApiHandler({ maxBodyBytes: 4096 });
 const token = await getToken(emulator);

@@ -1,7 +1,7 @@
+import { PushClient } from 'push-api-client';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PushClient } from '../../src/index.js';
-import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
-import { json, type RawAnswer, send } from './http-request.js';
+import { json, type RawAnswer, send } from '../support/raw-http.js';
 
 let emulator: RunningEmulator;
 let port: string;

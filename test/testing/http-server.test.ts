@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
-import { validRecord } from './helpers.js';
+import { financeRecord } from '../support/records.js';
 
 let emulator: RunningEmulator;
 
@@ -77,12 +77,12 @@ describe('startEmulator over real HTTP', () => {
     const finance = await fetch(`${emulator.baseUrl}/services/push/v1/customer/apps/demo-app/finance`, {
       method: 'POST',
       headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ records: [validRecord()] }),
+      body: JSON.stringify({ records: [financeRecord()] }),
     });
     expect(finance.status).toBe(200);
     expect(finance.headers.get('x-request-id')).toBeTruthy();
     expect(await finance.json()).toEqual({ success: true });
-    expect(emulator.mock.state.records('demo-app')).toEqual([validRecord()]);
+    expect(emulator.mock.state.records('demo-app')).toEqual([financeRecord()]);
     expect(emulator.mock.state.file('demo-app', 'users.csv')?.size).toBe(content.length);
   });
 
@@ -114,7 +114,7 @@ describe('startEmulator over real HTTP', () => {
     const response = await fetch(`${emulator.baseUrl}/services/push/v1/customer/apps/demo-app/finance`, {
       method: 'POST',
       headers: { authorization: `Bearer ${await token()}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ records: Array.from({ length: 1000 }, () => validRecord()) }),
+      body: JSON.stringify({ records: Array.from({ length: 1000 }, () => financeRecord()) }),
     });
     expect(response.status).toBe(413);
     expect(response.headers.get('connection')).toBe('close');
@@ -188,7 +188,7 @@ describe('startEmulator over real HTTP', () => {
     const attempt = fetch(`${emulator.baseUrl}/services/push/v1/customer/apps/demo-app/finance`, {
       method: 'POST',
       headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ records: [validRecord({ identifier: 'after-drop' })] }),
+      body: JSON.stringify({ records: [financeRecord(0, { identifier: 'after-drop' })] }),
     });
     await expect(attempt).rejects.toThrow(TypeError);
     expect(emulator.mock.state.records('demo-app').map((record) => record.identifier)).toEqual(['after-drop']);

@@ -6,9 +6,9 @@
 import { writeFileSync } from 'node:fs';
 import { afterEach, beforeAll, expect, it } from 'vitest';
 import type { EmulatorSettings } from '../../src/cli/commands/emulator.js';
-import { buildCli } from '../cli/helpers/build.js';
-import { CSV_HEADER, killChildren, makeTempDir, runCli, startCli } from '../cli/helpers/run.js';
 import { openBrowser, screenshot } from '../support/browser.js';
+import { buildCli } from '../support/cli/build.js';
+import { CSV_HEADER, killChildren, makeTempDir, runCli, startCli } from '../support/cli/run.js';
 
 let cli: string;
 

@@ -6,10 +6,10 @@
 
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { PushClient } from 'push-api-client';
+import { type FinanceRecord, type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inspectorAssetsModule } from '../../scripts/build/inspector-assets.js';
-import { PushClient } from '../../src/index.js';
-import { type FinanceRecord, type RunningEmulator, startEmulator } from '../../src/testing/index.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
 let emulator: RunningEmulator;

@@ -4,17 +4,18 @@
  * error (a CSP violation, a missing icon, a failed load would all show up there).
  */
 import { createHash } from 'node:crypto';
+import type { PushClient } from 'push-api-client';
+import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PushClient } from '../../src/index.js';
-import { type RunningEmulator, startEmulator } from '../../src/testing/index.js';
 import { type BrowserSession, openBrowser, REBOUND_NAME, screenshot } from '../support/browser.js';
+import { clientFor } from '../support/clients.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
 let emulator: RunningEmulator;
 let browser: BrowserSession;
 
 function client(options: { maxRetries?: number } = {}): PushClient {
-  return new PushClient({ ...emulator.clientOptions(), env: {}, ...options });
+  return clientFor(emulator, options);
 }
 
 beforeEach(async () => {

@@ -1,5 +1,5 @@
+import { startEmulator } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/testing/index.js';
 import { exposedWarning, isLoopbackAddress } from '../../src/testing/loopback.js';
 
 describe('listening beyond loopback', () => {

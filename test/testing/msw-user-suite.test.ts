@@ -3,8 +3,8 @@
  * emulator answers them.
  */
 import { setupServer } from 'msw/node';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPushApiMock } from '../../src/testing/msw.js';
 
 const mock = createPushApiMock();
 const server = setupServer(...mock.handlers);

@@ -1,6 +1,6 @@
+import { createPushApiHandler, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, SCOPE_NAMES } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { createPushApiHandler, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, SCOPE_NAMES } from '../../src/testing/index.js';
-import { FORM, tokenRequest } from './helpers.js';
+import { FORM, tokenRequest } from '../support/emulator-requests.js';
 
 const base = { grant_type: 'client_credentials', client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET };
 const scopeBase = 'https://api.push.test';

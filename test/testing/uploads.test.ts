@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
+import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { createPushApiHandler } from '../../src/testing/index.js';
-import { getToken, signedUrls, specError, uploadUrlsRequest } from './helpers.js';
+import { getToken, signedUrls, specError, uploadUrlsRequest } from '../support/emulator-requests.js';
 
 async function setup(options: Parameters<typeof createPushApiHandler>[0] = {}) {
   const emulator = createPushApiHandler(options);

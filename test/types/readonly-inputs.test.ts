@@ -4,7 +4,7 @@
  */
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
-import { emulatorClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
 
 const scopeBase = 'https://api.push.test';
 const credentials = [
@@ -20,7 +20,7 @@ describe('readonly inputs', () => {
   it('publishBatch, publish, getUploadUrls, upload, scopes and emulator options take `as const` data', async () => {
     const mock = createPushApiMock({ credentials, apps });
     const scopes = [`${scopeBase}/connector.write`] as const;
-    const client = emulatorClient(mock, { clientId: 'ro-client', clientSecret: 'ro-secret-1', scopes });
+    const client = clientFor(mock, { clientId: 'ro-client', clientSecret: 'ro-secret-1', scopes });
 
     await expect(client.finance.publishBatch('ro-app', records)).resolves.toEqual({ success: true });
     const report = await client.finance.publish('ro-app', records);

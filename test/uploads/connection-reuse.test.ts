@@ -8,8 +8,8 @@ import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseTooLargeError, UploadError } from '../../src/errors.js';
 import { MAX_PUT_RESPONSE_BYTES } from '../../src/uploads/limits.js';
-import { pushClientFor } from '../support/clients.js';
-import { tempDir } from './helpers.js';
+import { clientFor } from '../support/clients.js';
+import { tempDir } from '../support/files.js';
 
 /** Listens on a free loopback port; resolves with its port. */
 async function listen(server: Server | net.Server): Promise<number> {
@@ -73,7 +73,7 @@ describe('against the emulator, through a proxy that counts connections', () => 
   });
 
   it('uploads 40 files at concurrency 4 over at most 4 connections, token and address requests included', async () => {
-    const client = pushClientFor({ ...emulator.mock, authUrl: emulator.authUrl, baseUrl: emulator.baseUrl });
+    const client = clientFor(emulator);
     connections = 0;
     const report = await client.uploads.upload(emulator.mock.appId, await fortyFiles(files), { concurrency: 4 });
     expect(report.filesUploaded).toBe(40);
@@ -147,7 +147,7 @@ async function plainService(answer: (name: string) => StorageAnswer) {
   server.on('connection', () => counts.connections++);
   const port = await listen(server);
   origin = `http://127.0.0.1:${port}`;
-  const client = pushClientFor(
+  const client = clientFor(
     {
       authUrl: `${origin}/auth`,
       baseUrl: origin,

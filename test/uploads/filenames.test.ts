@@ -1,5 +1,5 @@
+import { UploadError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { UploadError } from '../../src/errors.js';
 import { assertValidFileNames, fileNameProblem } from '../../src/uploads/filenames.js';
 
 describe('file names', () => {

@@ -4,12 +4,12 @@ import { mkdtemp, rm, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import type { UploadInput } from 'push-api-client';
+import { UploadError } from 'push-api-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UploadError } from '../../src/errors.js';
 import { MAX_UPLOAD_BYTES } from '../../src/uploads/limits.js';
 import type { UploadSource } from '../../src/uploads/source-types.js';
 import { toUploadSource } from '../../src/uploads/sources.js';
-import type { UploadInput } from '../../src/uploads/types.js';
 
 let dir: string;
 const content = Buffer.from(Array.from({ length: 700_000 }, (_, i) => (i * 31) % 251));

@@ -3,11 +3,11 @@
  * timeout must end the upload, and the stream must be released, over real HTTP to the emulator.
  */
 import { Readable } from 'node:stream';
+import type { UploadReport } from 'push-api-client';
+import { AbortError, PushError, TimeoutError, UploadError } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AbortError, PushError, TimeoutError, UploadError } from '../../src/errors.js';
-import type { UploadReport } from '../../src/index.js';
-import { serverClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
 
 let emulator: RunningEmulator;
 beforeAll(async () => {
@@ -29,7 +29,7 @@ describe('an upload whose stream stalls', () => {
     const stream = stalledStream();
     const controller = new AbortController();
     const started = performance.now();
-    const pending = serverClient(emulator).uploads.upload(
+    const pending = clientFor(emulator).uploads.upload(
       emulator.mock.appId,
       [{ name: 'stalled.bin', stream, size: 10 }],
       // Aborted once its first bytes are on the way: the PUT is in flight, its body stalled.
@@ -51,7 +51,7 @@ describe('an upload whose stream stalls', () => {
   it("ends at the attempt's timeout and destroys the stream", async () => {
     const stream = stalledStream();
     const started = performance.now();
-    const outcome = await serverClient(emulator, { timeoutMs: 200 })
+    const outcome = await clientFor(emulator, { timeoutMs: 200 })
       .uploads.upload(emulator.mock.appId, [{ name: 'stalled.bin', stream, size: 10 }])
       .then(
         (report) => report,
@@ -74,7 +74,7 @@ describe('an upload whose stream stalls', () => {
       }
     }
     const started = performance.now();
-    const outcome = await serverClient(emulator, { timeoutMs: 200 })
+    const outcome = await clientFor(emulator, { timeoutMs: 200 })
       .uploads.upload(emulator.mock.appId, [{ name: 'stalled.bin', stream: stalled(), size: 10 }])
       .then(
         (report) => report,

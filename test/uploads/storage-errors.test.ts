@@ -1,5 +1,5 @@
+import { AbortError, ConnectionError, UploadError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { AbortError, ConnectionError, UploadError } from '../../src/errors.js';
 import {
   asUploadError,
   isRefusedSignature,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
+import { ConfigurationError, PushError, UploadError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, PushError, UploadError } from '../../src/errors.js';
 import { MAX_UPLOAD_URLS_URL_LENGTH } from '../../src/uploads/limits.js';
 import {
   formEncodedLength,

@@ -1,12 +1,12 @@
 /** Failure handling of uploads, against the emulator through msw (as in a user's test suite). */
 import { Readable } from 'node:stream';
 import { setupServer } from 'msw/node';
+import type { PushClient, UploadFileResult, UploadReport } from 'push-api-client';
+import { AbortError, PushError, UploadError, UploadStoppedError } from 'push-api-client';
 import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import type { PushClient } from '../../src/client.js';
-import { AbortError, PushError, UploadError, UploadStoppedError } from '../../src/errors.js';
-import type { UploadFileResult, UploadReport } from '../../src/index.js';
-import { clientFor, patternBytes, progressRecorder, sha256 } from './helpers.js';
+import { clientFor } from '../support/clients.js';
+import { patternBytes, progressRecorder, sha256 } from '../support/files.js';
 
 // requireContentLength: a PUT without Content-Length gets 411, as over real HTTP.
 const mock: PushApiMock = createPushApiMock({ requireContentLength: true });
@@ -17,7 +17,7 @@ const puts = () => mock.state.requests.filter((request) => request.operation ===
 
 beforeAll(() => {
   server.listen({ onUnhandledRequest: 'error' });
-  client = clientFor(mock);
+  client = clientFor(mock.clientOptions());
 });
 afterEach(() => {
   mock.reset();
@@ -28,7 +28,7 @@ afterAll(() => server.close());
 /** A client whose upload addresses expire as soon as they are issued, for the first `times` address requests. */
 function expiringClient(times: number): PushClient {
   let left = times;
-  return clientFor(mock, {
+  return clientFor(mock.clientOptions(), {
     fetch: async (input, init) => {
       const response = await globalThis.fetch(input, init);
       const url = new URL(input instanceof Request ? input.url : String(input));
@@ -172,11 +172,15 @@ describe('upload failures', () => {
   it('logs and ignores an onProgress callback that throws', async () => {
     const warnings: string[] = [];
     const logger = { debug() {}, info() {}, error() {}, warn: (message: string) => warnings.push(message) };
-    const report = await clientFor(mock, { logger }).uploads.upload(mock.appId, [{ name: 'p.bin', data: 'abc' }], {
-      onProgress: () => {
-        throw new Error('broken progress bar');
+    const report = await clientFor(mock.clientOptions(), { logger }).uploads.upload(
+      mock.appId,
+      [{ name: 'p.bin', data: 'abc' }],
+      {
+        onProgress: () => {
+          throw new Error('broken progress bar');
+        },
       },
-    });
+    );
     expect(report.files[0]?.status).toBe('uploaded');
     expect(warnings.some((message) => /onProgress/.test(message))).toBe(true);
   });

@@ -1,11 +1,11 @@
 /** The uploader against the emulator over real HTTP (127.0.0.1), where the wire rules are enforced. */
 import { Readable } from 'node:stream';
+import type { PushClient } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { PushClient } from '../../src/client.js';
 import { MAX_UPLOAD_URLS_URL_LENGTH } from '../../src/uploads/limits.js';
-import { pushClientFor } from '../support/clients.js';
-import { clientFor, patternBytes, progressRecorder, sha256, tempDir } from './helpers.js';
+import { clientFor } from '../support/clients.js';
+import { patternBytes, progressRecorder, sha256, tempDir } from '../support/files.js';
 
 let emulator: RunningEmulator;
 let client: PushClient;
@@ -13,7 +13,7 @@ let files: Awaited<ReturnType<typeof tempDir>>;
 
 beforeAll(async () => {
   emulator = await startEmulator();
-  client = clientFor({ ...emulator.mock, authUrl: emulator.authUrl, baseUrl: emulator.baseUrl });
+  client = clientFor(emulator);
   files = await tempDir();
 });
 afterEach(() => emulator.mock.reset());
@@ -128,24 +128,21 @@ describe('upload addresses', () => {
   function countingClient() {
     let putsDone = 0;
     const addressRequests: { names: number; putsDone: number; length: number }[] = [];
-    const client = pushClientFor(
-      { ...emulator.mock, authUrl: emulator.authUrl, baseUrl: emulator.baseUrl },
-      {
-        fetch: async (input, init) => {
-          const url = new URL(String(input instanceof Request ? input.url : input));
-          if (url.pathname.endsWith('/upload')) {
-            addressRequests.push({
-              names: url.searchParams.getAll('filenames').length,
-              putsDone,
-              length: url.href.length,
-            });
-          }
-          const response = await fetch(input, init);
-          if (init?.method === 'PUT') putsDone++;
-          return response;
-        },
+    const client = clientFor(emulator, {
+      fetch: async (input, init) => {
+        const url = new URL(String(input instanceof Request ? input.url : input));
+        if (url.pathname.endsWith('/upload')) {
+          addressRequests.push({
+            names: url.searchParams.getAll('filenames').length,
+            putsDone,
+            length: url.href.length,
+          });
+        }
+        const response = await fetch(input, init);
+        if (init?.method === 'PUT') putsDone++;
+        return response;
       },
-    );
+    });
     return { client, addressRequests };
   }
 

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
+import type { PushClient } from 'push-api-client';
+import { ConfigurationError, NotFoundError, UploadError } from 'push-api-client';
 import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { PushClient } from '../../src/client.js';
-import { ConfigurationError, NotFoundError, UploadError } from '../../src/errors.js';
 import { MAX_UPLOAD_BYTES } from '../../src/uploads/limits.js';
-import { clientFor } from './helpers.js';
+import { clientFor } from '../support/clients.js';
 
 const mock: PushApiMock = createPushApiMock({ requireContentLength: true });
 const server = setupServer(...mock.handlers);
@@ -20,7 +20,7 @@ const sentUrls: string[] = [];
 beforeAll(async () => {
   server.listen({ onUnhandledRequest: 'error' });
   dir = await mkdtemp(path.join(tmpdir(), 'push-uploads-input-'));
-  client = clientFor(mock, {
+  client = clientFor(mock.clientOptions(), {
     fetch: (input, init) => {
       sentUrls.push(input instanceof Request ? input.url : String(input));
       return globalThis.fetch(input, init);

@@ -1,10 +1,10 @@
 /** upload(): per-file settling, addresses asked in batches, and a run stopped by an error rejects with its report. */
 import { setupServer } from 'msw/node';
+import type { UploadFileResult } from 'push-api-client';
+import { AbortError, NotFoundError, PushError, TokenError, UploadStoppedError } from 'push-api-client';
 import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AbortError, NotFoundError, PushError, TokenError, UploadStoppedError } from '../../src/errors.js';
-import type { UploadFileResult } from '../../src/uploads/types.js';
-import { clientFor } from './helpers.js';
+import { clientFor } from '../support/clients.js';
 
 const mock: PushApiMock = createPushApiMock();
 const server = setupServer(...mock.handlers);
@@ -32,7 +32,7 @@ async function rejection(promise: Promise<unknown>): Promise<UploadStoppedError>
 describe('upload outcome contract', () => {
   it('calls onFileSettled once per file and asks for the addresses of all 120 names in one request', async () => {
     const settled: UploadFileResult[] = [];
-    const report = await clientFor(mock).uploads.upload(mock.appId, files(120), {
+    const report = await clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(120), {
       concurrency: 8,
       onFileSettled: (file) => {
         settled.push(file);
@@ -46,14 +46,16 @@ describe('upload outcome contract', () => {
   });
 
   it('rejects with UploadStoppedError, its cause the 404 of an unknown app, carrying a report in which no file started', async () => {
-    const error = await rejection(clientFor(mock).uploads.upload('no-such-app', files(3)));
+    const error = await rejection(clientFor(mock.clientOptions()).uploads.upload('no-such-app', files(3)));
     expect(error.cause).toBeInstanceOf(NotFoundError);
     expect((error.cause as NotFoundError).status).toBe(404);
     expect(error.report).toMatchObject({ filesUploaded: 0, filesNotStarted: 3 });
   });
 
   it('rejects with UploadStoppedError, its cause the TokenError of a wrong secret', async () => {
-    const error = await rejection(clientFor(mock, { clientSecret: 'wrong' }).uploads.upload(mock.appId, files(2)));
+    const error = await rejection(
+      clientFor(mock.clientOptions(), { clientSecret: 'wrong' }).uploads.upload(mock.appId, files(2)),
+    );
     expect(error.cause).toBeInstanceOf(TokenError);
     expect(error.report.files.map((file) => file.status)).toEqual(['not-started', 'not-started']);
   });
@@ -61,7 +63,7 @@ describe('upload outcome contract', () => {
   it('rejects on abort with UploadStoppedError (cause: AbortError) whose report keeps the files already uploaded', async () => {
     const controller = new AbortController();
     const error = await rejection(
-      clientFor(mock).uploads.upload(mock.appId, files(10), {
+      clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(10), {
         concurrency: 1,
         signal: controller.signal,
         onFileSettled: (file) => {
@@ -80,7 +82,7 @@ describe('upload outcome contract', () => {
     const controller = new AbortController();
     const failure = new Error('ledger is down');
     const error = await rejection(
-      clientFor(mock).uploads.upload(mock.appId, files(5), {
+      clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(5), {
         concurrency: 1,
         signal: controller.signal,
         onFileSettled: () => {
@@ -97,7 +99,7 @@ describe('upload outcome contract', () => {
   it('stops starting files when onFileSettled throws, and rejects with the cause', async () => {
     const failure = new Error('ledger is down');
     const error = await rejection(
-      clientFor(mock).uploads.upload(mock.appId, files(5), {
+      clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(5), {
         concurrency: 1,
         onFileSettled: () => {
           throw failure;

@@ -334,9 +334,6 @@ function isoReader(resolve: LocalTimeResolver): DateReader {
   };
 }
 
-/** The `--date-format` values that are not patterns. */
-export const UNIX_FORMATS = ['unix', 'unix-ms'] as const;
-
 /**
  * The reader of `created` for a run: `format` is `--date-format` (undefined: ISO 8601 or Unix
  * milliseconds), `zone` is `--timezone`, for times that carry no offset. With a format, no other

@@ -75,67 +75,72 @@ export class RecordFeed {
   #inputIndex = 0;
   #rowsInInput = 0;
 
-  constructor(
-    private readonly options: FeedOptions,
-    private readonly sink: SettleSink,
-    private readonly counts: PublishCounts,
-    private readonly onProgress: () => void,
-  ) {}
+  readonly #options: FeedOptions;
+  readonly #sink: SettleSink;
+  readonly #counts: PublishCounts;
+  readonly #onProgress: () => void;
+
+  constructor(options: FeedOptions, sink: SettleSink, counts: PublishCounts, onProgress: () => void) {
+    this.#options = options;
+    this.#sink = sink;
+    this.#counts = counts;
+    this.#onProgress = onProgress;
+  }
 
   async *records(): AsyncGenerator<FinanceRecord> {
-    const { inputs, checkpoint, stopReading } = this.options;
+    const { inputs, checkpoint, stopReading } = this.#options;
     let ordinal = 0;
     try {
       for (let inputIndex = 0; inputIndex < inputs.length; inputIndex++) {
         this.#inputIndex = inputIndex;
         this.#rowsInInput = 0;
         const input = inputs[inputIndex] as InputSpec;
-        const chunks = readInput(input, { rules: this.options.rules, onBytes: (n) => (this.bytesRead += n) });
+        const chunks = readInput(input, { rules: this.#options.rules, onBytes: (n) => (this.bytesRead += n) });
         for await (const rows of untilStopped(chunks, stopReading)) {
           for (const row of rows) {
-            this.counts.rowsRead++;
+            this.#counts.rowsRead++;
             this.#rowsInInput++;
-            if (this.counts.rowsRead % 1000 === 0) this.onProgress();
+            if (this.#counts.rowsRead % 1000 === 0) this.#onProgress();
             if (row.kind === 'filtered') {
-              this.counts.recordsFiltered++;
+              this.#counts.recordsFiltered++;
               continue;
             }
             if (row.kind === 'reject') {
               // What could be read of the row is checked too: every problem is reported at once.
               const check = row.record === undefined ? undefined : await checkRow(row.record, row.issues);
               const reasons = check !== undefined && !check.ok ? check.issues : row.issues;
-              await this.sink.invalid(row.file, row.line, reasons, row.record ?? row.source, row.raw);
+              await this.#sink.invalid(row.file, row.line, reasons, row.record ?? row.source, row.raw);
               continue;
             }
             // The SDK's check awaited here, not through a helper: one promise per row, not three.
             const result = await checkFinanceRecord(row.record);
             if (!result.ok) {
-              await this.sink.invalid(row.file, row.line, rowIssues(row.record, result), row.record);
+              await this.#sink.invalid(row.file, row.line, rowIssues(row.record, result), row.record);
               continue;
             }
-            if (!this.options.sending) {
+            if (!this.#options.sending) {
               // A dry run says what a real run would: a record no request can carry is invalid.
-              const tooBig = tooBigToSend(result.record, this.options.maxBatchBytes);
+              const tooBig = tooBigToSend(result.record, this.#options.maxBatchBytes);
               if (tooBig !== undefined) {
-                await this.sink.invalid(row.file, row.line, [{ field: '', message: tooBig }], row.record);
+                await this.#sink.invalid(row.file, row.line, [{ field: '', message: tooBig }], row.record);
                 continue;
               }
             }
-            this.counts.recordsValid++;
+            this.#counts.recordsValid++;
             const current = ordinal++;
             const decision = checkpoint?.decide(current) ?? 'send';
             if (decision === 'skip-delivered') {
-              this.counts.recordsSkipped++;
+              this.#counts.recordsSkipped++;
               continue;
             }
             if (decision === 'skip-unknown') {
-              await this.sink.carriedUnknown(row.file, row.line, result.record as Record<string, unknown>);
+              await this.#sink.carriedUnknown(row.file, row.line, result.record as Record<string, unknown>);
               continue;
             }
-            if (!this.options.sending) continue;
+            if (!this.#options.sending) continue;
             // Not reserved in the checkpoint here: the sink does it when the batch is about to be
             // sent, so that rows read ahead and never sent are sent by the next run, not unknown.
-            this.sink.handOver(this.handedOff++, current, inputIndex, row.line);
+            this.#sink.handOver(this.handedOff++, current, inputIndex, row.line);
             yield result.record;
             // Ctrl-C stops reading at once, not at the end of the chunk.
             if (stopReading.aborted) return;
@@ -156,7 +161,7 @@ export class RecordFeed {
    * sending; undefined when stdin holds the rest (it cannot be read again).
    */
   async countUnread(): Promise<number | undefined> {
-    const { inputs, rules } = this.options;
+    const { inputs, rules } = this.#options;
     let unread = 0;
     for (let index = this.#inputIndex; index < inputs.length; index++) {
       const input = inputs[index] as InputSpec;

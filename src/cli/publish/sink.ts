@@ -16,13 +16,22 @@ export class SettleSink {
   readonly #origins = new OriginTable();
   readonly #names: string[];
 
+  readonly #rejects: RejectsWriter;
+  readonly #checkpoint: Checkpoint | undefined;
+  readonly #counts: PublishCounts;
+  readonly #onChange: () => void;
+
   constructor(
     names: string[],
-    private readonly rejects: RejectsWriter,
-    private readonly checkpoint: Checkpoint | undefined,
-    private readonly counts: PublishCounts,
-    private readonly onChange: () => void,
+    rejects: RejectsWriter,
+    checkpoint: Checkpoint | undefined,
+    counts: PublishCounts,
+    onChange: () => void,
   ) {
+    this.#rejects = rejects;
+    this.#checkpoint = checkpoint;
+    this.#counts = counts;
+    this.#onChange = onChange;
     this.#names = names;
   }
 
@@ -43,8 +52,8 @@ export class SettleSink {
     record?: Record<string, unknown>,
     raw?: string,
   ): Promise<void> {
-    this.counts.recordsInvalid++;
-    await this.rejects.write({
+    this.#counts.recordsInvalid++;
+    await this.#rejects.write({
       file,
       line,
       kind: 'invalid',
@@ -56,9 +65,9 @@ export class SettleSink {
 
   /** A record whose outcome an earlier run left unknown: not sent again unless `--resend-unknown`. */
   async carriedUnknown(file: string, line: number, record: Record<string, unknown>): Promise<void> {
-    this.counts.recordsUnknown++;
+    this.#counts.recordsUnknown++;
     const message = 'outcome unknown from an earlier run; not sent again (use --resend-unknown to send it)';
-    await this.rejects.write({ file, line, kind: 'unknown', reasons: [{ field: '', message }], record });
+    await this.#rejects.write({ file, line, kind: 'unknown', reasons: [{ field: '', message }], record });
   }
 
   /**
@@ -66,13 +75,13 @@ export class SettleSink {
    * leaves, so a run killed from now until it settles reports exactly these as unknown.
    */
   readonly sending = (batch: SendingBatch): Promise<void> | undefined => {
-    if (this.checkpoint === undefined) return undefined;
+    if (this.#checkpoint === undefined) return undefined;
     const ordinals: number[] = [];
     for (const index of batch.indexes) {
       const ordinal = this.#origins.ordinalOf(index);
       if (ordinal !== undefined) ordinals.push(ordinal);
     }
-    return this.checkpoint.reserve(ordinals);
+    return this.#checkpoint.reserve(ordinals);
   };
 
   /**
@@ -85,7 +94,7 @@ export class SettleSink {
       const origin = this.#origins.take(batch.indexes[i] as number);
       if (origin !== undefined) origins.push({ origin, position: i });
     }
-    const counts = this.counts;
+    const counts = this.#counts;
     const n = batch.recordCount;
     if (batch.status === 'sent') {
       counts.recordsSent += n;
@@ -97,16 +106,16 @@ export class SettleSink {
       counts.recordsUnknown += n;
       counts.batchesUnknown++;
     }
-    this.checkpoint?.settle(
+    this.#checkpoint?.settle(
       batch.status,
       origins.map(({ origin }) => origin.ordinal),
     );
-    this.checkpoint?.saveSoon();
-    this.onChange();
+    this.#checkpoint?.saveSoon();
+    this.#onChange();
     if (batch.status === 'sent') return;
     const message = batch.error?.message ?? (batch.status === 'unknown' ? 'outcome unknown' : 'not sent');
     for (const { origin, position } of origins) {
-      await this.rejects.write({
+      await this.#rejects.write({
         file: this.#names[origin.input] as string,
         line: origin.line,
         kind: batch.status,
@@ -130,11 +139,11 @@ export class SettleSink {
       const origin = this.#origins.take(entry.index);
       if (origin === undefined) continue;
       ordinals.push(origin.ordinal);
-      this.counts.recordsValid--;
+      this.#counts.recordsValid--;
       const reasons = entry.issues.map((issue) => ({ field: issue.path, message: issue.message }));
       await this.invalid(this.#names[origin.input] as string, origin.line, reasons);
     }
-    this.checkpoint?.settle('failed', ordinals);
+    this.#checkpoint?.settle('failed', ordinals);
   }
 
   /**
@@ -146,9 +155,9 @@ export class SettleSink {
     const ordinals: number[] = [];
     for (const origin of this.#origins.takeAll()) {
       ordinals.push(origin.ordinal);
-      this.counts.recordsNotRead++;
+      this.#counts.recordsNotRead++;
     }
     // Not sent: "failed" in the checkpoint means "send again", exactly what the next run must do.
-    this.checkpoint?.settle('failed', ordinals);
+    this.#checkpoint?.settle('failed', ordinals);
   }
 }

@@ -80,98 +80,101 @@ function afterLineBreak(bytes: Buffer, from: number): number {
 export class ResyncingCsvParser {
   /** The first error that ends the input (a bad header, a parser failure). */
   failure: unknown;
-  private fields: string[] | undefined;
-  private parser: Parser;
+  #fields: string[] | undefined;
+  #parser: Parser;
   /** Settles once the current parser flows: from then on each record is emitted while it is parsed. */
-  private flowing: Promise<void> = Promise.resolve();
+  #flowing: Promise<void> = Promise.resolve();
   /** Lines before the current parser's first line: a restarted parser counts from 1 again. */
-  private lineOffset = 0;
+  #lineOffset = 0;
   /** Bytes given to the current parser from `pendingStart` on, kept until a record ends past them. */
-  private pending: Buffer[] = [];
-  private pendingStart = 0;
-  private written = 0;
+  #pending: Buffer[] = [];
+  #pendingStart = 0;
+  #written = 0;
   /** Where the last complete record (or the header) ended: byte offset and absolute line. */
-  private rowEnd = 0;
-  private rowEndLine = 0;
-  private lost: LostRecord | undefined;
+  #rowEnd = 0;
+  #rowEndLine = 0;
+  #lost: LostRecord | undefined;
   /** After a lost record whose first line had not ended yet: drop bytes up to its line break. */
-  private discarding: 'line' | 'cr' | undefined;
+  #discarding: 'line' | 'cr' | undefined;
 
-  constructor(
-    private readonly file: string,
-    private readonly handlers: CsvRecordHandlers,
-    /** The cell separator: `,` unless the header or `--delimiter` says otherwise. */
-    private readonly delimiter = ',',
-  ) {
-    this.parser = this.startParser();
+  readonly #file: string;
+  readonly #handlers: CsvRecordHandlers;
+  /** The cell separator: `,` unless the header or `--delimiter` says otherwise. */
+  readonly #delimiter: string;
+
+  constructor(file: string, handlers: CsvRecordHandlers, delimiter = ',') {
+    this.#file = file;
+    this.#handlers = handlers;
+    this.#delimiter = delimiter;
+    this.#parser = this.#startParser();
   }
 
   /** Parses one chunk; records and rejects go to the handlers before the promise settles. */
   async write(bytes: Buffer): Promise<void> {
-    let input = this.discarding === undefined ? bytes : this.discard(bytes);
+    let input = this.#discarding === undefined ? bytes : this.#discard(bytes);
     while (input !== undefined && input.length > 0 && this.failure === undefined) {
-      this.pending.push(input);
-      this.written += input.length;
-      await this.feed(input);
-      if (this.lost === undefined && this.written - this.rowEnd > 2 * MAX_ROW_BYTES + input.length) {
-        const start = this.nextRecordStart();
-        this.lost = {
+      this.#pending.push(input);
+      this.#written += input.length;
+      await this.#feed(input);
+      if (this.#lost === undefined && this.#written - this.#rowEnd > 2 * MAX_ROW_BYTES + input.length) {
+        const start = this.#nextRecordStart();
+        this.#lost = {
           ...start,
           field: '',
           message: `row is longer than ${MAX_ROW_BYTES} bytes (an unbalanced quote?); reading resumed on the next line`,
         };
       }
-      if (this.lost === undefined) {
-        this.trim();
+      if (this.#lost === undefined) {
+        this.#trim();
         return;
       }
-      input = this.restart();
+      input = this.#restart();
     }
   }
 
   /** Ends the input: a quote still open is a lost record too, and the lines after it are read again. */
   async end(): Promise<void> {
-    while (this.failure === undefined && this.discarding === undefined) {
-      await this.flowing;
+    while (this.failure === undefined && this.#discarding === undefined) {
+      await this.#flowing;
       await new Promise<void>((resolve) => {
-        this.parser.once('end', resolve);
-        this.parser.once('error', () => resolve());
-        this.parser.end();
+        this.#parser.once('end', resolve);
+        this.#parser.once('error', () => resolve());
+        this.#parser.end();
       });
-      if (this.lost === undefined) return;
-      const rest = this.restart();
+      if (this.#lost === undefined) return;
+      const rest = this.#restart();
       if (rest !== undefined) await this.write(rest);
     }
   }
 
   destroy(): void {
-    this.parser.destroy();
+    this.#parser.destroy();
   }
 
-  private startParser(): Parser {
+  #startParser(): Parser {
     let emitted = 0;
     const parser: Parser = parse({
       bom: false, // the caller strips it
       encoding: 'latin1',
-      delimiter: this.delimiter,
+      delimiter: this.#delimiter,
       skip_empty_lines: true,
       skip_records_with_error: true,
       columns:
-        this.fields ??
+        this.#fields ??
         ((header: unknown[]) => {
-          const fields = this.handlers.header(header);
-          this.fields = fields;
-          this.rowEnd = parser.info.bytes;
-          this.rowEndLine = this.lineOffset + parser.info.lines;
+          const fields = this.#handlers.header(header);
+          this.#fields = fields;
+          this.#rowEnd = parser.info.bytes;
+          this.#rowEndLine = this.#lineOffset + parser.info.lines;
           return fields;
         }),
       on_skip: (error: CsvError | undefined) => {
-        if (error === undefined || parser !== this.parser || this.lost !== undefined) return;
-        this.onSkip(error);
+        if (error === undefined || parser !== this.#parser || this.#lost !== undefined) return;
+        this.#onSkip(error);
       },
     });
     parser.on('data', (cells: Record<string, string>) => {
-      if (parser !== this.parser || this.lost !== undefined) return;
+      if (parser !== this.#parser || this.#lost !== undefined) return;
       const { info } = parser;
       // The counters describe this record only while the parser has not moved past it, which holds
       // as long as records are emitted as they are parsed. If a future stream ever buffered them,
@@ -180,22 +183,22 @@ export class ResyncingCsvParser {
         this.failure ??= new Error('csv-parse emitted a record after parsing past it; line numbers would be wrong');
         return;
       }
-      this.rowEnd = info.bytes;
-      this.rowEndLine = this.lineOffset + info.lines;
-      this.handlers.record(cells, this.rowEndLine);
+      this.#rowEnd = info.bytes;
+      this.#rowEndLine = this.#lineOffset + info.lines;
+      this.#handlers.record(cells, this.#rowEndLine);
     });
     parser.on('error', (error) => {
-      if (parser === this.parser) this.failure ??= error;
+      if (parser === this.#parser) this.failure ??= error;
     });
     // The 'data' listener makes the stream flow from the next tick on; records written before then
     // would be buffered and emitted after the counters have moved past them.
-    this.flowing = new Promise<void>((resolve) => setImmediate(resolve));
+    this.#flowing = new Promise<void>((resolve) => setImmediate(resolve));
     return parser;
   }
 
-  private async feed(bytes: Buffer): Promise<void> {
-    await this.flowing;
-    const parser = this.parser;
+  async #feed(bytes: Buffer): Promise<void> {
+    await this.#flowing;
+    const parser = this.#parser;
     // The callback's error comes before the 'error' event, so it is kept here too.
     return new Promise<void>((resolve) =>
       parser.write(bytes, (error) => {
@@ -205,46 +208,46 @@ export class ResyncingCsvParser {
     );
   }
 
-  private onSkip(error: CsvError): void {
-    const start = this.nextRecordStart();
-    const endLine = this.lineOffset + this.parser.info.lines;
+  #onSkip(error: CsvError): void {
+    const start = this.#nextRecordStart();
+    const endLine = this.#lineOffset + this.#parser.info.lines;
     // A wrong cell count concerns the row as a whole; csv-parse's `column` there is just where it stopped.
     const recordEnd = RECORD_END_ERROR.test(error.code);
     const field = !recordEnd && typeof error.column === 'string' ? error.column : '';
     if (recordEnd && endLine === start.line) {
-      this.handlers.reject(start.line, field, describe(error), this.rawLine(start.offset, this.parser.info.bytes));
-      this.rowEnd = this.parser.info.bytes;
-      this.rowEndLine = endLine;
+      this.#handlers.reject(start.line, field, describe(error), this.#rawLine(start.offset, this.#parser.info.bytes));
+      this.#rowEnd = this.#parser.info.bytes;
+      this.#rowEndLine = endLine;
       return;
     }
     // The record broke mid-way, or it spans lines and is malformed: its quoted cell most likely
     // swallowed the lines after its first, which are read again.
-    this.lost = { ...start, field, message: `${describe(error)}; reading resumed on the next line` };
+    this.#lost = { ...start, field, message: `${describe(error)}; reading resumed on the next line` };
   }
 
   /** The line and byte offset where the record after the last complete one starts, past empty lines. */
-  private nextRecordStart(): { line: number; offset: number } {
-    let line = this.rowEndLine + 1;
-    let offset = this.rowEnd;
-    for (let byte = this.at(offset); byte === LF || byte === CR; byte = this.at(offset)) {
+  #nextRecordStart(): { line: number; offset: number } {
+    let line = this.#rowEndLine + 1;
+    let offset = this.#rowEnd;
+    for (let byte = this.#at(offset); byte === LF || byte === CR; byte = this.#at(offset)) {
       offset++;
-      if (byte === LF || this.at(offset) !== LF) line++;
+      if (byte === LF || this.#at(offset) !== LF) line++;
     }
     return { line, offset };
   }
 
   /** The pending bytes from `from` to `to` (offsets in the current parser's input), as text. */
-  private rawLine(from: number, to: number): string | undefined {
-    const start = from - this.pendingStart;
+  #rawLine(from: number, to: number): string | undefined {
+    const start = from - this.#pendingStart;
     if (start < 0) return undefined;
-    const bytes = Buffer.concat(this.pending);
-    return rawText(bytes.subarray(start, Math.min(to - this.pendingStart, bytes.length)));
+    const bytes = Buffer.concat(this.#pending);
+    return rawText(bytes.subarray(start, Math.min(to - this.#pendingStart, bytes.length)));
   }
 
   /** The byte at `offset` of the current parser's input, if it is still pending. */
-  private at(offset: number): number | undefined {
-    let base = this.pendingStart;
-    for (const part of this.pending) {
+  #at(offset: number): number | undefined {
+    let base = this.#pendingStart;
+    for (const part of this.#pending) {
       if (offset < base + part.length) return offset >= base ? part[offset - base] : undefined;
       base += part.length;
     }
@@ -252,17 +255,17 @@ export class ResyncingCsvParser {
   }
 
   /** Drops the bytes before the end of the last complete record: no restart goes back that far. */
-  private trim(): void {
-    let drop = this.rowEnd - this.pendingStart;
-    while (drop > 0 && this.pending.length > 0) {
-      const first = this.pending[0] as Buffer;
+  #trim(): void {
+    let drop = this.#rowEnd - this.#pendingStart;
+    while (drop > 0 && this.#pending.length > 0) {
+      const first = this.#pending[0] as Buffer;
       if (drop >= first.length) {
-        this.pending.shift();
-        this.pendingStart += first.length;
+        this.#pending.shift();
+        this.#pendingStart += first.length;
         drop -= first.length;
       } else {
-        this.pending[0] = first.subarray(drop);
-        this.pendingStart += drop;
+        this.#pending[0] = first.subarray(drop);
+        this.#pendingStart += drop;
         drop = 0;
       }
     }
@@ -272,50 +275,50 @@ export class ResyncingCsvParser {
    * Rejects the lost record by its first line and starts a new parser on the line after it.
    * Returns the bytes after that line for the new parser, or undefined when the line has not ended yet.
    */
-  private restart(): Buffer | undefined {
-    const lost = this.lost as LostRecord;
-    if (this.fields === undefined) {
+  #restart(): Buffer | undefined {
+    const lost = this.#lost as LostRecord;
+    if (this.#fields === undefined) {
       const reason = lost.message.replace(/; reading resumed on the next line$/, '');
-      this.failure ??= new InputError(`${this.file}:${lost.line}: the header row cannot be read: ${reason}`);
+      this.failure ??= new InputError(`${this.#file}:${lost.line}: the header row cannot be read: ${reason}`);
       return undefined;
     }
-    const buffered = Buffer.concat(this.pending);
-    const after = afterLineBreak(buffered, lost.offset - this.pendingStart);
+    const buffered = Buffer.concat(this.#pending);
+    const after = afterLineBreak(buffered, lost.offset - this.#pendingStart);
     const lineEnd = after < 0 ? buffered.length : after;
-    this.handlers.reject(
+    this.#handlers.reject(
       lost.line,
       lost.field,
       lost.message,
-      rawText(buffered.subarray(lost.offset - this.pendingStart, lineEnd)),
+      rawText(buffered.subarray(lost.offset - this.#pendingStart, lineEnd)),
     );
-    this.parser.destroy();
-    this.lost = undefined;
-    this.lineOffset = lost.line;
-    this.pending = [];
-    this.pendingStart = 0;
-    this.written = 0;
-    this.rowEnd = 0;
-    this.rowEndLine = lost.line;
-    this.parser = this.startParser();
-    if (after === -1) this.discarding = 'line';
-    else if (after === -2) this.discarding = 'cr';
+    this.#parser.destroy();
+    this.#lost = undefined;
+    this.#lineOffset = lost.line;
+    this.#pending = [];
+    this.#pendingStart = 0;
+    this.#written = 0;
+    this.#rowEnd = 0;
+    this.#rowEndLine = lost.line;
+    this.#parser = this.#startParser();
+    if (after === -1) this.#discarding = 'line';
+    else if (after === -2) this.#discarding = 'cr';
     else return buffered.subarray(after);
     return undefined;
   }
 
   /** Drops the rest of a lost record's first line; returns what follows it, if this chunk holds it. */
-  private discard(bytes: Buffer): Buffer | undefined {
-    if (this.discarding === 'cr') {
-      this.discarding = undefined;
+  #discard(bytes: Buffer): Buffer | undefined {
+    if (this.#discarding === 'cr') {
+      this.#discarding = undefined;
       return bytes[0] === LF ? bytes.subarray(1) : bytes;
     }
     const after = afterLineBreak(bytes, 0);
     if (after === -1) return undefined;
     if (after === -2) {
-      this.discarding = 'cr';
+      this.#discarding = 'cr';
       return undefined;
     }
-    this.discarding = undefined;
+    this.#discarding = undefined;
     return bytes.subarray(after);
   }
 }

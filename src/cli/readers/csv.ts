@@ -249,15 +249,6 @@ export async function* readCsvChunks(
   }
 }
 
-/** The rows of a CSV file one at a time; see {@link readCsvChunks}. */
-export async function* readCsv(
-  source: AsyncIterable<Buffer | string>,
-  file: string,
-  options: CsvReadOptions,
-): AsyncGenerator<SourceRow> {
-  for await (const rows of readCsvChunks(source, file, options)) yield* rows;
-}
-
 function toInputError(file: string, error: unknown): InputError {
   if (error instanceof InputError) return error;
   if (error instanceof Error && error.cause instanceof InputError) return error.cause;

@@ -11,165 +11,169 @@ type State = 'start' | 'key' | 'colon' | 'value' | 'skip' | 'array' | 'element' 
  * could be located with confidence.
  */
 export class JsonRecordSplitter {
-  private state: State = 'start';
-  private inObject = false;
-  private line = 1;
-  private depth = 0;
-  private inString = false;
-  private escaped = false;
-  private parts: string[] = [];
-  private size = 0;
-  private tooLarge = false;
-  private startLine = 0;
-  private key = '';
-  private sawRecords = false;
+  #state: State = 'start';
+  #inObject = false;
+  #line = 1;
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+  #parts: string[] = [];
+  #size = 0;
+  #tooLarge = false;
+  #startLine = 0;
+  #key = '';
+  #sawRecords = false;
   /** Set after `"records":`, until its opening bracket. */
-  private expectArray = false;
+  #expectArray = false;
 
-  constructor(private readonly file: string) {}
+  readonly #file: string;
+
+  constructor(file: string) {
+    this.#file = file;
+  }
 
   push(text: string): SourceRow[] {
     const rows: SourceRow[] = [];
-    let captureFrom = this.state === 'element' || this.state === 'key' ? 0 : -1;
+    let captureFrom = this.#state === 'element' || this.#state === 'key' ? 0 : -1;
     for (let i = 0; i < text.length; i++) {
       const ch = text[i] as string;
-      if (this.state === 'element' || this.state === 'skip' || this.state === 'key') {
-        if (this.inString) {
-          if (this.escaped) this.escaped = false;
-          else if (ch === '\\') this.escaped = true;
+      if (this.#state === 'element' || this.#state === 'skip' || this.#state === 'key') {
+        if (this.#inString) {
+          if (this.#escaped) this.#escaped = false;
+          else if (ch === '\\') this.#escaped = true;
           else if (ch === '"') {
-            this.inString = false;
-            if (this.state === 'key') {
-              this.capture(text.slice(captureFrom, i + 1));
-              if (this.tooLarge) {
+            this.#inString = false;
+            if (this.#state === 'key') {
+              this.#capture(text.slice(captureFrom, i + 1));
+              if (this.#tooLarge) {
                 throw new InputError(
-                  `${this.file}:${this.line}: a key of the top-level object is longer than ${MAX_ROW_BYTES} characters`,
+                  `${this.#file}:${this.#line}: a key of the top-level object is longer than ${MAX_ROW_BYTES} characters`,
                 );
               }
-              this.key = this.takeCapture();
+              this.#key = this.#takeCapture();
               captureFrom = -1;
-              this.state = 'colon';
+              this.#state = 'colon';
             }
-          } else if (ch === '\n') this.line++;
+          } else if (ch === '\n') this.#line++;
           continue;
         }
-        if (ch === '"') this.inString = true;
-        else if (ch === '{' || ch === '[') this.depth++;
-        else if ((ch === '}' || ch === ']') && this.depth > 0) this.depth--;
-        else if (this.depth === 0 && (ch === ',' || ch === ']' || ch === '}')) {
-          if (this.state === 'element') {
-            if (ch === '}') this.fail(ch);
-            this.capture(text.slice(captureFrom, i));
+        if (ch === '"') this.#inString = true;
+        else if (ch === '{' || ch === '[') this.#depth++;
+        else if ((ch === '}' || ch === ']') && this.#depth > 0) this.#depth--;
+        else if (this.#depth === 0 && (ch === ',' || ch === ']' || ch === '}')) {
+          if (this.#state === 'element') {
+            if (ch === '}') this.#fail(ch);
+            this.#capture(text.slice(captureFrom, i));
             captureFrom = -1;
-            rows.push(this.finishElement());
-            this.state = ch === ',' ? 'array' : this.inObject ? 'after-array' : 'done';
+            rows.push(this.#finishElement());
+            this.#state = ch === ',' ? 'array' : this.#inObject ? 'after-array' : 'done';
           } else {
             // The end of a skipped (non-"records") member of the top-level object.
-            if (ch === ']') this.fail(ch);
-            this.state = ch === ',' ? 'value' : 'done';
+            if (ch === ']') this.#fail(ch);
+            this.#state = ch === ',' ? 'value' : 'done';
           }
           continue;
         }
-        if (ch === '\n') this.line++;
+        if (ch === '\n') this.#line++;
         continue;
       }
       if (ch === '\n') {
-        this.line++;
+        this.#line++;
         continue;
       }
       if (ch === ' ' || ch === '\t' || ch === '\r' || ch === '\uFEFF') continue;
-      switch (this.state) {
+      switch (this.#state) {
         case 'start':
-          if (ch === '[') this.state = 'array';
+          if (ch === '[') this.#state = 'array';
           else if (ch === '{') {
-            this.inObject = true;
-            this.state = 'value';
-          } else this.fail(ch);
+            this.#inObject = true;
+            this.#state = 'value';
+          } else this.#fail(ch);
           break;
         case 'value':
           // 'value' here means: inside the top-level object, expecting a key or the closing brace.
           if (ch === '"') {
-            this.state = 'key';
-            this.inString = true;
+            this.#state = 'key';
+            this.#inString = true;
             captureFrom = i;
-          } else if (ch === '}') this.state = 'done';
-          else this.fail(ch);
+          } else if (ch === '}') this.#state = 'done';
+          else this.#fail(ch);
           break;
         case 'colon':
-          if (ch !== ':') this.fail(ch);
-          if (JSON.parse(this.key) === 'records') {
-            this.state = 'array';
-            this.expectArray = true;
-          } else this.state = 'skip';
+          if (ch !== ':') this.#fail(ch);
+          if (JSON.parse(this.#key) === 'records') {
+            this.#state = 'array';
+            this.#expectArray = true;
+          } else this.#state = 'skip';
           break;
         case 'array':
-          if (this.expectArray) {
-            this.expectArray = false;
-            if (ch !== '[') throw new InputError(`${this.file}:${this.line}: "records" must be an array`);
-            this.sawRecords = true;
+          if (this.#expectArray) {
+            this.#expectArray = false;
+            if (ch !== '[') throw new InputError(`${this.#file}:${this.#line}: "records" must be an array`);
+            this.#sawRecords = true;
             break;
           }
-          if (ch === ']') this.state = this.inObject ? 'after-array' : 'done';
-          else if (ch === ',') this.fail(ch);
+          if (ch === ']') this.#state = this.#inObject ? 'after-array' : 'done';
+          else if (ch === ',') this.#fail(ch);
           else {
-            this.state = 'element';
-            this.startLine = this.line;
+            this.#state = 'element';
+            this.#startLine = this.#line;
             captureFrom = i;
             i--;
           }
           break;
         case 'after-array':
-          if (ch === ',') this.state = 'value';
-          else if (ch === '}') this.state = 'done';
-          else this.fail(ch);
+          if (ch === ',') this.#state = 'value';
+          else if (ch === '}') this.#state = 'done';
+          else this.#fail(ch);
           break;
         default:
-          this.fail(ch);
+          this.#fail(ch);
       }
     }
-    if (captureFrom !== -1) this.capture(text.slice(captureFrom));
+    if (captureFrom !== -1) this.#capture(text.slice(captureFrom));
     return rows;
   }
 
   /** Checks that the document ended where a document may end. */
   end(): void {
-    if (this.state !== 'done') throw new InputError(`${this.file}:${this.line}: unexpected end of JSON input`);
-    if (this.inObject && !this.sawRecords) {
-      throw new InputError(`${this.file}:1: expected an array or an object with a "records" array`);
+    if (this.#state !== 'done') throw new InputError(`${this.#file}:${this.#line}: unexpected end of JSON input`);
+    if (this.#inObject && !this.#sawRecords) {
+      throw new InputError(`${this.#file}:1: expected an array or an object with a "records" array`);
     }
   }
 
-  private fail(ch: string): never {
-    const where = this.state === 'start' ? 'expected "[" or "{"' : `unexpected ${JSON.stringify(ch)}`;
-    throw new InputError(`${this.file}:${this.line}: ${where}`);
+  #fail(ch: string): never {
+    const where = this.#state === 'start' ? 'expected "[" or "{"' : `unexpected ${JSON.stringify(ch)}`;
+    throw new InputError(`${this.#file}:${this.#line}: ${where}`);
   }
 
-  private capture(piece: string): void {
-    if (this.tooLarge || piece.length === 0) return;
-    this.size += piece.length;
-    if (this.size > MAX_ROW_BYTES) {
-      this.tooLarge = true;
-      this.parts = [];
+  #capture(piece: string): void {
+    if (this.#tooLarge || piece.length === 0) return;
+    this.#size += piece.length;
+    if (this.#size > MAX_ROW_BYTES) {
+      this.#tooLarge = true;
+      this.#parts = [];
       return;
     }
-    this.parts.push(piece);
+    this.#parts.push(piece);
   }
 
-  private takeCapture(): string {
-    const text = this.parts.join('');
-    this.parts = [];
-    this.size = 0;
+  #takeCapture(): string {
+    const text = this.#parts.join('');
+    this.#parts = [];
+    this.#size = 0;
     return text;
   }
 
-  private finishElement(): SourceRow {
-    const line = this.startLine;
-    const tooLarge = this.tooLarge;
-    this.tooLarge = false;
-    const text = this.takeCapture();
+  #finishElement(): SourceRow {
+    const line = this.#startLine;
+    const tooLarge = this.#tooLarge;
+    this.#tooLarge = false;
+    const text = this.#takeCapture();
     const reject = (message: string): SourceRow => ({
       kind: 'reject',
-      file: this.file,
+      file: this.#file,
       line,
       issues: [{ field: '', message }],
     });
@@ -183,8 +187,8 @@ export class JsonRecordSplitter {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return reject('expected a JSON object');
     const record = value as Record<string, unknown>;
     const deep = tooDeepField(record);
-    if (deep !== undefined) return tooDeepRow(this.file, line, deep);
-    return { kind: 'record', file: this.file, line, record };
+    if (deep !== undefined) return tooDeepRow(this.#file, line, deep);
+    return { kind: 'record', file: this.#file, line, record };
   }
 }
 
@@ -209,9 +213,4 @@ export async function* readJsonChunks(
     if (rows.length > 0) yield rows;
   }
   splitter.end();
-}
-
-/** The records of a .json file one at a time; see {@link readJsonChunks}. */
-export async function* readJson(source: AsyncIterable<Buffer | string>, file: string): AsyncGenerator<SourceRow> {
-  for await (const rows of readJsonChunks(source, file)) yield* rows;
 }

@@ -73,8 +73,3 @@ export async function* readJsonlChunks(
   const rows = toRows(splitter.end(), file);
   if (rows.length > 0) yield rows;
 }
-
-/** The rows of a JSON Lines file one at a time; see {@link readJsonlChunks}. */
-export async function* readJsonl(source: AsyncIterable<Buffer | string>, file: string): AsyncGenerator<SourceRow> {
-  for await (const rows of readJsonlChunks(source, file)) yield* rows;
-}

@@ -8,7 +8,7 @@ import type { PushApiEmulator } from '../handler.js';
 import type { RequestLogEntry } from '../state.js';
 
 /** Requests and tokens the overview carries: the newest ones. */
-export const OVERVIEW_LIMITS = { requests: 100, tokens: 100, filesPerApp: 200 } as const;
+const OVERVIEW_LIMITS = { requests: 100, tokens: 100, filesPerApp: 200 } as const;
 
 export interface RequestSummary {
   id: string;

@@ -1,12 +1,9 @@
+/** Files and bytes for upload tests: temp directories, patterned bytes, progress checks. */
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { UploadProgress } from '../../src/uploads/types.js';
-import { pushClientFor } from '../support/clients.js';
-
-/** A PushClient pointed at an emulator, with fast retries so that tests stay quick. */
-export const clientFor = pushClientFor;
+import type { UploadProgress } from 'push-api-client';
 
 export const sha256 = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
 

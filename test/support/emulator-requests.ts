@@ -1,4 +1,5 @@
-import type { FinanceRecord, PushApiEmulator } from '../../src/testing/index.js';
+/** Raw requests to an in-process emulator, as a client other than the SDK would send them. */
+import type { PushApiEmulator } from 'push-api-client/testing';
 
 export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 export const JSON_TYPE = { 'content-type': 'application/json' };
@@ -48,18 +49,6 @@ export function uploadUrlsRequest(emulator: PushApiEmulator, token: string | und
   return new Request(`${dataUrl(emulator, 'upload', appId)}${query}`, {
     headers: token ? { authorization: `Bearer ${token}` } : {},
   });
-}
-
-export function validRecord(overrides: Partial<Record<keyof FinanceRecord | string, unknown>> = {}): FinanceRecord {
-  return {
-    created: 1_700_000_000_000,
-    amount: 12.5,
-    currency: 'EUR',
-    identifier: 'ana@example.com',
-    type: 'expense',
-    vendor: 'Acme',
-    ...overrides,
-  } as FinanceRecord;
 }
 
 export interface ErrorBody {

@@ -2,9 +2,9 @@ import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { PushClient, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { recordingLogger } from '../http/support.js';
+import { secretForms } from '../security/scan.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
-import { secretForms } from './scan.js';
+import { recordingLogger } from '../support/recorders.js';
 
 const listen = useLoopbackServers();
 

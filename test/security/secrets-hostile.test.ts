@@ -4,16 +4,16 @@
  */
 import { inspect } from 'node:util';
 import fc from 'fast-check';
+import { PushApiError, type PushError, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { PushApiError, type PushError, TokenError } from '../../src/errors.js';
 import {
-  FINANCE_RECORD,
   HOSTILE_APP_ID,
   HOSTILE_SECRET,
   HOSTILE_TOKEN,
   type HostileService,
   useHostileService,
 } from '../support/hostile-service.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 
 const start = useHostileService();
 
@@ -218,7 +218,7 @@ describe('an echoed secret is in no view of the error', () => {
           upload.set(answer);
           const error = await failureOf(() =>
             viaFinance
-              ? financeClient.finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD])
+              ? financeClient.finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD])
               : uploadClient.uploads.getUploadUrls(HOSTILE_APP_ID, ['a.csv']),
           );
           expect(leaks(error)).toEqual([]);

@@ -5,11 +5,12 @@
  * parser leaves a host.
  */
 import { inspect } from 'node:util';
+import type { FetchLike } from 'push-api-client';
+import { ConnectionError, PushApiError, RedirectError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { ConnectionError, PushApiError, RedirectError } from '../../src/errors.js';
-import type { FetchLike } from '../../src/index.js';
-import { FINANCE_RECORD, HOSTILE_APP_ID, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
+import { HOSTILE_APP_ID, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 import { remoteDns } from '../support/remote-dns.js';
 
 const start = useHostileService();
@@ -51,7 +52,7 @@ describe('a redirect whose target host holds a credential', () => {
         res.writeHead(307, { location: `https://${credential}.evil.test/x` }).end(),
       );
       const client = service.client({ clientSecret: LABEL_SECRET });
-      const report = await client.finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]);
+      const report = await client.finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
       const error = report.batches[0]?.error as RedirectError;
       expect(error).toBeInstanceOf(RedirectError);
       expect(error.message).toContain('[redacted].evil.test');
@@ -161,7 +162,7 @@ describe('an error body cut at its cap through an echoed credential', () => {
         res.writeHead(400, { 'content-type': 'text/plain' }).end('x'.repeat(CAP - before) + HOSTILE_TOKEN);
         return true;
       });
-      const report = await service.client().finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]);
+      const report = await service.client().finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
       const error = report.batches[0]?.error as PushApiError;
       expect(error).toBeInstanceOf(PushApiError);
       const body = String(error.body);
@@ -179,7 +180,7 @@ describe('an error body cut at its cap through an echoed credential', () => {
       res.writeHead(400, { 'content-type': 'text/plain' }).end('x'.repeat(CAP - 60) + escaped);
       return true;
     });
-    const report = await service.client().finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]);
+    const report = await service.client().finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     const body = String((report.batches[0]?.error as PushApiError | undefined)?.body);
     expect(body).not.toContain(escaped.slice(0, 12));
     expect(body).not.toContain('\\u');

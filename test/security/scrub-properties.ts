@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { scrubSecrets, scrubSecretsCounted } from '../../src/internal/redact.js';
-import { FUZZ_SEED } from './arbitraries.js';
+import { FUZZ_SEED } from '../fuzz/arbitraries.js';
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');

@@ -1,8 +1,10 @@
 /** A service that answers the finance POST with redirects: the batch was received, so it is unknown. */
+
+import { RedirectError, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { RedirectError, TokenError } from '../../src/errors.js';
-import { FINANCE_RECORD, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
+import { HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 import { remoteDns } from '../support/remote-dns.js';
 
 const start = useHostileService();
@@ -16,7 +18,7 @@ describe('a finance POST answered with a redirect', () => {
       return true;
     });
     const client = service.client({ maxRetries: 3 });
-    const report = await client.finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]);
+    const report = await client.finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     const batch = report.batches[0];
     expect(batch?.status).toBe('unknown');
     expect(report.recordsUnknown).toBe(1);
@@ -40,7 +42,7 @@ describe('a finance POST answered with a redirect', () => {
       res.writeHead(307, { location: `${middle}/hop?sig=secret-ish` }).end();
       return true;
     });
-    const report = await service.client({ maxRetries: 3 }).finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]);
+    const report = await service.client({ maxRetries: 3 }).finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     const error = report.batches[0]?.error as RedirectError;
     expect(report.batches[0]?.status).toBe('unknown');
     expect(error.status).toBe(307);
@@ -60,7 +62,7 @@ describe('a finance POST answered with a redirect', () => {
     });
     const report = await service
       .client({ maxRetries: 2, retryAmbiguous: true })
-      .finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]);
+      .finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     // Sent twice: the first may have been stored, so the batch stays unknown even after the success.
     expect(report.batches[0]?.status).toBe('unknown');
     expect(service.on('finance').map((request) => request.path)).toEqual([

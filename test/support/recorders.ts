@@ -1,5 +1,5 @@
-import type { FetchLike } from '../../src/http/fetch.js';
-import type { Logger } from '../../src/http/public-types.js';
+/** Recorders that watch a client from outside: its log lines and the requests it sends. */
+import type { FetchLike, Logger } from 'push-api-client';
 
 export interface LogLine {
   level: string;
@@ -36,4 +36,17 @@ export function capturingFetch(inner: FetchLike): { fetch: FetchLike; seen: Seen
     return inner(request);
   };
   return { fetch, seen };
+}
+
+/** Wraps a fetch and keeps the UTF-8 byte length of each finance request body. */
+export function financeBodySizes(inner: FetchLike): { fetch: FetchLike; sizes: number[] } {
+  const sizes: number[] = [];
+  const fetch: FetchLike = async (input, init) => {
+    const request = new Request(input, init);
+    if (request.method === 'POST' && request.url.endsWith('/finance')) {
+      sizes.push((await request.clone().arrayBuffer()).byteLength);
+    }
+    return inner(request);
+  };
+  return { fetch, sizes };
 }

@@ -1,13 +1,15 @@
 import { startEmulator } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { clientForServer, expectAccounted, financeStatuses, makeRecords } from './helpers.js';
+import { expectAccounted, financeStatuses } from '../support/accounting.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecords } from '../support/records.js';
 
 /** Publishes 60 one-record batches at concurrency 8 against an emulator that accepts 20 requests a second. */
 async function run(adaptive: boolean) {
   const server = await startEmulator({ rateLimit: { requests: 20, windowMs: 1000 } });
   try {
-    const client = clientForServer(server, { maxRetries: 10 });
-    const report = await client.finance.publish(server.mock.appId, makeRecords(60), {
+    const client = clientFor(server, { maxRetries: 10 });
+    const report = await client.finance.publish(server.mock.appId, financeRecords(60), {
       batchSize: 1,
       concurrency: 8,
       adaptive,

@@ -1,0 +1,28 @@
+/**
+ * The fast lane shares modules and globals between test files (vitest.config.ts). A file that
+ * replaces the global fetch (msw's setupServer) or loads the npm undici package (which, on Node 20,
+ * takes over the dispatcher of Node's fetch) must run isolated, or a later file's uploads fail.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { glob } from 'tinyglobby';
+import { describe, expect, it } from 'vitest';
+import { ISOLATED } from '../../vitest.config.js';
+
+const ROOT = new URL('../../', import.meta.url);
+const GLOBAL_CHANGERS = [/\bsetupServer\(/, /from 'undici'/, /\bdispatcher:/];
+
+describe('the fast lane', () => {
+  it('isolates every test file that changes the global fetch, and lists only files that exist', async () => {
+    const files = await glob('test/**/*.test.ts', {
+      cwd: ROOT.pathname,
+      // This file names the patterns it looks for.
+      ignore: ['test/**/*.e2e.test.ts', 'test/integration/**', 'test/consumers/**', 'test/docs/test-lanes.test.ts'],
+    });
+    const changers = files.filter((file) =>
+      GLOBAL_CHANGERS.some((pattern) => pattern.test(readFileSync(new URL(file, ROOT), 'utf8'))),
+    );
+    expect(changers.length).toBeGreaterThan(0);
+    expect(changers.filter((file) => !ISOLATED.includes(file))).toEqual([]);
+    expect(ISOLATED.filter((file) => !existsSync(new URL(file, ROOT)))).toEqual([]);
+  });
+});

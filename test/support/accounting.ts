@@ -1,0 +1,27 @@
+/** Assertions on a publish run's accounting, and on what the emulator answered. */
+import type { PublishReport } from 'push-api-client';
+import type { PushApiEmulator } from 'push-api-client/testing';
+
+/**
+ * The invariant every report keeps: each record is counted exactly once. `expected` is the number
+ * of input records for an array (records never read are counted too, in `recordsNotRead`), and
+ * the number of records read for any other input.
+ */
+export function expectAccounted(report: PublishReport, expected: number): void {
+  const total =
+    report.recordsSent + report.recordsInvalid + report.recordsFailed + report.recordsUnknown + report.recordsNotRead;
+  if (total !== expected) {
+    throw new Error(
+      `accounting broken: read ${report.recordsRead}, not read ${report.recordsNotRead}, counted ${total}, expected ${expected}`,
+    );
+  }
+  const inBatches = report.batches.reduce((sum, batch) => sum + batch.recordCount, 0);
+  if (inBatches + report.recordsInvalid + report.recordsNotRead !== expected) {
+    throw new Error(`batches hold ${inBatches} records and ${report.invalid.length} are invalid, expected ${expected}`);
+  }
+}
+
+/** Finance requests the emulator answered, by status. */
+export function financeStatuses(emulator: PushApiEmulator): number[] {
+  return emulator.state.requests.filter((r) => r.operation === 'finance').map((r) => r.status);
+}

@@ -50,6 +50,7 @@ export type {
   SettledBatch,
 } from './finance/types.js';
 export type {
+  ConcurrencyHookEvent,
   FetchLike,
   HookRequestInfo,
   Logger,

@@ -158,6 +158,9 @@ export class FetchHttpClient implements HttpClient {
         error = caught instanceof TokenUnavailable ? caught.error : caught;
       }
       const step = nextStep(error, state);
+      if (spec.onBackPressure !== undefined && isBackPressure(error)) {
+        spec.onBackPressure(statusOf(error) === 429 ? 429 : 503, cappedRetryAfterOf(error as PushError, timing));
+      }
       if (pacing !== undefined && isBackPressure(error)) {
         const willRetry = step.kind === 'wait' && step.waitClass !== 'rate-limited';
         pacing.rateLimited(

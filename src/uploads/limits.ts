@@ -12,8 +12,8 @@ export const MAX_FILE_NAME_BYTES = 1024;
 /** Names per upload-address request: files get their addresses shortly before their turn, in batches. */
 export const ADDRESS_BATCH_NAMES = 50;
 
-/** PUTs in flight at once. */
-export const DEFAULT_UPLOAD_CONCURRENCY = 4;
+/** The most PUTs in flight at once: the bound of the adaptive window, high enough not to be the limit on an ordinary link. */
+export const DEFAULT_UPLOAD_CONCURRENCY = 32;
 
 /** Slice size used when streaming in-memory data, so progress advances in steps rather than all at once. */
 export const MEMORY_CHUNK_BYTES = 64 * 1024;

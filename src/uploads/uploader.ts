@@ -16,6 +16,7 @@ import { type CallSettings, callSettings, limitsOnly } from '../http/call-option
 import { requestIdOf } from '../http/hooks.js';
 import { requestIdFrom } from '../http/request-id.js';
 import type { RecoveryStep } from '../http/types.js';
+import { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun } from '../run/engine.js';
 import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
@@ -159,13 +160,18 @@ export class Uploader {
     // The caller's headers are for the service, never for the storage host; the limits and the signal apply to both.
     const putCall = limitsOnly(call);
     const results: (UploadFileResult | undefined)[] = new Array(sources.length);
-    const workers = Math.min(concurrency, sources.length);
-    const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, options), workers);
+    const window = new ConcurrencyLimiter({
+      max: Math.max(1, Math.min(concurrency, sources.length)),
+      adaptive: options.adaptive ?? true,
+      operation: 'upload',
+      onChange: this.#ctx.hooks.concurrency,
+    });
+    const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, options), window.max);
     const totalBytes = sources.reduce((sum, source) => sum + source.size, 0);
     const tracker = new ProgressTracker(totalBytes, options.onProgress, this.#ctx.logger);
     const engine = new RunEngine(signal);
 
-    await engine.run(sources.keys(), workers, async (index) => {
+    await engine.run(sources.keys(), window, async (index) => {
       const source = sources[index] as UploadSource;
       let address: string;
       try {
@@ -174,7 +180,7 @@ export class Uploader {
         engine.stopBy(error instanceof PushError ? error : asUploadError(source.name, error));
         return;
       }
-      const outcome = await this.#uploadOne(appId, source, address, tracker, options, putCall);
+      const outcome = await this.#uploadOne(appId, source, address, tracker, options, putCall, window);
       results[index] = outcome.result;
       if (outcome.stopsTheRun && outcome.result.error) engine.stopBy(outcome.result.error);
       try {
@@ -201,9 +207,12 @@ export class Uploader {
     tracker: ProgressTracker,
     options: UploadOptions,
     call: CallSettings,
+    window: ConcurrencyLimiter,
   ): Promise<{ result: UploadFileResult; stopsTheRun?: true }> {
     const { name, size } = source;
     let attempts = 0;
+    // When the last attempt left: its round trip is what feeds the window.
+    let sentAt = 0;
     let meter: BodyMeter | undefined;
     const meters: BodyMeter[] = [];
     const failed = (error: UploadError) => {
@@ -245,6 +254,7 @@ export class Uploader {
         headers: { 'content-length': String(size) },
         body: ({ touch }) => {
           attempts += 1;
+          sentAt = performance.now();
           meter = new BodyMeter(name, size, (bytes) => {
             // Bytes moving keep the attempt alive: the timeout measures a stall, not the whole upload.
             touch();
@@ -258,6 +268,8 @@ export class Uploader {
         retryPolicy: source.reopenable ? 'idempotent' : 'never',
         ...(source.reopenable && { recover: [resign] }),
         call,
+        onBackPressure: (status, retryAfterMs) =>
+          window.onBackPressure(status === 429 ? 'rate-limited' : 'unavailable', retryAfterMs),
         mapError: (response, bodyText): UploadError =>
           toUploadError(name, response.status, bodyText, {
             retryAfterMs: parseRetryAfterHeader(response.headers.get('retry-after')),
@@ -272,6 +284,7 @@ export class Uploader {
       // The storage host may answer before the source's last check fails (a file that changed
       // while being read): what it stored is not the file, so the file is not uploaded.
       if (meter?.sourceError) return failed(meter.sourceError);
+      window.onRoundTrip({ startedAt: sentAt, endedAt: performance.now(), bytes: size });
       tracker.complete(name, size);
       const etag = result.response.headers.get('etag');
       const requestId = requestIdFrom(result.response.headers);

@@ -99,6 +99,7 @@ export class AdaptiveLimit implements RateBudget {
 
   /** Waits for a slot (the end of any pause, the throttle, the budget). Rejects with AbortError when the signal fires. */
   async acquire(signal?: AbortSignal): Promise<void> {
+    let held = false;
     for (;;) {
       if (signal?.aborted) throw abortErrorFrom(signal);
       const pause = this.pauseRemainingMs;
@@ -107,7 +108,8 @@ export class AdaptiveLimit implements RateBudget {
         continue;
       }
       const holdMs = Math.min(MAX_HOLD_MS, this.#lastWaitMs / 10);
-      if (this.adaptive && holdMs > 0 && this.#throttle.shouldHold()) {
+      if (this.adaptive && holdMs > 0 && this.#throttle.shouldHold(!held)) {
+        held = true;
         await delay(holdMs * (0.5 + this.#random()), signal);
         continue;
       }

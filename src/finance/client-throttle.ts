@@ -7,15 +7,16 @@
  * the limit by hitting it, and a fleet's refusals add up.
  *
  * The book drops the request held back; a publish must not lose a record, so here it waits a
- * short jittered while and draws again. Each draw that holds counts as a request, as the book
- * counts the requests it drops, which is what makes the probability settle instead of climbing.
- * Only outcomes that speak of the rate limit are counted: an accepted request, a 429 or a 503.
+ * short jittered while and draws again. A request held back counts once as a request the service
+ * did not take, as the book counts the requests it drops; its later draws do not count again,
+ * or the holds of a few waiting requests would feed the probability on their own and never let
+ * it fall. Only outcomes that speak of the rate limit are counted: an accepted request, a 429 or a 503.
  */
 
 /** Requests sent per request accepted that the throttle lets through: refusals settle near 1 - 1/K (about 9 %). */
 const K = 1.1;
-/** The history the counts cover; the book uses minutes, a publish run lasts seconds. */
-const MIN_HISTORY_MS = 10_000;
+/** The shortest history the counts cover; the book uses minutes, a publish run lasts seconds. */
+const MIN_HISTORY_MS = 2_000;
 /**
  * The most a draw holds back: a held request counts as a request, so before any acceptance the
  * probability would creep towards 1 and the wait have no expected end. At 0.9 a request waits
@@ -60,10 +61,13 @@ export class ClientThrottle {
     return Math.min(MAX_HOLD_PROBABILITY, Math.max(0, (requests - K * accepts) / (requests + 1)));
   }
 
-  /** Draws whether the next request waits; a hold counts as a request the service did not accept. */
-  shouldHold(): boolean {
+  /**
+   * Draws whether a request waits. `firstDraw`: the request was not held back before; a hold then
+   * counts as a request the service did not accept.
+   */
+  shouldHold(firstDraw: boolean): boolean {
     const hold = this.#random() < this.holdProbability;
-    if (hold) this.#newer.requests++;
+    if (hold && firstDraw) this.#newer.requests++;
     return hold;
   }
 

@@ -158,8 +158,10 @@ export class FetchHttpClient implements HttpClient {
         error = caught instanceof TokenUnavailable ? caught.error : caught;
       }
       const step = nextStep(error, state);
-      if (spec.onBackPressure !== undefined && isBackPressure(error)) {
-        spec.onBackPressure(statusOf(error) === 429 ? 429 : 503, cappedRetryAfterOf(error as PushError, timing));
+      // By status, not class: a storage host's 429 or 503 is an `UploadError`, and pushes back all the same.
+      const status = statusOf(error);
+      if (spec.onBackPressure !== undefined && (status === 429 || status === 503) && error instanceof PushError) {
+        spec.onBackPressure(status, cappedRetryAfterOf(error, timing));
       }
       if (pacing !== undefined && isBackPressure(error)) {
         const willRetry = step.kind === 'wait' && step.waitClass !== 'rate-limited';

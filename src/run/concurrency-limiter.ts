@@ -58,7 +58,7 @@ export class ConcurrencyLimiter {
   #roundRatios: number[] = [];
   #rounds = 0;
   #minimums = new Map<number, MinimumRtt>();
-  /** The window the last latency shrink settled on: growth past it is one request per round. */
+  /** The window the last latency shrink settled on: growth past it is one request per round, for the whole run. */
   #knee: number | undefined;
   /** Push-back until this time belongs to the event that already halved the window. */
   #backedOffUntil = Number.NEGATIVE_INFINITY;
@@ -127,7 +127,8 @@ export class ConcurrencyLimiter {
     if (sample.startedAt < this.#roundSince) return;
     this.#roundRatios.push(Math.max(rtt, 0.1) / Math.max(minimum, 0.1));
     if (this.#roundRatios.length < Math.ceil(this.#limit / 2)) return;
-    const ratio = this.#roundRatios.reduce((sum, each) => sum + each, 0) / this.#roundRatios.length;
+    // The median: one answer held up by a pause of this machine is not the service queueing.
+    const ratio = median(this.#roundRatios);
     this.#newRound();
     // A window the run does not fill (the input is slower than the network) says nothing about the service.
     const decision = decide(this.#limit, this.max, ratio, this.#knee);
@@ -170,7 +171,6 @@ export class ConcurrencyLimiter {
         minimum.previous = minimum.current;
         minimum.current = Number.POSITIVE_INFINITY;
       }
-      this.#knee = undefined;
     }
   }
 
@@ -215,4 +215,10 @@ export class ConcurrencyLimiter {
   #wakeAll(): void {
     for (const wake of [...this.#waiters]) wake();
   }
+}
+
+/** The middle value (the lower of the two middle ones for an even count). */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? 1;
 }

@@ -27,7 +27,7 @@ export type WindowDecision =
 
 /** Requests allowed to queue at the service before the window stops growing. */
 export function alphaFor(limit: number): number {
-  return Math.max(3, Math.ceil(3 * Math.log10(Math.max(1, limit))));
+  return Math.max(2, Math.ceil(2 * Math.log10(Math.max(1, limit))));
 }
 
 /** Requests queued at the service past which the window shrinks. */

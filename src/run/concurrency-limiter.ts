@@ -56,6 +56,8 @@ export class ConcurrencyLimiter {
   /** Samples of requests sent after the last change, the only ones that say anything about the current window. */
   #roundSince: number;
   #roundRatios: number[] = [];
+  /** The most items in hand since the round began: whether the run filled its window. */
+  #roundPeak = 0;
   #rounds = 0;
   #minimums = new Map<number, MinimumRtt>();
   /** The window the last latency shrink settled on: growth past it is one request per round, for the whole run. */
@@ -100,6 +102,7 @@ export class ConcurrencyLimiter {
       if (signal?.aborted) throw abortErrorFrom(signal);
       if (this.#inFlight < this.#limit) {
         this.#inFlight++;
+        this.#roundPeak = Math.max(this.#roundPeak, this.#inFlight);
         return;
       }
       await this.#waitForRelease(signal);
@@ -126,13 +129,15 @@ export class ConcurrencyLimiter {
     // Sent before the last change: it measured the old window.
     if (sample.startedAt < this.#roundSince) return;
     this.#roundRatios.push(Math.max(rtt, 0.1) / Math.max(minimum, 0.1));
+    // About one decision per round trip, as Vegas makes: half a window of fresh answers.
     if (this.#roundRatios.length < Math.ceil(this.#limit / 2)) return;
     // The median: one answer held up by a pause of this machine is not the service queueing.
     const ratio = median(this.#roundRatios);
+    const filled = this.#roundPeak * 2 >= this.#limit;
     this.#newRound();
     // A window the run does not fill (the input is slower than the network) says nothing about the service.
     const decision = decide(this.#limit, this.max, ratio, this.#knee);
-    if (decision.kind === 'grow' && this.#inFlight * 2 >= this.#limit) {
+    if (decision.kind === 'grow' && filled) {
       this.#set(decision.limit, 'grow', rtt, minimum);
     } else if (decision.kind === 'shrink') {
       this.#knee = decision.limit;
@@ -164,6 +169,7 @@ export class ConcurrencyLimiter {
 
   #newRound(): void {
     this.#roundRatios = [];
+    this.#roundPeak = this.#inFlight;
     this.#roundSince = this.#now();
     this.#rounds++;
     if (this.#rounds % EPOCH_ROUNDS === 0) {

@@ -50,10 +50,10 @@ describe('the adaptive window against a service that queues past its knee', () =
     expect(events.some((event) => event.reason === 'latency')).toBe(true);
     // Past the first third the window has settled within alpha..beta requests above the knee
     // (2..6 at these windows, docs/performance.md), give or take one. A pause of this shared
-    // machine looks like queueing and may shrink it below the knee for a few rounds: at least
-    // 85 % of the batches see the band, and it never widens past it.
+    // machine looks like queueing and may pull it down to about knee - 2 for a few rounds: at
+    // least 85 % of the batches see a window from knee - 2 to knee + 7, and none a wider one.
     const settled = limits.slice(100);
-    const inBand = settled.filter((limit) => limit >= knee && limit <= knee + 7).length;
+    const inBand = settled.filter((limit) => limit >= knee - 2 && limit <= knee + 7).length;
     expect(inBand / settled.length).toBeGreaterThanOrEqual(0.85);
     expect(Math.max(...settled)).toBeLessThanOrEqual(knee + 7);
     expect(Math.min(...settled)).toBeGreaterThanOrEqual(2);

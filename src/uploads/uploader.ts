@@ -150,6 +150,9 @@ export class Uploader {
     if (!Number.isInteger(concurrency) || concurrency < 1) {
       throw new ConfigurationError(`concurrency must be a whole number of at least 1, got ${concurrency}`);
     }
+    if (options.adaptive !== undefined && typeof options.adaptive !== 'boolean') {
+      throw new ConfigurationError('adaptive must be true or false');
+    }
     uploadUrlsEndpoint(this.#ctx.baseUrl, appId);
     const call = callSettings(options, this.#ctx.defaultHeaders); // bad per-call options fail before any file is opened
     if (!Array.isArray(files)) throw new ConfigurationError('files must be an array of upload inputs');
@@ -162,7 +165,7 @@ export class Uploader {
     const results: (UploadFileResult | undefined)[] = new Array(sources.length);
     const window = new ConcurrencyLimiter({
       max: Math.max(1, Math.min(concurrency, sources.length)),
-      adaptive: options.adaptive ?? true,
+      adaptive: options.adaptive !== false,
       operation: 'upload',
       onChange: this.#ctx.hooks.concurrency,
     });

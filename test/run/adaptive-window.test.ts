@@ -76,6 +76,14 @@ describe('the adaptive window over HTTP', () => {
     expect(events).toEqual([{ operation: 'upload', limit: 4, previous: 4, inFlight: 0, reason: 'start' }]);
   });
 
+  it('refuses an upload `adaptive` that is not a boolean, before any request', async () => {
+    const service = await start();
+    const client = service.client();
+    const bad = { adaptive: 'no' } as unknown as { adaptive: boolean };
+    await expect(client.uploads.upload('app-1', files(1), bad)).rejects.toThrow('adaptive must be true or false');
+    expect(service.requests).toHaveLength(0);
+  });
+
   it('publish and upload shrink when round trips inflate', async () => {
     for (const route of ['finance', 'storage'] as const) {
       // Flat until the window has grown, then four times slower: the service started queueing.

@@ -51,6 +51,7 @@ export type {
 } from './finance/types.js';
 export type { Middleware, MiddlewareContext, MiddlewareOperation } from './http/middleware.js';
 export type {
+  ConcurrencyHookEvent,
   FetchLike,
   HookRequestInfo,
   Logger,

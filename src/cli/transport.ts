@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import type { PushClientHooks, ResponseHookEvent, RetryHookEvent } from '../index.js';
+import type { ConcurrencyHookEvent, PushClientHooks, ResponseHookEvent, RetryHookEvent } from '../index.js';
 import { UsageError } from './exit-codes.js';
 
 /** The proxy variables, lower-case first: curl's order, and undici's. */
@@ -62,8 +62,16 @@ function attemptLine(event: ResponseHookEvent | RetryHookEvent): string {
   return `${event.operation} ${event.method} ${event.url} attempt=${event.attempt} status=${status}${id}`;
 }
 
+function windowLine(event: ConcurrencyHookEvent): string {
+  const rtt = event.rttMs === undefined ? '' : ` rtt=${event.rttMs}ms`;
+  const minRtt = event.minRttMs === undefined ? '' : ` min-rtt=${event.minRttMs}ms`;
+  const change = event.reason === 'start' ? `${event.limit}` : `${event.previous} -> ${event.limit}`;
+  return `${event.operation} ${change} (${event.reason}) in-flight=${event.inFlight}${rtt}${minRtt}`;
+}
+
 /**
- * `--verbose`: one stderr line per HTTP attempt, and one per retry with its delay. Built only on
+ * `--verbose`: one stderr line per HTTP attempt, one per retry with its delay, and one per change
+ * of the in-flight window with its reason. Built only on
  * the SDK's hook events, which carry no header value, body or query string, so no token, secret
  * or signed address signature can reach these lines.
  */
@@ -71,5 +79,6 @@ export function verboseHooks(write: (line: string) => void): PushClientHooks {
   return {
     response: (event) => write(`push-api: http ${attemptLine(event)} ${Math.round(event.durationMs)}ms`),
     retry: (event) => write(`push-api: retry ${attemptLine(event)} in ${Math.round(event.delayMs)}ms`),
+    concurrency: (event) => write(`push-api: window ${windowLine(event)}`),
   };
 }

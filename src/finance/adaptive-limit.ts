@@ -1,39 +1,51 @@
 import { onAbort } from '../internal/abort-listeners.js';
 import { abortErrorFrom, delay } from '../internal/delay.js';
+import { ClientThrottle } from './client-throttle.js';
 import type { RateBudget } from './rate-budget.js';
 
 /**
- * The publisher's in-flight window, adapted to the service's rate limit (AIMD, as TCP does for
- * congestion), plus what the last rate-limit period taught about the service's budget:
- * - the window starts at the configured concurrency;
- * - a 429 (or 503) halves it, down to 1, and pauses every sender until the `Retry-After`
- *   deadline, so that nobody keeps knocking while the service has said "wait". 429s answering
- *   requests sent before the pause belong to the same event and change nothing more;
- * - each success grows it by `1 / window` (one slot per window's worth of successes), back up to
- *   the configured concurrency;
+ * A publish run's default rate budget: what it learns from the service's 429s (and 503s). The
+ * in-flight window itself is the run's concurrency limiter (src/run/concurrency-limiter.ts),
+ * which halves on the same answers; this adds what a window alone cannot do:
+ * - a 429 pauses every sender until the `Retry-After` deadline, stretched by up to a tenth at
+ *   random, so that nobody keeps knocking while the service has said "wait", and so that
+ *   processes refused together do not all come back at the same instant. 429s answering requests
+ *   sent before the pause belong to the same event and change nothing more;
  * - budget: the requests accepted between two pauses are what the service allows per period.
  *   In the next period no more requests are put in flight than that budget has left (at least
  *   one). Requests in flight when a budget runs out each earn a 429, so this keeps the 429s of a
- *   period to about one, while the budget itself is still sent at full concurrency. A period
- *   that passes without a 429 forgets the budget.
+ *   period to about one. A period that passes without a 429 forgets the budget;
+ * - client-side throttling (client-throttle.ts): once refusals outnumber what the service
+ *   accepts, new requests are held back a short while at random, so that processes sharing a
+ *   limit without sharing a budget stay polite.
  *
- * With `adaptive: false` the window stays at the concurrency and there is no pause: the baseline.
+ * With `adaptive: false` there is no pause, budget or throttle: each request waits on its own.
  */
 export interface AdaptiveLimitOptions {
-  /** The most requests in flight, and where the window starts. */
+  /** The most requests in flight. */
   max: number;
-  /** `false`: a fixed window and no pause. @default true */
+  /** `false`: no pause, budget or throttle. @default true */
   adaptive?: boolean;
   /** Shortest rate-limit period assumed when forgetting a learned budget. @default 1000 */
   minPeriodMs?: number;
   /** Clock in ms, injectable for tests. @default Date.now */
   now?: () => number;
+  /** Source of randomness in [0, 1), for the jitter and the throttle. @default Math.random */
+  random?: () => number;
 }
+
+/** The most a pause is stretched past `Retry-After`, as a fraction of it. */
+const PAUSE_JITTER = 0.1;
+/**
+ * How long a request held back by the throttle waits before it draws again (jittered ±50 %): a
+ * tenth of the wait the service last asked for, at most 50 ms. A service that asks for no wait
+ * gets no throttle: holding back for nothing would only spin.
+ */
+const MAX_HOLD_MS = 50;
 
 export class AdaptiveLimit implements RateBudget {
   readonly max: number;
   readonly adaptive: boolean;
-  #window: number;
   #inFlight = 0;
   #pausedUntil = 0;
   /** Requests the service accepted in the last period between two pauses; undefined when unknown. */
@@ -43,20 +55,20 @@ export class AdaptiveLimit implements RateBudget {
   #startedInPeriod = 0;
   readonly #minPeriodMs: number;
   readonly #now: () => number;
+  readonly #random: () => number;
+  readonly #throttle: ClientThrottle;
+  /** The wait the service asked for with its last 429. */
+  #lastWaitMs = 0;
   /** Senders waiting for a free slot; at most one per worker, so bounded by the concurrency. */
   #waiters = new Set<() => void>();
 
   constructor(options: AdaptiveLimitOptions) {
     this.max = Math.max(1, Math.floor(options.max));
     this.adaptive = options.adaptive ?? true;
-    this.#window = this.max;
     this.#minPeriodMs = options.minPeriodMs ?? 1000;
     this.#now = options.now ?? Date.now;
-  }
-
-  /** The AIMD window: how many requests may be in flight, before the budget is applied. */
-  get window(): number {
-    return Math.floor(this.#window);
+    this.#random = options.random ?? Math.random;
+    this.#throttle = new ClientThrottle({ now: this.#now, random: this.#random });
   }
 
   /** The learned per-period budget, when a 429 has taught one and it is still current. */
@@ -73,20 +85,32 @@ export class AdaptiveLimit implements RateBudget {
     return Math.max(0, this.#pausedUntil - this.#now());
   }
 
+  /** The probability that the client-side throttle holds the next request back. */
+  get holdProbability(): number {
+    return this.adaptive ? this.#throttle.holdProbability : 0;
+  }
+
   /** How many requests may be in flight right now. */
   get limit(): number {
     const budget = this.budget;
-    if (budget === undefined) return this.window;
-    return Math.max(1, Math.min(this.window, budget - this.#startedInPeriod + this.#inFlight));
+    if (budget === undefined) return this.max;
+    return Math.max(1, Math.min(this.max, budget - this.#startedInPeriod + this.#inFlight));
   }
 
-  /** Waits for a slot (and for the end of any pause). Rejects with AbortError when the signal fires. */
+  /** Waits for a slot (the end of any pause, the throttle, the budget). Rejects with AbortError when the signal fires. */
   async acquire(signal?: AbortSignal): Promise<void> {
+    let held = false;
     for (;;) {
       if (signal?.aborted) throw abortErrorFrom(signal);
       const pause = this.pauseRemainingMs;
       if (pause > 0) {
         await delay(pause, signal);
+        continue;
+      }
+      const holdMs = Math.min(MAX_HOLD_MS, this.#lastWaitMs / 10);
+      if (this.adaptive && holdMs > 0 && this.#throttle.shouldHold(!held)) {
+        held = true;
+        await delay(holdMs * (0.5 + this.#random()), signal);
         continue;
       }
       if (this.#inFlight < this.limit) {
@@ -104,30 +128,32 @@ export class AdaptiveLimit implements RateBudget {
     this.#wakeAll();
   }
 
-  /** A request was accepted: count it against the period, and grow the window additively. */
+  /** A request was accepted: count it against the period. */
   onSuccess(): void {
     if (!this.adaptive) return;
     this.#acceptedInPeriod++;
-    if (this.#window < this.max) this.#window = Math.min(this.max, this.#window + 1 / Math.floor(this.#window));
+    this.#throttle.onAccepted();
     this.#wakeAll();
   }
 
   /**
-   * The service said "too many requests". The first 429 of an event halves the window, takes the
-   * requests accepted since the last pause as the budget, and pauses every sender for
-   * `retryAfterMs` (the server's Retry-After, or the client's backoff delay when it sent none).
+   * The service said "too many requests". The first 429 of an event takes the requests accepted
+   * since the last pause as the budget, and pauses every sender for `retryAfterMs` (the server's
+   * Retry-After, or the client's backoff delay when it sent none) plus jitter.
    * `willRetry`: the request is re-sent when the pause ends, so it counts against the next period.
    */
   onRateLimited(retryAfterMs: number | undefined, willRetry = false): void {
     if (!this.adaptive) return;
     const now = this.#now();
     const waitMs = retryAfterMs !== undefined && Number.isFinite(retryAfterMs) ? Math.max(0, retryAfterMs) : 0;
+    this.#throttle.onRefused(waitMs);
+    this.#lastWaitMs = waitMs;
     if (now >= this.#pausedUntil) {
       // A new event: requests sent before it was noticed may still answer 429; those join it.
-      this.#window = Math.max(1, Math.floor(this.#window / 2));
       if (this.#acceptedInPeriod > 0) this.#budget = this.#acceptedInPeriod;
       this.#acceptedInPeriod = 0;
       this.#startedInPeriod = 0;
+      this.#pausedUntil = now + waitMs * (1 + PAUSE_JITTER * this.#random());
     }
     this.#pausedUntil = Math.max(this.#pausedUntil, now + waitMs);
     this.#budgetUntil = this.#pausedUntil + 2 * Math.max(this.#minPeriodMs, waitMs);

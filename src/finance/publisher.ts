@@ -6,6 +6,7 @@ import { callSettings } from '../http/call-options.js';
 import type { WithResponse } from '../http/public-types.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import { abortErrorFrom } from '../internal/delay.js';
+import { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchAssembler } from './batch-assembler.js';
 import { BatchSource } from './batch-source.js';
@@ -112,7 +113,13 @@ export class FinancePublisher {
 
     const report = new ReportBuilder();
     const limit = options.rateBudget ?? new AdaptiveLimit({ max: settings.concurrency, adaptive: settings.adaptive });
-    const run = new PublishRun(this.#ctx, url, report, limit, options, call);
+    const window = new ConcurrencyLimiter({
+      max: settings.concurrency,
+      adaptive: settings.adaptive,
+      operation: 'finance',
+      onChange: this.#ctx.hooks.concurrency,
+    });
+    const run = new PublishRun(this.#ctx, url, report, limit, window, options, call);
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
     const assembler = new BatchAssembler(limits, {
       keepIndexes: options.onBatchSettled !== undefined || options.onBatchSending !== undefined,
@@ -150,7 +157,7 @@ export class FinancePublisher {
         source = batches.fromInput(input, run.shouldStop, signal);
       }
 
-      await run.execute(source, settings.concurrency);
+      await run.execute(source);
       // Left in the assembler only when reading stopped early: read, never sent.
       const leftover = assembler.flush();
       if (leftover) run.dropUnsent(leftover);

@@ -5,6 +5,7 @@ import type { CallSettings } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import type { RequestPacing } from '../http/types.js';
 import { abortErrorFrom } from '../internal/delay.js';
+import type { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun, type WorkSource } from '../run/engine.js';
 import { GuardedBudget } from './guarded-budget.js';
 import { asPushError, type BatchOutcome, batchOutcome, expectSuccess } from './outcome.js';
@@ -22,9 +23,11 @@ type RunOptions = Pick<
 >;
 
 /**
- * One publish run: `concurrency` loops of the run engine share one batch iterator, so at most that
- * many batches are pulled from the input at once (plus the one being filled), with no queue. Each
- * loop pulls a batch, takes a slot from the rate budget, sends the batch, and settles it in the report.
+ * One publish run: the run engine's loops share one batch iterator, each taking a slot of the
+ * concurrency limiter's window before it pulls a batch, so at most that window of batches is
+ * pulled from the input at once (plus the one being filled), with no queue. Each loop pulls a
+ * batch, takes a slot from the rate budget, sends the batch, and settles it in the report; each
+ * answer's round trip and each push-back feeds the window.
  */
 export class PublishRun {
   readonly #engine: RunEngine;
@@ -34,6 +37,7 @@ export class PublishRun {
    */
   #rateLimitedSince: number | undefined;
   readonly #limit: RateBudget;
+  readonly #window: ConcurrencyLimiter;
   readonly #ctx: ClientContext;
   readonly #url: URL;
   readonly #report: ReportBuilder;
@@ -45,6 +49,7 @@ export class PublishRun {
     url: URL,
     report: ReportBuilder,
     limit: RateBudget,
+    window: ConcurrencyLimiter,
     options: RunOptions,
     call: CallSettings = { headers: {} },
   ) {
@@ -53,6 +58,7 @@ export class PublishRun {
     this.#report = report;
     this.#options = options;
     this.#call = call;
+    this.#window = window;
     this.#engine = new RunEngine(options.signal, (error) => report.stop(error));
     this.#limit = new GuardedBudget(limit, (error) => this.#engine.stopBy(error));
   }
@@ -65,8 +71,8 @@ export class PublishRun {
     return this.#engine.stopCause(abortErrorFrom);
   }
 
-  execute(source: WorkSource<PendingBatch>, workers: number): Promise<void> {
-    return this.#engine.run(source, workers, (batch) => this.#publishBatch(batch));
+  execute(source: WorkSource<PendingBatch>): Promise<void> {
+    return this.#engine.run(source, this.#window, (batch) => this.#publishBatch(batch));
   }
 
   /** Counts a batch that was read but will not be sent (the run stopped first) as not read. */
@@ -80,7 +86,7 @@ export class PublishRun {
     const { signal } = this.#options;
     // The batch first, then the slot: a slot taken by a worker that then finds the input read to
     // the end would be a request of a shared budget that nobody sends. A waiting worker holds
-    // one batch, so the input is still read no further ahead than `concurrency` batches.
+    // one batch, so the input is still read no further ahead than the window of batches.
     try {
       await this.#limit.acquire(signal);
     } catch (error) {
@@ -135,18 +141,26 @@ export class PublishRun {
   async #send(batch: PendingBatch, turn: RequestPacing): Promise<BatchOutcome> {
     const { signal } = this.#options;
     const { body } = batch;
+    // When the last attempt left: its round trip, not the token request's or a retry's wait, is what feeds the window.
+    let sentAt = 0;
     let result = await this.#ctx.http.exchange({
       operation: 'finance',
       method: 'POST',
       url: this.#url,
       headers: JSON_CONTENT,
-      body: () => body,
+      body: () => {
+        sentAt = performance.now();
+        return body;
+      },
+      onBackPressure: (status, retryAfterMs) =>
+        this.#window.onBackPressure(status === 429 ? 'rate-limited' : 'unavailable', retryAfterMs),
       auth: 'bearer',
       retryPolicy: 'non-idempotent',
       call: this.#call,
       pacing: turn,
     });
     if (result.ok) {
+      this.#window.onRoundTrip({ startedAt: sentAt, endedAt: performance.now(), bytes: body.length });
       try {
         await expectSuccess(result.response);
         this.#limit.onSuccess();

@@ -105,7 +105,12 @@ export interface PublishOptions extends RequestOptions {
   batchSize?: number | undefined;
   /** Most UTF-8 bytes per request body, `{"records":[...]}` included. @default 5242880 (5 MiB) */
   maxBatchBytes?: number | undefined;
-  /** Most requests in flight. @default 4 */
+  /**
+   * The most requests in flight. The window starts at 8 (or this, when lower), grows while round
+   * trips stay near their least value, and shrinks when they inflate (the service is queueing) or
+   * on a 429 or 503; see `adaptive`.
+   * @default 32
+   */
   concurrency?: number | undefined;
   /**
    * `throw`: nothing invalid is sent. Arrays and sync iterables are validated in full before the
@@ -138,7 +143,7 @@ export interface PublishOptions extends RequestOptions {
    * `concurrency` and the rate budget; a returned promise is awaited before the request. Between
    * this call and `onBatchSettled` the batch is in flight, so a process that records these calls
    * durably (a checkpoint) knows, after a crash, exactly which records may have reached the
-   * service: never more than `concurrency` batches. If it throws (or rejects), the batch is not
+   * service: never more than `concurrency` batches (the window's bound). If it throws (or rejects), the batch is not
    * sent (it counts in `recordsNotRead`), reading stops, batches in flight settle, and `publish`
    * rejects with `PublishStoppedError`. A batch whose run is aborted or stopped while this
    * callback runs is not sent either, and, like that one, gets no `onBatchSettled` call.
@@ -153,9 +158,12 @@ export interface PublishOptions extends RequestOptions {
    */
   signal?: AbortSignal | undefined;
   /**
-   * Adapt the in-flight window to the service's rate limit: halve it on 429 and pause until the
-   * `Retry-After` deadline, then grow it back. `false` keeps a fixed `concurrency`. Ignored when a
-   * `rateBudget` is given.
+   * Find the in-flight window from the network, up to `concurrency`: grow it while round trips
+   * stay near their least value, shrink it when they inflate, halve it on a 429 or 503. Without a
+   * `rateBudget`, a 429 also pauses every request until the `Retry-After` deadline (with jitter),
+   * the run keeps within the budget the last rate-limit period taught, and holds requests back at
+   * random while refusals outnumber what the service accepts (client-side throttling).
+   * `false`: a fixed window of `concurrency`, and each request waits out its own 429.
    * @default true
    */
   adaptive?: boolean | undefined;

@@ -14,7 +14,13 @@ export type SafeHooks = Required<PushClientHooks>;
 const noop = () => {};
 
 /** No hooks: what internal parts get when the client was built without any. */
-export const noHooks: SafeHooks = { request: noop, response: noop, retry: noop, tokenRefresh: noop };
+export const noHooks: SafeHooks = {
+  request: noop,
+  response: noop,
+  retry: noop,
+  tokenRefresh: noop,
+  concurrency: noop,
+};
 
 /** Guards each given hook; `warn` hears of one that threw or rejected. */
 export function safeHooks(
@@ -43,6 +49,7 @@ export function safeHooks(
     response: guard('response'),
     retry: guard('retry'),
     tokenRefresh: guard('tokenRefresh'),
+    concurrency: guard('concurrency'),
   };
 }
 

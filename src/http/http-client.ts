@@ -179,6 +179,11 @@ export class FetchHttpClient implements HttpClient {
         error = caught instanceof TokenUnavailable ? caught.error : caught;
       }
       const step = nextStep(error, state);
+      // By status, not class: a storage host's 429 or 503 is an `UploadError`, and pushes back all the same.
+      const status = statusOf(error);
+      if (spec.onBackPressure !== undefined && (status === 429 || status === 503) && error instanceof PushError) {
+        spec.onBackPressure(status, cappedRetryAfterOf(error, timing));
+      }
       if (pacing !== undefined && isBackPressure(error)) {
         const willRetry = step.kind === 'wait' && step.waitClass !== 'rate-limited';
         pacing.rateLimited(

@@ -130,6 +130,31 @@ export interface TokenRefreshHookEvent {
 }
 
 /**
+ * The in-flight window of a `publish` or `upload` run started, or changed. The window grows while
+ * round-trip times stay near their least value, shrinks when they inflate (the service is
+ * queueing) and halves on a 429 or 503; `concurrency` bounds it.
+ */
+export interface ConcurrencyHookEvent {
+  /** `finance` for `publish`, `upload` for `upload`. */
+  operation: 'finance' | 'upload';
+  /** The window now: how many batches or files may be in hand at once. */
+  limit: number;
+  /** The window before this change; equal to `limit` for `start`. */
+  previous: number;
+  /** Batches or files in hand when the window changed. */
+  inFlight: number;
+  /**
+   * `start`: the run's first window; `grow`: round trips stayed near their least value;
+   * `latency`: they inflated, the service is queueing; `rate-limited`: a 429; `unavailable`: a 503.
+   */
+  reason: 'start' | 'grow' | 'latency' | 'rate-limited' | 'unavailable';
+  /** The round trip that decided a `grow` or `latency` change, in milliseconds. */
+  rttMs?: number;
+  /** The least round trip seen for requests of that size, in milliseconds. */
+  minRttMs?: number;
+}
+
+/**
  * Callbacks for the client's request lifecycle. Each is called synchronously, in the async
  * context of the call that caused it, with an event object of its own (changing it changes no
  * other hook's event). One that throws, or returns a promise that rejects, is logged as a warning
@@ -154,6 +179,8 @@ export interface PushClientHooks {
   retry?: ((event: RetryHookEvent) => void) | undefined;
   /** When the client asks for a new access token, and why. */
   tokenRefresh?: ((event: TokenRefreshHookEvent) => void) | undefined;
+  /** When a `publish` or `upload` run starts, and whenever its in-flight window changes. */
+  concurrency?: ((event: ConcurrencyHookEvent) => void) | undefined;
 }
 
 /** The answer behind a method's data, from `.withResponse()`. */

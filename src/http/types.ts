@@ -66,6 +66,12 @@ export interface RequestSpec {
    * @default none: a 429 is retried like a 503, within `maxRetries`
    */
   pacing?: RequestPacing;
+  /**
+   * Told of every attempt the service pushed back on (a 429, or a 503), with its `Retry-After`
+   * (capped) when it sent one: the run's concurrency limiter narrows its window on it.
+   * @default none
+   */
+  onBackPressure?: (status: 429 | 503, retryAfterMs: number | undefined) => void;
   /** Steps that may mend a refusal, at most once each per request (a fresh upload address, a rotated secret). @default none */
   recover?: readonly RecoveryStep[];
   /**

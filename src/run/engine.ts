@@ -20,11 +20,23 @@ export type WorkSource<T> = Iterator<T, void, undefined> | AsyncIterator<T, void
  */
 type StopReason = { kind: 'stopped-by'; error: PushError } | { kind: 'thrown'; error: unknown };
 
+/** The window the engine's loops share: a slot is taken before an item is pulled, and given back once it settled. */
+export interface WorkWindow {
+  /** The most slots the window may ever have: how many loops run. */
+  readonly max: number;
+  /** Resolves with a slot; rejects with an AbortError when the signal fires. */
+  acquire(signal?: AbortSignal): Promise<void>;
+  release(): void;
+  /** Wakes every loop waiting for a slot, so that it sees the run has stopped or run out. */
+  wakeAll(): void;
+}
+
 /**
- * One run of `publish` or `upload`: `workers` loops pull from one shared source, so at most that
- * many items are in hand at once, with no queue (the shape of aws lib-storage's `Upload`). Each
- * loop pulls an item and hands it to `work`; the first stop ends every loop at its next pull, and
- * items in flight finish.
+ * One run of `publish` or `upload`: loops pull from one shared source, with no queue (the shape
+ * of aws lib-storage's `Upload`). A loop takes a slot of the window before it pulls an item and
+ * gives it back once the item settled, so at most the window's current limit of items is in
+ * hand, while that limit moves (concurrency-limiter.ts). The first stop ends every loop at its
+ * next pull, and items in flight finish.
  */
 export class RunEngine {
   #stop: StopReason | undefined;
@@ -41,26 +53,40 @@ export class RunEngine {
   /** True once no more items must be started: aborted, or stopped. */
   readonly shouldStop = (): boolean => this.#stop !== undefined || this.#signal?.aborted === true;
 
-  /** Runs `workers` loops over `source` until it runs out or the run stops. */
-  async run<T>(source: WorkSource<T>, workers: number, work: (item: T) => Promise<void>): Promise<void> {
+  /** Runs up to `window.max` loops over `source` until it runs out or the run stops. */
+  async run<T>(source: WorkSource<T>, window: WorkWindow, work: (item: T) => Promise<void>): Promise<void> {
     const loop = async (): Promise<void> => {
       while (!this.shouldStop() && !this.#exhausted) {
-        let next: IteratorResult<T, void>;
         try {
-          next = await source.next();
-        } catch (error) {
-          // The input threw, unless the read was cut short by the abort: then the abort is the outcome.
-          if (!this.#signal?.aborted) this.interrupt(error);
-          return;
+          await window.acquire(this.#signal);
+        } catch {
+          return; // aborted while waiting: the abort is the outcome
         }
-        if (next.done) {
-          this.#exhausted = true;
-          return;
+        try {
+          if (this.shouldStop() || this.#exhausted) return;
+          let next: IteratorResult<T, void>;
+          try {
+            next = await source.next();
+          } catch (error) {
+            // The input threw, unless the read was cut short by the abort: then the abort is the outcome.
+            if (!this.#signal?.aborted) this.interrupt(error);
+            return;
+          }
+          if (next.done) {
+            this.#exhausted = true;
+            return;
+          }
+          await work(next.value);
+        } finally {
+          window.release();
         }
-        await work(next.value);
       }
     };
-    await Promise.all(Array.from({ length: workers }, loop));
+    try {
+      await Promise.all(Array.from({ length: window.max }, loop));
+    } finally {
+      window.wakeAll();
+    }
   }
 
   /** Stops the run with an error every further item would meet; the first one is kept. */

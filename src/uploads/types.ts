@@ -58,8 +58,17 @@ export interface UploadProgress {
 export interface UploadOptions extends RequestOptions {
   /** Sent as the `type` query parameter when asking for upload addresses. @default not sent */
   type?: UploadFileType | undefined;
-  /** How many PUTs run at once. @default 4 */
+  /**
+   * The most PUTs at once. The window starts at 8 (or this, when lower), grows while round trips
+   * stay near their least value, and shrinks when they inflate or on a 429 or 503; see `adaptive`.
+   * @default 32
+   */
   concurrency?: number | undefined;
+  /**
+   * Find the window from the network (see `concurrency`). `false`: always `concurrency` PUTs at once.
+   * @default true
+   */
+  adaptive?: boolean | undefined;
   /**
    * Called as bytes are sent and when a file completes. An exception thrown here is logged and ignored.
    * @default undefined (no progress calls)

@@ -19,6 +19,7 @@ import { requestIdFrom } from '../http/request-id.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { RecoveryStep } from '../http/types.js';
 import { nextTurn } from '../internal/next-turn.js';
+import { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun } from '../run/engine.js';
 import { AddressBook } from './address-book.js';
 import { BodyMeter } from './body-stream.js';
@@ -168,6 +169,9 @@ export class Uploader {
     if (!Number.isInteger(concurrency) || concurrency < 1) {
       throw new ConfigurationError(`concurrency must be a whole number of at least 1, got ${concurrency}`);
     }
+    if (options.adaptive !== undefined && typeof options.adaptive !== 'boolean') {
+      throw new ConfigurationError('adaptive must be true or false');
+    }
     const endpoint = uploadUrlsEndpoint(this.#ctx.baseUrl, appId);
     const call = callSettings(options, this.#ctx.defaultHeaders); // bad per-call options fail before any file is opened
     if (!Array.isArray(files)) throw new ConfigurationError('files must be an array of upload inputs');
@@ -178,9 +182,15 @@ export class Uploader {
     // The caller's headers are for the service, never for the storage host; the limits and the signal apply to both.
     const putCall = limitsOnly(call);
     const results: (UploadFileResult | undefined)[] = new Array(sources.length);
-    const workers = Math.min(concurrency, sources.length);
+    const window = new ConcurrencyLimiter({
+      max: Math.max(1, Math.min(concurrency, sources.length)),
+      adaptive: options.adaptive !== false,
+      operation: 'upload',
+      onChange: this.#ctx.hooks.concurrency,
+    });
+    // Addresses are asked for ahead of as many files as the window may ever hold.
     const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, options), {
-      workers,
+      workers: window.max,
       endpoint,
       type: options.type,
     });
@@ -188,7 +198,7 @@ export class Uploader {
     const tracker = new ProgressTracker(totalBytes, options.onProgress, this.#ctx.logger);
     const engine = new RunEngine(signal);
 
-    await engine.run(sources.keys(), workers, async (index) => {
+    await engine.run(sources.keys(), window, async (index) => {
       const source = sources[index] as UploadSource;
       let address: string;
       try {
@@ -197,7 +207,7 @@ export class Uploader {
         engine.stopBy(error instanceof PushError ? error : asUploadError(source.name, error));
         return;
       }
-      const outcome = await this.#uploadOne(appId, source, address, tracker, options, putCall);
+      const outcome = await this.#uploadOne(appId, source, address, tracker, options, putCall, window);
       results[index] = outcome.result;
       if (outcome.stopsTheRun && outcome.result.error) engine.stopBy(outcome.result.error);
       try {
@@ -226,9 +236,12 @@ export class Uploader {
     tracker: ProgressTracker,
     options: UploadOptions,
     call: CallSettings,
+    window: ConcurrencyLimiter,
   ): Promise<{ result: UploadFileResult; stopsTheRun?: true }> {
     const { name, size } = source;
     let attempts = 0;
+    // When the last attempt left: its round trip is what feeds the window.
+    let sentAt = 0;
     let meter: BodyMeter | undefined;
     const meters: BodyMeter[] = [];
     const failed = (error: UploadError) => {
@@ -270,6 +283,7 @@ export class Uploader {
         headers: { 'content-length': String(size) },
         body: ({ touch }) => {
           attempts += 1;
+          sentAt = performance.now();
           meter = new BodyMeter(name, size, (bytes) => {
             // Bytes moving keep the attempt alive: the timeout measures a stall, not the whole upload.
             touch();
@@ -284,6 +298,8 @@ export class Uploader {
         retryPolicy: source.reopenable ? 'idempotent' : 'never',
         ...(source.reopenable && { recover: [resign] }),
         call,
+        onBackPressure: (status, retryAfterMs) =>
+          window.onBackPressure(status === 429 ? 'rate-limited' : 'unavailable', retryAfterMs),
         mapError: (response, bodyText): UploadError =>
           toUploadError(name, response.status, bodyText, {
             retryAfterMs: parseRetryAfterHeader(response.headers.get('retry-after')),
@@ -298,6 +314,7 @@ export class Uploader {
       // The storage host may answer before the source's last check fails (a file that changed
       // while being read): what it stored is not the file, so the file is not uploaded.
       if (meter?.sourceError) return failed(meter.sourceError);
+      window.onRoundTrip({ startedAt: sentAt, endedAt: performance.now(), bytes: size });
       tracker.complete(name, size);
       const etag = result.response.headers.get('etag');
       const requestId = requestIdFrom(result.response.headers);

@@ -74,6 +74,8 @@ describe('--verbose and request ids', () => {
       );
     }
     expect(result.stderr).not.toContain('?');
+    // The in-flight window's start (and each change) is a line too: fixed at 1 by --concurrency 1.
+    expect(result.stderr).toMatch(/^push-api: window finance 1 \(start\) in-flight=0$/m);
 
     const refused = seen.find((request) => request.status === 422);
     const entries = readFileSync(rejects, 'utf8')

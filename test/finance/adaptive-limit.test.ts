@@ -8,7 +8,7 @@ function clock(start = 1_000_000) {
 }
 
 describe('AdaptiveLimit', () => {
-  it('starts with the whole concurrency as its window', async () => {
+  it('lets `max` requests in flight and no more', async () => {
     const limit = new AdaptiveLimit({ max: 4 });
     for (let i = 0; i < 4; i++) await limit.acquire();
     expect(limit.inFlight).toBe(4);
@@ -21,38 +21,33 @@ describe('AdaptiveLimit', () => {
     expect(fifth).toBe(true);
   });
 
-  it('halves the window once per 429 event, not once per 429 of requests already in flight', () => {
+  it('pauses once per 429 event, stretched by at most a tenth of Retry-After as jitter', () => {
     const time = clock();
-    const limit = new AdaptiveLimit({ max: 16, now: time.now });
+    const limit = new AdaptiveLimit({ max: 16, now: time.now, random: () => 0.999 });
     limit.onRateLimited(1000, true);
+    const first = limit.pauseRemainingMs;
+    expect(first).toBeGreaterThan(1000);
+    expect(first).toBeLessThanOrEqual(1100);
+    // A 429 answering a request sent before the pause joins the event: the pause does not move.
+    time.advance(10);
     limit.onRateLimited(1000, true);
-    expect(limit.window).toBe(8);
-    time.advance(1000);
-    limit.onRateLimited(1000, true);
-    expect(limit.window).toBe(4);
+    expect(limit.pauseRemainingMs).toBe(first - 10);
   });
 
-  it('never shrinks below one', () => {
+  it('holds requests back once refusals outnumber what the service accepts (client-side throttling)', () => {
     const time = clock();
-    const limit = new AdaptiveLimit({ max: 2, now: time.now });
-    for (let i = 0; i < 5; i++) {
-      limit.onRateLimited(10);
-      time.advance(10);
+    const limit = new AdaptiveLimit({ max: 16, now: time.now, random: () => 0.5 });
+    for (let i = 0; i < 20; i++) limit.onSuccess();
+    expect(limit.holdProbability).toBe(0);
+    for (let i = 0; i < 20; i++) {
+      time.advance(1);
+      limit.onRateLimited(0);
     }
-    expect(limit.window).toBe(1);
-  });
-
-  it('grows back additively, one slot per window of successes, up to the concurrency', () => {
-    const time = clock();
-    const limit = new AdaptiveLimit({ max: 4, now: time.now });
-    limit.onRateLimited(undefined);
-    expect(limit.window).toBe(2);
-    limit.onSuccess();
-    expect(limit.window).toBe(2);
-    limit.onSuccess();
-    expect(limit.window).toBe(3);
-    for (let i = 0; i < 10; i++) limit.onSuccess();
-    expect(limit.window).toBe(4);
+    // 40 requests, 20 accepted: (40 - 1.1 × 20) / 41.
+    expect(limit.holdProbability).toBeCloseTo(18 / 41, 5);
+    // The history passes: the throttle forgets.
+    time.advance(20_000);
+    expect(limit.holdProbability).toBe(0);
   });
 
   it('pauses every sender until the Retry-After deadline', async () => {
@@ -78,15 +73,19 @@ describe('AdaptiveLimit', () => {
     const limit = new AdaptiveLimit({ max: 16, now: time.now });
     limit.onSuccess();
     limit.onRateLimited(1000);
-    time.advance(1000 + 2000);
+    // The pause (up to a tenth longer, as jitter), then two periods.
+    time.advance(1100 + 2000);
     expect(limit.budget).toBeUndefined();
   });
 
-  it('with adaptive off keeps a fixed window and never pauses', () => {
+  it('with adaptive off never pauses, learns no budget and never holds back', () => {
     const limit = new AdaptiveLimit({ max: 8, adaptive: false });
-    limit.onRateLimited(5000);
-    expect(limit.window).toBe(8);
+    limit.onSuccess();
+    for (let i = 0; i < 10; i++) limit.onRateLimited(5000);
     expect(limit.pauseRemainingMs).toBe(0);
+    expect(limit.budget).toBeUndefined();
+    expect(limit.holdProbability).toBe(0);
+    expect(limit.limit).toBe(8);
   });
 
   it('rejects a waiting sender with AbortError when the signal fires', async () => {

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { FINANCE_DEFAULTS } from '../../defaults.js';
 import { Checkpoint, fingerprintInputs } from '../checkpoint.js';
 import { acquireCheckpointLock, lockPathFor } from '../checkpoint-lock.js';
 import {
@@ -29,8 +30,8 @@ import { templateCommand } from './template.js';
 /** Ignored columns named in the human summary; `--json` lists them all. */
 const IGNORED_COLUMNS_SHOWN = 20;
 
-/** Requests in flight unless `--concurrency` says otherwise (the SDK's default). */
-const DEFAULT_CONCURRENCY = 4;
+/** The most requests in flight unless `--concurrency` says otherwise (the SDK's default). */
+const DEFAULT_CONCURRENCY = FINANCE_DEFAULTS.concurrency;
 
 interface PublishFlags extends ConnectionFlags, CommonFlags {
   app?: string;
@@ -40,6 +41,7 @@ interface PublishFlags extends ConnectionFlags, CommonFlags {
   batchSize: number;
   maxBatchBytes?: number;
   concurrency?: number;
+  fixedConcurrency?: boolean;
   dryRun?: boolean;
   rejects?: string;
   checkpoint?: string;
@@ -104,16 +106,20 @@ export function financeCommand(): Command {
     )
     .option(
       '--concurrency <n>',
-      `requests in flight (default ${DEFAULT_CONCURRENCY})`,
+      `most requests in flight; the window adapts to the service up to this (default ${DEFAULT_CONCURRENCY})`,
       integerOption('--concurrency', 1, 64),
     )
+    .option('--fixed-concurrency', 'always keep --concurrency requests in flight (no adaptive window)')
     .option('--retry-ambiguous', 're-send batches whose outcome is unknown (may duplicate records)')
     .option('--dry-run', 'read and validate everything, send nothing')
     .option('--rejects <file>', 'write invalid rows and failed or unknown records to this JSONL file')
     .option('--checkpoint <file>', 'record delivered records here; a re-run with the same input resumes')
     .option('--resend-unknown', 'with --checkpoint: send again records whose outcome was unknown (may duplicate)')
     .option('--json', 'print one JSON report on stdout; human text goes to stderr')
-    .option('--verbose', 'print one line per HTTP attempt on stderr, and stack traces for errors')
+    .option(
+      '--verbose',
+      'print one line per HTTP attempt and per change of the in-flight window on stderr, and stack traces for errors',
+    )
     .option('--quiet', 'print only errors: no progress and no summary');
   addConnectionOptions(publish).action(async (files: string[], flags: PublishFlags) => {
     process.exitCode = await publishAction(files, flags);
@@ -209,6 +215,7 @@ async function publishLocked(
       batchSize: flags.batchSize,
       maxBatchBytes: flags.maxBatchBytes,
       concurrency: flags.concurrency,
+      adaptive: flags.fixedConcurrency !== true,
       client,
       rejects,
       checkpoint,

@@ -15,6 +15,8 @@ export interface PublishRunOptions {
   batchSize: number;
   maxBatchBytes: number | undefined;
   concurrency: number | undefined;
+  /** False: `concurrency` requests in flight, always (`--fixed-concurrency`). */
+  adaptive: boolean;
   /** Undefined for `--dry-run`: records are validated and nothing is sent. */
   client: PushClient | undefined;
   rejects: RejectsWriter;
@@ -78,6 +80,7 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
         batchSize: options.batchSize,
         maxBatchBytes: options.maxBatchBytes,
         concurrency: options.concurrency,
+        adaptive: options.adaptive,
         onInvalid: 'skip',
         onBatchSending: sink.sending,
         onBatchSettled: sink.settle,

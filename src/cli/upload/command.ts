@@ -2,6 +2,7 @@ import { access, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { AbortError, type UploadFileType, type UploadReport, UploadStoppedError } from '../../index.js';
+import { DEFAULT_UPLOAD_CONCURRENCY } from '../../uploads/limits.js';
 import {
   addConnectionOptions,
   appOption,
@@ -21,6 +22,7 @@ interface UploadFlags extends ConnectionFlags, CommonFlags {
   app?: string;
   type?: UploadFileType;
   concurrency?: number;
+  fixedConcurrency?: boolean;
 }
 
 function fileType(value: string): UploadFileType {
@@ -70,9 +72,17 @@ export function uploadCommand(): Command {
     .argument('<files...>', 'files or glob patterns (quote globs so the shell does not expand them)');
   appOption(command, 'application the files are for')
     .option('--type <type>', 'users, contracts or other', fileType)
-    .option('--concurrency <n>', 'files uploaded at once (default 4)', integerOption('--concurrency', 1, 64))
+    .option(
+      '--concurrency <n>',
+      `most files uploaded at once; the window adapts to the storage host up to this (default ${DEFAULT_UPLOAD_CONCURRENCY})`,
+      integerOption('--concurrency', 1, 64),
+    )
+    .option('--fixed-concurrency', 'always upload --concurrency files at once (no adaptive window)')
     .option('--json', 'print one JSON report on stdout; human text goes to stderr')
-    .option('--verbose', 'print one line per HTTP attempt on stderr, and stack traces for errors')
+    .option(
+      '--verbose',
+      'print one line per HTTP attempt and per change of the in-flight window on stderr, and stack traces for errors',
+    )
     .option('--quiet', 'print only errors: no progress and no summary');
   return addConnectionOptions(command).action(async (patterns: string[], flags: UploadFlags) => {
     process.exitCode = await uploadAction(patterns, flags);
@@ -109,6 +119,7 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
     report = await client.uploads.upload(appId, paths, {
       type: flags.type,
       concurrency: flags.concurrency,
+      adaptive: flags.fixedConcurrency !== true,
       signal: signals.abort,
       onProgress: (update) => progress.update(update),
       onFileSettled: (file) => {

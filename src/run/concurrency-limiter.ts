@@ -1,0 +1,230 @@
+import type { ConcurrencyHookEvent } from '../http/public-types.js';
+import { onAbort } from '../internal/abort-listeners.js';
+import { abortErrorFrom } from '../internal/delay.js';
+import { decide, sizeClassOf } from './window-rule.js';
+
+/** Where the window starts: small enough to be polite to a service never seen, large enough that the first batches leave at once. */
+export const INITIAL_WINDOW = 8;
+
+/** Rounds of decisions a no-load minimum is kept for before it is learnt again (a path may get slower for good). */
+const EPOCH_ROUNDS = 100;
+
+export interface ConcurrencyLimiterOptions {
+  /** The most items in hand at once: the `concurrency` option. */
+  max: number;
+  /** `false`: the window stays at `max`. @default true */
+  adaptive?: boolean;
+  /** The window at the start. @default min(max, INITIAL_WINDOW) */
+  initial?: number;
+  operation: ConcurrencyHookEvent['operation'];
+  /** Told of the start and of every change of the window (the `concurrency` hook). */
+  onChange?: (event: ConcurrencyHookEvent) => void;
+  /** Clock in ms, injectable for tests. @default performance.now */
+  now?: () => number;
+}
+
+/** One answered request, for the window: when its last attempt left, when it was answered, how large it was. */
+export interface RoundTripSample {
+  startedAt: number;
+  endedAt: number;
+  /** The request body's size, so that large uploads are compared with large uploads. */
+  bytes?: number;
+}
+
+/** The no-load round-trip time of one size class, over the current and the previous epoch. */
+interface MinimumRtt {
+  current: number;
+  previous: number;
+}
+
+/**
+ * The in-flight window of one `publish` or `upload` run, found from the network in both
+ * directions (window-rule.ts says how and why). The run engine's loops each take a slot before
+ * they pull an item and give it back once the item settled, so at most `limit` items are in hand
+ * at once while the limit moves. The service's explicit push-back (a 429 or 503) halves the
+ * window, once per event.
+ */
+export class ConcurrencyLimiter {
+  readonly max: number;
+  readonly adaptive: boolean;
+  readonly #operation: ConcurrencyHookEvent['operation'];
+  readonly #onChange: ((event: ConcurrencyHookEvent) => void) | undefined;
+  readonly #now: () => number;
+  #limit: number;
+  #inFlight = 0;
+  #waiters = new Set<() => void>();
+  /** Samples of requests sent after the last change, the only ones that say anything about the current window. */
+  #roundSince: number;
+  #roundRatios: number[] = [];
+  /** The most items in hand since the round began: whether the run filled its window. */
+  #roundPeak = 0;
+  #rounds = 0;
+  #minimums = new Map<number, MinimumRtt>();
+  /** The window the last latency shrink settled on: growth past it is one request per round, for the whole run. */
+  #knee: number | undefined;
+  /** Push-back until this time belongs to the event that already halved the window. */
+  #backedOffUntil = Number.NEGATIVE_INFINITY;
+  #lastRtt: number | undefined;
+  #started = false;
+
+  constructor(options: ConcurrencyLimiterOptions) {
+    this.max = Math.max(1, Math.floor(options.max));
+    this.adaptive = options.adaptive ?? true;
+    this.#operation = options.operation;
+    this.#onChange = options.onChange;
+    this.#now = options.now ?? (() => performance.now());
+    const initial = this.adaptive ? (options.initial ?? INITIAL_WINDOW) : this.max;
+    this.#limit = Math.max(1, Math.min(this.max, Math.floor(initial)));
+    this.#roundSince = this.#now();
+  }
+
+  /** How many items may be in hand now. */
+  get limit(): number {
+    return this.#limit;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Announces the starting window (the hook's `start` event); later calls do nothing. */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#roundSince = this.#now();
+    this.#emit(this.#limit, 'start');
+  }
+
+  /** Waits until fewer than `limit` items are in hand, then takes a slot. Rejects with an AbortError on abort. */
+  async acquire(signal?: AbortSignal): Promise<void> {
+    this.start();
+    for (;;) {
+      if (signal?.aborted) throw abortErrorFrom(signal);
+      if (this.#inFlight < this.#limit) {
+        this.#inFlight++;
+        this.#roundPeak = Math.max(this.#roundPeak, this.#inFlight);
+        return;
+      }
+      await this.#waitForRelease(signal);
+    }
+  }
+
+  /** Gives a slot back. */
+  release(): void {
+    this.#inFlight = Math.max(0, this.#inFlight - 1);
+    this.#wakeAll();
+  }
+
+  /** Wakes the loops waiting for a slot, so that they see that the run stopped or ran out. */
+  wakeAll(): void {
+    this.#wakeAll();
+  }
+
+  /** An answered request: its round-trip time feeds the window (Vegas, once per round of fresh samples). */
+  onRoundTrip(sample: RoundTripSample): void {
+    const rtt = sample.endedAt - sample.startedAt;
+    if (!this.adaptive || !(rtt >= 0) || !Number.isFinite(rtt)) return;
+    this.#lastRtt = rtt;
+    const minimum = this.#minimumFor(sizeClassOf(sample.bytes), rtt);
+    // Sent before the last change: it measured the old window.
+    if (sample.startedAt < this.#roundSince) return;
+    this.#roundRatios.push(Math.max(rtt, 0.1) / Math.max(minimum, 0.1));
+    // About one decision per round trip, as Vegas makes: half a window of fresh answers.
+    if (this.#roundRatios.length < Math.ceil(this.#limit / 2)) return;
+    // The median: one answer held up by a pause of this machine is not the service queueing.
+    const ratio = median(this.#roundRatios);
+    const filled = this.#roundPeak * 2 >= this.#limit;
+    this.#newRound();
+    // A window the run does not fill (the input is slower than the network) says nothing about the service.
+    const decision = decide(this.#limit, this.max, ratio, this.#knee);
+    if (decision.kind === 'grow' && filled) {
+      this.#set(decision.limit, 'grow', rtt, minimum);
+    } else if (decision.kind === 'shrink') {
+      this.#knee = decision.limit;
+      this.#set(decision.limit, 'latency', rtt, minimum);
+    }
+  }
+
+  /**
+   * The service pushed back (a 429 or a 503): the window halves. Push-back answering requests
+   * sent before the service's wait ends, or within a round trip, belongs to the same event.
+   */
+  onBackPressure(reason: 'rate-limited' | 'unavailable', waitMs = 0): void {
+    if (!this.adaptive) return;
+    const now = this.#now();
+    if (now < this.#backedOffUntil) return;
+    this.#backedOffUntil = now + Math.max(Number.isFinite(waitMs) ? waitMs : 0, this.#lastRtt ?? 0);
+    this.#set(Math.max(1, Math.floor(this.#limit / 2)), reason);
+  }
+
+  #minimumFor(sizeClass: number, rtt: number): number {
+    let minimum = this.#minimums.get(sizeClass);
+    if (minimum === undefined) {
+      minimum = { current: rtt, previous: rtt };
+      this.#minimums.set(sizeClass, minimum);
+    }
+    minimum.current = Math.min(minimum.current, rtt);
+    return Math.min(minimum.current, minimum.previous);
+  }
+
+  #newRound(): void {
+    this.#roundRatios = [];
+    this.#roundPeak = this.#inFlight;
+    this.#roundSince = this.#now();
+    this.#rounds++;
+    if (this.#rounds % EPOCH_ROUNDS === 0) {
+      for (const minimum of this.#minimums.values()) {
+        minimum.previous = minimum.current;
+        minimum.current = Number.POSITIVE_INFINITY;
+      }
+    }
+  }
+
+  #set(limit: number, reason: ConcurrencyHookEvent['reason'], rttMs?: number, minRttMs?: number): void {
+    const previous = this.#limit;
+    if (limit === previous) return;
+    this.#limit = limit;
+    this.#newRound();
+    this.#emit(previous, reason, rttMs, minRttMs);
+    if (limit > previous) this.#wakeAll();
+  }
+
+  #emit(previous: number, reason: ConcurrencyHookEvent['reason'], rttMs?: number, minRttMs?: number): void {
+    this.#onChange?.({
+      operation: this.#operation,
+      limit: this.#limit,
+      previous,
+      inFlight: this.#inFlight,
+      reason,
+      ...(rttMs !== undefined && { rttMs: Math.round(rttMs * 10) / 10 }),
+      ...(minRttMs !== undefined && { minRttMs: Math.round(minRttMs * 10) / 10 }),
+    });
+  }
+
+  #waitForRelease(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const wake = () => {
+        this.#waiters.delete(wake);
+        stopListening();
+        resolve();
+      };
+      this.#waiters.add(wake);
+      const stopListening = signal
+        ? onAbort(signal, () => {
+            this.#waiters.delete(wake);
+            reject(abortErrorFrom(signal));
+          })
+        : () => {};
+    });
+  }
+
+  #wakeAll(): void {
+    for (const wake of [...this.#waiters]) wake();
+  }
+}
+
+/** The middle value (the lower of the two middle ones for an even count). */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? 1;
+}

@@ -1,0 +1,133 @@
+/**
+ * The adaptive in-flight window of publish and upload, over real HTTP on 127.0.0.1: a service
+ * whose answers take a set time (flat, or rising with the requests it holds past a knee, as a
+ * service with a fixed number of workers does), and one that pushes back with 429 and 503.
+ */
+import type { ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import type { ConcurrencyHookEvent } from '../../src/index.js';
+import { type HostileRequest, useHostileService } from '../support/hostile-service.js';
+import { financeRecord } from '../support/records.js';
+
+const start = useHostileService();
+
+/** Answers the route's requests after `latency(held)` ms, `held` being how many it holds at once; counts the most held. */
+function slowService(route: HostileRequest['route'], latency: (held: number) => number) {
+  const seen = { held: 0, most: 0, answered: 0 };
+  const misbehave = (request: HostileRequest, res: ServerResponse) => {
+    if (request.route !== route) return false;
+    seen.held++;
+    seen.most = Math.max(seen.most, seen.held);
+    setTimeout(() => {
+      seen.held--;
+      seen.answered++;
+      if (route === 'storage') res.writeHead(200, { etag: '"1"' }).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
+    }, latency(seen.held));
+    return true;
+  };
+  return { seen, misbehave };
+}
+
+function records(count: number) {
+  return Array.from({ length: count }, (_, i) => financeRecord(i, { transactionNumber: `t-${i}` }));
+}
+
+function files(count: number) {
+  return Array.from({ length: count }, (_, i) => ({ name: `f-${i}.csv`, data: 'a,b\n1,2\n' }));
+}
+
+function windowLog() {
+  const events: ConcurrencyHookEvent[] = [];
+  return { events, hooks: { concurrency: (event: ConcurrencyHookEvent) => events.push(event) } };
+}
+
+const fast = { backoff: { initialDelayMs: 0, maxDelayMs: 0 }, maxRetryAfterMs: 0, maxRetries: 3 };
+
+describe('the adaptive window over HTTP', () => {
+  it('publish grows past 4 in flight on a service whose latency stays flat', async () => {
+    const { seen, misbehave } = slowService('finance', () => 20);
+    const service = await start(misbehave);
+    const { events, hooks } = windowLog();
+    const report = await service.client({ hooks }).finance.publish('app-1', records(120), { batchSize: 1 });
+    expect(report.recordsSent).toBe(120);
+    expect(seen.most).toBeGreaterThan(8);
+    expect(events[0]).toMatchObject({ operation: 'finance', reason: 'start', limit: 8 });
+    expect(events.some((event) => event.reason === 'grow' && event.limit > 8)).toBe(true);
+    expect(Math.max(...events.map((event) => event.limit))).toBeLessThanOrEqual(32);
+  });
+
+  it('upload grows past 4 in flight on a storage host whose latency stays flat', async () => {
+    const { seen, misbehave } = slowService('storage', () => 20);
+    const service = await start(misbehave);
+    const { events, hooks } = windowLog();
+    const report = await service.client({ hooks }).uploads.upload('app-1', files(120));
+    expect(report.filesUploaded).toBe(120);
+    expect(seen.most).toBeGreaterThan(8);
+    expect(events[0]).toMatchObject({ operation: 'upload', reason: 'start', limit: 8 });
+    expect(events.some((event) => event.reason === 'grow' && event.limit > 8)).toBe(true);
+  });
+
+  it('keeps a fixed window with adaptive: false', async () => {
+    const { seen, misbehave } = slowService('storage', () => 10);
+    const service = await start(misbehave);
+    const { events, hooks } = windowLog();
+    await service.client({ hooks }).uploads.upload('app-1', files(40), { concurrency: 4, adaptive: false });
+    expect(seen.most).toBe(4);
+    expect(events).toEqual([{ operation: 'upload', limit: 4, previous: 4, inFlight: 0, reason: 'start' }]);
+  });
+
+  it('refuses an upload `adaptive` that is not a boolean, before any request', async () => {
+    const service = await start();
+    const client = service.client();
+    const bad = { adaptive: 'no' } as unknown as { adaptive: boolean };
+    await expect(client.uploads.upload('app-1', files(1), bad)).rejects.toThrow('adaptive must be true or false');
+    expect(service.requests).toHaveLength(0);
+  });
+
+  it('publish and upload shrink when round trips inflate', async () => {
+    for (const route of ['finance', 'storage'] as const) {
+      // Flat until the window has grown, then four times slower: the service started queueing.
+      let answered = 0;
+      const { misbehave } = slowService(route, () => (answered++ < 40 ? 10 : 40));
+      const service = await start(misbehave);
+      const { events, hooks } = windowLog();
+      const client = service.client({ hooks });
+      if (route === 'finance') await client.finance.publish('app-1', records(100), { batchSize: 1 });
+      else await client.uploads.upload('app-1', files(100));
+      const shrink = events.find((event) => event.reason === 'latency');
+      expect(shrink, route).toBeDefined();
+      expect(shrink?.limit).toBeLessThan(shrink?.previous ?? 0);
+      expect(shrink?.rttMs).toBeGreaterThan(shrink?.minRttMs ?? Number.POSITIVE_INFINITY);
+    }
+  });
+
+  it('publish halves its window on a 429 and on a 503, and still sends every record', async () => {
+    const service = await start((request, res) => {
+      if (request.route !== 'finance') return false;
+      const status = request.hit === 5 ? 429 : request.hit === 40 ? 503 : 0;
+      if (status === 0) return false;
+      res.writeHead(status, { 'retry-after': '0', 'content-type': 'application/json' }).end('{"success":false}');
+      return true;
+    });
+    const { events, hooks } = windowLog();
+    const report = await service.client({ ...fast, hooks }).finance.publish('app-1', records(60), { batchSize: 1 });
+    expect(report.recordsSent).toBe(60);
+    const limited = events.find((event) => event.reason === 'rate-limited');
+    const unavailable = events.find((event) => event.reason === 'unavailable');
+    expect(limited?.limit).toBe(Math.floor((limited?.previous ?? 0) / 2));
+    expect(unavailable?.limit).toBe(Math.max(1, Math.floor((unavailable?.previous ?? 0) / 2)));
+  });
+
+  it('upload halves its window on a 503 of the storage host', async () => {
+    const service = await start((request, res) => {
+      if (request.route !== 'storage' || request.hit !== 3) return false;
+      res.writeHead(503, { 'retry-after': '0' }).end();
+      return true;
+    });
+    const { events, hooks } = windowLog();
+    const report = await service.client({ ...fast, hooks }).uploads.upload('app-1', files(10));
+    expect(report.filesUploaded).toBe(10);
+    expect(events.find((event) => event.reason === 'unavailable')).toMatchObject({ previous: 8, limit: 4 });
+  });
+});

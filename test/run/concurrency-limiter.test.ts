@@ -1,0 +1,184 @@
+import { describe, expect, it } from 'vitest';
+import { AbortError } from '../../src/errors.js';
+import type { ConcurrencyHookEvent } from '../../src/http/public-types.js';
+import { ConcurrencyLimiter } from '../../src/run/concurrency-limiter.js';
+
+function clock(start = 1_000) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+/**
+ * Drives a limiter through `rounds` round trips against a service whose answer takes
+ * `rttFor(window)` ms: each round fills the window, lets the clock pass, and answers every request.
+ */
+async function drive(
+  limiter: ConcurrencyLimiter,
+  time: ReturnType<typeof clock>,
+  rttFor: (n: number) => number,
+  rounds: number,
+) {
+  const windows: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const n = limiter.limit;
+    windows.push(n);
+    for (let i = 0; i < n; i++) await limiter.acquire();
+    const startedAt = time.now();
+    const rtt = rttFor(n);
+    time.advance(rtt);
+    for (let i = 0; i < n; i++) {
+      limiter.onRoundTrip({ startedAt, endedAt: startedAt + rtt });
+      limiter.release();
+    }
+    time.advance(1);
+  }
+  return windows;
+}
+
+function recorder() {
+  const events: ConcurrencyHookEvent[] = [];
+  return { events, onChange: (event: ConcurrencyHookEvent) => events.push(event) };
+}
+
+describe('ConcurrencyLimiter', () => {
+  it('starts at 8 (or the bound, when lower) and says so once', async () => {
+    const { events, onChange } = recorder();
+    const limiter = new ConcurrencyLimiter({ max: 32, operation: 'finance', onChange });
+    expect(limiter.limit).toBe(8);
+    await limiter.acquire();
+    await limiter.acquire();
+    expect(events).toEqual([{ operation: 'finance', limit: 8, previous: 8, inFlight: 0, reason: 'start' }]);
+    expect(new ConcurrencyLimiter({ max: 3, operation: 'upload' }).limit).toBe(3);
+  });
+
+  it('lets no more than the window in hand', async () => {
+    const limiter = new ConcurrencyLimiter({ max: 2, operation: 'upload' });
+    await limiter.acquire();
+    await limiter.acquire();
+    let third = false;
+    const waiting = limiter.acquire().then(() => (third = true));
+    await Promise.resolve();
+    expect(third).toBe(false);
+    limiter.release();
+    await waiting;
+    expect(third).toBe(true);
+  });
+
+  it('grows to the bound while round trips stay at their minimum', async () => {
+    const time = clock();
+    const { events, onChange } = recorder();
+    const limiter = new ConcurrencyLimiter({ max: 32, operation: 'finance', onChange, now: time.now });
+    const windows = await drive(limiter, time, () => 100, 6);
+    expect(windows.slice(0, 3)).toEqual([8, 16, 32]);
+    expect(limiter.limit).toBe(32);
+    expect(events.map((event) => [event.reason, event.previous, event.limit])).toEqual([
+      ['start', 8, 8],
+      ['grow', 8, 16],
+      ['grow', 16, 32],
+    ]);
+    expect(events[1]).toMatchObject({ rttMs: 100, minRttMs: 100 });
+  });
+
+  it('finds the knee of a queueing service and stays within alpha..beta requests above it', async () => {
+    const time = clock();
+    const knee = 12;
+    const limiter = new ConcurrencyLimiter({ max: 64, operation: 'finance', now: time.now });
+    // Up to `knee` requests are served at once in 50 ms; past it they queue (Little's law).
+    const windows = await drive(limiter, time, (n) => 50 * Math.max(1, n / knee), 40);
+    const settled = windows.slice(10);
+    expect(Math.min(...settled)).toBeGreaterThanOrEqual(knee);
+    // alpha..beta at these windows is 4..8 requests of queue.
+    expect(Math.max(...settled)).toBeLessThanOrEqual(knee + 8);
+    expect(Math.max(...settled) - Math.min(...settled)).toBeLessThanOrEqual(4);
+  });
+
+  it('shrinks when round trips inflate, and says why', async () => {
+    const time = clock();
+    const { events, onChange } = recorder();
+    const limiter = new ConcurrencyLimiter({ max: 32, operation: 'upload', onChange, now: time.now });
+    await drive(limiter, time, () => 100, 4);
+    expect(limiter.limit).toBe(32);
+    await drive(limiter, time, () => 400, 2);
+    expect(limiter.limit).toBeLessThan(32);
+    const shrink = events.find((event) => event.reason === 'latency');
+    expect(shrink).toMatchObject({ operation: 'upload', previous: 32, rttMs: 400, minRttMs: 100 });
+    // Four times the no-load time: the service handled about a quarter of the window without queueing.
+    expect(shrink?.limit).toBeLessThanOrEqual(32 / 4 + 5);
+  });
+
+  it('halves on a 429 or a 503, once per event', () => {
+    const time = clock();
+    const { events, onChange } = recorder();
+    const limiter = new ConcurrencyLimiter({ max: 32, initial: 32, operation: 'finance', onChange, now: time.now });
+    limiter.onBackPressure('rate-limited', 1000);
+    limiter.onBackPressure('rate-limited', 1000);
+    expect(limiter.limit).toBe(16);
+    time.advance(1000);
+    limiter.onBackPressure('unavailable');
+    expect(limiter.limit).toBe(8);
+    expect(events.map((event) => event.reason)).toEqual(['rate-limited', 'unavailable']);
+    for (let i = 0; i < 10; i++) {
+      time.advance(10);
+      limiter.onBackPressure('unavailable');
+    }
+    expect(limiter.limit).toBe(1);
+  });
+
+  it('ignores round trips of requests sent before the last change', async () => {
+    const time = clock();
+    const limiter = new ConcurrencyLimiter({ max: 32, initial: 16, operation: 'finance', now: time.now });
+    const before = time.now();
+    time.advance(10);
+    limiter.onBackPressure('rate-limited');
+    expect(limiter.limit).toBe(8);
+    // Slow answers to requests sent before the halving: they measured the old window.
+    for (let i = 0; i < 16; i++) limiter.onRoundTrip({ startedAt: before, endedAt: before + 1000 });
+    expect(limiter.limit).toBe(8);
+  });
+
+  it('does not grow a window the run does not fill', async () => {
+    const time = clock();
+    const limiter = new ConcurrencyLimiter({ max: 32, operation: 'finance', now: time.now });
+    await limiter.acquire();
+    for (let i = 0; i < 20; i++) {
+      const startedAt = time.now();
+      time.advance(50);
+      limiter.onRoundTrip({ startedAt, endedAt: time.now() });
+    }
+    expect(limiter.limit).toBe(8);
+  });
+
+  it('compares large requests with large ones: a 4 MiB body taking longer is not queueing', async () => {
+    const time = clock();
+    const limiter = new ConcurrencyLimiter({ max: 32, operation: 'upload', now: time.now });
+    for (let i = 0; i < 8; i++) await limiter.acquire();
+    for (let round = 0; round < 4; round++) {
+      const startedAt = time.now();
+      time.advance(100);
+      for (let i = 0; i < 8; i++) {
+        const big = i % 2 === 0;
+        limiter.onRoundTrip({ startedAt, endedAt: startedAt + (big ? 100 : 10), bytes: big ? 4 * 1024 ** 2 : 1024 });
+      }
+      time.advance(1);
+    }
+    expect(limiter.limit).toBeGreaterThan(8);
+  });
+
+  it('with adaptive off stays at the bound whatever happens', async () => {
+    const time = clock();
+    const limiter = new ConcurrencyLimiter({ max: 5, adaptive: false, operation: 'finance', now: time.now });
+    expect(limiter.limit).toBe(5);
+    limiter.onBackPressure('rate-limited', 1000);
+    await drive(limiter, time, (n) => 10 * n, 5);
+    expect(limiter.limit).toBe(5);
+  });
+
+  it('rejects a waiting loop with AbortError when the signal fires', async () => {
+    const limiter = new ConcurrencyLimiter({ max: 1, operation: 'finance' });
+    await limiter.acquire();
+    const controller = new AbortController();
+    const waiting = limiter.acquire(controller.signal);
+    controller.abort();
+    await expect(waiting).rejects.toBeInstanceOf(AbortError);
+  });
+});

@@ -3,7 +3,7 @@
  * hand it on. Credentials are added after the last one has run, so no middleware ever sees the
  * client secret or the bearer token; the transport's own rules apply to what comes out.
  */
-import { PushError } from '../errors.js';
+import { ConnectionError, PushError } from '../errors.js';
 import { onAbort } from '../internal/abort-listeners.js';
 import type { FetchLike } from './fetch.js';
 
@@ -88,11 +88,18 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
   const streamed = init.duplex === 'half';
   const first = new Request(url, init);
   let fetched = false;
+  let sending = false;
   let settled = false;
+  /** What the send itself threw (an answer past its cap): already classified by the transport. */
+  const transportErrors = new WeakSet<PushError>();
   const last = async (request: Request): Promise<Response> => {
     // A `next` kept and called after the attempt ended would send, credentials added, a request
     // that no retry rule, report or abort accounts for.
     if (settled) throw new PushError(`middleware called next after the ${operation} request had settled; not sent`);
+    // One send per attempt: the first may have been taken by the service already (a finance POST's
+    // batch stored), and a second would duplicate it outside the retry rules that decide when a
+    // request may go again. The SDK's own retries run the middleware afresh, numbered by `attempt`.
+    if (sending) throw new PushError(`middleware called next twice for one ${operation} attempt; not sent again`);
     const target = new URL(request.url);
     if (target.origin !== url.origin) {
       throw new PushError(`middleware sent the ${operation} request to another origin; not sent`);
@@ -105,6 +112,8 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
     if (request.method !== init.method) {
       throw new PushError(`middleware changed the ${operation} request's method; not sent`);
     }
+    // Set before the first await, so that two calls made together cannot both pass.
+    sending = true;
     const headers = new Headers(request.headers);
     options.onHeaders(Object.fromEntries(headers));
     for (const [name, value] of Object.entries(credentials.headers)) headers.set(name, value);
@@ -115,7 +124,12 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
     if (body instanceof ReadableStream) sent.duplex = 'half';
     else delete sent.duplex;
     fetched = true;
-    return options.answer(await options.fetch(target, sent));
+    try {
+      return await options.answer(await options.fetch(target, sent));
+    } catch (error) {
+      if (error instanceof PushError) transportErrors.add(error);
+      throw error;
+    }
   };
   const run = (index: number, request: Request): Promise<Response> => {
     const middleware = options.middleware[index];
@@ -133,6 +147,15 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
     try {
       return await run(0, first);
     } catch (error) {
+      // A PushError of the middleware's own (a second `next` refused, one it built) after the
+      // request left says nothing of whether the service took it: that is unknown, never "failed",
+      // or a finance batch stored once would be reported failed and published again.
+      if (fetched && error instanceof PushError && !transportErrors.has(error) && !init.signal?.aborted) {
+        throw new ConnectionError(
+          `a middleware of the ${operation} request failed after sending it, so the service may have taken it: ${error.message}`,
+          { requestMaybeSent: true, cause: error },
+        );
+      }
       if (fetched || error instanceof PushError || init.signal?.aborted) throw error;
       const detail = error instanceof Error ? `: ${error.message}` : '';
       throw new PushError(`a middleware of the ${operation} request failed before sending it${detail}`, {

@@ -82,7 +82,7 @@ export class Tracing {
       // its own would be joined to the bearer token and the request refused).
       const carrier: Record<string, string> = {};
       propagation.inject(active, carrier);
-      const taken = new Set(Object.keys(spec.headers).map((name) => name.toLowerCase()));
+      const taken = new Set(Object.keys(spec.headers ?? {}).map((name) => name.toLowerCase()));
       const headers: Record<string, string> = { ...spec.headers };
       for (const [name, value] of Object.entries(carrier)) {
         if (typeof value !== 'string' || isReservedHeader(name) || taken.has(name.toLowerCase())) continue;

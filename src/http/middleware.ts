@@ -5,6 +5,7 @@
  */
 import { ConnectionError, PushError } from '../errors.js';
 import { onAbort } from '../internal/abort-listeners.js';
+import type { ConcealedAnswer } from './concealed-answer.js';
 import type { FetchLike } from './fetch.js';
 
 /** The public name of an operation, as middleware sees it. */
@@ -69,6 +70,8 @@ export interface MiddlewareSend {
    * that a logging middleware never writes down one a hostile service echoed.
    */
   answer: (response: Response) => Promise<Response>;
+  /** Credentials the answer hands out (a new token), hidden from middleware and restored after it. */
+  conceal?: ConcealedAnswer;
 }
 
 /** Form fields appended to a urlencoded body. */
@@ -125,7 +128,8 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
     else delete sent.duplex;
     fetched = true;
     try {
-      return await options.answer(await options.fetch(target, sent));
+      const answer = await options.answer(await options.fetch(target, sent));
+      return options.conceal === undefined ? answer : await options.conceal.conceal(answer);
     } catch (error) {
       if (error instanceof PushError) transportErrors.add(error);
       throw error;
@@ -145,7 +149,8 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
   // its error is final, never a network failure that a retry or an "outcome unknown" would follow.
   const chain = async (): Promise<Response> => {
     try {
-      return await run(0, first);
+      const response = await run(0, first);
+      return options.conceal === undefined ? response : await options.conceal.restore(response);
     } catch (error) {
       // A PushError of the middleware's own (a second `next` refused, one it built) after the
       // request left says nothing of whether the service took it: that is unknown, never "failed",

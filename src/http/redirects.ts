@@ -12,6 +12,7 @@
 
 import { PushError, RedirectError } from '../errors.js';
 import { scrubAnswerUrlText, truncateText } from '../internal/redact.js';
+import { ConcealedAnswer } from './concealed-answer.js';
 import type { FetchLike } from './fetch.js';
 import {
   type Credentials,
@@ -21,6 +22,7 @@ import {
   withForm,
 } from './middleware.js';
 import { closerThanService } from './network-scope.js';
+import { MAX_API_RESPONSE_BYTES } from './read-body.js';
 import { answerForMiddleware, headersToRecord } from './response-body.js';
 import type { RequestBody, RequestSpec } from './types.js';
 import { assertSecureUrl } from './url-guard.js';
@@ -233,6 +235,13 @@ export async function sendFollowingRedirects(
               credentials,
               keepUrl: spec.credentials !== undefined,
               answer: (answer) => answerForMiddleware(answer, spec, options.secrets),
+              ...(spec.answerSecrets !== undefined && {
+                conceal: new ConcealedAnswer(
+                  spec.answerSecrets,
+                  spec.operation,
+                  spec.maxResponseBytes ?? MAX_API_RESPONSE_BYTES,
+                ),
+              }),
               onHeaders: (chosen) => {
                 // The headers middleware chose go where the request goes; user-agent is set per hop.
                 headers = Object.fromEntries(Object.entries(chosen).filter(([name]) => name !== 'user-agent'));

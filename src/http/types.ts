@@ -87,6 +87,12 @@ export interface RequestSpec {
    */
   maxResponseBytes?: number;
   /**
+   * Fields of a 2xx JSON answer that hold credentials the answer hands out (the token endpoint's
+   * `access_token`): middleware sees markers in their place, and the transport gets the real values.
+   * @default none
+   */
+  answerSecrets?: readonly string[];
+  /**
    * Values to remove from the error body before it reaches `mapError` (the client secret, in each
    * encoding it was sent in). The bearer token this request sent is always removed.
    * @default []

@@ -79,7 +79,17 @@ export function rawRequestUrl(baseUrl: URL, path: string, query: RawRequestOptio
     } catch {
       throw new ConfigurationError(`request: path has a malformed percent-encoding in ${JSON.stringify(segment)}`);
     }
-    if (decoded === '.' || decoded === '..' || decoded.includes('/') || decoded.includes('\\')) {
+    // A segment's parameters (`..;x`) and what follows a NUL are dropped by servers that treat
+    // `..;` as `..` (Tomcat, Spring, gateways before them) or end a path at NUL: those segments
+    // leave the base URL's path there, and are refused like `..` itself.
+    const bare = decoded.split(';', 1)[0] as string;
+    if (
+      bare === '.' ||
+      bare === '..' ||
+      decoded.includes('/') ||
+      decoded.includes('\\') ||
+      /[\u0000-\u001f\u007f]/.test(decoded)
+    ) {
       throw new ConfigurationError(`request: path must not leave the base URL (segment ${JSON.stringify(segment)})`);
     }
   }

@@ -154,6 +154,13 @@ describe('client.request', () => {
     '/a#f',
     '/a\\b',
     '/a b',
+    // `..;` is `..` to Tomcat, Spring and the gateways in front of them; NUL ends a path for some.
+    '/..;/admin',
+    '/a/%2e%2e;x/b',
+    '/a/..%3B/b',
+    '/.;/x',
+    '/a%00/b',
+    '/..%0a/x',
   ])('refuses the path %j before sending anything', async (path) => {
     const { emulator, client } = setup();
     await expect(client.request({ method: 'GET', path })).rejects.toBeInstanceOf(ConfigurationError);

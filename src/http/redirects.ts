@@ -29,6 +29,9 @@ import { assertSecureUrl } from './url-guard.js';
 
 const FOLLOWED_STATUSES = new Set([301, 302, 303, 307, 308]);
 
+/** Headers that authenticate to the origin that set them: never sent on a hop to another. */
+const ORIGIN_CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'cookie2']);
+
 export interface HopOptions {
   fetch: FetchLike;
   userAgent: string;
@@ -196,8 +199,9 @@ export async function sendFollowingRedirects(
     const sameOrigin = url.origin === spec.url.origin;
     const sent: Record<string, string> = { 'user-agent': options.userAgent };
     for (const [name, value] of Object.entries(headers)) {
-      // Credentials never follow a redirect to another origin, whoever set them.
-      if (sameOrigin || name.toLowerCase() !== 'authorization') sent[name] = value;
+      // Credentials never follow a redirect to another origin, whoever set them: a cookie is one
+      // (a gateway's session, set through `defaultHeaders`), as curl and Go drop it too.
+      if (sameOrigin || !ORIGIN_CREDENTIAL_HEADERS.has(name.toLowerCase())) sent[name] = value;
     }
     // Added after middleware (which runs on the first hop only), and only on the request's own origin.
     const credentials: Credentials = { headers: {}, form: {} };

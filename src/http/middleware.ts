@@ -5,6 +5,7 @@
  */
 import { ConnectionError, PushError } from '../errors.js';
 import { onAbort } from '../internal/abort-listeners.js';
+import { isReservedHeader } from './call-options.js';
 import type { ConcealedAnswer } from './concealed-answer.js';
 import type { FetchLike } from './fetch.js';
 
@@ -74,6 +75,21 @@ export interface MiddlewareSend {
   conceal?: ConcealedAnswer;
 }
 
+/**
+ * A header the transport owns (`headers` refuses them from callers too) that the middleware set or
+ * changed: a wrong length or framing makes fetch refuse the request, or the service wait for bytes
+ * that never come, and neither is a network failure that may have sent it. Authorization is not
+ * among them: the credentials replace it.
+ */
+function changedOwnedHeader(chosen: Headers, transport: RequestInit['headers']): string | undefined {
+  const original = new Headers(transport);
+  for (const [name] of chosen) {
+    if (name === 'authorization' || name === 'proxy-authorization' || !isReservedHeader(name)) continue;
+    if (chosen.get(name) !== original.get(name)) return name;
+  }
+  return undefined;
+}
+
 /** Form fields appended to a urlencoded body. */
 export function withForm(body: string, form: Record<string, string>): string {
   const params = new URLSearchParams(body);
@@ -114,6 +130,12 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
     }
     if (request.method !== init.method) {
       throw new PushError(`middleware changed the ${operation} request's method; not sent`);
+    }
+    const owned = changedOwnedHeader(request.headers, init.headers);
+    if (owned !== undefined) {
+      throw new PushError(
+        `middleware set the ${owned} header of the ${operation} request, which the transport owns; not sent`,
+      );
     }
     // Set before the first await, so that two calls made together cannot both pass.
     sending = true;

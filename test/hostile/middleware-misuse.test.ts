@@ -7,6 +7,7 @@ import { ConnectionError, type Middleware, type PublishReport, PushError } from 
 import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import { emulatorClient } from '../support/clients.js';
+import { FINANCE_RECORD, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 
 const record = {
   created: '2025-01-31',
@@ -119,5 +120,48 @@ describe('a middleware that fails after its request left', () => {
     expect(sent('finance')).toHaveLength(0);
     expect(report?.recordsFailed).toBe(1);
     expect(report?.recordsUnknown).toBe(0);
+  });
+});
+
+describe('a middleware that sets a header the transport owns', () => {
+  const start = useHostileService();
+
+  it.each([
+    ['transfer-encoding', 'chunked'],
+    ['upgrade', 'websocket'],
+    ['expect', '100-continue'],
+    ['keep-alive', 'timeout=5'],
+    ['content-length', '3'],
+    ['connection', 'close'],
+  ])(
+    '%s: refused before sending, the batch failed (not unknown), nothing on the wire, no wait',
+    async (name, value) => {
+      const service = await start();
+      const setting: Middleware = onFinance((request, next) => {
+        const headers = new Headers(request.headers);
+        headers.set(name, value);
+        return next(new Request(request, { headers }));
+      });
+      const client = service.client({ middleware: [setting], maxRetries: 1, timeoutMs: 2_000 });
+      const started = performance.now();
+      const outcome = await client.finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]).catch((caught: unknown) => caught);
+      const report = (
+        outcome instanceof PushError ? (outcome as PushError & { report: PublishReport }).report : outcome
+      ) as PublishReport | undefined;
+      expect(performance.now() - started).toBeLessThan(1_500);
+      expect(service.on('finance')).toHaveLength(0);
+      expect(report?.recordsFailed).toBe(1);
+      expect(report?.recordsUnknown).toBe(0);
+      expect(report?.batches[0]?.error?.message).toContain(`the ${name} header`);
+    },
+  );
+
+  it('the PUT keeps its own content-length when a middleware rebuilds the request with its headers', async () => {
+    const service = await start();
+    const rebuilding: Middleware = (request, next) =>
+      next(new Request(request, { headers: new Headers(request.headers) }));
+    const client = service.client({ middleware: [rebuilding] });
+    const report = await client.uploads.upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'hello' }]);
+    expect(report.filesUploaded).toBe(1);
   });
 });

@@ -198,7 +198,10 @@ export async function sendFollowingRedirects(
     );
     const sameOrigin = url.origin === spec.url.origin;
     const sent: Record<string, string> = { 'user-agent': options.userAgent };
+    // Trace context (and its baggage, which may name users or tenants) is for the service alone.
+    const traceHeaders = new Set(sameOrigin ? [] : spec.traceHeaders);
     for (const [name, value] of Object.entries(headers)) {
+      if (traceHeaders.has(name.toLowerCase())) continue;
       // Credentials never follow a redirect to another origin, whoever set them: a cookie is one
       // (a gateway's session, set through `defaultHeaders`), as curl and Go drop it too.
       if (sameOrigin || !ORIGIN_CREDENTIAL_HEADERS.has(name.toLowerCase())) sent[name] = value;

@@ -84,12 +84,14 @@ export class Tracing {
       propagation.inject(active, carrier);
       const taken = new Set(Object.keys(spec.headers ?? {}).map((name) => name.toLowerCase()));
       const headers: Record<string, string> = { ...spec.headers };
+      const traceHeaders: string[] = [];
       for (const [name, value] of Object.entries(carrier)) {
         if (typeof value !== 'string' || isReservedHeader(name) || taken.has(name.toLowerCase())) continue;
         headers[name] = value;
         taken.add(name.toLowerCase());
+        traceHeaders.push(name.toLowerCase());
       }
-      sent = { ...spec, headers };
+      sent = { ...spec, headers, traceHeaders };
     }
     try {
       const result = await context.with(active, () => send(sent));

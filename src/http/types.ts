@@ -93,6 +93,12 @@ export interface RequestSpec {
    */
   answerSecrets?: readonly string[];
   /**
+   * Headers the tracing propagator added (`traceparent`, `tracestate`, `baggage`): trace context
+   * for the service, never sent on a redirect hop to another origin.
+   * @default none
+   */
+  traceHeaders?: readonly string[];
+  /**
    * Values to remove from the error body before it reaches `mapError` (the client secret, in each
    * encoding it was sent in). The bearer token this request sent is always removed.
    * @default []

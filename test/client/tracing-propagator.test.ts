@@ -40,7 +40,7 @@ beforeEach(() => {
   propagation.disable();
 });
 
-function setup() {
+function setup(answer: (request: Request) => Response | undefined = () => undefined) {
   const emulator = createPushApiHandler();
   const wire: Request[] = [];
   const client = emulatorClient(
@@ -48,7 +48,7 @@ function setup() {
       fetch: async (input, init) => {
         const request = new Request(input, init);
         wire.push(request.clone());
-        return emulator.fetch(request);
+        return answer(request) ?? emulator.fetch(request);
       },
       authUrl: 'https://auth.push.test',
       baseUrl: 'https://api.push.test',
@@ -79,5 +79,38 @@ describe('a propagator that writes headers the transport owns', () => {
     expect(post?.headers.get('authorization')).toBe(`Bearer ${token.accessToken}`);
     expect(post?.headers.get('content-type')).toBe('application/json');
     expect(post?.headers.get('x-trace-vendor')).toBe('ok');
+  });
+});
+
+describe('trace context and redirects', () => {
+  it('goes on a hop within the service, never on a hop to another origin', async () => {
+    propagation.setGlobalPropagator(
+      new WritingPropagator({
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        baggage: 'user=ada',
+      }),
+    );
+    const hops: string[] = [];
+    const { client, wire } = setup((request) => {
+      const url = new URL(request.url);
+      if (request.method !== 'GET' || !url.pathname.includes('/upload')) return undefined;
+      if (url.hostname === 'api.push.test' && !hops.includes('same')) {
+        hops.push('same');
+        return new Response(null, { status: 307, headers: { location: `${url.pathname}/again${url.search}` } });
+      }
+      if (url.hostname === 'api.push.test') {
+        return new Response(null, { status: 307, headers: { location: `https://mirror.push.test${url.pathname}` } });
+      }
+      return Response.json({ 'a.csv': 'https://uploads.push.test/files/a.csv?sig=1' });
+    });
+    await client.uploads.getUploadUrls('demo-app', ['a.csv']);
+    const gets = wire.filter((request) => request.method === 'GET');
+    expect(gets.map((request) => new URL(request.url).hostname)).toEqual([
+      'api.push.test',
+      'api.push.test',
+      'mirror.push.test',
+    ]);
+    expect(gets.map((request) => request.headers.get('baggage'))).toEqual(['user=ada', 'user=ada', null]);
+    expect(gets.map((request) => request.headers.get('traceparent') !== null)).toEqual([true, true, false]);
   });
 });

@@ -67,3 +67,31 @@ describe('a middleware logging the answers of a hostile storage host', () => {
     },
   );
 });
+
+describe('a signed address on the API origin itself', () => {
+  it('the PUT there carries no bearer token, with or without middleware', async () => {
+    const seen: (string | undefined)[] = [];
+    const service = await start(({ route, path, authorization }, res) => {
+      if (route === 'upload-urls') {
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ 'a.csv': `${service.url}/services/push/v1/customer/apps/${HOSTILE_APP_ID}/finance` }));
+        return true;
+      }
+      if (path.endsWith('/finance')) {
+        seen.push(authorization);
+        res.writeHead(200).end();
+        return true;
+      }
+      return false;
+    });
+    const passing: Middleware = (request, next) => next(request);
+    for (const middleware of [[], [passing]]) {
+      const report = await service
+        .client({ middleware })
+        .uploads.upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }]);
+      expect(report.filesUploaded).toBe(1);
+    }
+    expect(seen).toEqual([undefined, undefined]);
+  });
+});

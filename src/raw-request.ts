@@ -61,6 +61,14 @@ function hasControlOrSpace(text: string): boolean {
   return false;
 }
 
+function hasControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
 /** `path` under the base URL's own path; refused when it could point anywhere else. */
 export function rawRequestUrl(baseUrl: URL, path: string, query: RawRequestOptions['query']): URL {
   if (typeof path !== 'string' || path === '') throw new ConfigurationError('request: path must be a non-empty string');
@@ -83,13 +91,7 @@ export function rawRequestUrl(baseUrl: URL, path: string, query: RawRequestOptio
     // `..;` as `..` (Tomcat, Spring, gateways before them) or end a path at NUL: those segments
     // leave the base URL's path there, and are refused like `..` itself.
     const bare = decoded.split(';', 1)[0] as string;
-    if (
-      bare === '.' ||
-      bare === '..' ||
-      decoded.includes('/') ||
-      decoded.includes('\\') ||
-      /[\u0000-\u001f\u007f]/.test(decoded)
-    ) {
+    if (bare === '.' || bare === '..' || decoded.includes('/') || decoded.includes('\\') || hasControl(decoded)) {
       throw new ConfigurationError(`request: path must not leave the base URL (segment ${JSON.stringify(segment)})`);
     }
   }

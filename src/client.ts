@@ -518,7 +518,10 @@ function checkTracing(tracing: unknown): boolean {
 }
 
 function checkMiddleware(middleware: readonly Middleware[]): readonly Middleware[] {
-  if (!Array.isArray(middleware) || middleware.some((item) => typeof item !== 'function')) {
+  // A plain loop: `some` skips the holes of a sparse array, and a hole would end the chain there.
+  let valid = Array.isArray(middleware);
+  for (let index = 0; valid && index < middleware.length; index++) valid = typeof middleware[index] === 'function';
+  if (!valid) {
     throw new ConfigurationError('PushClient: middleware must be an array of functions');
   }
   return [...middleware];

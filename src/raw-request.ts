@@ -29,7 +29,11 @@ export interface RawRequestOptions extends RequestOptions {
   path: string;
   /** Query parameters; `undefined` values are left out. @default none */
   query?: Readonly<Record<string, QueryValue>> | undefined;
-  /** Sent as JSON (`content-type: application/json`). @default no body */
+  /**
+   * Sent as JSON (`content-type: application/json`). A Blob, stream, FormData, URLSearchParams,
+   * ArrayBuffer, typed array, Map or Set is refused: JSON would turn it into `{}` or an object of indexes.
+   * @default no body
+   */
   body?: unknown;
   /** The scopes of this request's token, exactly. @default the client's `scopes` */
   scopes?: readonly string[] | undefined;
@@ -57,6 +61,14 @@ function hasControlOrSpace(text: string): boolean {
   return false;
 }
 
+function hasControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
 /** `path` under the base URL's own path; refused when it could point anywhere else. */
 export function rawRequestUrl(baseUrl: URL, path: string, query: RawRequestOptions['query']): URL {
   if (typeof path !== 'string' || path === '') throw new ConfigurationError('request: path must be a non-empty string');
@@ -75,7 +87,11 @@ export function rawRequestUrl(baseUrl: URL, path: string, query: RawRequestOptio
     } catch {
       throw new ConfigurationError(`request: path has a malformed percent-encoding in ${JSON.stringify(segment)}`);
     }
-    if (decoded === '.' || decoded === '..' || decoded.includes('/') || decoded.includes('\\')) {
+    // A segment's parameters (`..;x`) and what follows a NUL are dropped by servers that treat
+    // `..;` as `..` (Tomcat, Spring, gateways before them) or end a path at NUL: those segments
+    // leave the base URL's path there, and are refused like `..` itself.
+    const bare = decoded.split(';', 1)[0] as string;
+    if (bare === '.' || bare === '..' || decoded.includes('/') || decoded.includes('\\') || hasControl(decoded)) {
       throw new ConfigurationError(`request: path must not leave the base URL (segment ${JSON.stringify(segment)})`);
     }
   }
@@ -92,6 +108,32 @@ export function rawRequestUrl(baseUrl: URL, path: string, query: RawRequestOptio
   return url;
 }
 
+/**
+ * Bodies that JSON.stringify turns into something else without a word (`{}` for a Blob, a stream,
+ * a FormData or a Map; an object of indexes for a typed array): sending that would put data the
+ * caller never meant on the service, with a 2xx to show for it.
+ */
+function binaryBodyKind(body: unknown): string | undefined {
+  if (body === null || typeof body !== 'object') return undefined;
+  const kinds: [string, unknown][] = [
+    ['Blob', globalThis.Blob],
+    ['FormData', globalThis.FormData],
+    ['ReadableStream', globalThis.ReadableStream],
+    ['URLSearchParams', globalThis.URLSearchParams],
+    ['ArrayBuffer', globalThis.ArrayBuffer],
+    ['Map', globalThis.Map],
+    ['Set', globalThis.Set],
+  ];
+  for (const [name, type] of kinds) {
+    if (typeof type === 'function' && body instanceof (type as abstract new (...args: never[]) => unknown)) return name;
+  }
+  if (ArrayBuffer.isView(body)) return body.constructor.name;
+  if (typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function') {
+    return 'stream';
+  }
+  return undefined;
+}
+
 /** Sends one request to the data API and reads its answer: parsed JSON, or text for other content types. */
 export async function rawRequest<T>(ctx: ClientContext, options: RawRequestOptions): Promise<WithResponse<T>> {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('request: options are required');
@@ -105,6 +147,12 @@ export async function rawRequest<T>(ctx: ClientContext, options: RawRequestOptio
   }
   let text: string | undefined;
   if (body !== undefined) {
+    const binary = binaryBodyKind(body);
+    if (binary !== undefined) {
+      throw new ConfigurationError(
+        `request: body is a ${binary}, which is sent as JSON and would arrive as something else; pass a plain JSON value`,
+      );
+    }
     try {
       text = JSON.stringify(body);
     } catch (error) {

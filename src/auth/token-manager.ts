@@ -1,6 +1,7 @@
 import { DEFAULTS } from '../defaults.js';
 import { answeredBy, ConfigurationError, PushError, parseRetryAfterHeader, TokenError } from '../errors.js';
 import { type CallSettings, callSettings, unsignalled } from '../http/call-options.js';
+import { TOKEN_ANSWER_SECRETS } from '../http/concealed-answer.js';
 import { noHooks, type SafeHooks } from '../http/hooks.js';
 import type { Credentials } from '../http/middleware.js';
 import type {
@@ -382,6 +383,8 @@ export class TokenManager {
       call: unsignalled(call),
       // A token answer is a few KB; a service sending more is broken or hostile.
       maxResponseBytes: MAX_TOKEN_RESPONSE_BYTES,
+      // A middleware that logs answers never writes down the token this one hands out.
+      answerSecrets: TOKEN_ANSWER_SECRETS,
       ...(typeof this.#clientSecret === 'function' && { recover: [rotate] }),
     });
     try {

@@ -64,7 +64,17 @@ export interface MemoryTokenStoreOptions {
   now?: (() => number) | undefined;
 }
 
-/** The default store: a Map in this process. Expired entries are dropped when read. */
+/**
+ * The most tokens a {@link MemoryTokenStore} holds: one per scope set, and `client.request` takes
+ * the scopes per call, so a caller that passes scopes from its own users could otherwise fill the
+ * process with tokens that are only dropped when read again.
+ */
+export const MAX_MEMORY_TOKENS = 1024;
+
+/**
+ * The default store: a Map in this process. Expired entries are dropped when read; past
+ * {@link MAX_MEMORY_TOKENS}, expired entries go first, then the longest held.
+ */
 export class MemoryTokenStore implements TokenStore {
   readonly #tokens = new Map<string, AccessToken>();
   readonly #now: () => number;
@@ -84,7 +94,19 @@ export class MemoryTokenStore implements TokenStore {
   }
 
   set(key: string, token: AccessToken): void {
+    this.#tokens.delete(key);
+    if (this.#tokens.size >= MAX_MEMORY_TOKENS) this.#makeRoom();
     this.#tokens.set(key, token);
+  }
+
+  #makeRoom(): void {
+    const now = this.#now();
+    for (const [key, held] of this.#tokens) if (held.expiresAt.getTime() <= now) this.#tokens.delete(key);
+    // A Map iterates in insertion order, and `set` re-inserts: the first key is the longest held.
+    for (const key of this.#tokens.keys()) {
+      if (this.#tokens.size < MAX_MEMORY_TOKENS) break;
+      this.#tokens.delete(key);
+    }
   }
 
   delete(key: string): void {

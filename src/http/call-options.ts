@@ -24,6 +24,11 @@ const RESERVED_HEADERS = new Set([
   'expect',
 ]);
 
+/** Whether the transport or the credentials own this header (any case). */
+export function isReservedHeader(name: string): boolean {
+  return RESERVED_HEADERS.has(name.toLowerCase());
+}
+
 /** RFC 9110 token characters, for header names. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 

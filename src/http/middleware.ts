@@ -3,8 +3,10 @@
  * hand it on. Credentials are added after the last one has run, so no middleware ever sees the
  * client secret or the bearer token; the transport's own rules apply to what comes out.
  */
-import { PushError } from '../errors.js';
+import { ConnectionError, PushError } from '../errors.js';
 import { onAbort } from '../internal/abort-listeners.js';
+import { isReservedHeader } from './call-options.js';
+import type { ConcealedAnswer } from './concealed-answer.js';
 import type { FetchLike } from './fetch.js';
 
 /** The public name of an operation, as middleware sees it. */
@@ -69,6 +71,23 @@ export interface MiddlewareSend {
    * that a logging middleware never writes down one a hostile service echoed.
    */
   answer: (response: Response) => Promise<Response>;
+  /** Credentials the answer hands out (a new token), hidden from middleware and restored after it. */
+  conceal?: ConcealedAnswer;
+}
+
+/**
+ * A header the transport owns (`headers` refuses them from callers too) that the middleware set or
+ * changed: a wrong length or framing makes fetch refuse the request, or the service wait for bytes
+ * that never come, and neither is a network failure that may have sent it. Authorization is not
+ * among them: the credentials replace it.
+ */
+function changedOwnedHeader(chosen: Headers, transport: RequestInit['headers']): string | undefined {
+  const original = new Headers(transport);
+  for (const [name] of chosen) {
+    if (name === 'authorization' || name === 'proxy-authorization' || !isReservedHeader(name)) continue;
+    if (chosen.get(name) !== original.get(name)) return name;
+  }
+  return undefined;
 }
 
 /** Form fields appended to a urlencoded body. */
@@ -88,11 +107,18 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
   const streamed = init.duplex === 'half';
   const first = new Request(url, init);
   let fetched = false;
+  let sending = false;
   let settled = false;
+  /** What the send itself threw (an answer past its cap): already classified by the transport. */
+  const transportErrors = new WeakSet<PushError>();
   const last = async (request: Request): Promise<Response> => {
     // A `next` kept and called after the attempt ended would send, credentials added, a request
     // that no retry rule, report or abort accounts for.
     if (settled) throw new PushError(`middleware called next after the ${operation} request had settled; not sent`);
+    // One send per attempt: the first may have been taken by the service already (a finance POST's
+    // batch stored), and a second would duplicate it outside the retry rules that decide when a
+    // request may go again. The SDK's own retries run the middleware afresh, numbered by `attempt`.
+    if (sending) throw new PushError(`middleware called next twice for one ${operation} attempt; not sent again`);
     const target = new URL(request.url);
     if (target.origin !== url.origin) {
       throw new PushError(`middleware sent the ${operation} request to another origin; not sent`);
@@ -105,6 +131,14 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
     if (request.method !== init.method) {
       throw new PushError(`middleware changed the ${operation} request's method; not sent`);
     }
+    const owned = changedOwnedHeader(request.headers, init.headers);
+    if (owned !== undefined) {
+      throw new PushError(
+        `middleware set the ${owned} header of the ${operation} request, which the transport owns; not sent`,
+      );
+    }
+    // Set before the first await, so that two calls made together cannot both pass.
+    sending = true;
     const headers = new Headers(request.headers);
     options.onHeaders(Object.fromEntries(headers));
     for (const [name, value] of Object.entries(credentials.headers)) headers.set(name, value);
@@ -115,7 +149,13 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
     if (body instanceof ReadableStream) sent.duplex = 'half';
     else delete sent.duplex;
     fetched = true;
-    return options.answer(await options.fetch(target, sent));
+    try {
+      const answer = await options.answer(await options.fetch(target, sent));
+      return options.conceal === undefined ? answer : await options.conceal.conceal(answer);
+    } catch (error) {
+      if (error instanceof PushError) transportErrors.add(error);
+      throw error;
+    }
   };
   const run = (index: number, request: Request): Promise<Response> => {
     const middleware = options.middleware[index];
@@ -131,8 +171,18 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
   // its error is final, never a network failure that a retry or an "outcome unknown" would follow.
   const chain = async (): Promise<Response> => {
     try {
-      return await run(0, first);
+      const response = await run(0, first);
+      return options.conceal === undefined ? response : await options.conceal.restore(response);
     } catch (error) {
+      // A PushError of the middleware's own (a second `next` refused, one it built) after the
+      // request left says nothing of whether the service took it: that is unknown, never "failed",
+      // or a finance batch stored once would be reported failed and published again.
+      if (fetched && error instanceof PushError && !transportErrors.has(error) && !init.signal?.aborted) {
+        throw new ConnectionError(
+          `a middleware of the ${operation} request failed after sending it, so the service may have taken it: ${error.message}`,
+          { requestMaybeSent: true, cause: error },
+        );
+      }
       if (fetched || error instanceof PushError || init.signal?.aborted) throw error;
       const detail = error instanceof Error ? `: ${error.message}` : '';
       throw new PushError(`a middleware of the ${operation} request failed before sending it${detail}`, {

@@ -49,6 +49,9 @@ function findCodedError(error: unknown): { code: string; message: string | undef
   return undefined;
 }
 
+/** undici's codes for a request it refuses to start: its arguments are wrong, or not supported. */
+const UNDICI_REFUSALS = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED']);
+
 /** Codes of errors raised while building a request, before any socket is touched. */
 const LOCAL_CODES = new Set(['ERR_INVALID_URL', 'ERR_INVALID_CHAR', 'ERR_INVALID_HTTP_TOKEN', 'ERR_INVALID_ARG_VALUE']);
 
@@ -60,13 +63,18 @@ const LOCAL_CODES = new Set(['ERR_INVALID_URL', 'ERR_INVALID_CHAR', 'ERR_INVALID
 function localRequestProblem(error: unknown): string | undefined {
   if (!(error instanceof TypeError)) return undefined;
   const code = findErrorCode(error);
-  if (code !== undefined && !LOCAL_CODES.has(code)) return undefined;
+  if (code !== undefined && !LOCAL_CODES.has(code) && !UNDICI_REFUSALS.has(code)) return undefined;
   const message = error.message;
   if (/invalid header (name|value)|ByteString/i.test(message)) {
     return 'a header name or value is invalid (CR, LF, NUL or a character above U+00FF)';
   }
   if (code === 'ERR_INVALID_URL' || /parse URL|invalid URL/i.test(message)) return 'the URL is invalid';
   if (/cannot have body/i.test(message)) return 'a GET or HEAD request cannot have a body';
+  // undici checks a request's headers and options before it writes a byte (a `transfer-encoding`,
+  // `upgrade` or `expect` header a middleware set): refused there, nothing was sent.
+  if (code !== undefined && UNDICI_REFUSALS.has(code)) {
+    return `undici refused it: ${truncateText(findCodedError(error)?.message ?? code, 200)}`;
+  }
   return undefined;
 }
 

@@ -12,6 +12,7 @@
 
 import { PushError, RedirectError } from '../errors.js';
 import { scrubAnswerUrlText, truncateText } from '../internal/redact.js';
+import { ConcealedAnswer } from './concealed-answer.js';
 import type { FetchLike } from './fetch.js';
 import {
   type Credentials,
@@ -21,11 +22,15 @@ import {
   withForm,
 } from './middleware.js';
 import { closerThanService } from './network-scope.js';
+import { MAX_API_RESPONSE_BYTES } from './read-body.js';
 import { answerForMiddleware, headersToRecord } from './response-body.js';
 import type { RequestBody, RequestSpec } from './types.js';
 import { assertSecureUrl } from './url-guard.js';
 
 const FOLLOWED_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** Headers that authenticate to the origin that set them: never sent on a hop to another. */
+const ORIGIN_CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'cookie2']);
 
 export interface HopOptions {
   fetch: FetchLike;
@@ -193,9 +198,13 @@ export async function sendFollowingRedirects(
     );
     const sameOrigin = url.origin === spec.url.origin;
     const sent: Record<string, string> = { 'user-agent': options.userAgent };
+    // Trace context (and its baggage, which may name users or tenants) is for the service alone.
+    const traceHeaders = new Set(sameOrigin ? [] : spec.traceHeaders);
     for (const [name, value] of Object.entries(headers)) {
-      // Credentials never follow a redirect to another origin, whoever set them.
-      if (sameOrigin || name.toLowerCase() !== 'authorization') sent[name] = value;
+      if (traceHeaders.has(name.toLowerCase())) continue;
+      // Credentials never follow a redirect to another origin, whoever set them: a cookie is one
+      // (a gateway's session, set through `defaultHeaders`), as curl and Go drop it too.
+      if (sameOrigin || !ORIGIN_CREDENTIAL_HEADERS.has(name.toLowerCase())) sent[name] = value;
     }
     // Added after middleware (which runs on the first hop only), and only on the request's own origin.
     const credentials: Credentials = { headers: {}, form: {} };
@@ -233,6 +242,13 @@ export async function sendFollowingRedirects(
               credentials,
               keepUrl: spec.credentials !== undefined,
               answer: (answer) => answerForMiddleware(answer, spec, options.secrets),
+              ...(spec.answerSecrets !== undefined && {
+                conceal: new ConcealedAnswer(
+                  spec.answerSecrets,
+                  spec.operation,
+                  spec.maxResponseBytes ?? MAX_API_RESPONSE_BYTES,
+                ),
+              }),
               onHeaders: (chosen) => {
                 // The headers middleware chose go where the request goes; user-agent is set per hop.
                 headers = Object.fromEntries(Object.entries(chosen).filter(([name]) => name !== 'user-agent'));

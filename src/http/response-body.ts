@@ -67,14 +67,14 @@ export async function bufferSuccess(
  * An answer as middleware sees it: read under the caps the transport reads it under, with every
  * secret the request carried (the client secret's forms, the bearer token) scrubbed from its body
  * and headers, so that a logging middleware never writes down one that a hostile service echoed.
- * A request without secrets (a signed-address PUT) gets its answer untouched, still streaming.
+ * A request without secrets (a signed-address PUT) gets its answer read under the caps too: a
+ * middleware that logs answers must not read a storage host's endless one into memory.
  */
 export async function answerForMiddleware(
   response: Response,
   spec: RequestSpec,
   secrets: readonly string[],
 ): Promise<Response> {
-  if (secrets.length === 0) return response;
   if (response.ok) return bufferSuccess(response, spec, secrets);
   const init = {
     status: response.status,

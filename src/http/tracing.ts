@@ -5,6 +5,7 @@
  */
 import type { Context, Span } from '@opentelemetry/api';
 import { PushError } from '../errors.js';
+import { isReservedHeader } from './call-options.js';
 import { redactedUrl } from './hooks.js';
 import type { OpenTelemetry } from './otel-loader.js';
 import { statusOf } from './retry.js';
@@ -76,9 +77,21 @@ export class Tracing {
     const active = trace.setSpan(parent ?? context.active(), span);
     // The data API only: a signed upload address belongs to the storage host.
     if (spec.auth === 'bearer') {
+      // The propagator writes into a carrier of its own: it adds trace fields, and never replaces
+      // or joins a header the request already has, nor one the transport owns (an Authorization of
+      // its own would be joined to the bearer token and the request refused).
+      const carrier: Record<string, string> = {};
+      propagation.inject(active, carrier);
+      const taken = new Set(Object.keys(spec.headers ?? {}).map((name) => name.toLowerCase()));
       const headers: Record<string, string> = { ...spec.headers };
-      propagation.inject(active, headers);
-      sent = { ...spec, headers };
+      const traceHeaders: string[] = [];
+      for (const [name, value] of Object.entries(carrier)) {
+        if (typeof value !== 'string' || isReservedHeader(name) || taken.has(name.toLowerCase())) continue;
+        headers[name] = value;
+        taken.add(name.toLowerCase());
+        traceHeaders.push(name.toLowerCase());
+      }
+      sent = { ...spec, headers, traceHeaders };
     }
     try {
       const result = await context.with(active, () => send(sent));

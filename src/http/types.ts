@@ -93,6 +93,18 @@ export interface RequestSpec {
    */
   maxResponseBytes?: number;
   /**
+   * Fields of a 2xx JSON answer that hold credentials the answer hands out (the token endpoint's
+   * `access_token`): middleware sees markers in their place, and the transport gets the real values.
+   * @default none
+   */
+  answerSecrets?: readonly string[];
+  /**
+   * Headers the tracing propagator added (`traceparent`, `tracestate`, `baggage`): trace context
+   * for the service, never sent on a redirect hop to another origin.
+   * @default none
+   */
+  traceHeaders?: readonly string[];
+  /**
    * Values to remove from the error body before it reaches `mapError` (the client secret, in each
    * encoding it was sent in). The bearer token this request sent is always removed.
    * @default []

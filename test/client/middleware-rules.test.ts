@@ -288,8 +288,48 @@ describe('middleware and answers that echo secrets', () => {
       expect(text).not.toContain(HOSTILE_SECRET);
       expect(text).not.toContain(encodeURIComponent(HOSTILE_SECRET));
     }
-    // The token answer hands the middleware the new token (that is its job); a data answer's echo of it is scrubbed.
-    expect(seen[1]).not.toContain(HOSTILE_TOKEN);
-    expect(seen[2]).not.toContain(HOSTILE_TOKEN);
+    // The token answer shows a marker where the new token is; a data answer's echo of it is scrubbed.
+    expect(seen[0]).toMatch(/"access_token":"concealed-access-token-/);
+    for (const text of seen) expect(text).not.toContain(HOSTILE_TOKEN);
+  });
+});
+
+describe('middleware and the token the token endpoint hands out', () => {
+  const logging =
+    (seen: string[], rebuild: (response: Response) => Response | Promise<Response>): Middleware =>
+    async (request, next) => {
+      const response = await next(request);
+      seen.push(`${JSON.stringify(Object.fromEntries(response.headers))} ${await response.clone().text()}`);
+      return rebuild(response);
+    };
+
+  const rebuilds: [string, (response: Response) => Response | Promise<Response>][] = [
+    ['the answer it was given', (response) => response],
+    ['a clone', (response) => response.clone()],
+    ['a new Response of its body', async (response) => new Response(await response.text(), response)],
+  ];
+  for (const [name, rebuild] of rebuilds) {
+    it(`never sees the access token, and the client still uses it when it returns ${name}`, async () => {
+      const seen: string[] = [];
+      const { client, wire, sent } = setup([logging(seen, rebuild)]);
+      await client.finance.publishBatch('demo-app', [record]);
+      const { accessToken } = await client.tokens.getToken();
+      expect(accessToken).not.toMatch(/concealed/);
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+      for (const text of seen) expect(text).not.toContain(accessToken);
+      expect(seen[0]).toMatch(/"access_token":"concealed-access-token-[0-9a-f-]+"/);
+      const post = wire.find((request) => request.method === 'POST' && request.url.includes('/finance'));
+      expect(post?.headers.get('authorization')).toBe(`Bearer ${accessToken}`);
+      expect(sent('finance')).toHaveLength(1);
+    });
+  }
+
+  it('a token answer the middleware makes itself is used as it is', async () => {
+    const own: Middleware = async (request, next, context) =>
+      context.operation === 'token'
+        ? Response.json({ access_token: 'own-token', token_type: 'Bearer', expires_in: 3600 })
+        : next(request);
+    const { client } = setup([own]);
+    expect((await client.tokens.getToken()).accessToken).toBe('own-token');
   });
 });

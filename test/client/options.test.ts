@@ -12,6 +12,13 @@ const env = {
 
 const make = (options: PushClientOptions = {}) => new PushClient({ env, ...options });
 
+/** `[<hole>, middleware]`: `Array.prototype.some` skips the hole. */
+function sparseMiddleware(): never {
+  const list: unknown[] = new Array(2);
+  list[1] = (request: Request, next: (r: Request) => Promise<Response>) => next(request);
+  return list as never;
+}
+
 describe('PushClient options', () => {
   it.each([
     ['clientId', 'PUSH_CLIENT_ID'],
@@ -88,6 +95,9 @@ describe('PushClient options', () => {
     [{ scopes: [] }, 'scopes'],
     [{ baseUrl: 'not a url' }, 'baseUrl'],
     [{ tokenAuthMethod: 'private_key_jwt' as never }, 'tokenAuthMethod'],
+    // A hole would end the chain there, and the signer after it would never run.
+    [{ middleware: sparseMiddleware() }, 'middleware'],
+    [{ middleware: [undefined] as never }, 'middleware'],
   ])('an invalid option %o is a ConfigurationError naming %s', (options, name) => {
     expect(() => make(options)).toThrow(ConfigurationError);
     expect(() => make(options)).toThrow(name);

@@ -155,6 +155,13 @@ describe('client.request', () => {
     '/a#f',
     '/a\\b',
     '/a b',
+    // `..;` is `..` to Tomcat, Spring and the gateways in front of them; NUL ends a path for some.
+    '/..;/admin',
+    '/a/%2e%2e;x/b',
+    '/a/..%3B/b',
+    '/.;/x',
+    '/a%00/b',
+    '/..%0a/x',
   ])('refuses the path %j before sending anything', async (path) => {
     const { emulator, client } = setup();
     await expect(client.request({ method: 'GET', path })).rejects.toBeInstanceOf(ConfigurationError);
@@ -169,6 +176,31 @@ describe('client.request', () => {
     await expect(
       client.request({ method: 'GET', path: uploadPath, headers: { authorization: 'Bearer stolen' } }),
     ).rejects.toBeInstanceOf(ConfigurationError);
+  });
+
+  it('refuses a body JSON would silently turn into something else (a Blob as {}), before sending anything', async () => {
+    const { client, emulator, seen } = setup();
+    const bodies: unknown[] = [
+      new Blob(['receipt']),
+      new Uint8Array([1, 2]),
+      Buffer.from('receipt'),
+      new ArrayBuffer(4),
+      new FormData(),
+      new URLSearchParams('a=1'),
+      new ReadableStream(),
+      new Map([['a', 1]]),
+      new Set([1]),
+    ];
+    for (const body of bodies) {
+      const error = await client.request({ method: 'PUT', path: uploadPath, body }).catch((caught: unknown) => caught);
+      expect(error, String(body)).toBeInstanceOf(ConfigurationError);
+      expect((error as Error).message).toMatch(/^request: body is a \w+/);
+    }
+    expect(seen).toHaveLength(0);
+    expect(emulator.state.requests).toHaveLength(0);
+    // An object that only holds such a value is the caller's JSON, and goes as JSON says.
+    await client.request({ method: 'PUT', path: uploadPath, body: { at: new Date(0) } }).catch(() => undefined);
+    expect(await seen.at(-1)?.text()).toBe('{"at":"1970-01-01T00:00:00.000Z"}');
   });
 
   it('is told to hooks and logs as operation request, with the query and the token left out', async () => {

@@ -58,6 +58,24 @@ describe('redirects', () => {
     expect(seen).toEqual([undefined]);
   });
 
+  it('a Cookie, whoever set it, is dropped on a cross-origin redirect; other headers follow', async () => {
+    const seen: (string | undefined)[][] = [];
+    const other = await serve((req, res) => {
+      seen.push([req.headers.cookie, req.headers['x-tenant'] as string | undefined]);
+      res.end('ok');
+    });
+    const sameOrigin: (string | undefined)[] = [];
+    const origin = await serve((req, res) => {
+      sameOrigin.push(req.headers.cookie);
+      if (req.url === '/') res.writeHead(302, { location: '/next' }).end();
+      else res.writeHead(302, { location: other }).end();
+    });
+    await http.send({ ...bearer(`${origin}/`), headers: { Cookie: 'session=gateway-credential', 'x-tenant': 'acme' } });
+    // Within the origin the cookie stays; the other origin never gets it.
+    expect(sameOrigin).toEqual(['session=gateway-credential', 'session=gateway-credential']);
+    expect(seen).toEqual([[undefined, 'acme']]);
+  });
+
   it('a redirect to plain http on a non-loopback host is refused', async () => {
     const origin = await serve((_req, res) => res.writeHead(302, { location: 'http://example.com/steal' }).end());
     await expect(http.send(bearer(`${origin}/`))).rejects.toBeInstanceOf(ConfigurationError);

@@ -6,7 +6,7 @@
 import { type Context, context, propagation, type TextMapPropagator, type TextMapSetter } from '@opentelemetry/api';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { emulatorClient } from '../support/clients.js';
+import { clientFor } from '../support/clients.js';
 
 const record = {
   created: '2025-01-31',
@@ -43,7 +43,7 @@ beforeEach(() => {
 function setup(answer: (request: Request) => Response | undefined = () => undefined) {
   const emulator = createPushApiHandler();
   const wire: Request[] = [];
-  const client = emulatorClient(
+  const client = clientFor(
     {
       fetch: async (input, init) => {
         const request = new Request(input, init);

@@ -6,8 +6,9 @@
 import { ConnectionError, type Middleware, type PublishReport, PushError } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { emulatorClient } from '../support/clients.js';
-import { FINANCE_RECORD, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
+import { clientFor } from '../support/clients.js';
+import { HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
+import { financeRecord } from '../support/records.js';
 
 const record = {
   created: '2025-01-31',
@@ -20,7 +21,7 @@ const record = {
 
 function setup(middleware: Middleware[]) {
   const emulator = createPushApiHandler();
-  const client = emulatorClient(
+  const client = clientFor(
     {
       fetch: (input, init) => emulator.fetch(new Request(input, init)),
       authUrl: 'https://auth.push.test',
@@ -144,7 +145,9 @@ describe('a middleware that sets a header the transport owns', () => {
       });
       const client = service.client({ middleware: [setting], maxRetries: 1, timeoutMs: 2_000 });
       const started = performance.now();
-      const outcome = await client.finance.publish(HOSTILE_APP_ID, [FINANCE_RECORD]).catch((caught: unknown) => caught);
+      const outcome = await client.finance
+        .publish(HOSTILE_APP_ID, [financeRecord()])
+        .catch((caught: unknown) => caught);
       const report = (
         outcome instanceof PushError ? (outcome as PushError & { report: PublishReport }).report : outcome
       ) as PublishReport | undefined;

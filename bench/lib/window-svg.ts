@@ -56,7 +56,8 @@ export function windowSvg(trace: WindowTrace, title: string, subtitle = ''): str
   const x = (t: number) => LEFT + (t / endT) * PLOT_W;
   const y = (v: number) => TOP + PLOT_H - (v / yTop) * PLOT_H;
   const lines: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="12" role="img">`,
+    `<title>${escapeXml(title)}</title>`,
     `<rect width="${WIDTH}" height="${HEIGHT}" fill="#ffffff"/>`,
     `<text x="${LEFT}" y="18" font-size="14" font-weight="bold">${escapeXml(title)}</text>`,
     `<text x="${LEFT}" y="34" fill="#4a5568">${escapeXml(subtitle)}</text>`,

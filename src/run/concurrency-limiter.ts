@@ -131,8 +131,9 @@ export class ConcurrencyLimiter {
     this.#roundRatios.push(Math.max(rtt, 0.1) / Math.max(minimum, 0.1));
     // About one decision per round trip, as Vegas makes: half a window of fresh answers.
     if (this.#roundRatios.length < Math.ceil(this.#limit / 2)) return;
-    // The median: one answer held up by a pause of this machine is not the service queueing.
-    const ratio = median(this.#roundRatios);
+    // The lower quartile: an answer held up by a pause of this machine, or by the handshake of a
+    // new connection, is not the service queueing; a queue there holds up most answers of the round.
+    const ratio = lowerQuartile(this.#roundRatios);
     const filled = this.#roundPeak * 2 >= this.#limit;
     this.#newRound();
     // A window the run does not fill (the input is slower than the network) says nothing about the service.
@@ -223,8 +224,8 @@ export class ConcurrencyLimiter {
   }
 }
 
-/** The middle value (the lower of the two middle ones for an even count). */
-function median(values: number[]): number {
+/** The value a quarter of the way up (rounded down). */
+function lowerQuartile(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] ?? 1;
+  return sorted[Math.floor((sorted.length - 1) / 4)] ?? 1;
 }

@@ -349,10 +349,9 @@ export class FetchHttpClient implements HttpClient {
   }
 
   async prepareBearer(call: CallSettings = NO_CALL): Promise<void> {
-    const tokens = this.#options.tokens?.();
-    if (!tokens) return;
     try {
-      await this.#token(tokens, call, undefined);
+      const tokens = this.#options.tokens?.();
+      if (tokens) await this.#token(tokens, call, undefined);
     } catch {
       // The requests that need the token meet the failure again, and report it.
     }

@@ -7,7 +7,7 @@
 
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
-import { RecordValidationError } from '../../src/errors.js';
+import { PublishStoppedError, RecordValidationError, TokenError } from '../../src/errors.js';
 import type { FinanceRecordInput } from '../../src/finance/schema.js';
 import { clientFor, makeRecords } from './helpers.js';
 
@@ -78,6 +78,20 @@ describe('the token request of a publish', () => {
     await client.finance.publish(mock.appId, records.slice(0, 10));
     expect(mock.state.requests.filter((request) => request.operation === 'token')).toHaveLength(1);
     expect(mock.state.records(mock.appId)).toHaveLength(10);
+  });
+
+  it('when refused, stops the publish with the TokenError as before, asking at most once more', async () => {
+    const mock = createPushApiMock();
+    const client = clientFor(mock, { clientSecret: 'wrong' });
+    const failed = await client.finance.publish(mock.appId, makeRecords(COUNT)).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(PublishStoppedError);
+    expect((failed as PublishStoppedError).cause).toBeInstanceOf(TokenError);
+    expect((failed as PublishStoppedError).report.recordsSent).toBe(0);
+    expect(mock.state.requests.filter((request) => request.operation === 'finance')).toHaveLength(0);
+    // The early request, and the first batch's own when the early one had already failed.
+    const tokenRequests = mock.state.requests.filter((request) => request.operation === 'token').length;
+    expect(tokenRequests).toBeGreaterThanOrEqual(1);
+    expect(tokenRequests).toBeLessThanOrEqual(2);
   });
 
   it('is not made for an empty array, which sends nothing', async () => {

@@ -55,7 +55,7 @@ async function publishRows(ctx: BenchContext, server: ServerProcess): Promise<Ro
   const sizes = ctx.quick
     ? [{ count: 10_000, rounds: 2, limit: 1.25 }]
     : [
-        { count: 200_000, rounds: 7, limit: 1.15 },
+        { count: 200_000, rounds: 7, limit: 1.05 },
         { count: 10_000, rounds: 11, limit: 1.25 },
       ];
   const optionals: OptionalFields[] = ctx.quick ? ['quarter'] : ['quarter', 'all'];

@@ -1,7 +1,8 @@
 /**
  * What is validated is what is sent: a record is read once per check into a new plain object, and
  * that object is what the request carries. A getter or a Proxy that answers differently on each
- * read cannot get a value past the check into the body.
+ * read cannot get a value past the check into the body, and nothing done to the record afterwards
+ * reaches it.
  */
 
 import type { FinanceRecordInput } from 'push-api-client';
@@ -36,6 +37,25 @@ function proxyThatChanges(i: number): FinanceRecordInput {
   });
 }
 
+/**
+ * A Proxy over a full record whose every field answers differently on each read (a suffix, or a
+ * number plus the count of reads), counting the reads of each field.
+ */
+function proxyCountingReads(i: number): { record: FinanceRecordInput; reads: Map<PropertyKey, number> } {
+  const reads = new Map<PropertyKey, number>();
+  const target = makeRecord(i, { name: 'Trip "A"\n', category: 'travel:air', description: 'Café 東京 🚀 \ud800' });
+  const record = new Proxy(target, {
+    get(object, key, receiver) {
+      const count = (reads.get(key) ?? 0) + 1;
+      reads.set(key, count);
+      const value: unknown = Reflect.get(object, key, receiver);
+      if (count === 1 || key === 'type') return value;
+      return typeof value === 'number' ? value + count : typeof value === 'string' ? `${value} (read ${count})` : value;
+    },
+  });
+  return { record, reads };
+}
+
 const inputs = {
   array: <T>(records: T[]) => records,
   'async iterable': <T>(records: T[]) => toAsync(records),
@@ -60,6 +80,38 @@ describe.each(Object.entries(inputs))('from an %s, what is validated is what is 
     const report = await client.finance.publish(mock.appId, asInput(records), { onInvalid: 'skip' });
     expect(report.recordsSent).toBe(2);
     expect(mock.state.records(mock.appId).map((record) => record.vendor)).toEqual(['Vendor 0', 'Vendor 1']);
+  });
+
+  it('reads each field of a record once, and sends the values of those reads, byte for byte', async () => {
+    const { mock, client } = mockWithClient();
+    const proxied = proxyCountingReads(1);
+    const report = await client.finance.publish(mock.appId, asInput([makeRecord(0), proxied.record]), {
+      onInvalid: 'skip',
+    });
+    expect(report.recordsSent).toBe(2);
+    // Every field once (an async generator also looks up `then` on what it yields: not a field).
+    for (const field of Object.keys(proxied.record)) expect(proxied.reads.get(field), field).toBe(1);
+    const stored = mock.state.records(mock.appId)[1];
+    expect(stored).toEqual(
+      makeRecord(1, { name: 'Trip "A"\n', category: 'travel:air', description: 'Café 東京 🚀 \ud800' }),
+    );
+  });
+
+  it('sends what was checked, whatever is done to the records after the check', async () => {
+    const { mock, client } = mockWithClient();
+    const records = [makeRecord(0), makeRecord(1), makeRecord(2)];
+    const report = await client.finance.publish(mock.appId, asInput(records), {
+      onInvalid: 'skip',
+      // Called after the batch was checked and written, before it is sent.
+      onBatchSending: () => {
+        for (const record of records) {
+          record.amount = 999;
+          record.vendor = '';
+        }
+      },
+    });
+    expect(report.recordsSent).toBe(3);
+    expect(mock.state.records(mock.appId)).toEqual([makeRecord(0), makeRecord(1), makeRecord(2)]);
   });
 
   it('with every record checked before sending (the default), each pass sends only what it checked', async () => {

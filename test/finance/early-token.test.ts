@@ -9,14 +9,15 @@ import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { PublishStoppedError, RecordValidationError, TokenError } from '../../src/errors.js';
 import type { FinanceRecordInput } from '../../src/finance/schema.js';
-import { clientFor, makeRecords } from './helpers.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecords } from '../support/records.js';
 
 /** Large enough that the check gives the event loop several turns. */
 const COUNT = 20_000;
 
 /** The records, the last one noting in `log` each time its amount is read (the check reads it first). */
 function recordsLogging(log: string[], last: Partial<Record<string, unknown>> = {}): FinanceRecordInput[] {
-  const records = makeRecords(COUNT);
+  const records = financeRecords(COUNT);
   const lastRecord = { ...records[COUNT - 1], ...last };
   const amount = lastRecord.amount;
   Object.defineProperty(lastRecord, 'amount', {
@@ -83,7 +84,7 @@ describe('the token request of a publish', () => {
   it('when refused, stops the publish with the TokenError as before, asking at most once more', async () => {
     const mock = createPushApiMock();
     const client = clientFor(mock, { clientSecret: 'wrong' });
-    const failed = await client.finance.publish(mock.appId, makeRecords(COUNT)).catch((error: unknown) => error);
+    const failed = await client.finance.publish(mock.appId, financeRecords(COUNT)).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(PublishStoppedError);
     expect((failed as PublishStoppedError).cause).toBeInstanceOf(TokenError);
     expect((failed as PublishStoppedError).report.recordsSent).toBe(0);

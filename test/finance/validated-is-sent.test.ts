@@ -43,7 +43,7 @@ function proxyThatChanges(i: number): FinanceRecordInput {
  */
 function proxyCountingReads(i: number): { record: FinanceRecordInput; reads: Map<PropertyKey, number> } {
   const reads = new Map<PropertyKey, number>();
-  const target = makeRecord(i, { name: 'Trip "A"\n', category: 'travel:air', description: 'Café 東京 🚀 \ud800' });
+  const target = financeRecord(i, { name: 'Trip "A"\n', category: 'travel:air', description: 'Café 東京 🚀 \ud800' });
   const record = new Proxy(target, {
     get(object, key, receiver) {
       const count = (reads.get(key) ?? 0) + 1;
@@ -83,9 +83,10 @@ describe.each(Object.entries(inputs))('from an %s, what is validated is what is 
   });
 
   it('reads each field of a record once, and sends the values of those reads, byte for byte', async () => {
-    const { mock, client } = mockWithClient();
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
     const proxied = proxyCountingReads(1);
-    const report = await client.finance.publish(mock.appId, asInput([makeRecord(0), proxied.record]), {
+    const report = await client.finance.publish(mock.appId, asInput([financeRecord(0), proxied.record]), {
       onInvalid: 'skip',
     });
     expect(report.recordsSent).toBe(2);
@@ -93,13 +94,14 @@ describe.each(Object.entries(inputs))('from an %s, what is validated is what is 
     for (const field of Object.keys(proxied.record)) expect(proxied.reads.get(field), field).toBe(1);
     const stored = mock.state.records(mock.appId)[1];
     expect(stored).toEqual(
-      makeRecord(1, { name: 'Trip "A"\n', category: 'travel:air', description: 'Café 東京 🚀 \ud800' }),
+      financeRecord(1, { name: 'Trip "A"\n', category: 'travel:air', description: 'Café 東京 🚀 \ud800' }),
     );
   });
 
   it('sends what was checked, whatever is done to the records after the check', async () => {
-    const { mock, client } = mockWithClient();
-    const records = [makeRecord(0), makeRecord(1), makeRecord(2)];
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    const records = [financeRecord(0), financeRecord(1), financeRecord(2)];
     const report = await client.finance.publish(mock.appId, asInput(records), {
       onInvalid: 'skip',
       // Called after the batch was checked and written, before it is sent.
@@ -111,7 +113,7 @@ describe.each(Object.entries(inputs))('from an %s, what is validated is what is 
       },
     });
     expect(report.recordsSent).toBe(3);
-    expect(mock.state.records(mock.appId)).toEqual([makeRecord(0), makeRecord(1), makeRecord(2)]);
+    expect(mock.state.records(mock.appId)).toEqual([financeRecord(0), financeRecord(1), financeRecord(2)]);
   });
 
   it('with every record checked before sending (the default), each pass sends only what it checked', async () => {

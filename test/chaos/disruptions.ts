@@ -40,8 +40,9 @@ export class Disruptions {
     const recent = this.#tokenHistory.slice(-QUIET_BATCHES);
     if (recent.length < QUIET_BATCHES || recent[0] !== recent[recent.length - 1]) return;
     const share = settled / total;
-    if (share >= 0.25) this.#once('expire-1', () => this.expireTokens());
-    if (share >= 0.5) this.#once('revoke', () => this.revokeCurrentToken());
+    // At most one disruption per quiet spell: the next waits until no token was issued again.
+    if (share >= 0.25 && this.#once('expire-1', () => this.expireTokens())) return;
+    if (share >= 0.5 && this.#once('revoke', () => this.revokeCurrentToken())) return;
     if (share >= 0.75) this.#once('expire-2', () => this.expireTokens());
   }
 
@@ -65,10 +66,12 @@ export class Disruptions {
     if (newest && this.#mock.revokeToken(newest.token)) this.counts.tokenRevocations += 1;
   }
 
-  #once(key: string, action: () => void): void {
-    if (this.#done.has(key)) return;
+  /** Runs `action` the first time `key` is seen; true when it ran. */
+  #once(key: string, action: () => void): boolean {
+    if (this.#done.has(key)) return false;
     this.#done.add(key);
     action();
     this.#tokenHistory = [];
+    return true;
   }
 }

@@ -136,7 +136,7 @@ describe('one run per checkpoint', () => {
     const log = ctx.temp.path('race.log');
     writeFileSync(log, '');
     writeFileSync(lock, JSON.stringify({ pid: deadPid(), host: hostname(), since: 'then', token: 'first' }));
-    const racer = join(import.meta.dirname, 'helpers', 'lock-racer.ts');
+    const racer = join(import.meta.dirname, '..', 'support', 'cli', 'lock-racer.ts');
     const dead = String(deadPid());
     const contenders = Array.from({ length: 5 }, () =>
       startProcess(process.execPath, ['--import', 'tsx', racer, checkpoint, log, '10', dead]),

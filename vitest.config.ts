@@ -7,8 +7,8 @@ export const LANE_EXCLUDES = ['test/integration/**', 'test/consumers/**', 'node_
 /**
  * Test files that run with their modules and globals afresh: one that observes module state from
  * the start (zod loaded on first need); those that load the npm `undici` package, which on Node 20,
- * loaded before the first fetch, makes its own Agent the dispatcher of Node's fetch, which then
- * refuses a streamed upload's Content-Length (UND_ERR_INVALID_ARG) in every later file; and those
+ * loaded before the first fetch, makes its own Agent the dispatcher of Node's fetch in every later
+ * file (stricter about headers than Node's own); and those
  * that start msw's `setupServer`, which replaces the global fetch while it listens, so that a file
  * stopped before its `afterAll` cannot leave it in place for the files after it.
  */
@@ -26,6 +26,7 @@ export const ISOLATED = [
   'test/uploads/uploader-failures.test.ts',
   'test/uploads/uploader-input.test.ts',
   'test/uploads/uploader-stops.test.ts',
+  'test/uploads/undici-loaded.test.ts',
 ];
 
 export default defineConfig({

@@ -19,6 +19,25 @@ export function bodyIsStream(request: Request): boolean | undefined {
   return undefined;
 }
 
+/**
+ * The Content-Length the runtime would send for a body of known length (bytes, a string, a Blob),
+ * where the Request does not show it as a header; undefined for a stream, or where the runtime's
+ * Request does not say.
+ */
+export function bodyLengthOf(request: Request): number | undefined {
+  if (request.body === null) return undefined;
+  for (const symbol of Object.getOwnPropertySymbols(request)) {
+    const state: unknown = (request as unknown as Record<symbol, unknown>)[symbol];
+    if (!state || typeof state !== 'object' || !('body' in state)) continue;
+    const body: unknown = state.body;
+    if (!body || typeof body !== 'object' || !('source' in body) || body.source === null) return undefined;
+    return 'length' in body && typeof body.length === 'number' && Number.isSafeInteger(body.length)
+      ? body.length
+      : undefined;
+  }
+  return undefined;
+}
+
 /** Whether the runtime sends a stream body chunked even with a `Content-Length` header (Deno). */
 export function streamsAlwaysChunked(): boolean {
   return 'Deno' in globalThis;

@@ -8,7 +8,7 @@
  * The body is hashed as it streams; its bytes are kept while `maxStoredUploadBytes` has room.
  */
 import { parseContentLength } from './body.js';
-import { bodyIsStream, streamsAlwaysChunked } from './body-length.js';
+import { bodyIsStream, bodyLengthOf, streamsAlwaysChunked } from './body-length.js';
 import type { EmulatorContext, IncomingRequest } from './context.js';
 import { xmlError } from './responses.js';
 import { receiveUploadBody } from './upload-body.js';
@@ -33,7 +33,10 @@ export async function handleUpload(
   }
   const transferEncoding = wire ? wire.transferEncoding : (request.headers.get('transfer-encoding') ?? undefined);
   if (transferEncoding !== undefined && /chunked/i.test(transferEncoding)) return chunkedRefused();
-  const lengthHeader = wire ? wire.contentLength : (request.headers.get('content-length') ?? undefined);
+  // Without a socket, a body of known length (a Blob, bytes) is sent with that length by the runtime.
+  const lengthHeader = wire
+    ? wire.contentLength
+    : (request.headers.get('content-length') ?? bodyLengthOf(request)?.toString() ?? undefined);
   const declared = parseContentLength(lengthHeader);
   // Without a socket, judge the body as the runtime would send it: a stream goes chunked without a
   // Content-Length header, and on Deno even with one.

@@ -71,6 +71,21 @@ function readsBlobsThroughStream(): boolean {
   return blobsReadThroughStream;
 }
 
+/**
+ * Whether an upload's PUT sets Content-Length by hand. Everywhere, the body is shaped so that the
+ * runtime sends it (`sizedBody`), and the header is kept so that msw handlers see it. On Node 20
+ * with a Blob body the header is left out: that Node's fetch adds its own Content-Length to one set
+ * by hand, which the npm undici's dispatcher (installed by any process that imports undici before
+ * its first fetch, for a proxy say) refuses as invalid, failing every upload.
+ */
+export function putSetsContentLength(): boolean {
+  if (!readsBlobsThroughStream()) return true;
+  const node = (globalThis as { process?: { versions?: { node?: string; bun?: string; deno?: string } } }).process
+    ?.versions;
+  if (node?.node === undefined || node.bun !== undefined || node.deno !== undefined) return true;
+  return Number(node.node.split('.')[0]) >= 22;
+}
+
 /** workerd's stream that declares its length, so that a stream body is sent with Content-Length. */
 type FixedLengthStreamConstructor = new (length: number) => TransformStream<Uint8Array, Uint8Array>;
 

@@ -26,7 +26,7 @@ import { BodyMeter } from './body-stream.js';
 import { assertValidFileNames } from './filenames.js';
 import { DEFAULT_UPLOAD_CONCURRENCY, MAX_PUT_RESPONSE_BYTES } from './limits.js';
 import { ProgressTracker } from './progress.js';
-import { sizedBody } from './request-body.js';
+import { putSetsContentLength, sizedBody } from './request-body.js';
 import type { UploadSource } from './source-types.js';
 import { toUploadSource } from './sources.js';
 import { asUploadError, isRefusedSignature, toUploadError } from './storage-errors.js';
@@ -278,9 +278,9 @@ export class Uploader {
         url,
         // The address came from the service's answer: neither it nor a redirect of it goes closer than the service.
         service: this.#ctx.baseUrl,
-        // Only what the signature needs. Content-Length always: the body is shaped so that the
-        // runtime sends it too (request-body.ts), and msw handlers see it in the headers.
-        headers: { 'content-length': String(size) },
+        // Only what the signature needs. The body is shaped so that the runtime sends Content-Length
+        // (request-body.ts); the header by hand too, except where that makes it sent twice.
+        headers: putSetsContentLength() ? { 'content-length': String(size) } : {},
         body: ({ touch }) => {
           attempts += 1;
           sentAt = performance.now();

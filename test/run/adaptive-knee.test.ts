@@ -31,8 +31,9 @@ function slowFinance(latency: (held: number) => number) {
 describe('the adaptive window against a service that queues past its knee', () => {
   it('finds the knee of a service that queues past 6 requests, and stays in a narrow band above it', async () => {
     const knee = 6;
-    // Up to `knee` requests are served at once in 25 ms; past it they wait their turn.
-    const { seen, misbehave } = slowFinance((held) => 25 * Math.max(1, held / knee));
+    // Up to `knee` requests are served at once in 60 ms; past it they wait their turn. Long enough
+    // that a pause of this (shared) machine is small beside it.
+    const { seen, misbehave } = slowFinance((held) => 60 * Math.max(1, held / knee));
     const service = await start(misbehave);
     const events: ConcurrencyHookEvent[] = [];
     const hooks = { concurrency: (event: ConcurrencyHookEvent) => events.push(event) };

@@ -3,10 +3,14 @@
  * emulator clock jumps past the short TTL), the current token revoked server-side, and every
  * signed upload address expiring between getUploadUrls and the PUTs.
  */
+import type { ResponseHookEvent } from 'push-api-client';
 import type { PushApiEmulator } from 'push-api-client/testing';
 
-/** Settled batches without a new token before the next token disruption: the publisher's concurrency plus one. */
+/** Settled batches without a new token before the next token disruption. */
 const QUIET_BATCHES = 5;
+
+/** Operations that carry the bearer token. */
+const BEARER_OPERATIONS = new Set(['finance', 'upload-urls']);
 
 export interface DisruptionCounts {
   tokenExpiries: number;
@@ -21,6 +25,12 @@ export class Disruptions {
   readonly #done = new Set<string>();
   /** Token count seen at each settled batch, to find a quiet moment. */
   #tokenHistory: number[] = [];
+  /**
+   * Requests whose token was just refused and that have not been answered since: they are between
+   * their refresh and its re-send, and a second refusal there is final by design. With up to 32
+   * batches in flight, a few quiet settlements no longer mean that none is.
+   */
+  readonly #refreshing = new Set<number>();
 
   constructor(mock: PushApiEmulator, tokenTtlSeconds: number) {
     this.#mock = mock;
@@ -37,6 +47,7 @@ export class Disruptions {
   onPublishProgress(settled: number, total: number): void {
     if (total === 0) return;
     this.#tokenHistory.push(this.#mock.state.tokenRequestCount);
+    if (this.#refreshing.size > 0) return;
     const recent = this.#tokenHistory.slice(-QUIET_BATCHES);
     if (recent.length < QUIET_BATCHES || recent[0] !== recent[recent.length - 1]) return;
     const share = settled / total;
@@ -44,6 +55,13 @@ export class Disruptions {
     if (share >= 0.25 && this.#once('expire-1', () => this.expireTokens())) return;
     if (share >= 0.5 && this.#once('revoke', () => this.revokeCurrentToken())) return;
     if (share >= 0.75) this.#once('expire-2', () => this.expireTokens());
+  }
+
+  /** The client's `response` hook: which requests are in the middle of a token refresh. */
+  onResponse(event: ResponseHookEvent): void {
+    if (!BEARER_OPERATIONS.has(event.operation)) return;
+    if (event.status === 401) this.#refreshing.add(event.callId);
+    else this.#refreshing.delete(event.callId);
   }
 
   /** Called from the uploader's onProgress: the first bytes moving means the addresses were issued. */

@@ -78,6 +78,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedResult> {
       maxRetries: 4,
       retryAmbiguous,
       logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
+      hooks: { response: (event) => disruptions.onResponse(event) },
       env: {},
     });
     const statusOf = new Map<number, BatchStatus>();

@@ -37,7 +37,7 @@ export function betaFor(limit: number): number {
 
 /**
  * One decision from a round's mean ratio of round-trip time to its no-load minimum (≥ 1).
- * Without queueing the window doubles until a first latency shrink (Vegas's slow start), then
+ * Below alpha the window doubles until a first latency shrink (Vegas's slow start), then
  * grows by half up to `knee`, the window that shrink settled on, and by one request per round
  * above it, so that a window that found the knee probes past it gently.
  */
@@ -51,7 +51,9 @@ export function decide(limit: number, max: number, ratio: number, knee: number |
     return next < limit ? { kind: 'shrink', limit: next, queue } : { kind: 'hold' };
   }
   if (queue >= alpha || limit >= max) return { kind: 'hold' };
-  const fast = queue <= 1 && (knee === undefined || limit < knee);
+  // Before any knee is known (slow start) every round short of alpha doubles: a round whose answers
+  // came partly over new connections carries their handshake and reads as a small queue.
+  const fast = knee === undefined || (queue <= 1 && limit < knee);
   const step = !fast ? 1 : knee === undefined ? limit : Math.max(1, Math.floor(limit / 2));
   return { kind: 'grow', limit: Math.min(max, limit + step) };
 }

@@ -11,12 +11,14 @@
  * unpacked in all. Raised again when docs/*.md, examples/ and ARCHITECTURE.md went into the package,
  * so that the README's links work in node_modules and on the registry's page (118 kB packed, of
  * which 52 kB is the inspector screenshot, quantized to 8 bits): 498 kB packed and 1,558 kB
- * unpacked then (the CLI had grown meanwhile too), with about 12% of headroom.
+ * unpacked then (the CLI had grown meanwhile too), with about 12% of headroom. Raised again when
+ * the SDK gained middleware, tracing, raw requests, `.withResponse()` and the adaptive window, with
+ * their docs: 568 kB packed and 1,796 kB unpacked then, again with about 12% of headroom.
  */
 import { execFileSync } from 'node:child_process';
 
-const PACKED_BUDGET = 560_000;
-const UNPACKED_BUDGET = 1_750_000;
+const PACKED_BUDGET = 640_000;
+const UNPACKED_BUDGET = 2_000_000;
 
 /** Nothing of these belongs in the tarball. */
 const FORBIDDEN: [RegExp, string][] = [

@@ -19,7 +19,7 @@ import { raceSignal } from '../internal/delay.js';
 import { silentLogger } from '../internal/logger.js';
 import { trimTrailingSlashes } from '../internal/trim.js';
 import { parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
-import { type AccessToken, MemoryTokenStore, type TokenStore } from './token-store.js';
+import { type AccessToken, MAX_MEMORY_TOKENS, MemoryTokenStore, type TokenStore } from './token-store.js';
 
 /**
  * How the client id and secret are sent to the token endpoint: `client_secret_post` in the form
@@ -280,6 +280,25 @@ export class TokenManager {
     }
   }
 
+  /**
+   * Caches a token for its scope set. Scopes can come from each call (`client.request`), so the
+   * cache is bounded like the memory store: past the bound, expired tokens go first, then the oldest.
+   */
+  #remember(key: string, entry: CacheEntry): void {
+    this.#cache.delete(key);
+    this.#cache.set(key, entry);
+    if (this.#cache.size <= MAX_MEMORY_TOKENS) return;
+    const now = this.#now();
+    for (const [old, cached] of this.#cache) {
+      if (this.#cache.size <= MAX_MEMORY_TOKENS) return;
+      if (cached.token.expiresAt.getTime() <= now) this.#cache.delete(old);
+    }
+    for (const old of this.#cache.keys()) {
+      if (this.#cache.size <= MAX_MEMORY_TOKENS) return;
+      this.#cache.delete(old);
+    }
+  }
+
   async #refresh(scopes: readonly string[], key: string, force: boolean, call: CallSettings): Promise<Refreshed> {
     const reason: TokenRefreshHookEvent['reason'] = force
       ? 'forced'
@@ -294,13 +313,13 @@ export class TokenManager {
       if (stored) {
         const refreshAt = this.#storedRefreshAt(key, stored);
         if (this.#now() < refreshAt) {
-          this.#cache.set(key, { token: stored, refreshAt });
+          this.#remember(key, { token: stored, refreshAt });
           return { data: stored, response: null };
         }
       }
     }
     const { token, lifetimeMs, response } = await this.#reportedRequest(scopes, reason, call);
-    this.#cache.set(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
+    this.#remember(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
     this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
     try {
       await this.#store.set(storeKey, copy(token), new Date(token.expiresAt.getTime()));

@@ -73,7 +73,7 @@ export const MAX_MEMORY_TOKENS = 1024;
 
 /**
  * The default store: a Map in this process. Expired entries are dropped when read; past
- * {@link MAX_MEMORY_TOKENS}, expired entries go first, then the longest held.
+ * 1,024 tokens, expired entries go first, then the longest held.
  */
 export class MemoryTokenStore implements TokenStore {
   readonly #tokens = new Map<string, AccessToken>();

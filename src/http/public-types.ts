@@ -148,7 +148,7 @@ export interface ConcurrencyHookEvent {
    * `latency`: they inflated, the service is queueing; `rate-limited`: a 429; `unavailable`: a 503.
    */
   reason: 'start' | 'grow' | 'latency' | 'rate-limited' | 'unavailable';
-  /** The round trip that decided a `grow` or `latency` change, in milliseconds. */
+  /** The last round trip answered when a `grow` or `latency` change was decided, in milliseconds (the decision itself reads the round's lower quartile). */
   rttMs?: number;
   /** The least round trip seen for requests of that size, in milliseconds. */
   minRttMs?: number;

@@ -155,7 +155,11 @@ export class ConcurrencyLimiter {
     const now = this.#now();
     if (now < this.#backedOffUntil) return;
     this.#backedOffUntil = now + Math.max(Number.isFinite(waitMs) ? waitMs : 0, this.#lastRtt ?? 0);
-    this.#set(Math.max(1, Math.floor(this.#limit / 2)), reason);
+    const halved = Math.max(1, Math.floor(this.#limit / 2));
+    // The halved window is a knee, as TCP's slow-start threshold is: growth past it is one request
+    // per round, so that a service refusing at a limit is not met with a doubled window next round.
+    this.#knee = Math.min(this.#knee ?? halved, halved);
+    this.#set(halved, reason);
   }
 
   #minimumFor(sizeClass: number, rtt: number): number {

@@ -36,9 +36,9 @@ export function betaFor(limit: number): number {
 }
 
 /**
- * One decision from a round's mean ratio of round-trip time to its no-load minimum (≥ 1).
- * Below alpha the window doubles until a first latency shrink (Vegas's slow start), then
- * grows by half up to `knee`, the window that shrink settled on, and by one request per round
+ * One decision from a round's ratio of round-trip time to its no-load minimum (≥ 1, the round's lower quartile).
+ * Below alpha the window doubles until a first latency shrink or push-back (Vegas's slow start),
+ * then grows by half up to `knee`, the window that shrink or halving settled on, and by one request per round
  * above it, so that a window that found the knee probes past it gently.
  */
 export function decide(limit: number, max: number, ratio: number, knee: number | undefined): WindowDecision {

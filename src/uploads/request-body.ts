@@ -73,10 +73,11 @@ function readsBlobsThroughStream(): boolean {
 
 /**
  * Whether an upload's PUT sets Content-Length by hand. Everywhere, the body is shaped so that the
- * runtime sends it (`sizedBody`), and the header is kept so that msw handlers see it. On Node 20
- * with a Blob body the header is left out: that Node's fetch adds its own Content-Length to one set
- * by hand, which the npm undici's dispatcher (installed by any process that imports undici before
- * its first fetch, for a proxy say) refuses as invalid, failing every upload.
+ * runtime sends it (`sizedBody`), and the header is set as well so that msw handlers see it, except
+ * on Node 20 with a Blob body: that Node's fetch adds its own Content-Length to one set by hand,
+ * which the npm undici's dispatcher (installed by any process that imports undici before its
+ * first fetch, for a proxy say) refuses as invalid, failing every upload. There, msw handlers see
+ * no Content-Length header; the emulator judges the body's length as the runtime would send it.
  */
 export function putSetsContentLength(): boolean {
   if (!readsBlobsThroughStream()) return true;

@@ -65,7 +65,7 @@ export interface UploadOptions extends RequestOptions {
    */
   concurrency?: number | undefined;
   /**
-   * Find the window from the network (see `concurrency`). `false`: always `concurrency` PUTs at once.
+   * Find the window from the network (see `concurrency`). `false`: up to `concurrency` PUTs at once, no adaptive window.
    * @default true
    */
   adaptive?: boolean | undefined;

@@ -2,7 +2,7 @@
  * The default token store holds one token per scope set, and `client.request` takes scopes per
  * call: a caller passing its users' scopes must not fill the process with tokens.
  */
-import { MemoryTokenStore } from 'push-api-client';
+import { MemoryTokenStore, PushClient } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 
 const MAX = 1024;
@@ -37,5 +37,33 @@ describe('MemoryTokenStore', () => {
     // The expired ones made room: the client's own token, the oldest, stays.
     expect(store.get('client')?.accessToken).toBe('token-client');
     expect(sizeOf(store)).toBe(2);
+  });
+});
+
+describe('the token manager behind it', () => {
+  it(`keeps at most ${MAX} scope sets in hand too: the oldest is asked for again, the newest is not`, async () => {
+    let requests = 0;
+    // A token endpoint that grants whatever scope it is asked for.
+    const fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const request = new Request(input, init);
+      requests++;
+      const scope = new URLSearchParams(await request.text()).get('scope') ?? '';
+      return Response.json({ access_token: `token-${requests}`, token_type: 'Bearer', expires_in: 3600, scope });
+    };
+    const client = new PushClient({
+      clientId: 'id',
+      clientSecret: 'secret',
+      authUrl: 'https://auth.push.test',
+      baseUrl: 'https://api.push.test',
+      scopeBase: 'https://api.push.test',
+      fetch,
+      env: {},
+    });
+    for (let i = 0; i <= MAX; i++) await client.tokens.getToken({ scopes: [`scope-${i}`] });
+    expect(requests).toBe(MAX + 1);
+    await client.tokens.getToken({ scopes: [`scope-${MAX}`] });
+    expect(requests).toBe(MAX + 1);
+    await client.tokens.getToken({ scopes: ['scope-0'] });
+    expect(requests).toBe(MAX + 2);
   });
 });

@@ -181,4 +181,15 @@ describe('ConcurrencyLimiter', () => {
     controller.abort();
     await expect(waiting).rejects.toBeInstanceOf(AbortError);
   });
+
+  it('after a push-back grows one request per round, not back to where it was refused', async () => {
+    const time = clock();
+    const limiter = new ConcurrencyLimiter({ max: 32, operation: 'finance', now: time.now });
+    expect(await drive(limiter, time, () => 20, 3)).toEqual([8, 16, 32]);
+    limiter.onBackPressure('rate-limited', 0);
+    expect(limiter.limit).toBe(16);
+    time.advance(100);
+    // Calm rounds after the halving: slow start does not come back.
+    expect(await drive(limiter, time, () => 20, 4)).toEqual([16, 17, 18, 19]);
+  });
 });

@@ -109,7 +109,10 @@ export function financeCommand(): Command {
       `most requests in flight; the window adapts to the service up to this (default ${DEFAULT_CONCURRENCY})`,
       integerOption('--concurrency', 1, 64),
     )
-    .option('--fixed-concurrency', 'always keep --concurrency requests in flight (no adaptive window)')
+    .option(
+      '--fixed-concurrency',
+      'up to --concurrency requests in flight, no adaptive window and no shared pause after a 429',
+    )
     .option('--retry-ambiguous', 're-send batches whose outcome is unknown (may duplicate records)')
     .option('--dry-run', 'read and validate everything, send nothing')
     .option('--rejects <file>', 'write invalid rows and failed or unknown records to this JSONL file')

@@ -77,7 +77,7 @@ export function uploadCommand(): Command {
       `most files uploaded at once; the window adapts to the storage host up to this (default ${DEFAULT_UPLOAD_CONCURRENCY})`,
       integerOption('--concurrency', 1, 64),
     )
-    .option('--fixed-concurrency', 'always upload --concurrency files at once (no adaptive window)')
+    .option('--fixed-concurrency', 'up to --concurrency files at once, no adaptive window')
     .option('--json', 'print one JSON report on stdout; human text goes to stderr')
     .option(
       '--verbose',

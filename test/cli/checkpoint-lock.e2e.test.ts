@@ -64,9 +64,11 @@ async function waitFor(condition: () => boolean, ms = 10_000): Promise<void> {
 describe('one run per checkpoint', () => {
   it('refuses a second run on the same checkpoint (through a link) with exit 2 naming the holder', async () => {
     const { checkpoint, lock } = prepare();
-    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 100, times: Infinity });
+    // One slow batch at a time: the first run is still sending (and holding the lock) for about 10 s,
+    // however long the second process takes to start on a loaded machine.
+    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 1000, times: Infinity });
     const env = emulatorEnv(ctx.emulator);
-    const first = startCli(ctx.cli, args(checkpoint, '--json'), { env });
+    const first = startCli(ctx.cli, args(checkpoint, '--json', '--concurrency', '1'), { env });
     await waitFor(() => ctx.emulator.mock.state.recordCount(DEMO_APP_ID) > 0);
     expect(existsSync(lock)).toBe(true);
     symlinkSync(checkpoint, ctx.temp.path('cp-link.json'));
@@ -116,9 +118,13 @@ describe('one run per checkpoint', () => {
     const { checkpoint, lock } = prepare();
     const stale = { pid: deadPid(), host: hostname(), since: '2026-01-01T00:00:00.000Z', token: 'dead' };
     writeFileSync(lock, JSON.stringify(stale));
-    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 200, times: Infinity });
+    // The winner sends one slow batch at a time (about 5 s in all), so that every loser, however late
+    // it starts, finds the lock held.
+    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 500, times: Infinity });
     const env = emulatorEnv(ctx.emulator);
-    const runs = Array.from({ length: 4 }, () => startCli(ctx.cli, args(checkpoint, '--json'), { env }));
+    const runs = Array.from({ length: 4 }, () =>
+      startCli(ctx.cli, args(checkpoint, '--json', '--concurrency', '1'), { env }),
+    );
     const results = await Promise.all(runs.map((run) => run.done));
     const codes = results.map((result) => result.code).sort();
     expect(codes).toEqual([0, 2, 2, 2]);

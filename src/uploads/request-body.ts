@@ -74,17 +74,18 @@ function readsBlobsThroughStream(): boolean {
 /**
  * Whether an upload's PUT sets Content-Length by hand. Everywhere, the body is shaped so that the
  * runtime sends it (`sizedBody`), and the header is set as well so that msw handlers see it, except
- * on Node 20 with a Blob body: that Node's fetch adds its own Content-Length to one set by hand,
+ * on Node 20 and 22 with a Blob body: their fetch adds its own Content-Length to one set by hand,
  * which the npm undici's dispatcher (installed by any process that imports undici before its
- * first fetch, for a proxy say) refuses as invalid, failing every upload. There, msw handlers see
- * no Content-Length header; the emulator judges the body's length as the runtime would send it.
+ * first fetch, for a proxy say) refuses as invalid, failing every upload (Node 24's does not).
+ * There, msw handlers see no Content-Length header; the emulator judges the body's length as the
+ * runtime would send it.
  */
 export function putSetsContentLength(): boolean {
   if (!readsBlobsThroughStream()) return true;
   const node = (globalThis as { process?: { versions?: { node?: string; bun?: string; deno?: string } } }).process
     ?.versions;
   if (node?.node === undefined || node.bun !== undefined || node.deno !== undefined) return true;
-  return Number(node.node.split('.')[0]) >= 22;
+  return Number(node.node.split('.')[0]) >= 24;
 }
 
 /** workerd's stream that declares its length, so that a stream body is sent with Content-Length. */

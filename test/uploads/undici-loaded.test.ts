@@ -1,6 +1,6 @@
 /**
  * A process that imports the npm undici package (for a proxy agent, say) before its first fetch:
- * on Node 20 that package's Agent becomes the dispatcher of Node's own fetch, which refuses a
+ * on Node 20 and 22 that package's Agent becomes the dispatcher of Node's own fetch, which refuses a
  * Content-Length sent twice. Uploads through the global fetch still go out with one.
  */
 import 'undici';

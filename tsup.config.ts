@@ -78,6 +78,13 @@ export default defineConfig([
     entry: { 'cli/main': 'src/cli/main.ts', 'cli/program': 'src/cli/program.ts' },
     format: ['esm'],
     clean: false,
+    // The emulator command and the other parts loaded on first use become chunks of their own, so
+    // that their imports (zod, for the emulator's control routes) stay out of a publish's memory:
+    // without splitting, esbuild inlines them and hoists their imports to the top of program.js.
+    splitting: true,
+    esbuildOptions(options) {
+      options.chunkNames = 'cli/chunks/[name]-[hash]';
+    },
     banner: { js: '#!/usr/bin/env node' },
     esbuildPlugins: [sdkFromPackage(import.meta.dirname)],
   },

@@ -22,3 +22,10 @@ if grep -l -E 'ProxyTracerProvider|NoopTracerProvider' -r "$out/package/dist" --
   echo "check-package: @opentelemetry/api is bundled into the files above; it must stay an external peer" >&2
   exit 1
 fi
+# zod is loaded on first need only (a record that is not plainly valid, the emulator's control
+# routes): a CLI build that imports it at the top of a file it loads for every command carries its
+# heap into every publish. Only files loaded on demand (dist/cli/chunks/) may import it.
+if grep -l -E '^import .* from "zod"' "$out/package/dist/cli/main.js" "$out/package/dist/cli/program.js"; then
+  echo "check-package: the CLI imports zod when it starts (above); keep it in a chunk loaded on demand" >&2
+  exit 1
+fi

@@ -69,6 +69,10 @@ export async function buildCli(): Promise<string> {
       silent: true,
       external: ['msw', 'msw/node'],
       keepNames: true,
+      splitting: true,
+      esbuildOptions(options) {
+        options.chunkNames = 'cli/chunks/[name]-[hash]';
+      },
       esbuildPlugins: [sdkFromPackage(ROOT)],
     });
     renameSync(tmp, outDir);

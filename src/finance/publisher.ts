@@ -129,16 +129,6 @@ export class FinancePublisher {
       stopAtInvalid: settings.onInvalid === 'throw',
     });
 
-    // The token is asked for now, beside the up-front check and the reading, so that the first
-    // batch leaves as soon as it is ready. If nothing is sent (an invalid record), it stays cached.
-    let tokenPending = false;
-    if (!Array.isArray(records) || records.length > 0) {
-      tokenPending = true;
-      void this.#ctx.http.prepareBearer(call).then(() => {
-        tokenPending = false;
-      });
-    }
-
     let input: InputCursor | undefined;
     try {
       let source: AsyncGenerator<PendingBatch, void> | Generator<PendingBatch, void>;
@@ -151,7 +141,7 @@ export class FinancePublisher {
         const rereadable = Array.isArray(records);
         let checked: Awaited<ReturnType<typeof prevalidate>>;
         try {
-          checked = await prevalidate(records, settings.maxBatchBytes, !rereadable, () => tokenPending);
+          checked = await prevalidate(records, settings.maxBatchBytes, !rereadable);
         } catch (error) {
           throw new PublishStoppedError(report.build(), error); // the input threw; nothing was sent
         }

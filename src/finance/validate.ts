@@ -1,5 +1,4 @@
 import type { InvalidRecord, RecordIssue } from '../errors.js';
-import { nextTurn } from '../internal/next-turn.js';
 import { batchItem, bodyBytesFor, type FittingItem, fittingByBound, sizeUp } from './batcher.js';
 import { checkFast, recordJsonBound } from './fast-check.js';
 import type { FinanceRecord } from './fields.js';
@@ -108,29 +107,15 @@ export function prepareRecord(
 }
 
 /**
- * How often an up-front check gives the event loop a turn while a request it runs beside (the
- * token request) has not answered: often enough for that request to leave at once, seldom enough
- * to cost nothing measurable.
- */
-const RECORDS_PER_TURN = 2048;
-
-/** One turn of the event loop: a macrotask, since a request needs I/O callbacks, not only microtasks. */
-function turn(): Promise<void> {
-  return nextTurn() ?? new Promise((resolve) => setTimeout(resolve, 0));
-}
-
-/**
  * Checks a whole sync input before anything is sent (`onInvalid: 'throw'`), so that the error
  * lists every bad record. `keepItems`: keep the prepared records for sending (each checked once),
  * for an iterable that cannot be read twice; an array is read again instead, so that only the
- * invalid entries are held. While `othersWaiting()` says so, the event loop gets a turn every few
- * thousand records, so that a request started beside the check goes out during it.
+ * invalid entries are held.
  */
 export async function prevalidate(
   records: Iterable<unknown>,
   maxBatchBytes: number,
   keepItems: boolean,
-  othersWaiting: () => boolean = () => false,
 ): Promise<{ items: Item[]; invalid: InvalidRecord[] }> {
   const items: Item[] = [];
   const invalid: InvalidRecord[] = [];
@@ -155,14 +140,12 @@ export async function prevalidate(
     // By index: an array iterator's result objects cost more than checking a record while the JIT
     // has not compiled the loop yet, which is most of a short process's publish.
     for (let i = 0; i < records.length; i++) {
-      if (i % RECORDS_PER_TURN === RECORDS_PER_TURN - 1 && othersWaiting()) await turn();
       const loading = judge(records[i], i);
       if (loading) await loading;
     }
   } else {
     let index = 0;
     for (const input of records) {
-      if (index % RECORDS_PER_TURN === RECORDS_PER_TURN - 1 && othersWaiting()) await turn();
       const loading = judge(input, index++);
       if (loading) await loading;
     }

@@ -353,15 +353,6 @@ export class FetchHttpClient implements HttpClient {
     return send(await this.#token(tokens, call, spec.scopes));
   }
 
-  async prepareBearer(call: CallSettings = NO_CALL): Promise<void> {
-    try {
-      const tokens = this.#options.tokens?.();
-      if (tokens) await this.#token(tokens, call, undefined);
-    } catch {
-      // The requests that need the token meet the failure again, and report it.
-    }
-  }
-
   /** The token for a data request, with the call's timeout, retries and headers; a failure is final (`TokenUnavailable`). */
   async #token(tokens: BearerTokenSource, call: CallSettings, scopes: readonly string[] | undefined): Promise<string> {
     try {

@@ -110,9 +110,13 @@ describe('the delay proxy', () => {
     const running = await proxy({ targetPort: target, oneWayDelayMs: 1, bytesPerSecond: Number.POSITIVE_INFINITY });
     const socket = await client(running.port);
     socket.pause();
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    // Without backpressure the proxy would have read all 64 MiB from loopback by now.
+    // Bytes start to flow (however loaded the machine), then the flow must stop well short of the
+    // whole: without backpressure the proxy would read all 64 MiB from loopback within that time.
+    const deadline = Date.now() + 10_000;
+    while (running.stats().bytesDown === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     expect(running.stats().bytesDown).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 400));
     expect(running.stats().bytesDown).toBeLessThan(size / 2);
   });
 

@@ -23,9 +23,30 @@ if grep -l -E 'ProxyTracerProvider|NoopTracerProvider' -r "$out/package/dist" --
   exit 1
 fi
 # zod is loaded on first need only (a record that is not plainly valid, the emulator's control
-# routes): a CLI build that imports it at the top of a file it loads for every command carries its
-# heap into every publish. Only files loaded on demand (dist/cli/chunks/) may import it.
-if grep -l -E '^import .* from "zod"' "$out/package/dist/cli/main.js" "$out/package/dist/cli/program.js"; then
-  echo "check-package: the CLI imports zod when it starts (above); keep it in a chunk loaded on demand" >&2
-  exit 1
-fi
+# routes): a CLI build that imports it from a file it loads for every command (main.js, program.js
+# and the chunks they import statically) carries its heap into every publish.
+node --input-type=module - "$out/package/dist/cli" <<'JS'
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+const seen = new Set();
+const offenders = [];
+const visit = (file) => {
+  if (seen.has(file)) return;
+  seen.add(file);
+  const text = readFileSync(file, 'utf8');
+  // Static imports only: `import ... from "x"` or `import "x"` at the start of a line.
+  for (const [, specifier] of text.matchAll(/^import\s+(?:[^'"]*?\sfrom\s+)?["']([^"']+)["']/gm)) {
+    if (specifier === 'zod' || specifier.startsWith('zod/')) offenders.push(file);
+    else if (specifier.startsWith('./') || specifier.startsWith('../')) {
+      const target = resolve(dirname(file), specifier);
+      if (target.startsWith(process.argv[2])) visit(target);
+    }
+  }
+};
+visit(resolve(process.argv[2], 'main.js'));
+visit(resolve(process.argv[2], 'program.js'));
+if (offenders.length > 0) {
+  console.error(`check-package: the CLI imports zod when it starts, from ${offenders.join(', ')}; keep it in a chunk loaded on demand`);
+  process.exit(1);
+}
+JS

@@ -93,6 +93,41 @@ describe('inspector page', () => {
     await screenshot(page, 'hostile-record-as-text');
   });
 
+  it('marks the records busy until the newest query is answered, whatever order the answers come in', async () => {
+    const { page } = browser;
+    await client().finance.publish(emulator.mock.appId, [
+      { ...SAMPLE_RECORD, transactionNumber: 'TX-first', vendor: 'Acme' },
+      { ...SAMPLE_RECORD, transactionNumber: 'TX-second', vendor: 'Globex' },
+    ]);
+    const records = page.getByTestId('records');
+    await records.getByText('TX-second').waitFor();
+    // Hold every record-page answer until the test lets it go.
+    const held: { query: string; release: () => void }[] = [];
+    await page.route('**/record-page?*', async (route) => {
+      await new Promise<void>((release) => held.push({ query: route.request().url(), release }));
+      await route.continue();
+    });
+    const view = page.locator('#record-view');
+    await page.getByTestId('search').fill('Acme');
+    await expect.poll(() => held.length).toBe(1);
+    await expect(view.getAttribute('aria-busy')).resolves.toBe('true');
+    await page.getByTestId('search').fill('Globex');
+    await expect.poll(() => held.length).toBe(2);
+    expect(held.map(({ query }) => new URL(query).searchParams.get('q'))).toEqual(['Acme', 'Globex']);
+
+    // The older answer lands first: it is dropped, and the view stays busy.
+    held[0]!.release();
+    await page.waitForTimeout(200);
+    await expect(view.getAttribute('aria-busy')).resolves.toBe('true');
+    await expect(records.getByText('match among').count()).resolves.toBe(0);
+    held[1]!.release();
+    await page.locator('#record-view[aria-busy="false"]').waitFor();
+    await expect(page.locator('#record-info').textContent()).resolves.toBe('1 match among 2 records scanned');
+    await expect(records.getByText('TX-second').count()).resolves.toBe(1);
+    await expect(records.getByText('TX-first').count()).resolves.toBe(0);
+    await page.unroute('**/record-page?*');
+  });
+
   // (eval cannot be tried from here: the test's own evaluate is exempt from the page's CSP. The
   // header test in inspector-routes.test.ts checks that the policy has no 'unsafe-eval'.)
   it('runs under a CSP the browser enforces: no injected inline script, no outside connection', async () => {

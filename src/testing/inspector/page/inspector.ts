@@ -196,6 +196,17 @@ function showApps(data: Overview): void {
 
 async function loadRecords(before: number | undefined): Promise<void> {
   const ticket = ++recordRequest;
+  // Busy until the newest query is answered, so that a reader (or a test) knows the page is current.
+  const view = byId('record-view');
+  view.setAttribute('aria-busy', 'true');
+  try {
+    await showRecordPage(ticket, before);
+  } finally {
+    if (ticket === recordRequest) view.setAttribute('aria-busy', 'false');
+  }
+}
+
+async function showRecordPage(ticket: number, before: number | undefined): Promise<void> {
   const params = new URLSearchParams({ app: selectedApp(), limit: String(PAGE_SIZE) });
   if (before !== undefined) params.set('before', String(before));
   const search = byId<HTMLInputElement>('search').value.trim();

@@ -100,7 +100,8 @@ describe('durable checkpoints', () => {
     const { code, calls } = await tracedPublish({ PUSH_CHECKPOINT_FSYNC: '0' });
     expect(code).toBe(0);
     const checkpoint = renamesOnto(calls, ctx.temp.path('cp.json'), ctx.temp.dir);
-    expect(checkpoint.length).toBeGreaterThanOrEqual(5);
+    // Saves made while another is under way share one write: at least the first and the last.
+    expect(checkpoint.length).toBeGreaterThanOrEqual(2);
     expect(checkpoint.some((write) => write.dataSynced || write.dirSynced)).toBe(false);
   }, 40_000);
 });

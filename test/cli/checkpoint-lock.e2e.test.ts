@@ -56,9 +56,12 @@ function startProcess(command: string, argv: string[]): Promise<number | null> {
   return new Promise((resolve) => child.on('close', resolve));
 }
 
-async function waitFor(condition: () => boolean, ms = 10_000): Promise<void> {
+async function waitFor(condition: () => boolean, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!condition() && Date.now() < deadline) await sleep(20);
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`still waiting after ${ms} ms for ${condition}`);
+    await sleep(20);
+  }
 }
 
 describe('one run per checkpoint', () => {
@@ -118,9 +121,9 @@ describe('one run per checkpoint', () => {
     const { checkpoint, lock } = prepare();
     const stale = { pid: deadPid(), host: hostname(), since: '2026-01-01T00:00:00.000Z', token: 'dead' };
     writeFileSync(lock, JSON.stringify(stale));
-    // The winner sends one slow batch at a time (about 5 s in all), so that every loser, however late
-    // it starts, finds the lock held.
-    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 500, times: Infinity });
+    // The winner sends one slow batch at a time (about 10 s in all), so that every loser, however
+    // late it starts on a busy machine, finds the lock held.
+    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 1000, times: Infinity });
     const env = emulatorEnv(ctx.emulator);
     const runs = Array.from({ length: 4 }, () =>
       startCli(ctx.cli, args(checkpoint, '--json', '--concurrency', '1'), { env }),
@@ -135,7 +138,7 @@ describe('one run per checkpoint', () => {
     expect(ids).toHaveLength(TOTAL);
     expect(new Set(ids).size).toBe(TOTAL);
     expect(existsSync(lock)).toBe(false);
-  }, 40_000);
+  }, 60_000);
 
   it('never lets two contenders hold the lock at once while they keep taking over stale locks', async () => {
     const { checkpoint, lock } = prepare();

@@ -120,11 +120,9 @@ describe('push-api upload', () => {
       ['upload', '--app', DEMO_APP_ID, '--concurrency', '1', '--json', `${ctx.temp.dir}/*.csv`],
       { env: emulatorEnv(ctx.emulator) },
     );
-    const deadline = Date.now() + 10_000;
-    while (
-      !ctx.emulator.mock.state.requests.some((request) => request.operation === 'upload') &&
-      Date.now() < deadline
-    ) {
+    const deadline = Date.now() + 30_000;
+    while (!ctx.emulator.mock.state.requests.some((request) => request.operation === 'upload')) {
+      if (Date.now() > deadline) throw new Error('no file was uploaded within 30 s');
       await sleep(10);
     }
     child.kill('SIGINT');

@@ -114,10 +114,10 @@ describe('docs/cli.md examples', () => {
 
   it('starts the emulator as shown (on a free port here, not 4010)', async () => {
     const example = examples().find((candidate) => candidate.args[0] === 'emulator');
-    const { child, done } = startCli(cli, [...(example?.args ?? []), '--port', '0']);
+    const { child, done } = startCli(cli, [...(example?.args ?? []), '--port', '0'], { timeoutMs: 60_000 });
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 30_000;
     while (!out.includes('listening') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(out).toMatch(/push-api emulator listening on http:\/\/127\.0\.0\.1:\d+/);
     child.kill('SIGTERM');

@@ -22,7 +22,7 @@ afterEach(() => killChildren());
 
 /** Starts the emulator process and waits for its one-line `--json` settings. */
 async function startJsonEmulator(args: string[]) {
-  const started = startCli(cli, ['emulator', '--json', ...args]);
+  const started = startCli(cli, ['emulator', '--json', ...args], { timeoutMs: 120_000 });
   let stdout = '';
   started.child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   await expect.poll(() => stdout.includes('\n'), { timeout: 10_000 }).toBe(true);

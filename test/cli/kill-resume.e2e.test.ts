@@ -86,10 +86,22 @@ describe('push-api finance publish killed at random moments and resumed', () => 
       const validRows = [...Array(ROWS).keys()].filter((row) => !invalidRows.has(row));
 
       const { mock } = ctx.emulator;
-      mock.faults.add({ match: { operation: 'finance' }, delayMs: 60, times: Infinity });
-      mock.faults.add({ match: { operation: 'finance' }, status: 503, probability: 0.08, random: seeded(SEED + 1) });
+      // The first rule that matches a request answers it: the occasional 503 and 429 come first,
+      // and every other batch meets the latency.
+      const unavailable = mock.faults.add({
+        match: { operation: 'finance' },
+        status: 503,
+        probability: 0.08,
+        random: seeded(SEED + 1),
+      });
       // 429s shrink the client's window: workers then hold batches read ahead while they wait for a slot.
-      mock.faults.add({ match: { operation: 'finance' }, status: 429, probability: 0.06, random: seeded(SEED + 2) });
+      const limited = mock.faults.add({
+        match: { operation: 'finance' },
+        status: 429,
+        probability: 0.06,
+        random: seeded(SEED + 2),
+      });
+      mock.faults.add({ match: { operation: 'finance' }, delayMs: 60, times: Infinity });
       const storedRows = (): number[] =>
         mock.state.records(DEMO_APP_ID).map((record) => Number(record.created) - FIRST_CREATED);
 
@@ -215,9 +227,13 @@ describe('push-api finance publish killed at random moments and resumed', () => 
       const kills = unknownPerKill.length;
       console.info(
         `kill-resume seed ${SEED}: ${kills} SIGKILLs, unknown rows per kill max ${Math.max(0, ...unknownPerKill)} ` +
-          `(bound ${bound}), total unknown ${unknownSoFar} of ${validRows.length} valid rows`,
+          `(bound ${bound}), total unknown ${unknownSoFar} of ${validRows.length} valid rows; ` +
+          `${unavailable.hits} 503s and ${limited.hits} 429s`,
       );
       expect(kills).toBeGreaterThan(0);
+      // The runs met the faults they were meant to: retried 503s and 429s.
+      expect(unavailable.hits).toBeGreaterThan(0);
+      expect(limited.hits).toBeGreaterThan(0);
     },
     90_000,
   );

@@ -15,7 +15,7 @@ describe('push-api finance publish --checkpoint', () => {
   it('resumes after a run killed mid-way without sending any record twice', async () => {
     const total = 400;
     writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(total)}\n`);
-    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 150 });
+    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 150, times: Infinity });
     const args = ['finance', 'publish', '--app', DEMO_APP_ID, '--batch-size', '20', '--concurrency', '2'];
     const checkpointArgs = [
       '--checkpoint',

@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterEach(() => killChildren());
 
 it('push-api emulator serves the inspector at the address it prints, live in a browser', async () => {
-  const started = startCli(cli, ['emulator', '--json', '--port', '0']);
+  const started = startCli(cli, ['emulator', '--json', '--port', '0'], { timeoutMs: 120_000 });
   let stdout = '';
   started.child.stdout?.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();

@@ -105,8 +105,8 @@ it('loads, pages and searches a million records within sanity bounds, memory wit
       `page load ${Math.round(loadMs)} ms; next page ${Math.round(olderMs)} ms; search of the oldest records ${Math.round(searchMs)} ms; ` +
       `emulator RSS ${mb(started.rssBytes)} filled, ${mb(after.rssBytes)} after the page (heap ${mb(after.heapUsedBytes)})`,
   );
-  expect(loadMs).toBeLessThan(20_000);
-  expect(searchMs).toBeLessThan(20_000);
+  expect(loadMs).toBeLessThan(60_000);
+  expect(searchMs).toBeLessThan(60_000);
   expect(after.rssBytes).toBeLessThan(DOCUMENTED_RSS_BOUND);
   expect(problems).toEqual([]);
 }, 180_000);

@@ -109,10 +109,10 @@ describe('inspector page', () => {
     });
     const view = page.locator('#record-view');
     await page.getByTestId('search').fill('Acme');
-    await expect.poll(() => held.length).toBe(1);
+    await expect.poll(() => held.length, { timeout: 30_000 }).toBe(1);
     await expect(view.getAttribute('aria-busy')).resolves.toBe('true');
     await page.getByTestId('search').fill('Globex');
-    await expect.poll(() => held.length).toBe(2);
+    await expect.poll(() => held.length, { timeout: 30_000 }).toBe(2);
     expect(held.map(({ query }) => new URL(query).searchParams.get('q'))).toEqual(['Acme', 'Globex']);
 
     // The older answer lands first: it is dropped, and the view stays busy.

@@ -4,7 +4,7 @@
  * 4010/4011), the shell commands run in order in one bash script (so AUTH, APP, TOKEN, URL... carry
  * from one command to the next), and each command's output is compared with the output the page
  * shows. Only volatile parts are normalized: tokens, signatures, expiry timestamps, request ids, Date
- * headers and ports; status lines, headers, ETags and bodies must match as shown.
+ * headers, the seconds of a rate window's Retry-After and ports; status lines, headers, ETags and bodies must match as shown.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -142,6 +142,8 @@ function normalize(text: string): string {
       .replace(/([?&])signature=(?:[0-9a-f]{64}|[0-9a-f]{4}…)/g, '$1signature=<signature>')
       .replace(/^(x-request-id): [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/gim, '$1: <request-id>')
       .replace(/^(date): \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/gim, '$1: <date>')
+      // The seconds left in the rate window: 60 when the loop's three requests come within a second.
+      .replace(/^(retry-after): (?:5\d|60)$/gim, '$1: 60')
       .split('\n')
       .map((line) => line.trimEnd())
       .join('\n')

@@ -47,7 +47,8 @@ export function startCli(
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   if (options.stdin !== undefined) child.stdin?.end(options.stdin);
   else child.stdin?.end();
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+  // A bound for a run that hangs; long enough that a slow start on a busy machine is not one.
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
   const done = new Promise<RunResult>((resolve) => {
     child.on('close', (code, signal) => {
       clearTimeout(timer);

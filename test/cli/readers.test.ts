@@ -61,10 +61,56 @@ describe('CSV reader', () => {
         kind: 'reject',
         file: 'f.csv',
         line: 2,
-        issues: [{ field: 'vendor', message: 'not valid UTF-8' }],
+        issues: [{ field: 'vendor', message: 'not valid UTF-8 (another encoding? --encoding windows-1252)' }],
         record: { name: '1' },
       },
     ]);
+  });
+
+  it('skips rows of empty or blank cells as it skips empty lines, and keeps the line numbers of the rest', async () => {
+    const rows = await csv('vendor,amount\r\n,\r\nAcme,1\r\n ,  \r\n\r\n,\r\nBeta,x\r\n,\r\n');
+    expect(rows.map((row) => [row.kind, row.line])).toEqual([
+      ['record', 3],
+      ['reject', 7],
+    ]);
+  });
+
+  it('reads cells in the --encoding code page: windows-1252, with 0x80–0x9F as the standard maps them', async () => {
+    // "Café “Œ” €5" and "Müller" in windows-1252, from the code page's chart.
+    const file = bytes(
+      'vendor,description\n',
+      [0x43, 0x61, 0x66, 0xe9, 0x2c, 0x93, 0x8c, 0x94, 0x20, 0x80, 0x35],
+      '\n',
+      [0x4d, 0xfc, 0x6c, 0x6c, 0x65, 0x72],
+      ',x\n',
+    );
+    const rows = await collect(readCsv(file, 'f.csv', { rules: rowRules({ encoding: 'cp1252' }) }));
+    expect(rows.map((row) => row.kind === 'record' && row.record)).toEqual([
+      { vendor: 'Café', description: '“Œ” €5' },
+      { vendor: 'Müller', description: 'x' },
+    ]);
+  });
+
+  it('reads iso-8859-2 cells, and names the field of a byte the code page leaves undefined', async () => {
+    // "Łódź" in iso-8859-2; iso-8859-7 (Greek) leaves 0xAE undefined.
+    const polish = await collect(
+      readCsv(bytes('vendor\n', [0xa3, 0xf3, 0x64, 0xbc], '\n'), 'f.csv', {
+        rules: rowRules({ encoding: 'iso-8859-2' }),
+      }),
+    );
+    expect(polish).toMatchObject([{ kind: 'record', record: { vendor: 'Łódź' } }]);
+    const greek = await collect(
+      readCsv(bytes('vendor,description\n', [0xae], ',ok\n'), 'f.csv', { rules: rowRules({ encoding: 'iso-8859-7' }) }),
+    );
+    expect(greek).toMatchObject([
+      { kind: 'reject', line: 2, issues: [{ field: 'vendor', message: 'not valid iso-8859-7' }] },
+    ]);
+  });
+
+  it("shows the raw line of a broken row in the file's encoding", async () => {
+    const file = bytes('vendor,amount\n', [0x22, 0x4d, 0xfc, 0x22, 0x78], ',1\n');
+    const rows = await collect(readCsv(file, 'f.csv', { rules: rowRules({ encoding: 'latin1' }) }));
+    expect(rows).toMatchObject([{ kind: 'reject', line: 2, raw: '"Mü"x,1' }]);
   });
 
   it('counts the line breaks of an ignored column, so that later rows keep their line numbers', async () => {

@@ -25,6 +25,29 @@ const write = (name: string, text: string | Buffer) => {
   writeFileSync(ctx.temp.path(name), text);
   return ctx.temp.path(name);
 };
+/**
+ * Text as windows-1252 bytes, from the code page's chart (Node encodes no code page itself): latin1,
+ * but for the characters windows-1252 puts in 0x80–0x9F, of which these tests use a few.
+ */
+const WINDOWS_1252_HIGH_BYTES = new Map([
+  ['€', 0x80],
+  ['Œ', 0x8c],
+  ['“', 0x93],
+  ['”', 0x94],
+  ['–', 0x96],
+  ['œ', 0x9c],
+]);
+function encodeWindows1252(text: string): Buffer {
+  return Buffer.from(
+    [...text].map((char) => {
+      const code = char.charCodeAt(0);
+      const byte =
+        WINDOWS_1252_HIGH_BYTES.get(char) ?? (code <= 0xff && (code < 0x80 || code > 0x9f) ? code : undefined);
+      if (byte === undefined) throw new Error(`${char} is not in this test's windows-1252 chart`);
+      return byte;
+    }),
+  );
+}
 const rejectsOf = (name: string) =>
   readFileSync(ctx.temp.path(name), 'utf8')
     .trim()
@@ -270,6 +293,54 @@ describe('real exports: columns and files', () => {
         vendor: 'Acme',
       },
     ]);
+  });
+
+  it('reads an Excel "CSV" save in windows-1252 with --encoding, and skips the rows of empty cells Excel leaves', async () => {
+    // Excel's plain "CSV" on Western European Windows: the ANSI code page, `;` between cells, and
+    // rows of empty cells where cells were formatted and left empty.
+    const rows = [
+      'Datum;Betrag;Währung;Lieferant;Art;Kennung',
+      '31.01.2025;1.234,50 €;EUR;Café Müller;Expense;k-1',
+      ';;;;;',
+      '01.02.2025;–3,00;EUR;Œuvre “Zoë”;expense;k-2',
+      '02.02.2025;3,00;EUR;Ærø Bådværft;expense;k-3',
+      ';;;;;',
+      ' ; ;;;;',
+    ];
+    const cp1252 = encodeWindows1252(`${rows.join('\r\n')}\r\n`);
+    const file = write('excel-ansi.csv', cp1252);
+    const args = [
+      '--date-format',
+      'DD.MM.YYYY',
+      '--decimal',
+      ',',
+      '--thousands',
+      '.',
+      '--map',
+      'created=Datum,amount=Betrag,currency=Währung,vendor=Lieferant,type=Art,identifier=Kennung',
+    ];
+
+    // As UTF-8 (the default) the header is not even readable, and the error says what to try.
+    const asUtf8 = await run(publish('--json', ...args, file));
+    expect(asUtf8.code).toBe(2);
+    expect(asUtf8.stderr).toContain('not valid UTF-8 (another encoding? --encoding windows-1252)');
+
+    const result = await run(
+      publish('--json', '--rejects', 'excel-ansi.rejects.jsonl', '--encoding', 'windows-1252', ...args, file),
+    );
+    expect(result.code, result.stderr).toBe(3);
+    expect(JSON.parse(result.stdout)).toMatchObject({ recordsSent: 2, recordsInvalid: 1 });
+    expect(stored().map((record) => record.vendor)).toEqual(['Café Müller', 'Ærø Bådværft']);
+    expect(stored()[0]).toMatchObject({ amount: 1234.5, currency: 'EUR', type: 'expense' });
+    // An en dash is not a minus sign: the row is refused by its line, the rows of empty cells are
+    // no rows at all, and the line numbers still count them.
+    const [rejected] = rejectsOf('excel-ansi.rejects.jsonl');
+    expect(rejected).toMatchObject({
+      line: 4,
+      reasons: [{ field: 'amount', message: 'not an amount: "–3,00"' }],
+      // Œ, “ and ” sit in 0x80–0x9F, where windows-1252 differs from latin1.
+      record: { vendor: 'Œuvre “Zoë”' },
+    });
   });
 
   it('ignores columns that fill no field and lists them once, in the summary and --json', async () => {
@@ -530,6 +601,12 @@ describe('real exports: bad option values are exit 2 before anything is sent', (
       /--transform nodefault\.mjs: .*default export/,
     ],
     ['a bad --decimal', ['--decimal', ';'], /--decimal/],
+    ['an unknown --encoding', ['--encoding', 'klingon'], /--encoding: unknown encoding "klingon"/],
+    [
+      'an --encoding of more than one byte per character',
+      ['--encoding', 'utf-16le'],
+      /--encoding: utf-16le cannot be read/,
+    ],
     [
       '--map to a name that is not a field',
       ['--map', 'merchant=Supplier'],

@@ -1,4 +1,5 @@
 import { UsageError } from '../exit-codes.js';
+import { textEncoding } from '../readers/encoding.js';
 import type { RowRules } from '../readers/types.js';
 import { type AmountFormat, amountReader } from './amounts.js';
 import { DateFormatError, dateReader } from './dates.js';
@@ -23,6 +24,8 @@ export interface RowRuleOptions {
   decimal?: string;
   /** `--thousands`. @default none */
   thousands?: string;
+  /** `--encoding` of CSV and TSV files, any WHATWG label. @default 'utf-8' */
+  encoding?: string;
   transform?: RowTransform;
 }
 
@@ -68,6 +71,7 @@ export function rowRules(options: RowRuleOptions = {}): RowRules {
     columns: { columnMap: options.columnMap ?? new Map(), sets, strict: options.strictColumns === true },
     normalize: recordNormalizer({ readDate, readAmount, sets }),
     ...(options.transform !== undefined && { transform: options.transform }),
+    ...(options.encoding !== undefined && { encoding: textEncoding(options.encoding) }),
     ignoredColumns: new Set(),
   };
 }

@@ -53,6 +53,7 @@ interface PublishFlags extends ConnectionFlags, CommonFlags {
   set?: string[];
   strictColumns?: boolean;
   transform?: string;
+  encoding?: string;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -98,6 +99,10 @@ export function financeCommand(): Command {
       'CSV cell separator: , ; tab or any one character (default: from the header)',
       delimiterOption,
     )
+    .option(
+      '--encoding <name>',
+      'character encoding of CSV and TSV files: utf-8, or a code page such as windows-1252 (what Excel saves as plain CSV in Western Europe) or iso-8859-2 (default: utf-8)',
+    )
     .option('--batch-size <n>', 'records per request (at most 1000)', integerOption('--batch-size', 1, 1000), 1000)
     .option(
       '--max-batch-bytes <n>',
@@ -141,6 +146,10 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
   const format = flags.format === undefined ? undefined : parseFormat(flags.format);
   const rules = await readingRules(flags);
   const inputs = await resolveInputs(files, format);
+  const json = inputs.find((input) => input.format !== 'csv');
+  if (json !== undefined && rules.encoding !== undefined && rules.encoding.name !== 'utf-8') {
+    throw new UsageError(`--encoding reads CSV and TSV files; ${json.name} is JSON, which is always UTF-8`);
+  }
   if (flags.clientSecretStdin && inputs.some((input) => input.path === '-')) {
     throw new UsageError('--client-secret-stdin cannot be combined with reading records from stdin (-)');
   }
@@ -267,6 +276,7 @@ async function readingRules(flags: PublishFlags): Promise<RowRules> {
     timeZone: flags.timezone,
     decimal: flags.decimal,
     thousands: flags.thousands,
+    encoding: flags.encoding,
   });
   if (flags.transform !== undefined) rules.transform = await loadTransform(flags.transform);
   return rules;
@@ -290,6 +300,8 @@ function readingFingerprint(flags: PublishFlags, rules: RowRules): unknown {
     decimal: flags.decimal,
     thousands: flags.thousands,
     transform: flags.transform,
+    // Only an encoding other than the default changes which rows are valid.
+    encoding: rules.encoding?.name === 'utf-8' ? undefined : rules.encoding?.name,
   };
 }
 

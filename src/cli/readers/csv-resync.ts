@@ -1,4 +1,5 @@
 import { type CsvError, type Parser, parse } from 'csv-parse';
+import { type TextEncoding, UTF8 } from './encoding.js';
 import { InputError, MAX_ROW_BYTES } from './types.js';
 
 const LF = 0x0a;
@@ -42,13 +43,16 @@ function describe(error: CsvError): string {
 /** Longest raw line copied into a rejects entry, in bytes: a runaway row must not make a huge line. */
 const MAX_RAW_BYTES = 4096;
 
+/** How bytes are shown as text (the file's encoding, invalid sequences replaced). */
+type ShowBytes = TextEncoding['show'];
+
 /** A broken row's first line as text, without its line break, for the rejects file. */
-function rawText(bytes: Buffer): string {
+function rawText(bytes: Buffer, show: ShowBytes): string {
   let end = bytes.length;
   while (end > 0 && (bytes[end - 1] === LF || bytes[end - 1] === CR)) end--;
   const firstBreak = bytes.subarray(0, end).findIndex((byte) => byte === LF || byte === CR);
   if (firstBreak !== -1) end = firstBreak;
-  const shown = bytes.subarray(0, Math.min(end, MAX_RAW_BYTES)).toString('utf8');
+  const shown = show(bytes.subarray(0, Math.min(end, MAX_RAW_BYTES)));
   return end > MAX_RAW_BYTES ? `${shown}…` : shown;
 }
 
@@ -101,11 +105,13 @@ export class ResyncingCsvParser {
   readonly #handlers: CsvRecordHandlers;
   /** The cell separator: `,` unless the header or `--delimiter` says otherwise. */
   readonly #delimiter: string;
+  readonly #show: ShowBytes;
 
-  constructor(file: string, handlers: CsvRecordHandlers, delimiter = ',') {
+  constructor(file: string, handlers: CsvRecordHandlers, delimiter = ',', show: ShowBytes = UTF8.show) {
     this.#file = file;
     this.#handlers = handlers;
     this.#delimiter = delimiter;
+    this.#show = show;
     this.#parser = this.#startParser();
   }
 
@@ -158,6 +164,9 @@ export class ResyncingCsvParser {
       encoding: 'latin1',
       delimiter: this.#delimiter,
       skip_empty_lines: true,
+      // A row of empty cells (`;;;;`) is what a spreadsheet writes for a row that was formatted and
+      // left empty: no record, skipped like an empty line.
+      skip_records_with_empty_values: true,
       skip_records_with_error: true,
       columns:
         this.#fields ??
@@ -241,7 +250,7 @@ export class ResyncingCsvParser {
     const start = from - this.#pendingStart;
     if (start < 0) return undefined;
     const bytes = Buffer.concat(this.#pending);
-    return rawText(bytes.subarray(start, Math.min(to - this.#pendingStart, bytes.length)));
+    return rawText(bytes.subarray(start, Math.min(to - this.#pendingStart, bytes.length)), this.#show);
   }
 
   /** The byte at `offset` of the current parser's input, if it is still pending. */
@@ -289,7 +298,7 @@ export class ResyncingCsvParser {
       lost.line,
       lost.field,
       lost.message,
-      rawText(buffered.subarray(lost.offset - this.#pendingStart, lineEnd)),
+      rawText(buffered.subarray(lost.offset - this.#pendingStart, lineEnd), this.#show),
     );
     this.#parser.destroy();
     this.#lost = undefined;

@@ -2,7 +2,8 @@ import { CsvError } from 'csv-parse';
 import { HeaderError, planColumns } from '../normalize/columns.js';
 import { rowRules } from '../normalize/rules.js';
 import { ResyncingCsvParser } from './csv-resync.js';
-import { decodeUtf8, InputError, MAX_ROW_BYTES, type RowIssue, type RowRules, type SourceRow } from './types.js';
+import { type TextEncoding, UTF8 } from './encoding.js';
+import { InputError, MAX_ROW_BYTES, type RowIssue, type RowRules, type SourceRow } from './types.js';
 
 export interface CsvReadOptions {
   /** How rows become records (`--map`, `--set`, formats, `--transform`). @default rowRules() */
@@ -38,14 +39,11 @@ async function* withoutBom(source: AsyncIterable<Buffer | string>): AsyncGenerat
   if (head !== undefined && head.length > 0) yield head;
 }
 
-function utf8FromLatin1(text: string): string | undefined {
-  return decodeUtf8(Buffer.from(text, 'latin1'));
-}
-
 /**
  * A cell that needs a closer look: a byte of 0x80 or more (read as latin1), or a line break
- * (only a quoted cell holds one). Most cells have neither: they are ASCII, which is UTF-8 as it is,
- * and skip the round trip through a Buffer (two copies and a strict decode per cell).
+ * (only a quoted cell holds one). Most cells have neither: they are ASCII, which every encoding
+ * read here keeps as it is, and skip the round trip through a Buffer (two copies and a strict
+ * decode per cell).
  */
 const SPECIAL = /[\r\n\u0080-\u00ff]/;
 const NON_ASCII = /[\u0080-\u00ff]/;
@@ -71,12 +69,21 @@ const UNNAMED_PREFIX = '\u0000unnamed';
 /** Keys of columns that fill no field start with U+0001, for the same reason. */
 const IGNORED_PREFIX = '\u0001ignored';
 
-function headerNames(file: string, header: unknown[]): string[] {
+function headerNames(file: string, header: unknown[], encoding: TextEncoding): string[] {
   return header.map((cell, position) => {
-    const name = utf8FromLatin1(String(cell));
-    if (name === undefined) throw new InputError(`${file}:1: header column ${position + 1} is not valid UTF-8`);
+    const name = encoding.decodeCell(String(cell));
+    if (name === undefined) {
+      throw new InputError(`${file}:1: header column ${position + 1} is ${invalidIn(encoding)}`);
+    }
     return name;
   });
+}
+
+/** What a cell whose bytes do not decode is, with the way out when the file may be in another encoding. */
+function invalidIn(encoding: TextEncoding): string {
+  return encoding === UTF8
+    ? 'not valid UTF-8 (another encoding? --encoding windows-1252)'
+    : `not valid ${encoding.name}`;
 }
 
 /**
@@ -85,7 +92,7 @@ function headerNames(file: string, header: unknown[]): string[] {
  * transform, the row keeps every column under its trimmed name. A bad header is fatal.
  */
 export function headerToFields(file: string, rules: RowRules, header: unknown[], requireFields = false): string[] {
-  const names = headerNames(file, header);
+  const names = headerNames(file, header, rules.encoding ?? UTF8);
   if (rules.transform !== undefined) {
     const seen = new Set<string>();
     return names.map((cell, position) => {
@@ -158,6 +165,7 @@ function rawRow(cells: Record<string, string>): { row: Record<string, string>; i
  * the row starts that many line breaks earlier. The cells are decoded in place: the object is ours.
  */
 function toRow(file: string, rules: RowRules, cells: Record<string, string>, endLine: number): SourceRow {
+  const encoding = rules.encoding ?? UTF8;
   let issues: RowIssue[] | undefined;
   let breaks = 0;
   let size = 0;
@@ -169,11 +177,11 @@ function toRow(file: string, rules: RowRules, cells: Record<string, string>, end
     if (!SPECIAL.test(cell)) continue;
     breaks += lineBreaks(cell);
     if (!NON_ASCII.test(cell)) continue;
-    const text = utf8FromLatin1(cell);
+    const text = encoding.decodeCell(cell);
     if (text !== undefined) cells[field] = text;
     else {
       issues ??= [];
-      issues.push({ field: field === PROTO_COLUMN_KEY ? '__proto__' : field, message: 'not valid UTF-8' });
+      issues.push({ field: field === PROTO_COLUMN_KEY ? '__proto__' : field, message: invalidIn(encoding) });
     }
   }
   const line = endLine - breaks;
@@ -206,8 +214,9 @@ function toRow(file: string, rules: RowRules, cells: Record<string, string>, end
  * one `await` per chunk rather than per row. A malformed row (wrong cell count, bad quoting, a row
  * over {@link MAX_ROW_BYTES}) becomes a rejection with the line it starts on and the parser's
  * reason, and parsing goes on from the next line (see {@link ResyncingCsvParser}). Cells are read
- * as latin1 and then decoded as strict UTF-8, so that invalid UTF-8 is reported per field rather
- * than silently replaced (csv-parse's buffer mode cannot report skipped rows).
+ * as latin1 and then decoded in the file's encoding (encoding.ts; strict UTF-8 by default), so
+ * that invalid bytes are reported per field rather than silently replaced (csv-parse's buffer mode
+ * cannot report skipped rows).
  */
 export async function* readCsvChunks(
   source: AsyncIterable<Buffer | string>,
@@ -225,6 +234,7 @@ export async function* readCsvChunks(
         rows.push({ kind: 'reject', file, line, issues: [{ field, message }], ...(raw !== undefined && { raw }) }),
     },
     options.delimiter,
+    (rules.encoding ?? UTF8).show,
   );
   const take = (): SourceRow[] => {
     const out = rows;

@@ -1,6 +1,7 @@
 import type { ColumnRules } from '../normalize/columns.js';
 import type { NormalizedRow } from '../normalize/record.js';
 import type { RowTransform } from '../normalize/transform.js';
+import type { TextEncoding } from './encoding.js';
 
 /** One problem with one row: the field it concerns (empty for the row as a whole) and why. */
 export interface RowIssue {
@@ -51,6 +52,8 @@ export interface RowRules {
   transform?: RowTransform;
   /** Columns left out, trimmed, added to as headers are read. */
   ignoredColumns: Set<string>;
+  /** `--encoding`: how a CSV file's bytes are read as text. @default UTF-8, strictly */
+  encoding?: TextEncoding;
 }
 
 /** A fatal problem with a whole input (a broken header, an unreadable file): the run stops reading. */

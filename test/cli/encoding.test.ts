@@ -14,10 +14,13 @@ describe('--encoding', () => {
     }
     expect(textEncoding('latin2').name).toBe('iso-8859-2');
     expect(textEncoding('koi8-r').name).toBe('koi8-r');
+    // UTF-16 is transcoded to UTF-8 before parsing; the standard makes "utf-16" little-endian.
+    expect(textEncoding('utf-16')).toMatchObject({ name: 'utf-16le', utf16: 'utf-16le' });
+    expect(textEncoding('UTF-16BE')).toMatchObject({ name: 'utf-16be', utf16: 'utf-16be' });
   });
 
-  it('refuses unknown names and encodings of more than one byte per character, naming the option', () => {
-    for (const label of ['klingon', 'utf-16le', 'shift_jis', 'gb18030', 'big5']) {
+  it('refuses unknown names and encodings of several bytes per character other than UTF-16, naming the option', () => {
+    for (const label of ['klingon', 'shift_jis', 'gb18030', 'big5', 'euc-kr']) {
       expect(() => textEncoding(label)).toThrow(UsageError);
       expect(() => textEncoding(label)).toThrow(/^--encoding: /);
     }

@@ -107,6 +107,34 @@ describe('CSV reader', () => {
     ]);
   });
 
+  it('transcodes UTF-16 by its byte-order mark, whatever the chunks (a mark or a surrogate pair split between them)', async () => {
+    const text = 'vendor,amount\n𝄞 Zoë,1\n';
+    for (const [mark, body] of [
+      [[0xff, 0xfe], Buffer.from(text, 'utf16le')],
+      [[0xfe, 0xff], Buffer.from(text, 'utf16le').swap16()],
+    ] as const) {
+      const all = Buffer.concat([Buffer.from(mark), body]);
+      // One byte per chunk: the mark and every character arrive split.
+      const oneByteAtATime = Readable.from([...all].map((byte) => Buffer.from([byte])));
+      const rows = await collect(readCsv(oneByteAtATime, 'f.csv', {}));
+      expect(rows).toMatchObject([{ kind: 'record', line: 2, record: { vendor: '𝄞 Zoë', amount: 1 } }]);
+    }
+  });
+
+  it('stops a UTF-16 file at bytes that are not UTF-16; under a code page, a UTF-16 mark is text', async () => {
+    const broken = Buffer.concat([
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('vendor\nA\n', 'utf16le'),
+      Buffer.from([0x00, 0xd8]),
+    ]);
+    await expect(collect(readCsv(Readable.from([broken]), 'f.csv', {}))).rejects.toThrow(
+      /^f\.csv: not valid UTF-16LE \(an unpaired surrogate or a stray byte\)/,
+    );
+    const rules = rowRules({ encoding: 'windows-1252' });
+    await collect(readCsv(bytes([0xff, 0xfe], 'vendor\nA\n'), 'f.csv', { rules }));
+    expect([...rules.ignoredColumns]).toEqual(['ÿþvendor']);
+  });
+
   it("shows the raw line of a broken row in the file's encoding", async () => {
     const file = bytes('vendor,amount\n', [0x22, 0x4d, 0xfc, 0x22, 0x78], ',1\n');
     const rows = await collect(readCsv(file, 'f.csv', { rules: rowRules({ encoding: 'latin1' }) }));

@@ -343,6 +343,33 @@ describe('real exports: columns and files', () => {
     });
   });
 
+  it('reads an Excel "Unicode Text" save: UTF-16LE with a byte-order mark, tab-separated, read without --encoding', async () => {
+    const text = [
+      'Created\tAmount\tCurrency\tVendor\tType\tIdentifier',
+      '2025-01-31\t12.5\tEUR\tΖαχαροπλαστείο 🍰\texpense\tu-1',
+      '2025-02-01\t7\tJPY\t東京書店\texpense\tu-2',
+    ].join('\r\n');
+    const le = write(
+      'unicode-text.txt',
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${text}\r\n`, 'utf16le')]),
+    );
+    const result = await run(publish('--json', '--format', 'tsv', le));
+    expect(result.code, result.stderr).toBe(0);
+    expect(stored().map((record) => record.vendor)).toEqual(['Ζαχαροπλαστείο 🍰', '東京書店']);
+
+    // Big-endian, by its mark; and little-endian with no mark, by --encoding.
+    const swapped = Buffer.from(`${text}\r\n`, 'utf16le').swap16();
+    const be = write('unicode-be.tsv', Buffer.concat([Buffer.from([0xfe, 0xff]), swapped]));
+    const bare = write('unicode-bare.tsv', Buffer.from(`${text}\r\n`, 'utf16le'));
+    const unmarked = await run(publish('--json', bare));
+    expect(unmarked.code).toBe(2);
+    expect(unmarked.stderr).toContain('is the file UTF-16 without a byte-order mark (--encoding utf-16le)?');
+    const both = await run(publish('--json', be, '--encoding', 'utf-16le', bare));
+    expect(both.code, both.stderr).toBe(0);
+    expect(stored()).toHaveLength(6);
+    expect(new Set(stored().map((record) => record.vendor))).toEqual(new Set(['Ζαχαροπλαστείο 🍰', '東京書店']));
+  });
+
   it('ignores columns that fill no field and lists them once, in the summary and --json', async () => {
     const file = write(
       'extra.csv',
@@ -603,9 +630,9 @@ describe('real exports: bad option values are exit 2 before anything is sent', (
     ['a bad --decimal', ['--decimal', ';'], /--decimal/],
     ['an unknown --encoding', ['--encoding', 'klingon'], /--encoding: unknown encoding "klingon"/],
     [
-      'an --encoding of more than one byte per character',
-      ['--encoding', 'utf-16le'],
-      /--encoding: utf-16le cannot be read/,
+      'an --encoding of more than one byte per character other than UTF-16',
+      ['--encoding', 'shift_jis'],
+      /--encoding: shift_jis cannot be read/,
     ],
     [
       '--map to a name that is not a field',

@@ -101,7 +101,7 @@ export function financeCommand(): Command {
     )
     .option(
       '--encoding <name>',
-      'character encoding of CSV and TSV files: utf-8, or a code page such as windows-1252 (what Excel saves as plain CSV in Western Europe) or iso-8859-2 (default: utf-8)',
+      'character encoding of CSV and TSV files: utf-8, utf-16le, utf-16be, or a code page such as windows-1252 (what Excel saves as plain CSV in Western Europe) or iso-8859-2 (default: utf-8, or UTF-16 by its byte-order mark)',
     )
     .option('--batch-size <n>', 'records per request (at most 1000)', integerOption('--batch-size', 1, 1000), 1000)
     .option(

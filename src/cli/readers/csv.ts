@@ -1,6 +1,7 @@
 import { CsvError } from 'csv-parse';
 import { HeaderError, planColumns } from '../normalize/columns.js';
 import { rowRules } from '../normalize/rules.js';
+import { csvBytes } from './csv-bytes.js';
 import { ResyncingCsvParser } from './csv-resync.js';
 import { type TextEncoding, UTF8 } from './encoding.js';
 import { InputError, MAX_ROW_BYTES, type RowIssue, type RowRules, type SourceRow } from './types.js';
@@ -15,29 +16,6 @@ export interface CsvReadOptions {
 }
 
 export { REQUIRED_FIELDS } from '../normalize/fields.js';
-
-const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
-
-/**
- * Drops a leading UTF-8 BOM, even split over chunks. csv-parse's own `bom` option switches its
- * decoding to UTF-8 when it meets one, which breaks the latin1 round trip below: every non-ASCII
- * cell of a file saved with a BOM was then rejected as invalid UTF-8.
- */
-async function* withoutBom(source: AsyncIterable<Buffer | string>): AsyncGenerator<Buffer> {
-  let head: Buffer | undefined = Buffer.alloc(0);
-  for await (const chunk of source) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    if (head === undefined) {
-      yield bytes;
-      continue;
-    }
-    head = Buffer.concat([head, bytes]);
-    if (head.length < UTF8_BOM.length && UTF8_BOM.subarray(0, head.length).equals(head)) continue;
-    yield head.subarray(0, UTF8_BOM.length).equals(UTF8_BOM) ? head.subarray(UTF8_BOM.length) : head;
-    head = undefined;
-  }
-  if (head !== undefined && head.length > 0) yield head;
-}
 
 /**
  * A cell that needs a closer look: a byte of 0x80 or more (read as latin1), or a line break
@@ -114,8 +92,9 @@ export function headerToFields(file: string, rules: RowRules, header: unknown[],
   } catch (error) {
     if (!(error instanceof HeaderError)) throw error;
     const only = names.map((name) => name.trim()).filter((name) => name !== '');
-    const hint =
-      only.length === 1 && /[;\t|]/.test(only[0] as string) && !error.message.includes('--delimiter')
+    const hint = names.some((name) => name.includes('\u0000'))
+      ? '; NUL bytes between the letters: is the file UTF-16 without a byte-order mark (--encoding utf-16le)?'
+      : only.length === 1 && /[;\t|]/.test(only[0] as string) && !error.message.includes('--delimiter')
         ? '; is the delimiter right (--delimiter)?'
         : '';
     throw new InputError(`${file}:1: ${error.message}${hint}`);
@@ -243,7 +222,8 @@ export async function* readCsvChunks(
   };
   try {
     // Each chunk is parsed before the next is read: memory holds one chunk's rows, whatever the input.
-    for await (const bytes of withoutBom(source)) {
+    const encoding = rules.encoding ?? UTF8;
+    for await (const bytes of csvBytes(source, file, { utf16: encoding.utf16, sniffUtf16: encoding === UTF8 })) {
       await parser.write(bytes);
       if (parser.failure !== undefined) break;
       if (rows.length > 0) yield take();

@@ -4,11 +4,12 @@
  * keeps ASCII as ASCII, one byte per character, reads correctly: delimiters, quotes and line ends
  * keep their bytes. That is UTF-8, decoded strictly (invalid bytes are a rejection naming the
  * field, never U+FFFD in the data), and the single-byte code pages spreadsheets save in, such as
- * windows-1252, what Excel's plain "CSV" format writes on Western European Windows. Encodings of
- * two or more bytes per character (UTF-16, Shift_JIS, GBK) could hide a delimiter inside a
- * character, and are refused.
+ * windows-1252, what Excel's plain "CSV" format writes on Western European Windows. UTF-16 is
+ * transcoded to UTF-8 before parsing (csv-bytes.ts). Other encodings of more than one byte per
+ * character (Shift_JIS, GBK, Big5) could hide a delimiter inside a character, and are refused.
  */
 import { UsageError } from '../exit-codes.js';
+import type { Utf16 } from './csv-bytes.js';
 import { decodeUtf8 } from './types.js';
 
 export interface TextEncoding {
@@ -18,6 +19,8 @@ export interface TextEncoding {
   decodeCell(latin1: string): string | undefined;
   /** Bytes as text, any invalid sequence replaced: for showing a raw line in the rejects file. */
   show(bytes: Uint8Array): string;
+  /** UTF-16 in this byte order: the file is transcoded to UTF-8, which the cells are then read as. */
+  utf16?: Utf16;
 }
 
 export const UTF8: TextEncoding = {
@@ -69,9 +72,10 @@ export function textEncoding(label: string): TextEncoding {
   }
   const name = lenient.encoding;
   if (name === 'utf-8') return UTF8;
+  if (name === 'utf-16le' || name === 'utf-16be') return { ...UTF8, name, utf16: name };
   if (!isSingleByteAscii(lenient)) {
     throw new UsageError(
-      `--encoding: ${name} cannot be read: CSV is read one byte per character, with ASCII unchanged; save the file as UTF-8, or use a code page such as windows-1252`,
+      `--encoding: ${name} cannot be read: CSV is read as UTF-8, UTF-16 or a code page of one byte per character, with ASCII unchanged; save the file as UTF-8`,
     );
   }
   if (name === 'windows-1252') {

@@ -14,6 +14,8 @@ describe('--encoding', () => {
     }
     expect(textEncoding('latin2').name).toBe('iso-8859-2');
     expect(textEncoding('koi8-r').name).toBe('koi8-r');
+    // Its control bytes differ from ASCII's in ICU, but not those CSV is made of.
+    expect(textEncoding('cp866').name).toBe('ibm866');
     // UTF-16 is transcoded to UTF-8 before parsing; the standard makes "utf-16" little-endian.
     expect(textEncoding('utf-16')).toMatchObject({ name: 'utf-16le', utf16: 'utf-16le' });
     expect(textEncoding('UTF-16BE')).toMatchObject({ name: 'utf-16be', utf16: 'utf-16be' });

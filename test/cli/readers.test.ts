@@ -61,7 +61,12 @@ describe('CSV reader', () => {
         kind: 'reject',
         file: 'f.csv',
         line: 2,
-        issues: [{ field: 'vendor', message: 'not valid UTF-8 (another encoding? --encoding windows-1252)' }],
+        issues: [
+          {
+            field: 'vendor',
+            message: 'not valid UTF-8 (saved in a code page? --encoding <name>, such as windows-1252)',
+          },
+        ],
         record: { name: '1' },
       },
     ]);
@@ -73,6 +78,64 @@ describe('CSV reader', () => {
       ['record', 3],
       ['reject', 7],
     ]);
+  });
+
+  it('after rows of blank cells, a malformed row is one reject at its own line, also past 2 MiB of them', async () => {
+    const header = 'created,amount,currency,identifier,type,vendor\n';
+    const valid = '2025-01-01,1,EUR,a,expense,A\n';
+    const few = await csv(`${header}${valid}${',,,,,\n'.repeat(3)}2025-01-01,2,EUR,b\n${valid}`);
+    expect(few.map((row) => [row.kind, row.line])).toEqual([
+      ['record', 2],
+      ['reject', 6],
+      ['record', 7],
+    ]);
+    // More blank rows than the runaway-row limit holds: none of them is taken for a runaway row.
+    const many = await csv(`${header}${valid}${',,,,,\n'.repeat(400_000)}${valid}`);
+    expect(many.map((row) => [row.kind, row.line])).toEqual([
+      ['record', 2],
+      ['record', 400_003],
+    ]);
+  });
+
+  it('keeps a blank row that --set makes valid, and hands blank rows to a transform', async () => {
+    const sets = new Map([
+      ['created', '2025-01-01'],
+      ['amount', '0'],
+      ['currency', 'EUR'],
+      ['identifier', 'x'],
+      ['type', 'expense'],
+      ['vendor', 'V'],
+    ] as const);
+    const withSets = await collect(
+      readCsv(Readable.from([Buffer.from('note,vendor\n,\nhi,W\n')]), 'f.csv', {
+        rules: rowRules({ sets: new Map(sets) }),
+      }),
+    );
+    expect(withSets.map((row) => [row.kind, row.line])).toEqual([
+      ['record', 2],
+      ['record', 3],
+    ]);
+    const rules = rowRules();
+    rules.transform = (row) => row;
+    const transformed = await collect(readCsv(Readable.from([Buffer.from('a,b\n,\nx,y\n')]), 'f.csv', { rules }));
+    expect(transformed).toMatchObject([
+      { kind: 'record', line: 2, record: { a: '', b: '' } },
+      { kind: 'record', line: 3, record: { a: 'x', b: 'y' } },
+    ]);
+  });
+
+  it('takes a row whose only content is a byte that is not UTF-8 for an invalid row, not a blank one', async () => {
+    const rows = await collect(readCsv(bytes('vendor,amount\n', [0xa0], ',\n'), 'f.csv', {}));
+    expect(rows).toMatchObject([{ kind: 'reject', line: 2, issues: [{ field: 'vendor' }] }]);
+  });
+
+  it('takes a first row of blank cells for the header, and refuses it, rather than reading the next line as one', async () => {
+    const rows = collect(
+      readCsv(Readable.from([Buffer.from(',,,,,\ncreated,amount,currency,identifier,type,vendor\n')]), 'f.csv', {
+        requireFields: true,
+      }),
+    );
+    await expect(rows).rejects.toThrow(/^f\.csv:1: the header has no column for created/);
   });
 
   it('reads cells in the --encoding code page: windows-1252, with 0x80–0x9F as the standard maps them', async () => {

@@ -323,7 +323,7 @@ describe('real exports: columns and files', () => {
     // As UTF-8 (the default) the header is not even readable, and the error says what to try.
     const asUtf8 = await run(publish('--json', ...args, file));
     expect(asUtf8.code).toBe(2);
-    expect(asUtf8.stderr).toContain('not valid UTF-8 (another encoding? --encoding windows-1252)');
+    expect(asUtf8.stderr).toContain('not valid UTF-8 (saved in a code page? --encoding <name>, such as windows-1252)');
 
     const result = await run(
       publish('--json', '--rejects', 'excel-ansi.rejects.jsonl', '--encoding', 'windows-1252', ...args, file),

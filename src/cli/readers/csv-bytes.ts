@@ -14,10 +14,24 @@ export type Utf16 = 'utf-16le' | 'utf-16be';
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** The UTF-16 byte order a file's first bytes announce, if they are a UTF-16 byte-order mark. */
-export function utf16Mark(head: Uint8Array): Utf16 | undefined {
+function utf16Mark(head: Uint8Array): Utf16 | undefined {
   if (head[0] === 0xff && head[1] === 0xfe) return 'utf-16le';
   if (head[0] === 0xfe && head[1] === 0xff) return 'utf-16be';
   return undefined;
+}
+
+function hasUtf8Mark(head: Uint8Array): boolean {
+  return head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;
+}
+
+/**
+ * Whether a file that starts with `head` is read as UTF-16, and in which byte order: by its mark
+ * unless a code page was asked for, else as `--encoding` says. A UTF-8 mark makes it UTF-8 (see
+ * {@link csvBytes} for what happens when an encoding said otherwise).
+ */
+export function utf16Of(head: Uint8Array, options: CsvBytesOptions): Utf16 | undefined {
+  if (hasUtf8Mark(head)) return undefined;
+  return (options.codePage === undefined ? utf16Mark(head) : undefined) ?? options.utf16;
 }
 
 /**
@@ -31,8 +45,11 @@ export function utf16HeadAsUtf8(head: Uint8Array, order: Utf16): Buffer {
 export interface CsvBytesOptions {
   /** `--encoding` named UTF-16 in this byte order (a mark in the file wins). */
   utf16?: Utf16 | undefined;
-  /** Whether a UTF-16 mark makes the file UTF-16: not when a single-byte code page was asked for. */
-  sniffUtf16: boolean;
+  /**
+   * `--encoding` named this single-byte code page: a UTF-16 mark is then text, and a UTF-8 mark
+   * refuses the file, which is UTF-8 (Excel's "CSV UTF-8" save) and would be read as mojibake.
+   */
+  codePage?: string | undefined;
 }
 
 function isPrefixOf(head: Buffer, mark: Buffer): boolean {
@@ -59,13 +76,21 @@ export async function* csvBytes(
   };
   /** Decides from the file's first bytes what it is; returns the bytes to parse (or to transcode). */
   const start = (bytes: Buffer): Buffer => {
-    const order = (options.sniffUtf16 || options.utf16 !== undefined ? utf16Mark(bytes) : undefined) ?? options.utf16;
+    if (hasUtf8Mark(bytes)) {
+      const declared = options.codePage ?? options.utf16;
+      if (declared !== undefined) {
+        throw new InputError(
+          `${file}: starts with a UTF-8 byte-order mark, so it is UTF-8, not ${declared}: leave out --encoding`,
+        );
+      }
+      return bytes.subarray(UTF8_BOM.length);
+    }
+    const order = utf16Of(bytes, options);
     if (order !== undefined) {
       // The decoder drops the UTF-16 mark itself.
       decoder = new TextDecoder(order, { fatal: true });
-      return bytes;
     }
-    return bytes.subarray(0, UTF8_BOM.length).equals(UTF8_BOM) ? bytes.subarray(UTF8_BOM.length) : bytes;
+    return bytes;
   };
   for await (const chunk of source) {
     let bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;

@@ -164,9 +164,6 @@ export class ResyncingCsvParser {
       encoding: 'latin1',
       delimiter: this.#delimiter,
       skip_empty_lines: true,
-      // A row of empty cells (`;;;;`) is what a spreadsheet writes for a row that was formatted and
-      // left empty: no record, skipped like an empty line.
-      skip_records_with_empty_values: true,
       skip_records_with_error: true,
       columns:
         this.#fields ??

@@ -1,9 +1,10 @@
 import { CsvError } from 'csv-parse';
 import { HeaderError, planColumns } from '../normalize/columns.js';
+import { REQUIRED_FIELDS } from '../normalize/fields.js';
 import { rowRules } from '../normalize/rules.js';
 import { csvBytes } from './csv-bytes.js';
 import { ResyncingCsvParser } from './csv-resync.js';
-import { type TextEncoding, UTF8 } from './encoding.js';
+import { csvBytesOptions, type TextEncoding, UTF8 } from './encoding.js';
 import { InputError, MAX_ROW_BYTES, type RowIssue, type RowRules, type SourceRow } from './types.js';
 
 export interface CsvReadOptions {
@@ -60,7 +61,7 @@ function headerNames(file: string, header: unknown[], encoding: TextEncoding): s
 /** What a cell whose bytes do not decode is, with the way out when the file may be in another encoding. */
 function invalidIn(encoding: TextEncoding): string {
   return encoding === UTF8
-    ? 'not valid UTF-8 (another encoding? --encoding windows-1252)'
+    ? 'not valid UTF-8 (saved in a code page? --encoding <name>, such as windows-1252)'
     : `not valid ${encoding.name}`;
 }
 
@@ -142,8 +143,9 @@ function rawRow(cells: Record<string, string>): { row: Record<string, string>; i
  * One parsed CSV record (csv-parse's object, keyed by field, cells as latin1 text) as a row.
  * `endLine` is csv-parse's line counter when the record ended; a quoted cell may span lines, and
  * the row starts that many line breaks earlier. The cells are decoded in place: the object is ours.
+ * Undefined for a row of blank cells that is no record (see {@link isBlank}).
  */
-function toRow(file: string, rules: RowRules, cells: Record<string, string>, endLine: number): SourceRow {
+function toRow(file: string, rules: RowRules, cells: Record<string, string>, endLine: number): SourceRow | undefined {
   const encoding = rules.encoding ?? UTF8;
   let issues: RowIssue[] | undefined;
   let breaks = 0;
@@ -181,11 +183,29 @@ function toRow(file: string, rules: RowRules, cells: Record<string, string>, end
     if (all.length > 0) return { kind: 'reject', file, line, issues: all, source: raw.row };
     return { kind: 'record', file, line, record: raw.row };
   }
+  if (issues === undefined && isBlank(cells) && !setsFillEveryRequiredField(rules)) return undefined;
   const converted = rules.normalize(cells);
   if (issues !== undefined || converted.issues.length > 0) {
     return { kind: 'reject', file, line, issues: [...(issues ?? []), ...converted.issues], record: converted.record };
   }
   return { kind: 'record', file, line, record: converted.record };
+}
+
+/**
+ * A row of empty or blank cells (`;;;;`), ignored columns included: what a spreadsheet writes for a
+ * row that was formatted and left empty. Judged on the decoded cells. Such a row is skipped like
+ * an empty line instead of being an invalid row; which rows are valid, and so how the checkpoint
+ * numbers them, does not change: a blank row that `--set` fills completely is still a record, and
+ * a transform still sees every row.
+ */
+function isBlank(cells: Record<string, string>): boolean {
+  for (const key in cells) if ((cells[key] as string).trim() !== '') return false;
+  return true;
+}
+
+/** Whether `--set` gives every required field, which makes even a blank row a valid record. */
+function setsFillEveryRequiredField(rules: RowRules): boolean {
+  return REQUIRED_FIELDS.every((field) => rules.columns.sets.has(field));
 }
 
 /**
@@ -204,16 +224,26 @@ export async function* readCsvChunks(
 ): AsyncGenerator<SourceRow[]> {
   let rows: SourceRow[] = [];
   const rules = options.rules ?? rowRules();
+  const encoding = rules.encoding ?? UTF8;
+  // The parser reads bytes as latin1: a delimiter is looked for as its bytes in the file's encoding.
+  const delimiter = options.delimiter === undefined ? undefined : encoding.parserText(options.delimiter);
+  if (delimiter === '')
+    throw new InputError(
+      `${file}: --delimiter ${show(options.delimiter ?? '')} is not a character of ${encoding.name}`,
+    );
   const parser = new ResyncingCsvParser(
     file,
     {
       header: (header) => headerToFields(file, rules, header, options.requireFields),
-      record: (cells, endLine) => rows.push(toRow(file, rules, cells, endLine)),
+      record: (cells, endLine) => {
+        const row = toRow(file, rules, cells, endLine);
+        if (row !== undefined) rows.push(row);
+      },
       reject: (line, field, message, raw) =>
         rows.push({ kind: 'reject', file, line, issues: [{ field, message }], ...(raw !== undefined && { raw }) }),
     },
-    options.delimiter,
-    (rules.encoding ?? UTF8).show,
+    delimiter,
+    encoding.show,
   );
   const take = (): SourceRow[] => {
     const out = rows;
@@ -222,8 +252,7 @@ export async function* readCsvChunks(
   };
   try {
     // Each chunk is parsed before the next is read: memory holds one chunk's rows, whatever the input.
-    const encoding = rules.encoding ?? UTF8;
-    for await (const bytes of csvBytes(source, file, { utf16: encoding.utf16, sniffUtf16: encoding === UTF8 })) {
+    for await (const bytes of csvBytes(source, file, csvBytesOptions(encoding))) {
       await parser.write(bytes);
       if (parser.failure !== undefined) break;
       if (rows.length > 0) yield take();

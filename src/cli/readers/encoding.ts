@@ -9,7 +9,7 @@
  * character (Shift_JIS, GBK, Big5) could hide a delimiter inside a character, and are refused.
  */
 import { UsageError } from '../exit-codes.js';
-import type { Utf16 } from './csv-bytes.js';
+import type { CsvBytesOptions, Utf16 } from './csv-bytes.js';
 import { decodeUtf8 } from './types.js';
 
 export interface TextEncoding {
@@ -21,13 +21,31 @@ export interface TextEncoding {
   show(bytes: Uint8Array): string;
   /** UTF-16 in this byte order: the file is transcoded to UTF-8, which the cells are then read as. */
   utf16?: Utf16;
+  /** A character as the parser sees it: its bytes in this encoding, as latin1; '' when it has none. */
+  parserText(char: string): string;
 }
 
 export const UTF8: TextEncoding = {
   name: 'utf-8',
   decodeCell: (latin1) => decodeUtf8(Buffer.from(latin1, 'latin1')),
   show: (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+  parserText: (char) => Buffer.from(char, 'utf8').toString('latin1'),
 };
+
+/** `parserText` of a single-byte code page: the byte that decodes to the character. */
+function codePageParserText(decodeCell: (latin1: string) => string | undefined): (char: string) => string {
+  let byteOf: Map<string, string> | undefined;
+  return (char) => {
+    if (byteOf === undefined) {
+      byteOf = new Map();
+      for (let byte = 0; byte < 256; byte++) {
+        const decoded = decodeCell(String.fromCharCode(byte));
+        if (decoded !== undefined) byteOf.set(decoded, String.fromCharCode(byte));
+      }
+    }
+    return byteOf.get(char) ?? '';
+  };
+}
 
 const EVERY_BYTE = Uint8Array.from({ length: 256 }, (_, byte) => byte);
 
@@ -52,11 +70,18 @@ function windows1252(decoder: TextDecoder): (bytes: Uint8Array) => string {
   return (bytes) => latin1ToWindows1252(decoder.decode(bytes));
 }
 
-/** Whether `decoder` reads each byte as one character, and ASCII bytes as themselves. */
+/**
+ * Whether `decoder` reads each byte as one character, and the bytes CSV is made of (tab, line
+ * ends, printable ASCII) as themselves. Other control bytes may differ: ibm866 maps a few to
+ * graphic characters, which only changes what a cell holding them reads as.
+ */
 function isSingleByteAscii(decoder: TextDecoder): boolean {
   const text = decoder.decode(EVERY_BYTE);
   if (text.length !== 256) return false;
-  for (let byte = 0; byte < 128; byte++) if (text.charCodeAt(byte) !== byte) return false;
+  for (let byte = 0; byte < 128; byte++) {
+    const structural = byte === 9 || byte === 10 || byte === 13 || (byte >= 0x20 && byte < 0x7f);
+    if (structural && text.charCodeAt(byte) !== byte) return false;
+  }
   return true;
 }
 
@@ -81,19 +106,23 @@ export function textEncoding(label: string): TextEncoding {
   if (name === 'windows-1252') {
     // Every byte has a character in windows-1252: no cell is invalid.
     const decode = windows1252(lenient);
-    return { name, decodeCell: (latin1) => decode(Buffer.from(latin1, 'latin1')), show: decode };
+    const decodeCell = (latin1: string) => decode(Buffer.from(latin1, 'latin1'));
+    return { name, decodeCell, show: decode, parserText: codePageParserText(decodeCell) };
   }
   // A byte the code page leaves undefined is a rejection naming its field, as invalid UTF-8 is.
   const strict = new TextDecoder(name, { fatal: true });
-  return {
-    name,
-    decodeCell: (latin1) => {
-      try {
-        return strict.decode(Buffer.from(latin1, 'latin1'));
-      } catch {
-        return undefined;
-      }
-    },
-    show: (bytes) => lenient.decode(bytes),
+  const decodeCell = (latin1: string): string | undefined => {
+    try {
+      return strict.decode(Buffer.from(latin1, 'latin1'));
+    } catch {
+      return undefined;
+    }
   };
+  return { name, decodeCell, show: (bytes) => lenient.decode(bytes), parserText: codePageParserText(decodeCell) };
+}
+
+/** What the CSV byte stage needs to know of an encoding. */
+export function csvBytesOptions(encoding: TextEncoding): CsvBytesOptions {
+  const codePage = encoding === UTF8 || encoding.utf16 !== undefined ? undefined : encoding.name;
+  return { utf16: encoding.utf16, codePage };
 }

@@ -7,8 +7,8 @@ import { byLowerCase } from '../normalize/columns.js';
 import type { RecordField } from '../normalize/fields.js';
 import { renameKeys } from './convert.js';
 import { detectDelimiter, readCsvChunks } from './csv.js';
-import { utf16HeadAsUtf8, utf16Mark } from './csv-bytes.js';
-import { UTF8 } from './encoding.js';
+import { utf16HeadAsUtf8, utf16Of } from './csv-bytes.js';
+import { csvBytesOptions, UTF8 } from './encoding.js';
 import { readJsonChunks } from './json.js';
 import { readJsonlChunks } from './jsonl.js';
 import { transformed } from './prepare.js';
@@ -56,8 +56,7 @@ export async function checkCsvHeaders(
       await file.close();
     }
     // A UTF-16 file's header is read from its head as UTF-8, as the run will read the file.
-    const encoding = rules.encoding ?? UTF8;
-    const utf16 = (encoding === UTF8 || encoding.utf16 !== undefined ? utf16Mark(head) : undefined) ?? encoding.utf16;
+    const utf16 = utf16Of(head, csvBytesOptions(rules.encoding ?? UTF8));
     if (utf16 !== undefined) head = utf16HeadAsUtf8(head, utf16);
     const lineEnd = head.indexOf(0x0a);
     const headerBytes = lineEnd === -1 ? head : head.subarray(0, lineEnd + 1);

@@ -124,3 +124,51 @@ describe('valid input is never rejected', () => {
     );
   });
 });
+
+describe('line numbers', () => {
+  /** Text for a quoted cell: letters and line breaks of every kind (LF, CRLF, a lone CR). */
+  const multiLine = fc
+    .array(fc.constantFrom('a', 'b', '\n', '\r\n', '\r'), { minLength: 1, maxLength: 6 })
+    .map((parts) => `x${parts.join('')}x`);
+  /** The line each row starts on, counting LF, CRLF and a lone CR as one line break each. */
+  const startLines = (lines: string[], eol: string): number[] => {
+    const starts: number[] = [];
+    let line = 1;
+    for (const text of lines) {
+      starts.push(line);
+      line += (text.match(/\r\n|\r|\n/g) ?? []).length + (eol === '' ? 0 : 1);
+    }
+    return starts;
+  };
+
+  it('csv: every row, record or reject, names the line it starts on, whatever line breaks its cells hold', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ note: multiLine, amount: fc.constantFrom('1', '2.5', 'x', 'broken quote') }), {
+          minLength: 1,
+          maxLength: 12,
+        }),
+        fc.boolean(),
+        cuts,
+        async (specs, crlf, sizes) => {
+          const eol = crlf ? '\r\n' : '\n';
+          const lines = [
+            'created,amount,currency,identifier,type,vendor,description',
+            // A broken quote makes the reader start again on the next line: the rows after it keep their lines.
+            ...specs.map(({ note, amount }) =>
+              amount === 'broken quote'
+                ? '1700000000000,1,EUR,a,expense,V,"bad"quote'
+                : `1700000000000,${amount},EUR,a,expense,V,"${note}"`,
+            ),
+          ];
+          const { rows } = await drain(readers.csv(chunked(Buffer.from(`${lines.join(eol)}${eol}`), sizes)));
+          expect(rows.map((r) => r.line)).toEqual(startLines(lines, eol).slice(1));
+          expect(rows.map((r) => r.kind)).toEqual(
+            specs.map(({ amount }) => (amount === '1' || amount === '2.5' ? 'record' : 'reject')),
+          );
+        },
+      ),
+      { seed: FUZZ_SEED, numRuns: 200 },
+    );
+  });
+});

@@ -40,6 +40,13 @@ function describe(error: CsvError): string {
   return error.message.replace(/ (at|on) line \d+/g, '');
 }
 
+/** CRLF pairs in a cell (only a quoted cell holds one). */
+function crlfs(cell: string): number {
+  let count = 0;
+  for (let at = cell.indexOf('\r\n'); at !== -1; at = cell.indexOf('\r\n', at + 2)) count++;
+  return count;
+}
+
 /** Longest raw line copied into a rejects entry, in bytes: a runaway row must not make a huge line. */
 const MAX_RAW_BYTES = 4096;
 
@@ -97,6 +104,11 @@ export class ResyncingCsvParser {
   /** Where the last complete record (or the header) ended: byte offset and absolute line. */
   #rowEnd = 0;
   #rowEndLine = 0;
+  /**
+   * CRLFs inside the quoted cells the current parser has read: csv-parse counts each as two lines,
+   * which every line after it would carry. Subtracted from its counter wherever a line is made.
+   */
+  #crlfsInCells = 0;
   #lost: LostRecord | undefined;
   /** After a lost record whose first line had not ended yet: drop bytes up to its line break. */
   #discarding: 'line' | 'cr' | undefined;
@@ -159,6 +171,8 @@ export class ResyncingCsvParser {
 
   #startParser(): Parser {
     let emitted = 0;
+    /** csv-parse's line counter after the last record it emitted (or the header). */
+    let linesBefore = 0;
     const parser: Parser = parse({
       bom: false, // the caller strips it
       encoding: 'latin1',
@@ -170,8 +184,10 @@ export class ResyncingCsvParser {
         ((header: unknown[]) => {
           const fields = this.#handlers.header(header);
           this.#fields = fields;
+          for (const cell of header) this.#crlfsInCells += crlfs(String(cell));
+          linesBefore = parser.info.lines;
           this.#rowEnd = parser.info.bytes;
-          this.#rowEndLine = this.#lineOffset + parser.info.lines;
+          this.#rowEndLine = this.#line(parser);
           return fields;
         }),
       on_skip: (error: CsvError | undefined) => {
@@ -189,8 +205,11 @@ export class ResyncingCsvParser {
         this.failure ??= new Error('csv-parse emitted a record after parsing past it; line numbers would be wrong');
         return;
       }
+      // Only a record that spans lines has line breaks in its cells.
+      if (info.lines - linesBefore > 1) for (const key in cells) this.#crlfsInCells += crlfs(cells[key] as string);
+      linesBefore = info.lines;
       this.#rowEnd = info.bytes;
-      this.#rowEndLine = this.#lineOffset + info.lines;
+      this.#rowEndLine = this.#line(parser);
       this.#handlers.record(cells, this.#rowEndLine);
     });
     parser.on('error', (error) => {
@@ -216,7 +235,7 @@ export class ResyncingCsvParser {
 
   #onSkip(error: CsvError): void {
     const start = this.#nextRecordStart();
-    const endLine = this.#lineOffset + this.#parser.info.lines;
+    const endLine = this.#line(this.#parser);
     // A wrong cell count concerns the row as a whole; csv-parse's `column` there is just where it stopped.
     const recordEnd = RECORD_END_ERROR.test(error.code);
     const field = !recordEnd && typeof error.column === 'string' ? error.column : '';
@@ -229,6 +248,11 @@ export class ResyncingCsvParser {
     // The record broke mid-way, or it spans lines and is malformed: its quoted cell most likely
     // swallowed the lines after its first, which are read again.
     this.#lost = { ...start, field, message: `${describe(error)}; reading resumed on the next line` };
+  }
+
+  /** The absolute line `parser` has read up to, each CRLF counted once. */
+  #line(parser: Parser): number {
+    return this.#lineOffset + parser.info.lines - this.#crlfsInCells;
   }
 
   /** The line and byte offset where the record after the last complete one starts, past empty lines. */
@@ -305,6 +329,7 @@ export class ResyncingCsvParser {
     this.#written = 0;
     this.#rowEnd = 0;
     this.#rowEndLine = lost.line;
+    this.#crlfsInCells = 0;
     this.#parser = this.#startParser();
     if (after === -1) this.#discarding = 'line';
     else if (after === -2) this.#discarding = 'cr';

@@ -27,12 +27,12 @@ export { REQUIRED_FIELDS } from '../normalize/fields.js';
 const SPECIAL = /[\r\n\u0080-\u00ff]/;
 const NON_ASCII = /[\u0080-\u00ff]/;
 
-/** Line breaks csv-parse counts inside a cell: every CR and every LF. */
+/** Line breaks inside a cell: LF, CRLF and a lone CR, one each. */
 function lineBreaks(text: string): number {
   let count = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (code === 10 || code === 13) count++;
+    if (code === 10 || (code === 13 && text.charCodeAt(i + 1) !== 10)) count++;
   }
   return count;
 }
@@ -141,8 +141,8 @@ function rawRow(cells: Record<string, string>): { row: Record<string, string>; i
 
 /**
  * One parsed CSV record (csv-parse's object, keyed by field, cells as latin1 text) as a row.
- * `endLine` is csv-parse's line counter when the record ended; a quoted cell may span lines, and
- * the row starts that many line breaks earlier. The cells are decoded in place: the object is ours.
+ * `endLine` is the line the record ended on; a quoted cell may span lines, and the row starts
+ * that many line breaks earlier. The cells are decoded in place: the object is ours.
  * Undefined for a row of blank cells that is no record (see {@link isBlank}).
  */
 function toRow(file: string, rules: RowRules, cells: Record<string, string>, endLine: number): SourceRow | undefined {

@@ -22,7 +22,7 @@ describe('--encoding', () => {
   });
 
   it('refuses unknown names and encodings of several bytes per character other than UTF-16, naming the option', () => {
-    for (const label of ['klingon', 'shift_jis', 'gb18030', 'big5', 'euc-kr']) {
+    for (const label of ['klingon', 'shift_jis', 'gb18030', 'big5', 'euc-kr', 'iso-2022-jp']) {
       expect(() => textEncoding(label)).toThrow(UsageError);
       expect(() => textEncoding(label)).toThrow(/^--encoding: /);
     }

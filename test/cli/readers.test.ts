@@ -184,15 +184,34 @@ describe('CSV reader', () => {
     }
   });
 
-  it('stops a UTF-16 file at bytes that are not UTF-16; under a code page, a UTF-16 mark is text', async () => {
-    const broken = Buffer.concat([
-      Buffer.from([0xff, 0xfe]),
-      Buffer.from('vendor\nA\n', 'utf16le'),
-      Buffer.from([0x00, 0xd8]),
+  it('keeps line numbers in UTF-16 with CRLF fed a byte at a time: broken quotes, empty lines, a bad row', async () => {
+    const text = 'vendor,amount\r\n"Acme" Ltd,1\r\nB,2\r\n\r\nC,3\r\n\r\nD,x\r\n';
+    const all = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const rows = await collect(readCsv(Readable.from([...all].map((byte) => Buffer.from([byte]))), 'f.csv', {}));
+    expect(rows.map((row) => [row.kind, row.line])).toEqual([
+      ['reject', 2],
+      ['record', 3],
+      ['record', 5],
+      ['reject', 7],
     ]);
-    await expect(collect(readCsv(Readable.from([broken]), 'f.csv', {}))).rejects.toThrow(
-      /^f\.csv: not valid UTF-16LE \(an unpaired surrogate or a stray byte\)/,
-    );
+  });
+
+  it('rejects the rows of a UTF-16 file that hold units that are not UTF-16, and reads the rest; under a code page, a UTF-16 mark is text', async () => {
+    // A lone high surrogate (D83D) in the middle, and an odd byte at the end.
+    const body = Buffer.concat([
+      Buffer.from('vendor,amount\nA,1\nCaf', 'utf16le'),
+      Buffer.from([0x3d, 0xd8]),
+      Buffer.from(',2\nB,3\n', 'utf16le'),
+      Buffer.from([0x41]),
+    ]);
+    const rows = await collect(readCsv(Readable.from([Buffer.concat([Buffer.from([0xff, 0xfe]), body])]), 'f.csv', {}));
+    expect(rows.map((row) => [row.kind, row.line])).toEqual([
+      ['record', 2],
+      ['reject', 3],
+      ['record', 4],
+      ['reject', 5],
+    ]);
+    expect(rows[1]).toMatchObject({ issues: [{ field: 'vendor', message: 'not valid utf-16le' }] });
     const rules = rowRules({ encoding: 'windows-1252' });
     await collect(readCsv(bytes([0xff, 0xfe], 'vendor\nA\n'), 'f.csv', { rules }));
     expect([...rules.ignoredColumns]).toEqual(['ÿþvendor']);

@@ -370,6 +370,28 @@ describe('real exports: columns and files', () => {
     expect(new Set(stored().map((record) => record.vendor))).toEqual(new Set(['Ζαχαροπλαστείο 🍰', '東京書店']));
   });
 
+  it('checks every header before sending, as the run reads it: past empty lines, across a quoted line break, with CR line ends', async () => {
+    const good = write('good.csv', 'created,amount,currency,identifier,type,vendor\n2025-01-01,1,EUR,a,expense,A\n');
+    const late = write('late-header.csv', '\r\nfoo,bar\r\n1,2\r\n');
+    const refused = await run(publish('--json', good, late));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('the header has no column for created');
+    expect(count()).toBe(0);
+
+    // A column name with a line break in it (Alt+Enter in Excel), and a Mac export with CR line ends.
+    const multiLine = write(
+      'notes-header.csv',
+      'created,amount,currency,type,vendor,identifier,"Notes\r\n(free text)"\r\n2025-01-01,1,EUR,expense,A,a,x\r\n',
+    );
+    const mac = write('mac.csv', 'created;amount;currency;identifier;type;vendor\r2025-01-01;1,50;EUR;b;expense;B\r');
+    const result = await run(publish('--json', '--decimal', ',', multiLine, mac));
+    expect(result.code, result.stderr).toBe(0);
+    expect(stored().map((record) => [record.identifier, record.amount])).toEqual([
+      ['a', 1],
+      ['b', 1.5],
+    ]);
+  });
+
   it('ignores columns that fill no field and lists them once, in the summary and --json', async () => {
     const file = write(
       'extra.csv',

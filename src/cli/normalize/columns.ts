@@ -52,6 +52,12 @@ export interface ColumnRules {
   strict: boolean;
 }
 
+/** Column names quoted for a message, at most 20 of them and 60 characters each: a header read in the wrong encoding can be one 64 KiB name. */
+function listed(names: string[]): string {
+  const shown = names.slice(0, 20).map((name) => JSON.stringify(name.length > 60 ? `${name.slice(0, 60)}…` : name));
+  return names.length > 20 ? `${shown.join(', ')} and ${names.length - 20} more` : shown.join(', ');
+}
+
 /** The key of a column with no name: its cells must stay empty (Excel saves such columns). */
 export const UNNAMED_COLUMN = '\u0000unnamed';
 
@@ -96,10 +102,7 @@ export function planColumns(header: string[], rules: ColumnRules, requireFields:
     filled.add(field);
     return field;
   });
-  const found = `columns found: ${names
-    .filter((name) => name !== '')
-    .map((name) => JSON.stringify(name))
-    .join(', ')}`;
+  const found = `columns found: ${listed(names.filter((name) => name !== ''))}`;
   const unmapped = [...rules.columnMap.keys()].filter((column) => !mapped.has(column.toLowerCase()));
   if (unmapped.length > 0) {
     const list = unmapped.map((column) => JSON.stringify(column)).join(', ');

@@ -50,12 +50,19 @@ export interface CsvBytesOptions {
    * refuses the file, which is UTF-8 (Excel's "CSV UTF-8" save) and would be read as mojibake.
    */
   codePage?: string | undefined;
+  /** Told when the file turns out to be UTF-16, before any of its bytes go on. */
+  onUtf16?: (order: Utf16) => void;
 }
 
 function isPrefixOf(head: Buffer, mark: Buffer): boolean {
   return head.length < mark.length && mark.subarray(0, head.length).equals(head);
 }
 
+/**
+ * UTF-16 is decoded leniently: a unit that is not UTF-16 (an unpaired surrogate, an odd byte at
+ * the end) becomes U+FFFD, which makes the row holding it invalid, naming its line and field
+ * (encoding.ts), as invalid UTF-8 does; the rows around it are read.
+ */
 export async function* csvBytes(
   source: AsyncIterable<Buffer | string>,
   file: string,
@@ -63,17 +70,6 @@ export async function* csvBytes(
 ): AsyncGenerator<Buffer> {
   let head: Buffer | undefined = Buffer.alloc(0);
   let decoder: TextDecoder | undefined;
-  let read = 0;
-  const transcode = (bytes?: Buffer): Buffer => {
-    const utf16 = decoder as TextDecoder;
-    try {
-      return Buffer.from(bytes === undefined ? utf16.decode() : utf16.decode(bytes, { stream: true }), 'utf8');
-    } catch {
-      throw new InputError(
-        `${file}: not valid ${utf16.encoding.toUpperCase()} (an unpaired surrogate or a stray byte) within its first ${read} bytes`,
-      );
-    }
-  };
   /** Decides from the file's first bytes what it is; returns the bytes to parse (or to transcode). */
   const start = (bytes: Buffer): Buffer => {
     if (hasUtf8Mark(bytes)) {
@@ -86,15 +82,17 @@ export async function* csvBytes(
       return bytes.subarray(UTF8_BOM.length);
     }
     const order = utf16Of(bytes, options);
+    // The decoder drops the UTF-16 mark itself.
     if (order !== undefined) {
-      // The decoder drops the UTF-16 mark itself.
-      decoder = new TextDecoder(order, { fatal: true });
+      decoder = new TextDecoder(order);
+      options.onUtf16?.(order);
     }
     return bytes;
   };
+  const parsed = (bytes: Buffer): Buffer =>
+    decoder === undefined ? bytes : Buffer.from(decoder.decode(bytes, { stream: true }), 'utf8');
   for await (const chunk of source) {
     let bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    read += bytes.length;
     if (head !== undefined) {
       head = Buffer.concat([head, bytes]);
       // Wait for enough bytes to tell a mark from the start of one (a file may arrive a byte at a time).
@@ -102,14 +100,16 @@ export async function* csvBytes(
       bytes = start(head);
       head = undefined;
     }
-    yield decoder === undefined ? bytes : transcode(bytes);
+    // Half a UTF-16 unit transcodes to nothing: no empty chunk goes on.
+    const out = parsed(bytes);
+    if (out.length > 0) yield out;
   }
   if (head !== undefined && head.length > 0) {
-    const bytes = start(head);
-    yield decoder === undefined ? bytes : transcode(bytes);
+    const out = parsed(start(head));
+    if (out.length > 0) yield out;
   }
   if (decoder !== undefined) {
-    const rest = transcode();
+    const rest = Buffer.from(decoder.decode(), 'utf8');
     if (rest.length > 0) yield rest;
   }
 }

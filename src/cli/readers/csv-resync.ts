@@ -129,6 +129,8 @@ export class ResyncingCsvParser {
 
   /** Parses one chunk; records and rejects go to the handlers before the promise settles. */
   async write(bytes: Buffer): Promise<void> {
+    // An empty chunk says nothing; taken for the next one, it would end a line-break state early.
+    if (bytes.length === 0) return;
     let input = this.#discarding === undefined ? bytes : this.#discard(bytes);
     while (input !== undefined && input.length > 0 && this.failure === undefined) {
       this.#pending.push(input);
@@ -266,12 +268,24 @@ export class ResyncingCsvParser {
     return { line, offset };
   }
 
-  /** The pending bytes from `from` to `to` (offsets in the current parser's input), as text. */
+  /**
+   * The pending bytes from `from` to `to` (offsets in the current parser's input), as text. Only
+   * what a rejects line shows is copied: after a restart the pending bytes can be megabytes, and
+   * copying them for every rejected row made a hostile file cost quadratic time.
+   */
   #rawLine(from: number, to: number): string | undefined {
-    const start = from - this.#pendingStart;
-    if (start < 0) return undefined;
-    const bytes = Buffer.concat(this.#pending);
-    return rawText(bytes.subarray(start, Math.min(to - this.#pendingStart, bytes.length)), this.#show);
+    if (from < this.#pendingStart) return undefined;
+    const end = Math.min(to, from + MAX_RAW_BYTES + 2);
+    const parts: Buffer[] = [];
+    let base = this.#pendingStart;
+    for (const part of this.#pending) {
+      const partEnd = base + part.length;
+      if (partEnd > from && base < end)
+        parts.push(part.subarray(Math.max(from - base, 0), Math.min(end - base, part.length)));
+      if (partEnd >= end) break;
+      base = partEnd;
+    }
+    return rawText(Buffer.concat(parts), this.#show);
   }
 
   /** The byte at `offset` of the current parser's input, if it is still pending. */

@@ -2,9 +2,9 @@ import { CsvError } from 'csv-parse';
 import { HeaderError, planColumns } from '../normalize/columns.js';
 import { REQUIRED_FIELDS } from '../normalize/fields.js';
 import { rowRules } from '../normalize/rules.js';
-import { csvBytes } from './csv-bytes.js';
+import { csvBytes, type Utf16 } from './csv-bytes.js';
 import { ResyncingCsvParser } from './csv-resync.js';
-import { csvBytesOptions, type TextEncoding, UTF8 } from './encoding.js';
+import { csvBytesOptions, type TextEncoding, UTF8, utf16Encoding } from './encoding.js';
 import { InputError, MAX_ROW_BYTES, type RowIssue, type RowRules, type SourceRow } from './types.js';
 
 export interface CsvReadOptions {
@@ -145,8 +145,13 @@ function rawRow(cells: Record<string, string>): { row: Record<string, string>; i
  * that many line breaks earlier. The cells are decoded in place: the object is ours.
  * Undefined for a row of blank cells that is no record (see {@link isBlank}).
  */
-function toRow(file: string, rules: RowRules, cells: Record<string, string>, endLine: number): SourceRow | undefined {
-  const encoding = rules.encoding ?? UTF8;
+function toRow(
+  file: string,
+  rules: RowRules,
+  encoding: TextEncoding,
+  cells: Record<string, string>,
+  endLine: number,
+): SourceRow | undefined {
   let issues: RowIssue[] | undefined;
   let breaks = 0;
   let size = 0;
@@ -224,7 +229,14 @@ export async function* readCsvChunks(
 ): AsyncGenerator<SourceRow[]> {
   let rows: SourceRow[] = [];
   const rules = options.rules ?? rowRules();
-  const encoding = rules.encoding ?? UTF8;
+  // A UTF-16 byte-order mark may make the file UTF-16 once its first bytes are read.
+  let encoding = rules.encoding ?? UTF8;
+  const bytesOptions = {
+    ...csvBytesOptions(encoding),
+    onUtf16: (order: Utf16) => {
+      encoding = utf16Encoding(order);
+    },
+  };
   // The parser reads bytes as latin1: a delimiter is looked for as its bytes in the file's encoding.
   const delimiter = options.delimiter === undefined ? undefined : encoding.parserText(options.delimiter);
   if (delimiter === '')
@@ -236,7 +248,7 @@ export async function* readCsvChunks(
     {
       header: (header) => headerToFields(file, rules, header, options.requireFields),
       record: (cells, endLine) => {
-        const row = toRow(file, rules, cells, endLine);
+        const row = toRow(file, rules, encoding, cells, endLine);
         if (row !== undefined) rows.push(row);
       },
       reject: (line, field, message, raw) =>
@@ -252,7 +264,7 @@ export async function* readCsvChunks(
   };
   try {
     // Each chunk is parsed before the next is read: memory holds one chunk's rows, whatever the input.
-    for await (const bytes of csvBytes(source, file, csvBytesOptions(encoding))) {
+    for await (const bytes of csvBytes(source, file, bytesOptions)) {
       await parser.write(bytes);
       if (parser.failure !== undefined) break;
       if (rows.length > 0) yield take();

@@ -97,8 +97,9 @@ export function textEncoding(label: string): TextEncoding {
   }
   const name = lenient.encoding;
   if (name === 'utf-8') return UTF8;
-  if (name === 'utf-16le' || name === 'utf-16be') return { ...UTF8, name, utf16: name };
-  if (!isSingleByteAscii(lenient)) {
+  if (name === 'utf-16le' || name === 'utf-16be') return utf16Encoding(name);
+  // ISO-2022-JP reads each byte alone as ASCII, but an escape sequence switches it to two bytes a character.
+  if (name === 'iso-2022-jp' || !isSingleByteAscii(lenient)) {
     throw new UsageError(
       `--encoding: ${name} cannot be read: CSV is read as UTF-8, UTF-16 or a code page of one byte per character, with ASCII unchanged; save the file as UTF-8`,
     );
@@ -119,6 +120,23 @@ export function textEncoding(label: string): TextEncoding {
     }
   };
   return { name, decodeCell, show: (bytes) => lenient.decode(bytes), parserText: codePageParserText(decodeCell) };
+}
+
+/**
+ * UTF-16, read from its transcoding to UTF-8 (csv-bytes.ts), where a unit that was not UTF-16 is
+ * U+FFFD: a cell holding one is invalid. (U+FFFD itself is never finance data: it is what a
+ * decoder leaves where it lost a character.)
+ */
+export function utf16Encoding(name: Utf16): TextEncoding {
+  return {
+    ...UTF8,
+    name,
+    utf16: name,
+    decodeCell: (latin1) => {
+      const text = UTF8.decodeCell(latin1);
+      return text === undefined || text.includes('\uFFFD') ? undefined : text;
+    },
+  };
 }
 
 /** What the CSV byte stage needs to know of an encoding. */

@@ -58,10 +58,10 @@ export async function checkCsvHeaders(
     // A UTF-16 file's header is read from its head as UTF-8, as the run will read the file.
     const utf16 = utf16Of(head, csvBytesOptions(rules.encoding ?? UTF8));
     if (utf16 !== undefined) head = utf16HeadAsUtf8(head, utf16);
-    const lineEnd = head.indexOf(0x0a);
-    const headerBytes = lineEnd === -1 ? head : head.subarray(0, lineEnd + 1);
-    spec.delimiter = delimiter ?? spec.delimiter ?? detectDelimiter(headerBytes.toString('utf8'));
-    const chunks = readCsvChunks(once(headerBytes), spec.name, {
+    spec.delimiter = delimiter ?? spec.delimiter ?? detectDelimiter(firstLine(head).toString('utf8'));
+    // The whole head goes to the reader, which finds the header as the run will: past empty lines,
+    // and with a quoted line break in a column name.
+    const chunks = readCsvChunks(once(head), spec.name, {
       // Already UTF-8: read as such, whatever the file was.
       rules: utf16 === undefined ? rules : { ...rules, encoding: UTF8 },
       delimiter: spec.delimiter,
@@ -141,6 +141,15 @@ export async function resolveInputs(
     specs.push({ path, name: path, format: resolved, size, delimiter });
   }
   return specs;
+}
+
+/** The first line of `head` that is not empty, up to its line break (LF, CRLF or a lone CR). */
+function firstLine(head: Buffer): Buffer {
+  let start = 0;
+  while (start < head.length && (head[start] === 0x0a || head[start] === 0x0d)) start++;
+  let end = start;
+  while (end < head.length && head[end] !== 0x0a && head[end] !== 0x0d) end++;
+  return head.subarray(start, end);
 }
 
 async function* once(bytes: Buffer): AsyncGenerator<Buffer> {

@@ -9,6 +9,19 @@ const rules = (map?: string, sets: string[] = [], strict = false) => ({
 });
 
 describe('planColumns', () => {
+  it('lists at most 20 columns found, each cut at 60 characters, when the header lacks a field', () => {
+    const names = [`x${'y'.repeat(70_000)}`, ...Array.from({ length: 29 }, (_, i) => `col${i}`)];
+    let message = '';
+    try {
+      planColumns(names, rules(), true);
+    } catch (error) {
+      message = (error as HeaderError).message;
+    }
+    expect(message).toContain(`columns found: "x${'y'.repeat(59)}…", "col0"`);
+    expect(message).toMatch(/"col18" and 10 more/);
+    expect(message.length).toBeLessThan(1000);
+  });
+
   it('matches header names case-insensitively, ignoring surrounding spaces', () => {
     const plan = planColumns(
       ['Created', ' Amount ', 'CURRENCY', 'identifier', 'Type', 'vendor', 'transactionnumber'],

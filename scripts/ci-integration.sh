@@ -13,7 +13,10 @@ if ! has_pg || ! command -v redis-server >/dev/null 2>&1; then
 fi
 
 trap 'bash scripts/start-services.sh stop' EXIT
-eval "$(bash scripts/start-services.sh start)"
+# Captured first, so that a server that cannot start fails this step here (eval of an empty
+# output would not).
+services_env=$(bash scripts/start-services.sh start)
+eval "$services_env"
 npx vitest run -c vitest.integration.config.ts
 # The fleet benchmark needs Redis, so it runs here rather than in the quick benchmarks before
 # (where it skips itself). Quick mode: a smoke run; its figures are not enforced.

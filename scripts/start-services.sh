@@ -7,8 +7,10 @@
 #
 #   eval "$(scripts/start-services.sh start)" && npx vitest run -c vitest.integration.config.ts
 #
-# Data lives in $SERVICES_DIR (default /tmp/push-api-client-services), ports are fixed so that the
-# tests find the servers without configuration: PG_PORT (55432) and REDIS_PORT (56379). PostgreSQL
+# Data lives in $SERVICES_DIR (default /tmp/push-api-client-services). The ports are PG_PORT (55432)
+# and REDIS_PORT (56379), which the tests default to; when one is taken (both lie in Linux's range
+# of ports for outgoing connections, so a busy machine can hold them), the next of a few others is
+# used, and `start` and `env` print the ports in use. PostgreSQL
 # refuses to run as root, so as root it runs as the `postgres` user. Both servers listen on
 # 127.0.0.1 only; PostgreSQL trusts loopback connections, which is fine for a test cluster only.
 set -euo pipefail
@@ -45,10 +47,16 @@ as_pg() {
   fi
 }
 
+# The ports in use, as `start` recorded them.
+used_port() { cat "$SERVICES_DIR/$1.port" 2>/dev/null || echo "$2"; }
+
 print_env() {
-  echo "export PG_URL=postgres://postgres@127.0.0.1:$PG_PORT/postgres"
-  echo "export REDIS_URL=redis://127.0.0.1:$REDIS_PORT"
+  echo "export PG_URL=postgres://postgres@127.0.0.1:$(used_port pg "$PG_PORT")/postgres"
+  echo "export REDIS_URL=redis://127.0.0.1:$(used_port redis "$REDIS_PORT")"
 }
+
+# The port after `port` to try when it is taken.
+next_port() { echo $(($1 + 97)); }
 
 start_pg() {
   local bin
@@ -62,14 +70,24 @@ start_pg() {
     as_pg "$bin/initdb" -D "$PG_DATA" -U postgres --auth=trust --encoding=UTF8 --no-sync >/dev/null
   fi
   if as_pg "$bin/pg_ctl" -D "$PG_DATA" status >/dev/null 2>&1; then
-    log "PostgreSQL already running on 127.0.0.1:$PG_PORT"
+    log "PostgreSQL already running on 127.0.0.1:$(used_port pg "$PG_PORT")"
     return
   fi
-  # The socket goes into the data directory so no system directory (/run/postgresql) is needed.
-  as_pg "$bin/pg_ctl" -D "$PG_DATA" -l "$PG_DATA/server.log" -w -t 30 \
-    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -c unix_socket_directories=$PG_DATA -c fsync=off" \
-    start >/dev/null
-  log "PostgreSQL started on 127.0.0.1:$PG_PORT"
+  local port=$PG_PORT
+  for _ in 1 2 3 4; do
+    # The socket goes into the data directory so no system directory (/run/postgresql) is needed.
+    if as_pg "$bin/pg_ctl" -D "$PG_DATA" -l "$PG_DATA/server.log" -w -t 30 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$PG_DATA -c fsync=off" \
+      start >/dev/null; then
+      echo "$port" >"$SERVICES_DIR/pg.port"
+      log "PostgreSQL started on 127.0.0.1:$port"
+      return
+    fi
+    log "PostgreSQL did not start on port $port; its log says:"
+    tail -n 5 "$PG_DATA/server.log" >&2 || true
+    port=$(next_port "$port")
+  done
+  exit 1
 }
 
 start_redis() {
@@ -79,20 +97,26 @@ start_redis() {
   fi
   mkdir -p "$REDIS_DIR"
   if [[ -f "$REDIS_DIR/redis.pid" ]] && kill -0 "$(cat "$REDIS_DIR/redis.pid")" 2>/dev/null; then
-    log "Redis already running on 127.0.0.1:$REDIS_PORT"
+    log "Redis already running on 127.0.0.1:$(used_port redis "$REDIS_PORT")"
     return
   fi
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes \
-    --pidfile "$REDIS_DIR/redis.pid" --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log" \
-    --save '' --appendonly no
-  for _ in $(seq 1 50); do
-    if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
-      log "Redis started on 127.0.0.1:$REDIS_PORT"
-      return
-    fi
-    sleep 0.1
+  local port=$REDIS_PORT
+  for _ in 1 2 3 4; do
+    redis-server --port "$port" --bind 127.0.0.1 --daemonize yes \
+      --pidfile "$REDIS_DIR/redis.pid" --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log" \
+      --save '' --appendonly no
+    for _ in $(seq 1 50); do
+      if [[ -f "$REDIS_DIR/redis.pid" ]] && redis-cli -p "$port" ping >/dev/null 2>&1; then
+        echo "$port" >"$SERVICES_DIR/redis.port"
+        log "Redis started on 127.0.0.1:$port"
+        return
+      fi
+      sleep 0.1
+    done
+    log "Redis did not answer on port $port; its log says:"
+    tail -n 5 "$REDIS_DIR/redis.log" >&2 || true
+    port=$(next_port "$port")
   done
-  log "Redis did not answer; see $REDIS_DIR/redis.log"
   exit 1
 }
 

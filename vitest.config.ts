@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -29,6 +30,12 @@ export const ISOLATED = [
   'test/uploads/undici-loaded.test.ts',
 ];
 
+/**
+ * Test files that measure how fast a loopback service answers, and fail when the machine is busy
+ * enough to slow the answers down: they run after the others, one at a time.
+ */
+export const ALONE = ['test/run/adaptive-knee.test.ts'];
+
 export default defineConfig({
   resolve: {
     // Tests and examples import the package by its public name, served from source.
@@ -57,17 +64,24 @@ export default defineConfig({
     // the SDK and the emulator afresh for every file cost more than the tests themselves. The files
     // in ISOLATED run alone (test/docs/test-lanes.test.ts checks the list is complete).
     pool: 'threads',
+    // Vitest's default leaves a core idle (one worker on two cores); the tests wait on sockets
+    // often enough that two workers on two cores take about half the time.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         extends: true,
         test: {
           name: 'shared',
           include: ['test/**/*.test.ts'],
-          exclude: [...LANE_EXCLUDES, 'test/**/*.e2e.test.ts', ...ISOLATED],
+          exclude: [...LANE_EXCLUDES, 'test/**/*.e2e.test.ts', ...ISOLATED, ...ALONE],
           isolate: false,
         },
       },
       { extends: true, test: { name: 'isolated', include: ISOLATED, isolate: true } },
+      {
+        extends: true,
+        test: { name: 'alone', include: ALONE, isolate: true, maxWorkers: 1, sequence: { groupOrder: 1 } },
+      },
     ],
   },
 });

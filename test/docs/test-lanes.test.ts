@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { glob } from 'tinyglobby';
 import { describe, expect, it } from 'vitest';
-import { ISOLATED } from '../../vitest.config.js';
+import { ALONE, ISOLATED } from '../../vitest.config.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const GLOBAL_CHANGERS = [/\bsetupServer\(/, /from 'undici'/, /\bdispatcher:/];
@@ -24,5 +24,11 @@ describe('the fast lane', () => {
     expect(changers.length).toBeGreaterThan(0);
     expect(changers.filter((file) => !ISOLATED.includes(file))).toEqual([]);
     expect(ISOLATED.filter((file) => !existsSync(new URL(file, ROOT)))).toEqual([]);
+  });
+
+  it('runs the load-sensitive files alone, after the others, and lists only files that exist', () => {
+    expect(ALONE.length).toBeGreaterThan(0);
+    expect(ALONE.filter((file) => !existsSync(new URL(file, ROOT)))).toEqual([]);
+    expect(ALONE.filter((file) => ISOLATED.includes(file))).toEqual([]);
   });
 });

@@ -34,7 +34,11 @@ export const ISOLATED = [
  * Test files that measure how fast a loopback service answers, and fail when the machine is busy
  * enough to slow the answers down: they run after the others, one at a time.
  */
-export const ALONE = ['test/run/adaptive-knee.test.ts'];
+export const ALONE = [
+  'test/run/adaptive-knee.test.ts',
+  'test/bench/delay-proxy.test.ts',
+  'test/bench/sink-server.test.ts',
+];
 
 export default defineConfig({
   resolve: {

@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `tsx bench/run.ts [--quick] [--only <name>]`. Runs each benchmark (ours
+ * The benchmark harness: `tsx bench/run.ts [--quick] [--only <name>] [--skip <name>]`. Runs each benchmark (ours
  * and its baselines alternating, several rounds), prints a markdown table on stdout and writes
  * `bench/results/latest.json`. Progress goes to stderr.
  */
@@ -15,18 +15,19 @@ import type { Row } from './lib/row.js';
 import { markdownTable } from './lib/table.js';
 import { TempFiles } from './lib/temp-files.js';
 
-function select(only: readonly string[]): Benchmark[] {
-  if (only.length === 0) return [...BENCHMARKS];
-  const unknown = only.filter((name) => !BENCHMARKS.some((benchmark) => benchmark.name === name));
+function select(only: readonly string[], skip: readonly string[]): Benchmark[] {
+  const unknown = [...only, ...skip].filter((name) => !BENCHMARKS.some((benchmark) => benchmark.name === name));
   if (unknown.length > 0) {
     throw new Error(`unknown benchmark ${unknown.join(', ')}; known: ${BENCHMARKS.map((b) => b.name).join(', ')}`);
   }
-  return BENCHMARKS.filter((benchmark) => only.includes(benchmark.name));
+  return BENCHMARKS.filter(
+    (benchmark) => (only.length === 0 || only.includes(benchmark.name)) && !skip.includes(benchmark.name),
+  );
 }
 
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseArgs(argv);
-  const benchmarks = select(args.only);
+  const benchmarks = select(args.only, args.skip);
   const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
   const temp = new TempFiles();
   const started = performance.now();
@@ -57,7 +58,9 @@ async function main(argv: readonly string[]): Promise<number> {
   } finally {
     await temp.removeAll();
   }
-  const command = `npm run bench --${args.quick ? ' --quick' : ''}${args.only.length > 0 ? ` --only ${args.only.join(',')}` : ''}`;
+  const command =
+    `npm run bench --${args.quick ? ' --quick' : ''}${args.only.length > 0 ? ` --only ${args.only.join(',')}` : ''}` +
+    `${args.skip.length > 0 ? ` --skip ${args.skip.join(',')}` : ''}`;
   const results = describeRun(args.quick ? 'quick' : 'full', command, performance.now() - started, rows, errors);
   const out = path.resolve(REPO_ROOT, args.out);
   await writeResults(out, results);

@@ -26,7 +26,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/push-api-client-consumers.XXXXXX")
 cleanup() { if [[ -z "${KEEP_TMP:-}" ]]; then rm -rf "$tmp"; else echo "kept $tmp"; fi; }
 trap cleanup EXIT
 
-step() { echo "== $*"; }
+step() { echo "== $* (${SECONDS}s)"; }
 version_of() { node -p "require('./package.json').devDependencies['$1']"; }
 
 step "build and pack"

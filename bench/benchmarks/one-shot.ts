@@ -89,7 +89,7 @@ async function publishRows(ctx: BenchContext, server: ServerProcess): Promise<Ro
 
 /** `import('push-api-client')` and one publish of one batch, from the process's start. */
 async function coldStartRow(ctx: BenchContext, server: ServerProcess): Promise<Row> {
-  const rounds = ctx.quick ? 3 : 15;
+  const rounds = ctx.quick ? 1 : 15;
   const args: OneShotArgs = { count: 1000, input: 'array', optional: 'quarter', concurrency: CONCURRENCY };
   ctx.log(`one-shot: ${rounds} rounds of the cold start`);
   const { sdk, fetch } = await compare(server, args, rounds);
@@ -110,7 +110,7 @@ async function coldStartRow(ctx: BenchContext, server: ServerProcess): Promise<R
 
 async function cliRow(ctx: BenchContext, server: ServerProcess): Promise<Row> {
   const rows = ctx.quick ? 10_000 : 100_000;
-  const rounds = ctx.quick ? 2 : 5;
+  const rounds = ctx.quick ? 1 : 5;
   const csv = await ensureCsv(ctx.temp, rows);
   const env = connectionEnv(server);
   const cli = () =>

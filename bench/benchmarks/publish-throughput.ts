@@ -21,7 +21,7 @@ export const publishThroughput: Benchmark = {
   title: '1 publish throughput',
   async run(ctx) {
     const count = ctx.quick ? 50_000 : 200_000;
-    const rounds = ctx.quick ? 3 : 7;
+    const rounds = ctx.quick ? 1 : 7;
     const records = financeRecords(count);
     return withServer({ kind: 'sink' }, async (server) => {
       const client = clientFor(server);

@@ -46,7 +46,7 @@ export const rateLimited: Benchmark = {
   title: '4 rate-limited goodput',
   async run(ctx) {
     const batches = ctx.quick ? 100 : 300;
-    const rounds = ctx.quick ? 2 : 3;
+    const rounds = ctx.quick ? 1 : 3;
     return withServer({ kind: 'emulator', rateLimit: LIMIT }, async (server) => {
       ctx.log(`rate-limit: ${rounds} rounds of ${batches} batches, limit ${LIMIT.requests}/s`);
       const samples = await alternate(rounds, [

@@ -29,7 +29,7 @@ export const realExports: Benchmark = {
   title: '9 real exports',
   async run(ctx) {
     const rows = ctx.quick ? 100_000 : 1_000_000;
-    const rounds = ctx.quick ? 2 : 3;
+    const rounds = ctx.quick ? 1 : 3;
     const plain = await ensureExportCsv(ctx.temp, rows, 'plain');
     const european = await ensureExportCsv(ctx.temp, rows, 'european');
     return withServer({ kind: 'sink', countRecords: true }, async (server) => {

@@ -90,8 +90,8 @@ export const streamingMemory: Benchmark = {
   async run(ctx) {
     const [small, large] = ctx.quick ? [10_000, 100_000] : [100_000, 1_000_000];
     return withServer({ kind: 'sink', countRecords: true }, async (server) => {
-      const a = await measureSize(ctx, server, small, ctx.quick ? 2 : 3);
-      const b = await measureSize(ctx, server, large, ctx.quick ? 2 : 3);
+      const a = await measureSize(ctx, server, small, ctx.quick ? 1 : 3);
+      const b = await measureSize(ctx, server, large, ctx.quick ? 1 : 3);
       const rows: Row[] = [];
       for (const size of [b, a]) {
         const label = `${size.rows.toLocaleString('en-US')} rows`;

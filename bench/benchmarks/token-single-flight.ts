@@ -42,7 +42,7 @@ export const tokenSingleFlight: Benchmark = {
   title: '5 token single-flight',
   async run(ctx) {
     const calls = ctx.quick ? 50_000 : 500_000;
-    const rounds = ctx.quick ? 3 : 7;
+    const rounds = ctx.quick ? 1 : 7;
     return withServer({ kind: 'sink' }, async (server) => {
       const client = clientFor(server);
       const before = (await server.stats()).tokenRequests;

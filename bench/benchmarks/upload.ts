@@ -134,7 +134,7 @@ export const upload: Benchmark = {
   async run(ctx) {
     const bigSize = ctx.quick ? 64 * MiB : 1024 * MiB;
     const smallCount = ctx.quick ? 50 : 200;
-    const rounds = ctx.quick ? 2 : 3;
+    const rounds = ctx.quick ? 1 : 3;
     ctx.log(`upload: writing ${bigSize / MiB} MiB and ${smallCount} × 1 MiB under ${ctx.temp.dir}`);
     const big = await ensureUploadFile(ctx.temp, 'big.bin', bigSize);
     const small = await ensureUploadFiles(ctx.temp, smallCount, MiB);

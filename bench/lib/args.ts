@@ -5,6 +5,8 @@ export interface BenchArgs {
   quick: boolean;
   /** Run only these benchmarks (by name); all when empty. */
   only: string[];
+  /** Leave these benchmarks out (by name). */
+  skip: string[];
   /** Where the JSON results go. */
   out: string;
 }
@@ -20,17 +22,19 @@ export const QUICK_OUT = 'bench/results/quick.json';
 export const OWN_RESULTS: Readonly<Record<string, string>> = { network: 'bench/results/network.json' };
 
 export function parseArgs(argv: readonly string[]): BenchArgs {
-  const args: BenchArgs = { quick: false, only: [], out: '' };
+  const args: BenchArgs = { quick: false, only: [], skip: [], out: '' };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') args.quick = true;
-    else if (arg === '--only' || arg === '--out') {
+    else if (arg === '--only' || arg === '--skip' || arg === '--out') {
       const value = argv[++i];
       if (value === undefined || value.startsWith('--')) throw new Error(`${arg} needs a value`);
-      if (arg === '--only') args.only.push(...value.split(',').filter((name) => name !== ''));
-      else args.out = value;
+      if (arg === '--out') args.out = value;
+      else args[arg === '--only' ? 'only' : 'skip'].push(...value.split(',').filter((name) => name !== ''));
     } else if (arg === '--help' || arg === '-h') {
-      throw new Error('usage: tsx bench/run.ts [--quick] [--only <name>[,<name>]] [--out <file>]');
+      throw new Error(
+        'usage: tsx bench/run.ts [--quick] [--only <name>[,<name>]] [--skip <name>[,<name>]] [--out <file>]',
+      );
     } else {
       throw new Error(`unknown argument ${arg}; try --help`);
     }

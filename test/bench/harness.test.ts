@@ -75,8 +75,9 @@ describe('bench runner', () => {
     expect(samples.get('a')).toHaveLength(2);
   });
 
-  it('parses --quick, --only and --out, and refuses unknown flags', () => {
+  it('parses --quick, --only, --skip and --out, and refuses unknown flags', () => {
     expect(parseArgs(['--quick', '--only', 'token,upload'])).toMatchObject({ quick: true, only: ['token', 'upload'] });
+    expect(parseArgs(['--quick', '--skip', 'network,soak'])).toMatchObject({ only: [], skip: ['network', 'soak'] });
     expect(parseArgs([]).out).toBe('bench/results/latest.json');
     // A quick smoke run never overwrites the full run that docs/performance.md quotes.
     expect(parseArgs(['--quick']).out).toBe('bench/results/quick.json');
@@ -87,5 +88,6 @@ describe('bench runner', () => {
     expect(parseArgs(['--quick', '--only', 'network']).out).toBe('bench/results/quick.json');
     expect(() => parseArgs(['--fast'])).toThrow(/unknown argument/);
     expect(() => parseArgs(['--only'])).toThrow(/needs a value/);
+    expect(() => parseArgs(['--skip', '--quick'])).toThrow(/needs a value/);
   });
 });

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { glob } from 'tinyglobby';
 import { describe, expect, it } from 'vitest';
 import { ALONE, ISOLATED } from '../../vitest.config.js';
+import { E2E_ISOLATED } from '../../vitest.e2e.config.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const GLOBAL_CHANGERS = [/\bsetupServer\(/, /from 'undici'/, /\bdispatcher:/];
@@ -30,5 +31,26 @@ describe('the fast lane', () => {
     expect(ALONE.length).toBeGreaterThan(0);
     expect(ALONE.filter((file) => !existsSync(new URL(file, ROOT)))).toEqual([]);
     expect(ALONE.filter((file) => ISOLATED.includes(file))).toEqual([]);
+  });
+});
+
+describe('the end-to-end lane', () => {
+  /** A file's text and that of the files it imports by a relative path (the examples it drives). */
+  const textWithImports = (file: string): string => {
+    const text = readFileSync(new URL(file, ROOT), 'utf8');
+    const imported = [...text.matchAll(/from '(\.{1,2}\/[^']+)\.js'/g)].map(
+      (match) => new URL(`${match[1]}.ts`, new URL(file, ROOT)),
+    );
+    return [text, ...imported.filter((url) => existsSync(url)).map((url) => readFileSync(url, 'utf8'))].join('\n');
+  };
+
+  it('isolates every file that changes the global fetch or stubs the environment, and lists only files that exist', async () => {
+    const files = await glob('test/**/*.e2e.test.ts', { cwd: ROOT.pathname });
+    const changers = files.filter((file) =>
+      [...GLOBAL_CHANGERS, /\bvi\.stub(Env|Global)\(/].some((pattern) => pattern.test(textWithImports(file))),
+    );
+    expect(changers.length).toBeGreaterThan(0);
+    expect(changers.filter((file) => !E2E_ISOLATED.includes(file))).toEqual([]);
+    expect(E2E_ISOLATED.filter((file) => !existsSync(new URL(file, ROOT)))).toEqual([]);
   });
 });

@@ -148,7 +148,11 @@ export interface ConcurrencyHookEvent {
    * `latency`: they inflated, the service is queueing; `rate-limited`: a 429; `unavailable`: a 503.
    */
   reason: 'start' | 'grow' | 'latency' | 'rate-limited' | 'unavailable';
-  /** The last round trip answered when a `grow` or `latency` change was decided, in milliseconds (the decision itself reads the round's lower quartile). */
+  /**
+   * The round trip a `grow` or `latency` change was decided on, in milliseconds: the lower quartile
+   * of the round's round trips, each taken against the least one seen (so `rttMs / minRttMs` is
+   * the inflation the decision read).
+   */
   rttMs?: number;
   /** The least round trip seen for requests of that size, in milliseconds. */
   minRttMs?: number;

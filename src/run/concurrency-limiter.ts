@@ -138,11 +138,13 @@ export class ConcurrencyLimiter {
     this.#newRound();
     // A window the run does not fill (the input is slower than the network) says nothing about the service.
     const decision = decide(this.#limit, this.max, ratio, this.#knee);
+    // What the decision read, in milliseconds: the round's lower quartile against the least.
+    const roundRtt = ratio * minimum;
     if (decision.kind === 'grow' && filled) {
-      this.#set(decision.limit, 'grow', rtt, minimum);
+      this.#set(decision.limit, 'grow', roundRtt, minimum);
     } else if (decision.kind === 'shrink') {
       this.#knee = decision.limit;
-      this.#set(decision.limit, 'latency', rtt, minimum);
+      this.#set(decision.limit, 'latency', roundRtt, minimum);
     }
   }
 

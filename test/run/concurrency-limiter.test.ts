@@ -106,6 +106,24 @@ describe('ConcurrencyLimiter', () => {
     expect(shrink?.limit).toBeLessThanOrEqual(32 / 4 + 5);
   });
 
+  it('reports the round trip a change was decided on, not the last one answered', async () => {
+    const time = clock();
+    const { events, onChange } = recorder();
+    const limiter = new ConcurrencyLimiter({ max: 32, operation: 'finance', onChange, now: time.now });
+    await drive(limiter, time, () => 100, 4);
+    expect(limiter.limit).toBe(32);
+    for (let i = 0; i < 32; i++) await limiter.acquire();
+    const startedAt = time.now();
+    time.advance(400);
+    // Half a window of answers makes a round: fifteen slow ones, then one as fast as the least.
+    for (let i = 0; i < 16; i++) {
+      limiter.onRoundTrip({ startedAt, endedAt: startedAt + (i < 15 ? 400 : 100) });
+      limiter.release();
+    }
+    const shrink = events.find((event) => event.reason === 'latency');
+    expect(shrink).toMatchObject({ previous: 32, rttMs: 400, minRttMs: 100 });
+  });
+
   it('halves on a 429 or a 503, once per event', () => {
     const time = clock();
     const { events, onChange } = recorder();

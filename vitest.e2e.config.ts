@@ -4,10 +4,11 @@ import base, { LANE_EXCLUDES } from './vitest.config.js';
 
 /**
  * End-to-end files that load the npm `undici` package (which, on Node 20, becomes the dispatcher of
- * Node's fetch for every later file in the process) or stub the environment: they run with their
- * modules and globals afresh. test/docs/test-lanes.test.ts checks the list is complete.
+ * Node's fetch for every later file in the process), start msw's `setupServer` (which replaces the
+ * global fetch while it listens) or stub the environment: they run with their modules and globals
+ * afresh. test/docs/test-lanes.test.ts checks the list is complete.
  */
-export const E2E_ISOLATED = ['test/examples/behind-a-proxy.e2e.test.ts'];
+export const E2E_ISOLATED = ['test/examples/behind-a-proxy.e2e.test.ts', 'test/examples/msw-test-suite.e2e.test.ts'];
 
 /**
  * The end-to-end lane, `npm run test:e2e`: real CLI processes and signals, chaos runs, the docs'

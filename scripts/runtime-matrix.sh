@@ -21,7 +21,7 @@ trap 'rm -rf "$tmp"' EXIT
 echo "== build and pack"
 pack_flags=()
 if [[ -n "${NO_BUILD:-}" && -f dist/web/index.js ]]; then pack_flags=(--ignore-scripts); fi
-tarball="$tmp/$(npm pack --silent "${pack_flags[@]}" --pack-destination "$tmp" | tail -n 1)"
+tarball="$tmp/$(npm pack --silent ${pack_flags[@]+"${pack_flags[@]}"} --pack-destination "$tmp" | tail -n 1)"
 
 echo "== install the package and the runtimes from the npm registry"
 project="$tmp/project"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Consumer smoke tests: builds and packs the package, installs the tarball into throw-away
-# projects (test/consumers/*) and runs them on each Node version in NODE_VERSIONS, then runs the
-# README's Quick start verbatim in a fresh ES module project and a fresh CommonJS one, and its
-# TypeScript Quick start as compiled by the ts-node16 project. The TypeScript projects also compile
-# and run shared/responses.ts: `.withResponse()`, `client.request`, middleware and a stopped run's
-# `.report`, as the docs show them.
+# Consumer smoke tests: packs the package (building it first, unless NO_BUILD), installs the
+# tarball into throw-away projects (test/consumers/*) and runs them on each Node version in
+# NODE_VERSIONS, then runs the README's Quick start verbatim in a fresh ES module project and a
+# fresh CommonJS one, and its TypeScript Quick start as compiled by the ts-node16 project. The
+# TypeScript projects also compile and run shared/responses.ts: `.withResponse()`,
+# `client.request`, middleware and a stopped run's `.report`, as the docs show them.
 #
 #   bash scripts/test-consumers.sh                  # Node 20, 22 and 24
 #   NODE_VERSIONS="22" bash scripts/test-consumers.sh
@@ -33,7 +33,7 @@ step "build and pack"
 # The prepack script builds, as on a fresh clone, unless NO_BUILD says dist/ is fresh.
 pack_flags=()
 if [[ -n "${NO_BUILD:-}" && -f dist/web/index.js ]]; then pack_flags=(--ignore-scripts); fi
-tarball="$tmp/$(npm pack --silent "${pack_flags[@]}" --pack-destination "$tmp" | tail -n 1)"
+tarball="$tmp/$(npm pack --silent ${pack_flags[@]+"${pack_flags[@]}"} --pack-destination "$tmp" | tail -n 1)"
 
 install() { # dir, then package specs
   local dir=$1
@@ -107,7 +107,11 @@ run_beside() { # label, then the command; at most two at a time
   local id=${#labels[@]}
   labels+=("$1")
   shift
-  ("$@" >"$jobs_dir/$id.out" 2>&1; echo $? >"$jobs_dir/$id.status") &
+  (
+    set +e
+    "$@" >"$jobs_dir/$id.out" 2>&1
+    echo $? >"$jobs_dir/$id.status"
+  ) &
 }
 for project in ts-node16 ts-bundler; do
   run_beside "tsc $project" node "$tsc" -p "$tmp/base/$project"

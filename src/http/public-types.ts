@@ -149,12 +149,12 @@ export interface ConcurrencyHookEvent {
    */
   reason: 'start' | 'grow' | 'latency' | 'rate-limited' | 'unavailable';
   /**
-   * The round trip a `grow` or `latency` change was decided on, in milliseconds: the lower quartile
-   * of the round's round trips, each taken against the least one seen (so `rttMs / minRttMs` is
-   * the inflation the decision read).
+   * The round trip a `grow` or `latency` change was decided on, in milliseconds: of the round's
+   * answers, the one at the lower quartile of inflation (its round trip against the least one
+   * then seen for requests of its size), so that `rttMs / minRttMs` is the inflation the decision read.
    */
   rttMs?: number;
-  /** The least round trip seen for requests of that size, in milliseconds. */
+  /** The least round trip seen for requests of that answer's size when it came, in milliseconds. */
   minRttMs?: number;
 }
 

@@ -55,7 +55,7 @@ export class ConcurrencyLimiter {
   #waiters = new Set<() => void>();
   /** Samples of requests sent after the last change, the only ones that say anything about the current window. */
   #roundSince: number;
-  #roundRatios: number[] = [];
+  #round: RoundSample[] = [];
   /** The most items in hand since the round began: whether the run filled its window. */
   #roundPeak = 0;
   #rounds = 0;
@@ -128,23 +128,21 @@ export class ConcurrencyLimiter {
     const minimum = this.#minimumFor(sizeClassOf(sample.bytes), rtt);
     // Sent before the last change: it measured the old window.
     if (sample.startedAt < this.#roundSince) return;
-    this.#roundRatios.push(Math.max(rtt, 0.1) / Math.max(minimum, 0.1));
+    this.#round.push({ ratio: Math.max(rtt, 0.1) / Math.max(minimum, 0.1), rttMs: rtt, minRttMs: minimum });
     // About one decision per round trip, as Vegas makes: half a window of fresh answers.
-    if (this.#roundRatios.length < Math.ceil(this.#limit / 2)) return;
+    if (this.#round.length < Math.ceil(this.#limit / 2)) return;
     // The lower quartile: an answer held up by a pause of this machine, or by the handshake of a
     // new connection, is not the service queueing; a queue there holds up most answers of the round.
-    const ratio = lowerQuartile(this.#roundRatios);
+    const quartile = lowerQuartile(this.#round);
     const filled = this.#roundPeak * 2 >= this.#limit;
     this.#newRound();
     // A window the run does not fill (the input is slower than the network) says nothing about the service.
-    const decision = decide(this.#limit, this.max, ratio, this.#knee);
-    // What the decision read, in milliseconds: the round's lower quartile against the least.
-    const roundRtt = ratio * minimum;
+    const decision = decide(this.#limit, this.max, quartile.ratio, this.#knee);
     if (decision.kind === 'grow' && filled) {
-      this.#set(decision.limit, 'grow', roundRtt, minimum);
+      this.#set(decision.limit, 'grow', quartile.rttMs, quartile.minRttMs);
     } else if (decision.kind === 'shrink') {
       this.#knee = decision.limit;
-      this.#set(decision.limit, 'latency', roundRtt, minimum);
+      this.#set(decision.limit, 'latency', quartile.rttMs, quartile.minRttMs);
     }
   }
 
@@ -175,7 +173,7 @@ export class ConcurrencyLimiter {
   }
 
   #newRound(): void {
-    this.#roundRatios = [];
+    this.#round = [];
     this.#roundPeak = this.#inFlight;
     this.#roundSince = this.#now();
     this.#rounds++;
@@ -231,7 +229,15 @@ export class ConcurrencyLimiter {
 }
 
 /** The value a quarter of the way up (rounded down). */
-function lowerQuartile(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 4)] ?? 1;
+/** One answer of a round: its round trip, the least one then seen for its size, and their ratio. */
+interface RoundSample {
+  ratio: number;
+  rttMs: number;
+  minRttMs: number;
+}
+
+/** The answer at the round's lower quartile of inflation (the round is never empty here). */
+function lowerQuartile(samples: readonly RoundSample[]): RoundSample {
+  const sorted = [...samples].sort((a, b) => a.ratio - b.ratio);
+  return sorted[Math.floor((sorted.length - 1) / 4)] as RoundSample;
 }

@@ -1,7 +1,7 @@
 /**
- * The benchmark harness: `tsx bench/run.ts [--quick] [--only <name>] [--skip <name>]`. Runs each benchmark (ours
- * and its baselines alternating, several rounds), prints a markdown table on stdout and writes
- * `bench/results/latest.json`. Progress goes to stderr.
+ * The benchmark harness: `tsx bench/run.ts [--quick] [--only <name>] [--skip <name>]`. Runs each
+ * benchmark (ours and its baselines alternating, several rounds), prints a markdown table on stdout
+ * and writes `bench/results/latest.json`. Progress goes to stderr.
  */
 import path from 'node:path';
 import { BENCHMARKS } from './benchmarks/index.js';

@@ -9,8 +9,10 @@
 #   bash scripts/test-consumers.sh                  # Node 20, 22 and 24
 #   NODE_VERSIONS="22" bash scripts/test-consumers.sh
 #   KEEP_TMP=1 bash scripts/test-consumers.sh       # keep the projects for inspection
-#   NO_BUILD=1 bash scripts/test-consumers.sh       # pack dist/ as it is (CI has just built it;
-#                                                   # test/docs/package-links.e2e.test.ts packs as a fresh clone)
+#   NO_BUILD=1 bash scripts/test-consumers.sh       # pack dist/ as it is (CI has just built it)
+#
+# Without NO_BUILD the pack builds through `prepack`, as on a fresh clone (in CI,
+# test/docs/package-links.e2e.test.ts does that).
 #
 # Installs sharing the npm cache: `base` (the tarball, typescript, @types/node, and msw, the
 # optional peer dependency that `push-api-client/testing/msw` needs) hosts the ESM, CJS and
@@ -96,7 +98,7 @@ run() { # label, then the command
 
 step "type-check and compile the TypeScript projects"
 # Type errors are failures; tsc still emits, so the runs below show whether the code works too.
-# tsc uses one core: two run at a time, each one's output shown whole when it ends.
+# Two run at a time (tsc keeps a core and a half busy), each one's output shown whole when it ends.
 tsc="$tmp/base/node_modules/typescript/bin/tsc"
 tsc7="$tmp/ts7/node_modules/typescript/bin/tsc"
 jobs_dir="$tmp/jobs"

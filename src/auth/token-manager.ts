@@ -18,8 +18,12 @@ import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
 import { raceSignal } from '../internal/delay.js';
 import { silentLogger } from '../internal/logger.js';
 import { trimTrailingSlashes } from '../internal/trim.js';
+import { sha256Hex } from './store-key-digest.js';
 import { parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
 import { type AccessToken, MAX_MEMORY_TOKENS, MemoryTokenStore, type TokenStore } from './token-store.js';
+
+/** A store key names the credential by a hash of its token URL, client id and scopes, never the secret. */
+const STORE_KEY_PREFIX = 'push-api-client:token:';
 
 /**
  * How the client id and secret are sent to the token endpoint: `client_secret_post` in the form
@@ -157,7 +161,7 @@ export class TokenManager {
   readonly #now: () => number;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #pending = new Map<string, PendingRefresh>();
-  readonly #storeKeys = new Map<string, Promise<string>>();
+  readonly #storeKeys = new Map<string, string | Promise<string>>();
   /** Tokens the server refused; a shared store may still hand them out until it is updated. */
   readonly #rejected = new Set<string>();
   /** Scope sets whose token was invalidated: their next refresh is reported as `rejected`. */
@@ -493,14 +497,11 @@ export class TokenManager {
   }
 
   /** A store key that names the credential without containing the secret: a hash of URL, id and scopes. */
-  #storeKey(key: string): Promise<string> {
+  #storeKey(key: string): string | Promise<string> {
     let storeKey = this.#storeKeys.get(key);
-    if (!storeKey) {
-      const material = new TextEncoder().encode(`${this.#tokenUrl.href}\n${this.#clientId}\n${key}`);
-      storeKey = crypto.subtle.digest('SHA-256', material).then((digest) => {
-        const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-        return `push-api-client:token:${hex}`;
-      });
+    if (storeKey === undefined) {
+      const hex = sha256Hex(`${this.#tokenUrl.href}\n${this.#clientId}\n${key}`);
+      storeKey = typeof hex === 'string' ? STORE_KEY_PREFIX + hex : hex.then((digest) => STORE_KEY_PREFIX + digest);
       this.#storeKeys.set(key, storeKey);
     }
     return storeKey;

@@ -129,6 +129,10 @@ export class FinancePublisher {
       stopAtInvalid: settings.onInvalid === 'throw',
     });
 
+    // The token is asked for before the input is read or checked, so that its round trip overlaps
+    // that work and the first batch can leave as soon as it is ready. Nothing is asked for an empty array.
+    if (!Array.isArray(records) || records.length > 0) await this.#ctx.http.prepareBearer(call);
+
     let input: InputCursor | undefined;
     try {
       let source: AsyncGenerator<PendingBatch, void> | Generator<PendingBatch, void>;

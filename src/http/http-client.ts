@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../defaults.js';
 import { PushError } from '../errors.js';
 import { abortErrorFrom, delay } from '../internal/delay.js';
+import { nextTurn } from '../internal/next-turn.js';
 import { type AttemptOptions, sendAttempt } from './attempt.js';
 import { type CallSettings, type TokenCallOptions, tokenOptionsOf } from './call-options.js';
 import { createFetch, type FetchLike } from './fetch.js';
@@ -351,6 +352,20 @@ export class FetchHttpClient implements HttpClient {
     });
     await tokens.invalidate(token);
     return send(await this.#token(tokens, call, spec.scopes));
+  }
+
+  async prepareBearer(call: CallSettings = NO_CALL): Promise<void> {
+    const tokens = this.#options.tokens?.();
+    if (!tokens) return;
+    // A failure is met again, and reported, by the first request that needs the token.
+    const ready = this.#token(tokens, call, undefined).then(
+      () => undefined,
+      () => undefined,
+    );
+    // A cached token settles in microtasks and wins; otherwise the turn lets the token request reach
+    // the socket before the caller's synchronous work, so that its round trip overlaps that work.
+    const turn = nextTurn();
+    if (turn) await Promise.race([ready, turn]);
   }
 
   /** The token for a data request, with the call's timeout, retries and headers; a failure is final (`TokenUnavailable`). */

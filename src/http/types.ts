@@ -165,4 +165,11 @@ export interface HttpClient {
   send(spec: RequestSpec): Promise<Response>;
   /** Like `send`, but resolves with how the request ended, failures included, for callers that judge the outcome. */
   exchange(spec: RequestSpec): Promise<Exchange>;
+  /**
+   * Starts getting the bearer token that requests with these call settings will use (the token
+   * manager shares one request among its callers and caches the token), and resolves once the
+   * token is at hand or its request has had one turn of the event loop to leave. Never rejects:
+   * a failure is met again, and reported, by the requests.
+   */
+  prepareBearer(call?: CallSettings): Promise<void>;
 }

@@ -2,6 +2,8 @@ import type { FetchLike } from 'push-api-client';
 import { AbortError, MemoryTokenStore, TokenError } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
+import { sha256Hex as nodeSha256Hex } from '../../src/auth/store-key-digest.js';
+import { sha256Hex as webSha256Hex } from '../../src/auth/store-key-digest.web.js';
 import type { TokenManagerOptions } from '../../src/auth/token-manager.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import { emulatorTokenManager } from '../support/clients.js';
@@ -233,6 +235,30 @@ describe('TokenManager against the emulator', () => {
     expect(mock.state.tokenRequestCount).toBe(1);
     expect(keys.join()).not.toContain(mock.clientSecret);
     expect(keys.join()).not.toContain(mock.clientId);
+  });
+
+  it('names a stored token as earlier versions did: the SHA-256 of token URL, client id and scopes, on every build', async () => {
+    const mock = createPushApiMock();
+    const keys: string[] = [];
+    const inner = new MemoryTokenStore();
+    const store = {
+      get: (key: string) => {
+        keys.push(key);
+        return inner.get(key);
+      },
+      set: (key: string, token: Parameters<MemoryTokenStore['set']>[1]) => inner.set(key, token),
+    };
+    await setup(mock, { tokenStore: store }).tokens.getToken();
+    // Computed here with WebCrypto, as versions before the synchronous hash did: a shared store
+    // (Redis, a file) filled by an older version keeps serving the newer one.
+    const material = `${mock.authUrl}/oauth2/token\n${mock.clientId}\n${mock.scopeBase}/connector.write`;
+    const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(material)));
+    const hex = Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
+    expect(keys).toEqual([`push-api-client:token:${hex}`]);
+    // The build for workers and edge runtimes hashes with WebCrypto: the same hex, non-ASCII included.
+    for (const text of [material, 'client-é-ü\n√', '']) {
+      expect(await webSha256Hex(text)).toBe(nodeSha256Hex(text));
+    }
   });
 
   it("a caller's abort stops its wait without cancelling the refresh shared with others", async () => {

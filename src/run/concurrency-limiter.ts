@@ -228,7 +228,6 @@ export class ConcurrencyLimiter {
   }
 }
 
-/** The value a quarter of the way up (rounded down). */
 /** One answer of a round: its round trip, the least one then seen for its size, and their ratio. */
 interface RoundSample {
   ratio: number;

@@ -16,6 +16,7 @@ import { requestIdFrom } from '../http/request-id.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
 import { raceSignal } from '../internal/delay.js';
+import { nextTurn } from '../internal/next-turn.js';
 import { silentLogger } from '../internal/logger.js';
 import { trimTrailingSlashes } from '../internal/trim.js';
 import { sha256Hex } from './store-key-digest.js';
@@ -323,6 +324,10 @@ export class TokenManager {
       }
     }
     const { token, lifetimeMs, response } = await this.#reportedRequest(scopes, reason, call);
+    // Node's fetch puts the token request's connection back in its pool a turn after the answer
+    // ended: the data request that waited for this token then reuses it instead of paying a new
+    // connection's handshake (with TLS, two or three round trips).
+    await nextTurn();
     this.#remember(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
     this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
     try {

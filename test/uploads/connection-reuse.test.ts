@@ -4,8 +4,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import net from 'node:net';
-import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator } from 'push-api-client/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseTooLargeError, UploadError } from '../../src/errors.js';
 import { MAX_PUT_RESPONSE_BYTES } from '../../src/uploads/limits.js';
 import { clientFor } from '../support/clients.js';
@@ -28,59 +28,76 @@ async function fortyFiles(dir: Awaited<ReturnType<typeof tempDir>>) {
   return inputs;
 }
 
-describe('against the emulator, through a proxy that counts connections', () => {
-  let emulator: RunningEmulator;
-  let proxy: net.Server;
-  let connections = 0;
-  let files: Awaited<ReturnType<typeof tempDir>>;
+/** An emulator whose every address (token, data API, signed addresses) goes through a proxy that counts connections. */
+async function emulatorBehindCountingProxy() {
+  let target = 0;
+  const counts = { connections: 0 };
+  const sockets = new Set<net.Socket>();
+  const proxy = net.createServer((socket) => {
+    counts.connections++;
+    const upstream = net.connect(target, '127.0.0.1');
+    sockets.add(socket).add(upstream);
+    socket.pipe(upstream).pipe(socket);
+    for (const [one, other] of [
+      [socket, upstream],
+      [upstream, socket],
+    ] as const) {
+      one.on('error', () => other.destroy());
+      one.on('close', () => {
+        sockets.delete(one);
+        other.destroy();
+      });
+    }
+  });
+  const port = await listen(proxy);
+  const emulator = await startEmulator({ publicUrl: `http://127.0.0.1:${port}` });
+  target = Number(new URL(emulator.listenUrl).port);
+  return {
+    emulator,
+    counts,
+    async close() {
+      await new Promise((resolve) => {
+        proxy.close(resolve);
+        for (const socket of sockets) socket.destroy();
+      });
+      await emulator.close();
+    },
+  };
+}
 
+describe('against the emulator, through a proxy that counts connections', () => {
+  let files: Awaited<ReturnType<typeof tempDir>>;
   beforeAll(async () => {
-    let target = 0;
-    const sockets = new Set<net.Socket>();
-    proxy = net.createServer((socket) => {
-      connections++;
-      const upstream = net.connect(target, '127.0.0.1');
-      sockets.add(socket).add(upstream);
-      socket.pipe(upstream).pipe(socket);
-      for (const [one, other] of [
-        [socket, upstream],
-        [upstream, socket],
-      ] as const) {
-        one.on('error', () => other.destroy());
-        one.on('close', () => {
-          sockets.delete(one);
-          other.destroy();
-        });
-      }
-    });
-    proxy.on('close', () => {
-      for (const socket of sockets) socket.destroy();
-    });
-    const port = await listen(proxy);
-    // Every address the emulator hands out (token, data API, signed addresses) goes through the proxy.
-    emulator = await startEmulator({ publicUrl: `http://127.0.0.1:${port}` });
-    target = Number(new URL(emulator.listenUrl).port);
     files = await tempDir();
   });
-  afterEach(() => emulator.mock.reset());
-  afterAll(async () => {
-    await new Promise((resolve) => {
-      proxy.close(resolve);
-      proxy.emit('close');
-    });
-    await emulator.close();
-    await files.cleanup();
-  });
+  afterAll(() => files.cleanup());
 
   it('uploads 40 files at concurrency 4 over at most 4 connections, token and address requests included', async () => {
-    const client = clientFor(emulator);
-    connections = 0;
-    const report = await client.uploads.upload(emulator.mock.appId, await fortyFiles(files), { concurrency: 4 });
-    expect(report.filesUploaded).toBe(40);
-    expect(emulator.mock.state.files(emulator.mock.appId)).toHaveLength(40);
-    expect(emulator.mock.state.requests.filter((request) => request.operation === 'upload-urls')).toHaveLength(1);
-    expect(connections).toBeGreaterThan(0);
-    expect(connections).toBeLessThanOrEqual(4);
+    const { emulator, counts, close } = await emulatorBehindCountingProxy();
+    try {
+      const client = clientFor(emulator);
+      const report = await client.uploads.upload(emulator.mock.appId, await fortyFiles(files), { concurrency: 4 });
+      expect(report.filesUploaded).toBe(40);
+      expect(emulator.mock.state.files(emulator.mock.appId)).toHaveLength(40);
+      expect(emulator.mock.state.requests.filter((request) => request.operation === 'upload-urls')).toHaveLength(1);
+      expect(counts.connections).toBeGreaterThan(0);
+      expect(counts.connections).toBeLessThanOrEqual(4);
+    } finally {
+      await close();
+    }
+  });
+
+  it("sends the first request after a new token over the token request's own connection", async () => {
+    // An origin of its own, so that no connection an earlier test left in fetch's pool is reused.
+    const { emulator, counts, close } = await emulatorBehindCountingProxy();
+    try {
+      const urls = await clientFor(emulator).uploads.getUploadUrls(emulator.mock.appId, ['one.csv']);
+      expect(Object.keys(urls)).toEqual(['one.csv']);
+      expect(emulator.mock.state.requests.map((request) => request.operation)).toEqual(['token', 'upload-urls']);
+      expect(counts.connections).toBe(1);
+    } finally {
+      await close();
+    }
   });
 });
 

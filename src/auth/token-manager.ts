@@ -3,6 +3,7 @@ import { answeredBy, ConfigurationError, PushError, parseRetryAfterHeader, Token
 import { type CallSettings, callSettings, unsignalled } from '../http/call-options.js';
 import { TOKEN_ANSWER_SECRETS } from '../http/concealed-answer.js';
 import { noHooks, type SafeHooks } from '../http/hooks.js';
+import { prefetchToken } from '../http/http-client.js';
 import type { Credentials } from '../http/middleware.js';
 import type {
   Logger,
@@ -16,8 +17,8 @@ import { requestIdFrom } from '../http/request-id.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
 import { raceSignal } from '../internal/delay.js';
-import { nextTurn } from '../internal/next-turn.js';
 import { silentLogger } from '../internal/logger.js';
+import { nextTurn } from '../internal/next-turn.js';
 import { trimTrailingSlashes } from '../internal/trim.js';
 import { sha256Hex } from './store-key-digest.js';
 import { parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
@@ -107,6 +108,10 @@ interface PendingRefresh {
   promise: Promise<Refreshed>;
   /** A forced refresh always asks the token endpoint; a plain one may answer from the store. */
   forced: boolean;
+  /** Callers waiting for it now. */
+  waiting: number;
+  /** Aborts its token request: only when the one caller left waiting gives it up (`prefetchToken`). */
+  controller: AbortController;
 }
 
 function defaultRefreshMargin(lifetimeMs: number): number {
@@ -228,7 +233,34 @@ export class TokenManager {
     return new ResponsePromise(this.#getToken(options));
   }
 
-  async #getToken(options: GetTokenOptions): Promise<Refreshed> {
+  /**
+   * Starts getting a token as `getToken` does, for a caller that may end up not needing it (a
+   * publish asking before it has checked its input). `release()` says it is not needed: if its
+   * request is still on its way and nobody else is waiting for it, it is aborted, so that no
+   * connection or timer of it keeps the process alive. Not public: the transport calls it.
+   * @internal
+   */
+  [prefetchToken](options: GetTokenOptions = {}): { ready: Promise<unknown>; release(): void } {
+    let joined: PendingRefresh | undefined;
+    let settled = false;
+    const ready = this.#getToken(options, (entry) => {
+      joined = entry;
+    }).finally(() => {
+      settled = true;
+    });
+    return {
+      ready,
+      release: () => {
+        const entry = joined;
+        joined = undefined;
+        if (entry === undefined || settled || entry.waiting > 1) return;
+        for (const [key, pending] of this.#pending) if (pending === entry) this.#pending.delete(key);
+        entry.controller.abort();
+      },
+    };
+  }
+
+  async #getToken(options: GetTokenOptions, onJoin?: (entry: PendingRefresh) => void): Promise<Refreshed> {
     const scopes = options.scopes ? normalizeScopes(options.scopes) : this.#scopes;
     const call = callSettings(options, this.#defaultHeaders);
     const key = scopes.join(' ');
@@ -241,17 +273,27 @@ export class TokenManager {
     // A plain refresh in flight may answer with the stored token, which a forced call refuses; the
     // plain one keeps running for its own callers, and later callers join the forced one.
     if (!pending || (force && !pending.forced)) {
+      const controller = new AbortController();
       const entry: PendingRefresh = {
-        promise: this.#refresh(scopes, key, force, call).finally(() => {
+        promise: this.#refresh(scopes, key, force, call, controller.signal).finally(() => {
           if (this.#pending.get(key) === entry) this.#pending.delete(key);
         }),
         forced: force,
+        waiting: 0,
+        controller,
       };
       this.#pending.set(key, entry);
       pending = entry;
     }
-    const refreshed = await raceSignal(pending.promise, options.signal);
-    return { data: copy(refreshed.data), response: refreshed.response };
+    const joined = pending;
+    joined.waiting++;
+    onJoin?.(joined);
+    try {
+      const refreshed = await raceSignal(joined.promise, options.signal);
+      return { data: copy(refreshed.data), response: refreshed.response };
+    } finally {
+      joined.waiting--;
+    }
   }
 
   /**
@@ -304,7 +346,13 @@ export class TokenManager {
     }
   }
 
-  async #refresh(scopes: readonly string[], key: string, force: boolean, call: CallSettings): Promise<Refreshed> {
+  async #refresh(
+    scopes: readonly string[],
+    key: string,
+    force: boolean,
+    call: CallSettings,
+    abandoned: AbortSignal,
+  ): Promise<Refreshed> {
     const reason: TokenRefreshHookEvent['reason'] = force
       ? 'forced'
       : this.#invalidated.delete(key)
@@ -323,7 +371,7 @@ export class TokenManager {
         }
       }
     }
-    const { token, lifetimeMs, response } = await this.#reportedRequest(scopes, reason, call);
+    const { token, lifetimeMs, response } = await this.#reportedRequest(scopes, reason, call, abandoned);
     // Node's fetch puts the token request's connection back in its pool a turn after the answer
     // ended: the data request that waited for this token then reuses it instead of paying a new
     // connection's handshake (with TLS, two or three round trips).
@@ -362,6 +410,7 @@ export class TokenManager {
     scopes: readonly string[],
     reason: TokenRefreshHookEvent['reason'],
     call: CallSettings,
+    abandoned: AbortSignal,
   ): Promise<TokenAnswer> {
     const started = performance.now();
     const report = (expiresAt: Date | undefined, error: string | undefined) =>
@@ -374,7 +423,7 @@ export class TokenManager {
         error,
       });
     try {
-      const result = await this.#request(scopes, call);
+      const result = await this.#request(scopes, call, abandoned);
       report(new Date(result.token.expiresAt.getTime()), undefined);
       return result;
     } catch (error) {
@@ -388,7 +437,7 @@ export class TokenManager {
    * secret was rotated since it was read: a recovery step of the request asks the provider once
    * more and, if its answer differs, the transport sends the request once more with it.
    */
-  async #request(scopes: readonly string[], call: CallSettings): Promise<TokenAnswer> {
+  async #request(scopes: readonly string[], call: CallSettings, abandoned: AbortSignal): Promise<TokenAnswer> {
     const secret = await this.#secret();
     const rotate: RecoveryStep = {
       name: "asking the secret provider for the client secret's new value",
@@ -407,8 +456,9 @@ export class TokenManager {
       retryPolicy: 'idempotent',
       // The body holds the client secret: a redirect is a misconfigured authUrl, never followed.
       redirects: 'none',
-      // A refresh may be shared by several callers: none of their signals may abort it.
-      call: unsignalled(call),
+      // A refresh may be shared by several callers: none of their signals may abort it, only its
+      // being given up by the last one waiting (`prefetch`).
+      call: { ...unsignalled(call), signal: abandoned },
       // A token answer is a few KB; a service sending more is broken or hostile.
       maxResponseBytes: MAX_TOKEN_RESPONSE_BYTES,
       // A middleware that logs answers never writes down the token this one hands out.

@@ -104,11 +104,21 @@ export class FinancePublisher {
   ): Promise<PublishReport> {
     const url = financeUrl(this.#ctx.baseUrl, appId);
     const settings = resolvePublishOptions(options);
-    const call = callSettings(options, this.#ctx.defaultHeaders);
+    let call = callSettings(options, this.#ctx.defaultHeaders);
     const { signal } = options;
     if (signal?.aborted) throw abortErrorFrom(signal);
     if (!isAsyncIterable(records) && !isIterable(records)) {
       throw new ConfigurationError('records must be an array, an iterable or an async iterable of finance records');
+    }
+
+    // The token is asked for before the input is read or checked, so that its round trip overlaps
+    // that work and the first batch can leave as soon as it is ready. Nothing is asked for an empty array.
+    if (!Array.isArray(records) || records.length > 0) {
+      call = await this.#ctx.http.prepareBearer(call);
+      if (signal?.aborted) {
+        call.earlyBearer?.release();
+        throw abortErrorFrom(signal);
+      }
     }
 
     const report = new ReportBuilder();
@@ -129,10 +139,6 @@ export class FinancePublisher {
       stopAtInvalid: settings.onInvalid === 'throw',
     });
 
-    // The token is asked for before the input is read or checked, so that its round trip overlaps
-    // that work and the first batch can leave as soon as it is ready. Nothing is asked for an empty array.
-    if (!Array.isArray(records) || records.length > 0) await this.#ctx.http.prepareBearer(call);
-
     let input: InputCursor | undefined;
     try {
       let source: AsyncGenerator<PendingBatch, void> | Generator<PendingBatch, void>;
@@ -140,7 +146,7 @@ export class FinancePublisher {
         input = new InputCursor(records);
         source = batches.fromInput(input, run.shouldStop, signal);
       } else if (settings.onInvalid === 'throw') {
-        // Everything is checked before the first request, so the error can list every bad record.
+        // Everything is checked before the first batch, so the error can list every bad record.
         // An array is read again to send; any other iterable can be read once, so it is kept.
         const rereadable = Array.isArray(records);
         let checked: Awaited<ReturnType<typeof prevalidate>>;
@@ -168,6 +174,8 @@ export class FinancePublisher {
       // An array's length is known, so the records it never reached are counted too.
       if (Array.isArray(records)) report.notRead(records.length - report.progress().recordsRead);
     } finally {
+      // A token request still on its way that no batch waits for (nothing was sent) is dropped.
+      call.earlyBearer?.release();
       await input?.close((error) => {
         this.#ctx.logger.warn('push-api-client closing the finance input failed', {
           error: error instanceof Error ? error.message : String(error),

@@ -108,6 +108,20 @@ export interface CallSettings {
   /** The client's default headers under the call's, ready to go under the operation's own. */
   headers: Record<string, string>;
   signal?: AbortSignal;
+  /**
+   * The token asked for as the operation started (`HttpClient.prepareBearer`). Once that request
+   * has failed, after its own retries, the operation's requests meet the same failure instead of
+   * asking the token endpoint (and a secret provider) all over again.
+   */
+  earlyBearer?: EarlyBearer;
+}
+
+/** The token asked for as an operation started. */
+export interface EarlyBearer {
+  /** How it ended, once it has failed. */
+  failure?: unknown;
+  /** The operation is over: a token request still on its way that nobody else waits for is aborted. */
+  release(): void;
 }
 
 /** What a call's options say for the token request one of its requests may have to make first. */

@@ -5,7 +5,7 @@ import { PushError } from '../errors.js';
 import { abortErrorFrom, delay } from '../internal/delay.js';
 import { nextTurn } from '../internal/next-turn.js';
 import { type AttemptOptions, sendAttempt } from './attempt.js';
-import { type CallSettings, type TokenCallOptions, tokenOptionsOf } from './call-options.js';
+import { type CallSettings, type EarlyBearer, type TokenCallOptions, tokenOptionsOf } from './call-options.js';
 import { createFetch, type FetchLike } from './fetch.js';
 import { noHooks, redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
 import type { Middleware } from './middleware.js';
@@ -27,16 +27,24 @@ import {
 import type { Tracing } from './tracing.js';
 import type { Exchange, HttpClient, RecoveryStep, RequestSpec } from './types.js';
 
+/**
+ * The key of the token manager's method for a token its caller may give up (a publish asking before
+ * it has checked its input): a symbol, so that it stays off the public API of `client.tokens`.
+ */
+export const prefetchToken: unique symbol = Symbol('push-api-client.prefetchToken');
+
 /** Where bearer requests get their token; implemented by TokenManager. */
 export interface BearerTokenSource {
-  getToken(
-    options: TokenCallOptions & { signal?: AbortSignal; scopes?: readonly string[] },
-  ): Promise<{ accessToken: string }>;
+  getToken(options: TokenRequestOptions): Promise<{ accessToken: string }>;
   /** Drops the token if it is still the cached one, so that concurrent 401s cause one refresh. */
   invalidate(accessToken?: string): void | Promise<void>;
   /** The client secret's forms known so far, scrubbed from data answers too. */
   clientSecretForms?(): readonly string[];
+  /** Like `getToken`, for a caller that may give the token up: a request nobody else waits for is then aborted. */
+  [prefetchToken]?(options: TokenRequestOptions): { ready: Promise<unknown>; release(): void };
 }
+
+type TokenRequestOptions = TokenCallOptions & { signal?: AbortSignal; scopes?: readonly string[] };
 
 export interface FetchHttpClientOptions {
   fetch?: FetchLike;
@@ -354,38 +362,52 @@ export class FetchHttpClient implements HttpClient {
     return send(await this.#token(tokens, call, spec.scopes));
   }
 
-  async prepareBearer(call: CallSettings = NO_CALL): Promise<void> {
+  async prepareBearer(call: CallSettings = NO_CALL): Promise<CallSettings> {
     const tokens = this.#options.tokens?.();
-    if (!tokens) return;
-    // A failure is met again, and reported, by the first request that needs the token.
-    const ready = this.#token(tokens, call, undefined).then(
+    if (!tokens) return call;
+    const request = this.#tokenRequest(call, undefined);
+    const early = tokens[prefetchToken]?.(request) ?? { ready: tokens.getToken(request), release: () => {} };
+    const earlyBearer: EarlyBearer = { release: early.release };
+    const ready = early.ready.then(
       () => undefined,
-      () => undefined,
+      (error: unknown) => {
+        // A 429 is waited out and asked again by the requests, as a rate limit is; any other
+        // failure would be final for them all the same.
+        if (statusOf(error) !== 429) earlyBearer.failure = new TokenUnavailable(error);
+      },
     );
     // A cached token settles in microtasks and wins; otherwise the turn lets the token request reach
     // the socket before the caller's synchronous work, so that its round trip overlaps that work.
     const turn = nextTurn();
     if (turn) await Promise.race([ready, turn]);
+    return { ...call, earlyBearer };
   }
 
   /** The token for a data request, with the call's timeout, retries and headers; a failure is final (`TokenUnavailable`). */
   async #token(tokens: BearerTokenSource, call: CallSettings, scopes: readonly string[] | undefined): Promise<string> {
+    if (scopes === undefined && call.earlyBearer?.failure !== undefined) throw call.earlyBearer.failure;
     try {
-      // This client's own settings go under the call's: a client made by `withOptions` shares its
-      // token manager with the original, and its token requests follow its settings all the same.
-      const settings = {
-        timeoutMs: this.#options.timeoutMs,
-        maxRetries: this.#options.maxRetries,
-        backoff: { initialDelayMs: this.#timing.initialDelayMs, maxDelayMs: this.#timing.maxDelayMs },
-        maxRetryAfterMs: this.#timing.maxRetryAfterMs,
-      };
-      const own = tokenOptionsOf(call);
-      const backoff = { ...settings.backoff, ...own.backoff };
-      const request = { ...settings, ...own, backoff, signal: call.signal, ...(scopes !== undefined && { scopes }) };
-      return (await tokens.getToken(request)).accessToken;
+      return (await tokens.getToken(this.#tokenRequest(call, scopes))).accessToken;
     } catch (error) {
       throw new TokenUnavailable(error);
     }
+  }
+
+  /**
+   * What the token manager is asked with. This client's own settings go under the call's: a client
+   * made by `withOptions` shares its token manager with the original, and its token requests
+   * follow its settings all the same.
+   */
+  #tokenRequest(call: CallSettings, scopes: readonly string[] | undefined): TokenRequestOptions {
+    const settings = {
+      timeoutMs: this.#options.timeoutMs,
+      maxRetries: this.#options.maxRetries,
+      backoff: { initialDelayMs: this.#timing.initialDelayMs, maxDelayMs: this.#timing.maxDelayMs },
+      maxRetryAfterMs: this.#timing.maxRetryAfterMs,
+    };
+    const own = tokenOptionsOf(call);
+    const backoff = { ...settings.backoff, ...own.backoff };
+    return { ...settings, ...own, backoff, signal: call.signal, ...(scopes !== undefined && { scopes }) };
   }
 
   [Symbol.for('nodejs.util.inspect.custom')](): string {

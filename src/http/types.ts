@@ -168,8 +168,9 @@ export interface HttpClient {
   /**
    * Starts getting the bearer token that requests with these call settings will use (the token
    * manager shares one request among its callers and caches the token), and resolves once the
-   * token is at hand or its request has had one turn of the event loop to leave. Never rejects:
-   * a failure is met again, and reported, by the requests.
+   * token is at hand or its request has had one turn of the event loop to leave. Never rejects.
+   * Resolves with the call settings the operation's requests should use from then on: should that
+   * token request fail, they meet its failure rather than asking again.
    */
-  prepareBearer(call?: CallSettings): Promise<void>;
+  prepareBearer(call?: CallSettings): Promise<CallSettings>;
 }

@@ -4,14 +4,56 @@
  * own hook events and from a getter on a record, which notes when it is read: no clock is compared.
  */
 
+import type { ServerResponse } from 'node:http';
 import type { FinanceRecordInput } from 'push-api-client';
-import { PublishStoppedError, RecordValidationError, TokenError } from 'push-api-client';
+import { AbortError, PublishStoppedError, RecordValidationError, TokenError } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { clientFor } from '../support/clients.js';
+import { HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
 import { financeRecords, toAsync } from '../support/records.js';
 
 const COUNT = 3_000;
+
+const startService = useHostileService();
+
+/** A token endpoint that holds every request until `answer()`; `closed` resolves when the client hung up on one. */
+async function heldTokenEndpoint() {
+  const held: ServerResponse[] = [];
+  let hungUp: () => void = () => {};
+  const closed = new Promise<void>((resolve) => {
+    hungUp = resolve;
+  });
+  const service = await startService((request, res) => {
+    if (request.route !== 'token') return false;
+    held.push(res);
+    res.on('close', () => {
+      if (!res.writableEnded) hungUp();
+    });
+    return true;
+  });
+  const answer = () => {
+    for (const res of held.splice(0)) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ access_token: HOSTILE_TOKEN, token_type: 'Bearer', expires_in: 3600 }));
+    }
+  };
+  return { service, closed, answer };
+}
+
+/** 'hung up' once `closed` resolves, 'still open' after `ms` of real time. */
+function hungUpWithin(closed: Promise<void>, ms: number): Promise<string> {
+  return Promise.race([
+    closed.then(() => 'hung up'),
+    new Promise<string>((resolve) => setTimeout(() => resolve('still open'), ms)),
+  ]);
+}
+
+function withInvalidLast(count: number): FinanceRecordInput[] {
+  const records = financeRecords(count);
+  records[count - 1] = { ...records[count - 1], currency: 'euro' } as unknown as FinanceRecordInput;
+  return records;
+}
 
 /** `records` with the one at `index` noting in `log` each time its amount is read. */
 function noting(log: string[], records: FinanceRecordInput[], index: number, note: string): FinanceRecordInput[] {
@@ -87,24 +129,23 @@ describe('the token request of a publish', () => {
     expect(tokenRequests(mock)).toBe(1);
   });
 
-  it('is only cached when the check finds an invalid record: nothing is sent, and the error is unchanged', async () => {
+  it('when the check finds an invalid record, no batch is sent and the error is unchanged', async () => {
     const log: string[] = [];
     const { mock, client } = loggingClient(log);
-    const records = financeRecords(COUNT);
-    records[COUNT - 1] = { ...records[COUNT - 1], currency: 'euro' } as unknown as FinanceRecordInput;
-    const failed = await client.finance.publish(mock.appId, records).catch((error: unknown) => error);
+    const failed = await client.finance.publish(mock.appId, withInvalidLast(COUNT)).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(RecordValidationError);
     expect((failed as RecordValidationError).invalid.map((entry) => entry.index)).toEqual([COUNT - 1]);
     expect((failed as RecordValidationError).report).toBeUndefined();
     expect(mock.state.requests.filter((request) => request.operation === 'finance')).toHaveLength(0);
-    // The token asked for meanwhile (perhaps still on its way) is the one the client keeps.
     expect(log).toContain('token request');
-    await client.finance.publish(mock.appId, records.slice(0, 10));
-    expect(tokenRequests(mock)).toBe(1);
+    // The token came in time and is cached, or was dropped on its way: either way the next call
+    // gets one, with at most one more request.
+    await client.finance.publish(mock.appId, financeRecords(10));
+    expect(tokenRequests(mock)).toBeLessThanOrEqual(2);
     expect(mock.state.records(mock.appId)).toHaveLength(10);
   });
 
-  it('when refused, stops the publish with the TokenError as before, asking at most once more', async () => {
+  it('when refused, stops the publish with the TokenError as before, and is not asked for again', async () => {
     const mock = createPushApiMock();
     const client = clientFor(mock, { clientSecret: 'wrong' });
     const failed = await client.finance.publish(mock.appId, financeRecords(COUNT)).catch((error: unknown) => error);
@@ -112,9 +153,68 @@ describe('the token request of a publish', () => {
     expect((failed as PublishStoppedError).cause).toBeInstanceOf(TokenError);
     expect((failed as PublishStoppedError).report.recordsSent).toBe(0);
     expect(mock.state.requests.filter((request) => request.operation === 'finance')).toHaveLength(0);
-    // The early request, and the first batch's own when the early one had already failed.
-    expect(tokenRequests(mock)).toBeGreaterThanOrEqual(1);
-    expect(tokenRequests(mock)).toBeLessThanOrEqual(2);
+    expect(tokenRequests(mock)).toBe(1);
+  });
+
+  it('when refused to a secret provider, asks the provider no more often than a publish without it did', async () => {
+    const mock = createPushApiMock();
+    let asked = 0;
+    const clientSecret = async () => `wrong-${++asked}`;
+    const client = clientFor(mock, { clientSecret });
+    // A stream that is slow to give its first record: the refusal is in before any batch asks.
+    async function* slowly() {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      yield* financeRecords(10);
+    }
+    const failed = await client.finance.publish(mock.appId, slowly()).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(PublishStoppedError);
+    expect((failed as PublishStoppedError).cause).toBeInstanceOf(TokenError);
+    // The refused secret, then the provider's next value (a rotation), then nothing more.
+    expect(asked).toBe(2);
+    expect(tokenRequests(mock)).toBe(2);
+  });
+
+  it('an abort while the token request leaves stops the publish before any record is read', async () => {
+    const log: string[] = [];
+    const { mock, client } = loggingClient(log);
+    const records = noting(log, financeRecords(10), 0, 'first record read');
+    const controller = new AbortController();
+    setImmediate(() => controller.abort());
+    const failed = await client.finance
+      .publish(mock.appId, records, { signal: controller.signal })
+      .catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(AbortError);
+    expect(log).not.toContain('first record read');
+    expect(mock.state.requests.filter((request) => request.operation === 'finance')).toHaveLength(0);
+  });
+
+  it('is dropped when the publish sends nothing and nobody else waits for it: nothing keeps the process alive', async () => {
+    const { service, closed } = await heldTokenEndpoint();
+    let refreshEnded: (error: string | undefined) => void = () => {};
+    const ended = new Promise<string | undefined>((resolve) => {
+      refreshEnded = resolve;
+    });
+    const client = service.client({ timeoutMs: 60_000, hooks: { tokenRefresh: (event) => refreshEnded(event.error) } });
+    const failed = await client.finance.publish('app-1', withInvalidLast(COUNT)).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(RecordValidationError);
+    // Aborted at once, not at the end of its 60 s timeout; a request that had reached the
+    // endpoint is hung up on.
+    const outcome = await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('pending'), 3_000))]);
+    expect(outcome).toBe('AbortError');
+    if (service.on('token').length > 0) expect(await hungUpWithin(closed, 3_000)).toBe('hung up');
+    expect(service.on('finance')).toHaveLength(0);
+  });
+
+  it('goes on when another caller waits for the same token, which then gets it', async () => {
+    const { service, closed, answer } = await heldTokenEndpoint();
+    const client = service.client({ timeoutMs: 60_000 });
+    const waiting = client.tokens.getToken();
+    const failed = await client.finance.publish('app-1', withInvalidLast(10)).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(RecordValidationError);
+    expect(await hungUpWithin(closed, 200)).toBe('still open');
+    answer();
+    expect((await waiting).accessToken).toBe(HOSTILE_TOKEN);
+    expect(service.on('token')).toHaveLength(1);
   });
 
   it('is not made for an empty array, which sends nothing', async () => {

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { type ClientSecretSource, type TokenAuthMethod, TokenManager } from './auth/token-manager.js';
+import { bearerSourceOf, type ClientSecretSource, type TokenAuthMethod, TokenManager } from './auth/token-manager.js';
 import type { TokenStore } from './auth/token-store.js';
 import { type PushClientOverrides, withOverrides } from './client-overrides.js';
 import type { ClientContext } from './context.js';
@@ -9,7 +9,7 @@ import { FinancePublisher } from './finance/publisher.js';
 import { checkHeaders, checkNumber, checkRetryTiming, MAX_TIMEOUT_MS } from './http/call-options.js';
 import type { FetchLike } from './http/fetch.js';
 import { safeHooks } from './http/hooks.js';
-import { FetchHttpClient } from './http/http-client.js';
+import { type BearerTokenSource, FetchHttpClient } from './http/http-client.js';
 import type { Middleware } from './http/middleware.js';
 import { loadOpenTelemetry } from './http/otel-loader.js';
 import type { Logger, LogLevel, PushClientHooks, RetryBackoff } from './http/public-types.js';
@@ -395,6 +395,8 @@ export class PushClient {
       scopes: settings.scopes,
       allowInsecureHttp: settings.allowInsecureHttp,
     };
+    // Made on first use: the token manager is built after the transport it uses.
+    let bearerSource: BearerTokenSource | undefined;
     const http = new FetchHttpClient({
       fetch: options.fetch,
       dispatcher: options.dispatcher,
@@ -409,7 +411,7 @@ export class PushClient {
       hooks,
       ...(options.middleware !== undefined && { middleware: checkMiddleware(options.middleware) }),
       ...(checkTracing(options.tracing) && { tracing: new Tracing(loadOpenTelemetry()) }),
-      tokens: () => this.tokens,
+      tokens: () => (bearerSource ??= bearerSourceOf(this.tokens)),
     });
     this.tokens =
       shared ??

@@ -3,7 +3,7 @@ import { answeredBy, ConfigurationError, PushError, parseRetryAfterHeader, Token
 import { type CallSettings, callSettings, unsignalled } from '../http/call-options.js';
 import { TOKEN_ANSWER_SECRETS } from '../http/concealed-answer.js';
 import { noHooks, type SafeHooks } from '../http/hooks.js';
-import { prefetchToken } from '../http/http-client.js';
+import type { BearerTokenSource } from '../http/http-client.js';
 import type { Credentials } from '../http/middleware.js';
 import type {
   Logger,
@@ -16,7 +16,7 @@ import { MAX_TOKEN_RESPONSE_BYTES } from '../http/read-body.js';
 import { requestIdFrom } from '../http/request-id.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
-import { raceSignal } from '../internal/delay.js';
+import { abortErrorFrom, raceSignal } from '../internal/delay.js';
 import { silentLogger } from '../internal/logger.js';
 import { nextTurn } from '../internal/next-turn.js';
 import { trimTrailingSlashes } from '../internal/trim.js';
@@ -110,8 +110,38 @@ interface PendingRefresh {
   forced: boolean;
   /** Callers waiting for it now. */
   waiting: number;
+  /** It has settled. */
+  done: boolean;
   /** Aborts its token request: only when the one caller left waiting gives it up (`prefetchToken`). */
   controller: AbortController;
+}
+
+/** One caller's wait for a pending refresh; `leave` ends it once, whoever calls it first. */
+interface Joined {
+  entry: PendingRefresh;
+  key: string;
+  leave(): void;
+}
+
+/** A token asked for by a caller that may give it up (`release`). */
+export interface PrefetchedToken {
+  ready: Promise<unknown>;
+  release(): void;
+}
+
+let prefetchFrom: (manager: TokenManager, options: GetTokenOptions) => PrefetchedToken;
+
+/**
+ * The token manager as the transport sees it: its tokens, their invalidation, the secret's forms,
+ * and a token asked for by a caller that may give it up, which is not part of its public API.
+ */
+export function bearerSourceOf(manager: TokenManager): BearerTokenSource {
+  return {
+    getToken: (options) => manager.getToken(options),
+    invalidate: (accessToken) => manager.invalidate(accessToken),
+    clientSecretForms: () => manager.clientSecretForms(),
+    prefetch: (options) => prefetchFrom(manager, options),
+  };
 }
 
 function defaultRefreshMargin(lifetimeMs: number): number {
@@ -236,31 +266,35 @@ export class TokenManager {
   /**
    * Starts getting a token as `getToken` does, for a caller that may end up not needing it (a
    * publish asking before it has checked its input). `release()` says it is not needed: if its
-   * request is still on its way and nobody else is waiting for it, it is aborted, so that no
-   * connection or timer of it keeps the process alive. Not public: the transport calls it.
-   * @internal
+   * refresh is still on its way and nobody else is waiting for it, it is aborted, so that no
+   * connection or timer of it keeps the process alive. The transport reaches it through
+   * `bearerSourceOf`, so that it stays off the public API.
    */
-  [prefetchToken](options: GetTokenOptions = {}): { ready: Promise<unknown>; release(): void } {
-    let joined: PendingRefresh | undefined;
-    let settled = false;
-    const ready = this.#getToken(options, (entry) => {
-      joined = entry;
-    }).finally(() => {
-      settled = true;
+  #prefetch(options: GetTokenOptions): PrefetchedToken {
+    let joined: Joined | undefined;
+    const ready = this.#getToken(options, (join) => {
+      joined = join;
     });
     return {
       ready,
       release: () => {
-        const entry = joined;
+        const join = joined;
         joined = undefined;
-        if (entry === undefined || settled || entry.waiting > 1) return;
-        for (const [key, pending] of this.#pending) if (pending === entry) this.#pending.delete(key);
+        if (join === undefined) return;
+        join.leave();
+        const { entry, key } = join;
+        if (entry.waiting > 0 || entry.done) return;
+        if (this.#pending.get(key) === entry) this.#pending.delete(key);
         entry.controller.abort();
       },
     };
   }
 
-  async #getToken(options: GetTokenOptions, onJoin?: (entry: PendingRefresh) => void): Promise<Refreshed> {
+  static {
+    prefetchFrom = (manager, options) => manager.#prefetch(options);
+  }
+
+  async #getToken(options: GetTokenOptions, onJoin?: (join: Joined) => void): Promise<Refreshed> {
     const scopes = options.scopes ? normalizeScopes(options.scopes) : this.#scopes;
     const call = callSettings(options, this.#defaultHeaders);
     const key = scopes.join(' ');
@@ -276,23 +310,31 @@ export class TokenManager {
       const controller = new AbortController();
       const entry: PendingRefresh = {
         promise: this.#refresh(scopes, key, force, call, controller.signal).finally(() => {
+          entry.done = true;
           if (this.#pending.get(key) === entry) this.#pending.delete(key);
         }),
         forced: force,
         waiting: 0,
+        done: false,
         controller,
       };
       this.#pending.set(key, entry);
       pending = entry;
     }
-    const joined = pending;
-    joined.waiting++;
-    onJoin?.(joined);
+    const entry = pending;
+    entry.waiting++;
+    let left = false;
+    const leave = () => {
+      if (left) return;
+      left = true;
+      entry.waiting--;
+    };
+    onJoin?.({ entry, key, leave });
     try {
-      const refreshed = await raceSignal(joined.promise, options.signal);
+      const refreshed = await raceSignal(entry.promise, options.signal);
       return { data: copy(refreshed.data), response: refreshed.response };
     } finally {
-      joined.waiting--;
+      leave();
     }
   }
 
@@ -353,37 +395,46 @@ export class TokenManager {
     call: CallSettings,
     abandoned: AbortSignal,
   ): Promise<Refreshed> {
+    const rejected = !force && this.#invalidated.delete(key);
     const reason: TokenRefreshHookEvent['reason'] = force
       ? 'forced'
-      : this.#invalidated.delete(key)
+      : rejected
         ? 'rejected'
         : this.#cache.has(key)
           ? 'expiring'
           : 'initial';
-    const storeKey = await this.#storeKey(key);
-    if (!force) {
-      const stored = await this.#readStore(storeKey);
-      if (stored) {
-        const refreshAt = this.#storedRefreshAt(key, stored);
-        if (this.#now() < refreshAt) {
-          this.#remember(key, { token: stored, refreshAt });
-          return { data: stored, response: null };
+    try {
+      const storeKey = await this.#storeKey(key);
+      if (!force) {
+        const stored = await this.#readStore(storeKey);
+        if (stored) {
+          const refreshAt = this.#storedRefreshAt(key, stored);
+          if (this.#now() < refreshAt) {
+            this.#remember(key, { token: stored, refreshAt });
+            return { data: stored, response: null };
+          }
         }
       }
-    }
-    const { token, lifetimeMs, response } = await this.#reportedRequest(scopes, reason, call, abandoned);
-    // Node's fetch puts the token request's connection back in its pool a turn after the answer
-    // ended: the data request that waited for this token then reuses it instead of paying a new
-    // connection's handshake (with TLS, two or three round trips).
-    await nextTurn();
-    this.#remember(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
-    this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
-    try {
-      await this.#store.set(storeKey, copy(token), new Date(token.expiresAt.getTime()));
+      if (abandoned.aborted) throw abortErrorFrom(abandoned);
+      const { token, lifetimeMs, response } = await this.#reportedRequest(scopes, reason, call, abandoned);
+      // Node's fetch puts the token request's connection back in its pool a turn after the answer
+      // ended: the data request that waited for this token then reuses it instead of paying a new
+      // connection's handshake (with TLS, two or three round trips).
+      await nextTurn();
+      this.#remember(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
+      this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
+      try {
+        await this.#store.set(storeKey, copy(token), new Date(token.expiresAt.getTime()));
+      } catch (error) {
+        this.#logger.warn('push-api-client tokenStore.set failed; using the token anyway', { error: String(error) });
+      }
+      return { data: token, response };
     } catch (error) {
-      this.#logger.warn('push-api-client tokenStore.set failed; using the token anyway', { error: String(error) });
+      // A refresh given up by its last caller leaves things as it found them: the next one is still
+      // told that the token was rejected.
+      if (rejected && abandoned.aborted) this.#invalidated.add(key);
+      throw error;
     }
-    return { data: token, response };
   }
 
   /**
@@ -427,7 +478,8 @@ export class TokenManager {
       report(new Date(result.token.expiresAt.getTime()), undefined);
       return result;
     } catch (error) {
-      report(undefined, error instanceof Error ? error.name : 'Error');
+      // Given up by its last caller: not a failure to tell anyone about.
+      if (!abandoned.aborted) report(undefined, error instanceof Error ? error.name : 'Error');
       throw error;
     }
   }
@@ -439,6 +491,7 @@ export class TokenManager {
    */
   async #request(scopes: readonly string[], call: CallSettings, abandoned: AbortSignal): Promise<TokenAnswer> {
     const secret = await this.#secret();
+    if (abandoned.aborted) throw abortErrorFrom(abandoned);
     const rotate: RecoveryStep = {
       name: "asking the secret provider for the client secret's new value",
       when: isInvalidClient,

@@ -1,7 +1,7 @@
 import type { Context } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../defaults.js';
-import { PushError } from '../errors.js';
+import { PushError, TokenError } from '../errors.js';
 import { abortErrorFrom, delay } from '../internal/delay.js';
 import { nextTurn } from '../internal/next-turn.js';
 import { type AttemptOptions, sendAttempt } from './attempt.js';
@@ -27,12 +27,6 @@ import {
 import type { Tracing } from './tracing.js';
 import type { Exchange, HttpClient, RecoveryStep, RequestSpec } from './types.js';
 
-/**
- * The key of the token manager's method for a token its caller may give up (a publish asking before
- * it has checked its input): a symbol, so that it stays off the public API of `client.tokens`.
- */
-export const prefetchToken: unique symbol = Symbol('push-api-client.prefetchToken');
-
 /** Where bearer requests get their token; implemented by TokenManager. */
 export interface BearerTokenSource {
   getToken(options: TokenRequestOptions): Promise<{ accessToken: string }>;
@@ -41,7 +35,7 @@ export interface BearerTokenSource {
   /** The client secret's forms known so far, scrubbed from data answers too. */
   clientSecretForms?(): readonly string[];
   /** Like `getToken`, for a caller that may give the token up: a request nobody else waits for is then aborted. */
-  [prefetchToken]?(options: TokenRequestOptions): { ready: Promise<unknown>; release(): void };
+  prefetch?(options: TokenRequestOptions): { ready: Promise<unknown>; release(): void };
 }
 
 type TokenRequestOptions = TokenCallOptions & { signal?: AbortSignal; scopes?: readonly string[] };
@@ -79,6 +73,12 @@ class TokenUnavailable {
 /** Whether the body of the attempt under way may have reached the service (see `Exchange`). */
 interface BodyTrack {
   sent: boolean;
+}
+
+/** A token endpoint's refusal (a 4xx other than 408 and 429): asking again gets the same answer. */
+function isRefusal(error: unknown): boolean {
+  const status = error instanceof TokenError ? error.status : undefined;
+  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
 }
 
 function isUnauthorized(error: unknown): boolean {
@@ -366,14 +366,15 @@ export class FetchHttpClient implements HttpClient {
     const tokens = this.#options.tokens?.();
     if (!tokens) return call;
     const request = this.#tokenRequest(call, undefined);
-    const early = tokens[prefetchToken]?.(request) ?? { ready: tokens.getToken(request), release: () => {} };
+    const early = tokens.prefetch?.(request) ?? { ready: tokens.getToken(request), release: () => {} };
     const earlyBearer: EarlyBearer = { release: early.release };
     const ready = early.ready.then(
       () => undefined,
       (error: unknown) => {
-        // A 429 is waited out and asked again by the requests, as a rate limit is; any other
-        // failure would be final for them all the same.
-        if (statusOf(error) !== 429) earlyBearer.failure = new TokenUnavailable(error);
+        // Only a refusal is kept: the requests would meet it again. A failure that may pass (no
+        // connection, a timeout, a 5xx, a 429, a secret provider that failed) is theirs to meet
+        // afresh, with their own retries.
+        if (isRefusal(error)) earlyBearer.failure = new TokenUnavailable(error);
       },
     );
     // A cached token settles in microtasks and wins; otherwise the turn lets the token request reach

@@ -6,15 +6,18 @@
  *
  * A turn is not a timer, so a test suite's fake clock must not hold it: vitest and Jest replace
  * `setImmediate` with one that waits for the test to advance the clock, and a request waiting on it
- * would hang. The runtime's own function is kept from when this module loaded, and used in place
- * of a fake; with no real one at hand the turn is skipped.
+ * would hang. The runtime's own function, kept from when this module loaded, is used; if a fake
+ * was already installed then, the current one if it is real; with no real one the turn is skipped.
  */
 
 type SetImmediate = (callback: () => void) => unknown;
 
-/** sinon's fake-timers (behind vitest's and Jest's fake timers) mark their functions with `clock`; Jest's legacy ones are mocks. */
-function isFake(candidate: object): boolean {
-  return 'clock' in candidate || '_isMockFunction' in candidate;
+/**
+ * sinon's fake-timers (behind vitest's and Jest's fake timers) mark their functions with `clock`;
+ * Jest's legacy ones are mocks; `node:test`'s mock timers install a bound private method.
+ */
+function isFake(candidate: { name?: unknown }): boolean {
+  return 'clock' in candidate || '_isMockFunction' in candidate || candidate.name === 'bound #setImmediate';
 }
 
 function realSetImmediate(candidate: unknown): SetImmediate | undefined {
@@ -24,7 +27,7 @@ function realSetImmediate(candidate: unknown): SetImmediate | undefined {
 const atLoad = realSetImmediate((globalThis as { setImmediate?: unknown }).setImmediate);
 
 export function nextTurn(): Promise<void> | undefined {
-  const setImmediate = realSetImmediate((globalThis as { setImmediate?: unknown }).setImmediate) ?? atLoad;
+  const setImmediate = atLoad ?? realSetImmediate((globalThis as { setImmediate?: unknown }).setImmediate);
   if (setImmediate === undefined) return undefined;
   return new Promise((resolve) => {
     setImmediate(resolve);

@@ -3,6 +3,7 @@
  * `setImmediate`): the SDK's event-loop turns between requests must not wait for the test to
  * advance the clock, or every token request, publish and upload would hang.
  */
+import * as nodeTest from 'node:test';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clientFor } from '../support/clients.js';
@@ -42,6 +43,20 @@ describe('with fake timers installed', () => {
     expect((await publishing).recordsSent).toBe(2_500);
     expect((await uploading).filesUploaded).toBe(6);
     expect(mock.state.records(mock.appId)).toHaveLength(2_500);
+  });
+
+  it("with node:test's mock timers, a token request and a publish finish", async () => {
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    nodeTest.mock.timers.enable({ apis: ['setImmediate'] });
+    try {
+      expect(await within(client.tokens.getToken())).toBe('settled');
+      client.tokens.invalidate();
+      expect(await within(client.finance.publish(mock.appId, financeRecords(10)))).toBe('settled');
+    } finally {
+      nodeTest.mock.timers.reset();
+    }
+    expect(mock.state.records(mock.appId)).toHaveLength(10);
   });
 
   it('a publish whose array holds an invalid record still throws at once', async () => {

@@ -41,6 +41,32 @@ async function heldTokenEndpoint() {
   return { service, closed, answer };
 }
 
+/**
+ * The token attempts' ends as the transport's `response` hook tells them (`ended`: the first
+ * one's error name), and the token manager's `tokenRefresh` events (`refreshes`).
+ */
+function tokenAttempts() {
+  let first: (error: string | undefined) => void = () => {};
+  const ended = new Promise<string | undefined>((resolve) => {
+    first = resolve;
+  });
+  const refreshes: string[] = [];
+  const hooks = {
+    response: (event: { operation: string; error: string | undefined }) => {
+      if (event.operation === 'token') first(event.error);
+    },
+    tokenRefresh: (event: { reason: string; error?: string | undefined }) => {
+      refreshes.push(`${event.reason}:${event.error ?? 'ok'}`);
+    },
+  };
+  return { ended, hooks, refreshes };
+}
+
+/** What `promise` settled with, or 'pending' after `ms` of real time. */
+function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | 'pending'> {
+  return Promise.race([promise, new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))]);
+}
+
 /** 'hung up' once `closed` resolves, 'still open' after `ms` of real time. */
 function hungUpWithin(closed: Promise<void>, ms: number): Promise<string> {
   return Promise.race([
@@ -190,19 +216,66 @@ describe('the token request of a publish', () => {
 
   it('is dropped when the publish sends nothing and nobody else waits for it: nothing keeps the process alive', async () => {
     const { service, closed } = await heldTokenEndpoint();
-    let refreshEnded: (error: string | undefined) => void = () => {};
-    const ended = new Promise<string | undefined>((resolve) => {
-      refreshEnded = resolve;
-    });
-    const client = service.client({ timeoutMs: 60_000, hooks: { tokenRefresh: (event) => refreshEnded(event.error) } });
+    const { ended, hooks, refreshes } = tokenAttempts();
+    const client = service.client({ timeoutMs: 60_000, hooks });
     const failed = await client.finance.publish('app-1', withInvalidLast(COUNT)).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(RecordValidationError);
     // Aborted at once, not at the end of its 60 s timeout; a request that had reached the
-    // endpoint is hung up on.
-    const outcome = await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('pending'), 3_000))]);
-    expect(outcome).toBe('AbortError');
+    // endpoint is hung up on. Given up on purpose, it is no refresh failure to report.
+    expect(await settledWithin(ended, 3_000)).toBe('AbortError');
     if (service.on('token').length > 0) expect(await hungUpWithin(closed, 3_000)).toBe('hung up');
     expect(service.on('finance')).toHaveLength(0);
+    expect(refreshes).toEqual([]);
+  });
+
+  it('is dropped when the caller aborts while it is on its way', async () => {
+    const { service, closed } = await heldTokenEndpoint();
+    const { ended, hooks } = tokenAttempts();
+    const client = service.client({ timeoutMs: 60_000, hooks });
+    const controller = new AbortController();
+    async function* late() {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      yield* financeRecords(10);
+    }
+    setTimeout(() => controller.abort(), 30);
+    const failed = await client.finance
+      .publish('app-1', late(), { signal: controller.signal })
+      .catch((error: unknown) => error);
+    // A stopped run, as any abort once reading has begun: its cause is the AbortError.
+    expect(failed).toBeInstanceOf(PublishStoppedError);
+    expect((failed as PublishStoppedError).cause).toBeInstanceOf(AbortError);
+    expect(await settledWithin(ended, 3_000)).toBe('AbortError');
+    if (service.on('token').length > 0) expect(await hungUpWithin(closed, 3_000)).toBe('hung up');
+  });
+
+  it('shared by two publishes that both send nothing, is dropped once both are over', async () => {
+    const { service } = await heldTokenEndpoint();
+    const { ended, hooks } = tokenAttempts();
+    const client = service.client({ timeoutMs: 60_000, hooks });
+    const [first, second] = await Promise.all([
+      client.finance.publish('app-1', withInvalidLast(COUNT)).catch((error: unknown) => error),
+      client.finance.publish('app-1', withInvalidLast(COUNT)).catch((error: unknown) => error),
+    ]);
+    expect(first).toBeInstanceOf(RecordValidationError);
+    expect(second).toBeInstanceOf(RecordValidationError);
+    expect(await settledWithin(ended, 3_000)).toBe('AbortError');
+    expect(service.on('token').length).toBeLessThanOrEqual(1);
+  });
+
+  it('a failure that may pass is not kept: the batches ask again, with their own retries', async () => {
+    const mock = createPushApiMock();
+    // The early request meets a 503 (no retry: maxRetries 0); the batch's own ask gets a token.
+    mock.faults.add({ match: { operation: 'token' }, status: 503, times: 1 });
+    const client = clientFor(mock, { maxRetries: 0 });
+    async function* late() {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      yield* financeRecords(10);
+    }
+    const report = await client.finance.publish(mock.appId, late());
+    expect(report.recordsSent).toBe(10);
+    expect(mock.state.requests.filter((request) => request.operation === 'token').map((r) => r.status)).toEqual([
+      503, 200,
+    ]);
   });
 
   it('goes on when another caller waits for the same token, which then gets it', async () => {

@@ -108,6 +108,8 @@ interface PendingRefresh {
   promise: Promise<Refreshed>;
   /** A forced refresh always asks the token endpoint; a plain one may answer from the store. */
   forced: boolean;
+  /** It replaces a token the service rejected (`invalidate`). */
+  rejected: boolean;
   /** Callers waiting for it now. */
   waiting: number;
   /** It has settled. */
@@ -130,6 +132,7 @@ export interface PrefetchedToken {
 }
 
 let prefetchFrom: (manager: TokenManager, options: GetTokenOptions) => PrefetchedToken;
+let hasTokenFrom: (manager: TokenManager, options: GetTokenOptions) => boolean;
 
 /**
  * The token manager as the transport sees it: its tokens, their invalidation, the secret's forms,
@@ -141,6 +144,7 @@ export function bearerSourceOf(manager: TokenManager): BearerTokenSource {
     invalidate: (accessToken) => manager.invalidate(accessToken),
     clientSecretForms: () => manager.clientSecretForms(),
     prefetch: (options) => prefetchFrom(manager, options),
+    hasToken: (options) => hasTokenFrom(manager, options),
   };
 }
 
@@ -284,14 +288,25 @@ export class TokenManager {
         join.leave();
         const { entry, key } = join;
         if (entry.waiting > 0 || entry.done) return;
-        if (this.#pending.get(key) === entry) this.#pending.delete(key);
+        if (this.#pending.get(key) !== entry) return;
+        this.#pending.delete(key);
+        // Given up, it leaves things as it found them: the next refresh is still told the token was rejected.
+        if (entry.rejected) this.#invalidated.add(key);
         entry.controller.abort();
       },
     };
   }
 
+  /** Whether `getToken(options)` would answer from the cache, asking nobody. */
+  #hasToken(options: GetTokenOptions): boolean {
+    const scopes = options.scopes ? normalizeScopes(options.scopes) : this.#scopes;
+    const cached = this.#cache.get(scopes.join(' '));
+    return cached !== undefined && this.#now() < cached.refreshAt;
+  }
+
   static {
     prefetchFrom = (manager, options) => manager.#prefetch(options);
+    hasTokenFrom = (manager, options) => manager.#hasToken(options);
   }
 
   async #getToken(options: GetTokenOptions, onJoin?: (join: Joined) => void): Promise<Refreshed> {
@@ -303,17 +318,21 @@ export class TokenManager {
       const cached = this.#cache.get(key);
       if (cached && this.#now() < cached.refreshAt) return { data: copy(cached.token), response: null };
     }
+    // Before any refresh is started or joined: one nobody awaits could fail unhandled.
+    if (options.signal?.aborted) throw abortErrorFrom(options.signal);
     let pending = this.#pending.get(key);
     // A plain refresh in flight may answer with the stored token, which a forced call refuses; the
     // plain one keeps running for its own callers, and later callers join the forced one.
     if (!pending || (force && !pending.forced)) {
       const controller = new AbortController();
+      const rejected = !force && this.#invalidated.delete(key);
       const entry: PendingRefresh = {
-        promise: this.#refresh(scopes, key, force, call, controller.signal).finally(() => {
+        promise: this.#refresh(scopes, key, force, rejected, call, controller.signal).finally(() => {
           entry.done = true;
           if (this.#pending.get(key) === entry) this.#pending.delete(key);
         }),
         forced: force,
+        rejected,
         waiting: 0,
         done: false,
         controller,
@@ -392,10 +411,10 @@ export class TokenManager {
     scopes: readonly string[],
     key: string,
     force: boolean,
+    rejected: boolean,
     call: CallSettings,
     abandoned: AbortSignal,
   ): Promise<Refreshed> {
-    const rejected = !force && this.#invalidated.delete(key);
     const reason: TokenRefreshHookEvent['reason'] = force
       ? 'forced'
       : rejected
@@ -403,38 +422,31 @@ export class TokenManager {
         : this.#cache.has(key)
           ? 'expiring'
           : 'initial';
-    try {
-      const storeKey = await this.#storeKey(key);
-      if (!force) {
-        const stored = await this.#readStore(storeKey);
-        if (stored) {
-          const refreshAt = this.#storedRefreshAt(key, stored);
-          if (this.#now() < refreshAt) {
-            this.#remember(key, { token: stored, refreshAt });
-            return { data: stored, response: null };
-          }
+    const storeKey = await this.#storeKey(key);
+    if (!force) {
+      const stored = await this.#readStore(storeKey);
+      if (stored) {
+        const refreshAt = this.#storedRefreshAt(key, stored);
+        if (this.#now() < refreshAt) {
+          this.#remember(key, { token: stored, refreshAt });
+          return { data: stored, response: null };
         }
       }
-      if (abandoned.aborted) throw abortErrorFrom(abandoned);
-      const { token, lifetimeMs, response } = await this.#reportedRequest(scopes, reason, call, abandoned);
-      // Node's fetch puts the token request's connection back in its pool a turn after the answer
-      // ended: the data request that waited for this token then reuses it instead of paying a new
-      // connection's handshake (with TLS, two or three round trips).
-      await nextTurn();
-      this.#remember(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
-      this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
-      try {
-        await this.#store.set(storeKey, copy(token), new Date(token.expiresAt.getTime()));
-      } catch (error) {
-        this.#logger.warn('push-api-client tokenStore.set failed; using the token anyway', { error: String(error) });
-      }
-      return { data: token, response };
-    } catch (error) {
-      // A refresh given up by its last caller leaves things as it found them: the next one is still
-      // told that the token was rejected.
-      if (rejected && abandoned.aborted) this.#invalidated.add(key);
-      throw error;
     }
+    if (abandoned.aborted) throw abortErrorFrom(abandoned);
+    const { token, lifetimeMs, response } = await this.#reportedRequest(scopes, reason, call, abandoned);
+    // Node's fetch puts the token request's connection back in its pool a turn after the answer
+    // ended: the data request that waited for this token then reuses it instead of paying a new
+    // connection's handshake (with TLS, two or three round trips).
+    await nextTurn();
+    this.#remember(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
+    this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
+    try {
+      await this.#store.set(storeKey, copy(token), new Date(token.expiresAt.getTime()));
+    } catch (error) {
+      this.#logger.warn('push-api-client tokenStore.set failed; using the token anyway', { error: String(error) });
+    }
+    return { data: token, response };
   }
 
   /**
@@ -496,6 +508,7 @@ export class TokenManager {
       name: "asking the secret provider for the client secret's new value",
       when: isInvalidClient,
       next: async () => {
+        if (abandoned.aborted) return undefined;
         const rotated = await this.#secret();
         return rotated === secret ? undefined : this.#credentialParts(scopes, rotated);
       },

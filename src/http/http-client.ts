@@ -36,6 +36,8 @@ export interface BearerTokenSource {
   clientSecretForms?(): readonly string[];
   /** Like `getToken`, for a caller that may give the token up: a request nobody else waits for is then aborted. */
   prefetch?(options: TokenRequestOptions): { ready: Promise<unknown>; release(): void };
+  /** Whether a token for these options is at hand, so that `getToken` would ask nobody. */
+  hasToken?(options: TokenRequestOptions): boolean;
 }
 
 type TokenRequestOptions = TokenCallOptions & { signal?: AbortSignal; scopes?: readonly string[] };
@@ -386,9 +388,15 @@ export class FetchHttpClient implements HttpClient {
 
   /** The token for a data request, with the call's timeout, retries and headers; a failure is final (`TokenUnavailable`). */
   async #token(tokens: BearerTokenSource, call: CallSettings, scopes: readonly string[] | undefined): Promise<string> {
-    if (scopes === undefined && call.earlyBearer?.failure !== undefined) throw call.earlyBearer.failure;
+    const request = this.#tokenRequest(call, scopes);
+    const early = call.earlyBearer;
+    if (scopes === undefined && early?.failure !== undefined) {
+      // The refusal stands until a token came by other means (another caller's request): then it is stale.
+      if (!tokens.hasToken?.(request)) throw early.failure;
+      early.failure = undefined;
+    }
     try {
-      return (await tokens.getToken(this.#tokenRequest(call, scopes))).accessToken;
+      return (await tokens.getToken(request)).accessToken;
     } catch (error) {
       throw new TokenUnavailable(error);
     }

@@ -261,6 +261,15 @@ describe('TokenManager against the emulator', () => {
     }
   });
 
+  it('a signal aborted before the call rejects at once and asks nobody (no refresh is left unawaited)', async () => {
+    const mock = createPushApiMock();
+    const { tokens } = setup(mock);
+    const controller = new AbortController();
+    controller.abort();
+    await expect(tokens.getToken({ signal: controller.signal })).rejects.toBeInstanceOf(AbortError);
+    expect(mock.state.tokenRequestCount).toBe(0);
+  });
+
   it("a caller's abort stops its wait without cancelling the refresh shared with others", async () => {
     const mock = createPushApiMock();
     mock.faults.add({ match: { operation: 'token' }, delayMs: 100 });

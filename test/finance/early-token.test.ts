@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import type { FinanceRecordInput } from 'push-api-client';
 import { AbortError, PublishStoppedError, RecordValidationError, TokenError } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { clientFor } from '../support/clients.js';
 import { HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
 import { financeRecords, toAsync } from '../support/records.js';
@@ -288,6 +288,45 @@ describe('the token request of a publish', () => {
     answer();
     expect((await waiting).accessToken).toBe(HOSTILE_TOKEN);
     expect(service.on('token')).toHaveLength(1);
+  });
+
+  it('a refusal it met is stale once a token came by other means: the batches use that token', async () => {
+    const mock = createPushApiMock();
+    mock.faults.add({ match: { operation: 'token' }, status: 400, body: { error: 'invalid_request' }, times: 1 });
+    const client = clientFor(mock, { maxRetries: 0 });
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    async function* gated() {
+      await gate;
+      yield* financeRecords(10);
+    }
+    const publishing = client.finance.publish(mock.appId, gated());
+    await vi.waitFor(() => expect(tokenRequests(mock)).toBe(1));
+    // Another caller of the same client gets a token while the publish is still reading.
+    await client.tokens.getToken();
+    open();
+    expect((await publishing).recordsSent).toBe(10);
+    expect(mock.state.requests.filter((request) => request.operation === 'token').map((r) => r.status)).toEqual([
+      400, 200,
+    ]);
+  });
+
+  it('given up, it leaves the mark of a rejected token for the next refresh', async () => {
+    const mock = createPushApiMock();
+    const reasons: string[] = [];
+    const client = clientFor(mock, {
+      hooks: { tokenRefresh: (event) => reasons.push(`${event.reason}:${event.error ?? 'ok'}`) },
+    });
+    await client.tokens.getToken();
+    client.tokens.invalidate();
+    // The early request replacing the rejected token is slow, and given up when the check fails.
+    mock.faults.add({ match: { operation: 'token' }, delayMs: 200, times: 1 });
+    const failed = await client.finance.publish(mock.appId, withInvalidLast(10)).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(RecordValidationError);
+    await client.tokens.getToken();
+    expect(reasons).toEqual(['initial:ok', 'rejected:ok']);
   });
 
   it('is not made for an empty array, which sends nothing', async () => {

@@ -114,7 +114,7 @@ interface PendingRefresh {
   waiting: number;
   /** It has settled. */
   done: boolean;
-  /** Aborts its token request: only when the one caller left waiting gives it up (`prefetchToken`). */
+  /** Aborts its token request: only when the last caller waiting gives it up (`#prefetch`). */
   controller: AbortController;
 }
 

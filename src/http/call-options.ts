@@ -109,16 +109,16 @@ export interface CallSettings {
   headers: Record<string, string>;
   signal?: AbortSignal;
   /**
-   * The token asked for as the operation started (`HttpClient.prepareBearer`). Once that request
-   * has failed, after its own retries, the operation's requests meet the same failure instead of
-   * asking the token endpoint (and a secret provider) all over again.
+   * The token asked for as the operation started (`HttpClient.prepareBearer`). Once the token
+   * endpoint has refused that request, the operation's requests meet the same refusal instead of
+   * asking it (and a secret provider) all over again, unless a token came by other means since.
    */
   earlyBearer?: EarlyBearer;
 }
 
 /** The token asked for as an operation started. */
 export interface EarlyBearer {
-  /** How it ended, once it has failed. */
+  /** Its refusal, once refused (a 4xx other than 408 and 429). */
   failure?: unknown;
   /** The operation is over: a token request still on its way that nobody else waits for is aborted. */
   release(): void;

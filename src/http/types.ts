@@ -169,8 +169,9 @@ export interface HttpClient {
    * Starts getting the bearer token that requests with these call settings will use (the token
    * manager shares one request among its callers and caches the token), and resolves once the
    * token is at hand or its request has had one turn of the event loop to leave. Never rejects.
-   * Resolves with the call settings the operation's requests should use from then on: should that
-   * token request fail, they meet its failure rather than asking again.
+   * Resolves with the call settings the operation's requests should use from then on: should the
+   * token endpoint refuse that request, they meet its refusal rather than asking again; their
+   * `earlyBearer.release()` drops the request once the operation is over.
    */
   prepareBearer(call?: CallSettings): Promise<CallSettings>;
 }

@@ -368,6 +368,8 @@ export class FetchHttpClient implements HttpClient {
     const tokens = this.#options.tokens?.();
     if (!tokens) return call;
     const request = this.#tokenRequest(call, undefined);
+    // A token at hand: nothing to ask for, and no turn to give (the common case of a warm client).
+    if (tokens.hasToken?.(request)) return call;
     const early = tokens.prefetch?.(request) ?? { ready: tokens.getToken(request), release: () => {} };
     const earlyBearer: EarlyBearer = { release: early.release };
     const ready = early.ready.then(

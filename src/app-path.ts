@@ -25,3 +25,14 @@ export function appResourceUrl(baseUrl: URL, appId: string, resource: AppResourc
   if (!base.pathname.endsWith('/')) base.pathname += '/';
   return new URL(`services/push/v1/customer/apps/${segment}/${resource}`, base);
 }
+
+/**
+ * `text` without the trailing `/` characters. Written as a loop because `/\/+$/` is quadratic: the
+ * regex engine tries the run of slashes from every position in it, and a URL taken from the
+ * environment or a configuration file may hold a long one.
+ */
+export function trimTrailingSlashes(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0x2f) end--;
+  return text.slice(0, end);
+}

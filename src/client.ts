@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { trimTrailingSlashes } from './app-path.js';
 import { bearerSourceOf, type ClientSecretSource, type TokenAuthMethod, TokenManager } from './auth/token-manager.js';
 import type { TokenStore } from './auth/token-store.js';
 import { type PushClientOverrides, withOverrides } from './client-overrides.js';
@@ -6,6 +7,7 @@ import type { ClientContext } from './context.js';
 import { DEFAULTS, ENV_VARS } from './defaults.js';
 import { ConfigurationError } from './errors.js';
 import { FinancePublisher } from './finance/publisher.js';
+import { assertSecureUrl, isSecureUrl, parseUrlOption } from './http/address-rules.js';
 import { checkHeaders, checkNumber, checkRetryTiming, MAX_TIMEOUT_MS } from './http/call-options.js';
 import type { FetchLike } from './http/fetch.js';
 import { safeHooks } from './http/hooks.js';
@@ -16,9 +18,7 @@ import type { Logger, LogLevel, PushClientHooks, RetryBackoff } from './http/pub
 import { ResponsePromise } from './http/response-promise.js';
 import { DEFAULT_RETRY_TIMING, type RetryTiming, retryTimingWith } from './http/retry.js';
 import { Tracing } from './http/tracing.js';
-import { assertSecureUrl, isSecureUrl, parseUrlOption } from './http/url-guard.js';
 import { consoleLogger, filterLogger, LOG_LEVELS, safeLogger, silentLogger } from './internal/logger.js';
-import { trimTrailingSlashes } from './internal/trim.js';
 import { type RawRequestOptions, rawRequest } from './raw-request.js';
 import { runtimeProduct } from './runtime.js';
 import { Uploader } from './uploads/uploader.js';

@@ -35,8 +35,7 @@
  */
 
 import type { PublishReport } from './finance/types.js';
-import { boundedRequestId } from './http/request-id.js';
-import { truncateText } from './internal/redact.js';
+import { scrubSecrets, truncateText } from './internal/redact.js';
 import type { UploadReport } from './uploads/types.js';
 
 /** Response headers as a plain object with lower-case names, so that errors serialize and compare simply. */
@@ -463,4 +462,25 @@ export function parseRetryAfterHeader(value: string | null | undefined, now: num
   const at = Date.parse(trimmed);
   if (Number.isNaN(at)) return undefined;
   return Math.min(Math.max(at - now, 0), MAX_RETRY_AFTER_MS);
+}
+
+/**
+ * Longest request id kept. Ids are short tokens (a UUID is 36 characters); one that is longer is
+ * cut, so that a hostile answer cannot repeat megabytes into every batch report, hook event,
+ * rejects line and `--json` report that carries it.
+ */
+const MAX_REQUEST_ID_LENGTH = 200;
+
+/** A request id as the server sent it, cut to {@link MAX_REQUEST_ID_LENGTH}; undefined when absent. */
+export function boundedRequestId(value: string | null | undefined): string | undefined {
+  return value === null || value === undefined ? undefined : truncateText(value, MAX_REQUEST_ID_LENGTH);
+}
+
+/**
+ * The `x-request-id` of an answer, bounded, and scrubbed of `secrets`: a hostile service may echo
+ * the token or the client secret it was sent in any header, this one included.
+ */
+export function requestIdFrom(headers: Pick<Headers, 'get'>, secrets: readonly string[] = []): string | undefined {
+  const value = headers.get('x-request-id');
+  return boundedRequestId(value === null || secrets.length === 0 ? value : scrubSecrets(value, secrets));
 }

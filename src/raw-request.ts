@@ -3,10 +3,9 @@
  * 401 refresh, retries, hooks, logging, redaction, bounded reads and typed errors as the rest.
  */
 import type { ClientContext } from './context.js';
-import { answeredBy, ConfigurationError, PushError } from './errors.js';
+import { answeredBy, ConfigurationError, PushError, requestIdFrom } from './errors.js';
 import { callSettings } from './http/call-options.js';
 import type { RequestOptions, WithResponse } from './http/public-types.js';
-import { requestIdFrom } from './http/request-id.js';
 import { responseMetadataOf } from './http/response-promise.js';
 import type { RetryPolicy } from './http/types.js';
 import { nestsDeeperThan } from './internal/json.js';

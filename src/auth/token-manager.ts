@@ -1,10 +1,18 @@
+import { trimTrailingSlashes } from '../app-path.js';
 import { DEFAULTS } from '../defaults.js';
-import { answeredBy, ConfigurationError, PushError, parseRetryAfterHeader, TokenError } from '../errors.js';
+import {
+  answeredBy,
+  ConfigurationError,
+  PushError,
+  parseRetryAfterHeader,
+  requestIdFrom,
+  TokenError,
+} from '../errors.js';
 import { type CallSettings, callSettings, unsignalled } from '../http/call-options.js';
-import { TOKEN_ANSWER_SECRETS } from '../http/concealed-answer.js';
 import { noHooks, type SafeHooks } from '../http/hooks.js';
 import type { BearerTokenSource } from '../http/http-client.js';
 import type { Credentials } from '../http/middleware.js';
+import { TOKEN_ANSWER_SECRETS } from '../http/middleware.js';
 import type {
   Logger,
   RequestOptions,
@@ -12,14 +20,11 @@ import type {
   TokenRefreshHookEvent,
   WithResponse,
 } from '../http/public-types.js';
-import { MAX_TOKEN_RESPONSE_BYTES } from '../http/read-body.js';
-import { requestIdFrom } from '../http/request-id.js';
+import { MAX_TOKEN_RESPONSE_BYTES } from '../http/response-body.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
-import { abortErrorFrom, raceSignal } from '../internal/delay.js';
 import { silentLogger } from '../internal/logger.js';
-import { nextTurn } from '../internal/next-turn.js';
-import { trimTrailingSlashes } from '../internal/trim.js';
+import { abortErrorFrom, nextTurn, raceSignal } from '../internal/waits.js';
 import { sha256Hex } from './store-key-digest.js';
 import { parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
 import { type AccessToken, MAX_MEMORY_TOKENS, MemoryTokenStore, type TokenStore } from './token-store.js';

@@ -1,6 +1,6 @@
 /**
  * Chunking of serialized records into request bodies, by count and by bytes. Pure: no I/O and no
- * validation. `BatchBuilder` is what `publish` fills (through `BatchAssembler`, batch-assembler.ts); the
+ * validation. `BatchBuilder` is what `publish` fills (through `BatchAssembler`, below); the
  * chunking property test drives it through `publish` itself and measures the bodies as sent.
  *
  * A request body is `{"records":[` + the records' JSON joined by `,` + `]}`. A batch far under
@@ -10,6 +10,8 @@
  * body is joined from the per-record strings, never stringified twice.
  */
 import { utf8ByteLength } from '../internal/utf8.js';
+import type { PendingBatch } from './report.js';
+import type { Item } from './validate.js';
 
 export const BODY_PREFIX = '{"records":[';
 export const BODY_SUFFIX = ']}';
@@ -137,7 +139,11 @@ export class BatchBuilder<TRecord> {
   /** Every item is measured, so `#itemBytes` is exact. */
   #exact = true;
 
-  constructor(private readonly limits: BatchLimits) {}
+  readonly #limits: BatchLimits;
+
+  constructor(limits: BatchLimits) {
+    this.#limits = limits;
+  }
 
   get count(): number {
     return this.#items.length;
@@ -151,7 +157,7 @@ export class BatchBuilder<TRecord> {
 
   /** Adds the item, or says `full`; an empty batch always takes a fitting item. */
   tryAdd(item: FittingItem<TRecord>): AddResult {
-    const { batchSize, maxBatchBytes } = this.limits;
+    const { batchSize, maxBatchBytes } = this.#limits;
     const count = this.#items.length;
     if (count >= batchSize) return 'full';
     const upper = utf8UpperBound(item);
@@ -189,4 +195,72 @@ export class BatchBuilder<TRecord> {
     this.#itemBytes = total;
     this.#exact = true;
   }
+}
+
+/**
+ * Fills batches by count and bytes (batcher.ts) with records already checked and sized up
+ * (validate.ts), and hands each batch over, serialized, as soon as it is complete. What is sent
+ * is the wire record made by the check, never the input object itself, so nothing the caller's
+ * code does after the check (a getter, a Proxy, a later change to the object) reaches the body.
+ */
+
+export interface AssemblerOptions {
+  /**
+   * Batches keep the input index of each record (someone wants them: `onBatchSending`, `onBatchSettled`). Records
+   * are never kept once the body is built, so they die young: records held by every batch in
+   * flight lived long enough to be promoted, and filled V8's old generation with garbage.
+   */
+  keepIndexes: boolean;
+}
+
+export class BatchAssembler {
+  readonly #builder: BatchBuilder<Item['record']>;
+  readonly #limits: BatchLimits;
+  readonly #options: AssemblerOptions;
+  #nextBatch = 0;
+
+  constructor(limits: BatchLimits, options: AssemblerOptions) {
+    this.#builder = new BatchBuilder(limits);
+    this.#limits = limits;
+    this.#options = options;
+  }
+
+  /** Adds one checked record: the batch it completed, if any. */
+  add(item: Item): PendingBatch | undefined {
+    const result = this.#builder.tryAdd(item);
+    switch (result) {
+      case 'added':
+        return this.#builder.count >= this.#limits.batchSize ? this.#take() : undefined;
+      case 'full': {
+        const full = this.#take();
+        // An empty batch always takes an item that fits alone; anything else would lose it.
+        if (this.#builder.tryAdd(item) !== 'added') throw new Error('push-api-client: an empty batch refused a record');
+        return full;
+      }
+      default:
+        return unreachable(result);
+    }
+  }
+
+  /** The last, partly filled batch. */
+  flush(): PendingBatch | undefined {
+    return this.#builder.count > 0 ? this.#take() : undefined;
+  }
+
+  #take(): PendingBatch {
+    const items = this.#builder.take();
+    return {
+      index: this.#nextBatch++,
+      firstRecord: items[0]?.index ?? -1,
+      lastRecord: items[items.length - 1]?.index ?? -1,
+      recordCount: items.length,
+      body: buildBody(items),
+      indexes: this.#options.keepIndexes ? items.map((item) => item.index) : [],
+    };
+  }
+}
+
+/** A case the type system says cannot happen: a new `AddResult` must be handled above before this compiles. */
+function unreachable(value: never): never {
+  throw new Error(`push-api-client: unexpected batch result ${String(value)}`);
 }

@@ -1,6 +1,5 @@
 import { AbortError, PushError } from '../errors.js';
-import { onAbort } from '../internal/abort-listeners.js';
-import { abortErrorFrom } from '../internal/delay.js';
+import { abortErrorFrom, onAbort } from '../internal/waits.js';
 import type { RateBudget } from './rate-budget.js';
 
 /**

@@ -1,4 +1,14 @@
-import type { InvalidRecord, PushError, RecordIssue } from '../errors.js';
+/**
+ * What happened to each batch and to the run: how an exchange settles a batch (`batchOutcome`:
+ * sent, failed or outcome unknown) and the report built from those outcomes (`ReportBuilder`).
+ */
+import type { InvalidRecord, RecordIssue } from '../errors.js';
+import { AbortError, PushError, requestIdFrom, UnexpectedResponseError } from '../errors.js';
+import { requestIdOf } from '../http/hooks.js';
+import { MAX_ERROR_BODY_BYTES } from '../http/response-body.js';
+import { classifyFailure } from '../http/retry.js';
+import type { Exchange } from '../http/types.js';
+import { parseJsonBounded } from '../internal/json.js';
 import type { BatchReport, BatchStatus, PublishProgress, PublishReport } from './types.js';
 
 /** A batch read from the input and not yet settled. */
@@ -115,4 +125,88 @@ export class ReportBuilder {
     if (this.#stoppedBy !== undefined) report.stoppedBy = this.#stoppedBy;
     return report;
   }
+}
+
+/**
+ * What one failed attempt says about the records it carried: the transport's own classifier
+ * (`classifyFailure`, the same one that decides retries) under the non-idempotent policy, so that
+ * "re-sent because surely not processed" and "reported failed, safe to send again" never disagree.
+ * - `ambiguous`: the server may have stored them (a 5xx other than 503, so 501 and 505 too, a
+ *   connection lost after the request may have been written, a timeout), or a 2xx whose body does
+ *   not say `success`;
+ * - otherwise the server surely did not store them (a 4xx, a 429 or 503, a connection refused
+ *   before anything was written, `success: false`).
+ */
+function isAmbiguousFailure(error: PushError): boolean {
+  if (error instanceof UnexpectedResponseError) return !error.refused;
+  return classifyFailure(error, 'non-idempotent') === 'ambiguous';
+}
+
+/** How a batch settled: its status, the error that explains it, and the request id of the answer. */
+export interface BatchOutcome {
+  status: BatchStatus;
+  error?: PushError;
+  /** An ambiguous attempt was re-sent and a re-send succeeded (see `BatchReport.storedAtLeastOnce`). */
+  storedAtLeastOnce?: true;
+  /** The `x-request-id` of the attempt that settled the batch. */
+  requestId?: string;
+}
+
+/**
+ * The one rule from how a batch's request ended (the transport's `Exchange`, its 2xx body already
+ * checked) to the batch's status:
+ * - `sent`: the service answered `{"success": true}`, and no earlier attempt was ambiguous;
+ * - `unknown`: an earlier attempt was ambiguous and re-sent (`retryAmbiguous`), however the
+ *   re-sends ended, even `{"success": true}` (then `storedAtLeastOnce`); or the last body may have
+ *   reached the service and its failure does not say it was refused (`isAmbiguousFailure`, or the
+ *   caller's abort while it was out);
+ * - `failed`: the last body never left (the token could not be had, the abort came first, a 401
+ *   whose refresh then failed) or the service refused it.
+ * An `unknown` that only an earlier attempt explains reports that attempt's error.
+ */
+export function batchOutcome(result: Exchange): BatchOutcome {
+  if (result.ok) {
+    const requestId = requestIdFrom(result.response.headers);
+    const ambiguous = result.earlierAmbiguous;
+    // `sent` means stored once. After an ambiguous attempt the service may already have held the
+    // batch when the re-send stored it again: at least once, maybe twice.
+    if (ambiguous !== undefined) return { status: 'unknown', error: ambiguous, storedAtLeastOnce: true, requestId };
+    return { status: 'sent', ...(requestId !== undefined && { requestId }) };
+  }
+  const { error, bodySent, earlierAmbiguous } = result;
+  const requestId = requestIdOf(error);
+  const maybeStored = bodySent && (error instanceof AbortError || isAmbiguousFailure(error));
+  const status = maybeStored || earlierAmbiguous !== undefined ? 'unknown' : 'failed';
+  const reason = earlierAmbiguous !== undefined && !maybeStored ? earlierAmbiguous : error;
+  return { status, error: reason, ...(requestId !== undefined && { requestId }) };
+}
+
+/** Anything thrown is reported as a PushError; foreign errors are kept as the cause. */
+export function asPushError(error: unknown): PushError {
+  if (error instanceof PushError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new PushError(`finance request failed: ${message}`, { cause: error });
+}
+
+/**
+ * Reads a 2xx answer and checks the spec's success body, `{"success": true}`.
+ * `success: false` means the service refused the batch; a body that says neither (a proxy's page,
+ * an empty body) leaves the outcome unknown.
+ */
+export async function expectSuccess(response: Response): Promise<void> {
+  const text = await response.text();
+  // Depth-bounded: the body may end up in an error that is logged or serialized.
+  const parsed = parseJsonBounded(text);
+  const body = parsed.ok ? parsed.value : undefined;
+  const success = typeof body === 'object' && body !== null ? (body as { success?: unknown }).success : undefined;
+  if (success === true) return;
+  const headers = Object.fromEntries(response.headers);
+  // The transport scrubbed the token from this body already; a text body is cut like any error body.
+  const kept =
+    typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : text.slice(0, MAX_ERROR_BODY_BYTES);
+  const message =
+    success === false
+      ? `${response.status} the service answered success: false`
+      : `${response.status} the service answered without "success": true; the batch may or may not have been stored`;
+  throw new UnexpectedResponseError(response.status, kept, headers, message, success === false);
 }

@@ -4,13 +4,13 @@ import { AbortError } from '../errors.js';
 import type { CallSettings } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import type { RequestPacing } from '../http/types.js';
-import { abortErrorFrom } from '../internal/delay.js';
+import { abortErrorFrom } from '../internal/waits.js';
 import type { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun, type WorkSource } from '../run/engine.js';
 import { GuardedBudget } from './guarded-budget.js';
-import { asPushError, type BatchOutcome, batchOutcome, expectSuccess } from './outcome.js';
 import type { RateBudget } from './rate-budget.js';
 import type { PendingBatch, ReportBuilder } from './report.js';
+import { asPushError, type BatchOutcome, batchOutcome, expectSuccess } from './report.js';
 import type { FinanceRecord } from './schema.js';
 import type { BatchReport, PublishOptions, SettledBatch } from './types.js';
 
@@ -245,7 +245,7 @@ export class PublishRun {
 
 /**
  * The batch given to `onBatchSettled`. Its `records` are parsed from the request body on first
- * read, so that no batch holds record objects while in flight (see `keepIndexes`, batch-assembler.ts);
+ * read, so that no batch holds record objects while in flight (see `keepIndexes`, batcher.ts);
  * most callers only count, or look at the records of a batch that failed.
  */
 function settledBatch(entry: BatchReport, body: string, indexes: number[]): SettledBatch {

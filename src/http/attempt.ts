@@ -1,13 +1,12 @@
-import { PushError } from '../errors.js';
-import { onAbort } from '../internal/abort-listeners.js';
+import { PushError, requestIdFrom } from '../errors.js';
 import { scrubAnswerUrlText } from '../internal/redact.js';
+import { onAbort } from '../internal/waits.js';
 import type { FetchLike } from './fetch.js';
+import { toTransportError } from './fetch.js';
 import { redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
 import type { Middleware } from './middleware.js';
-import { toTransportError } from './network-errors.js';
 import type { Logger } from './public-types.js';
 import { sendFollowingRedirects } from './redirects.js';
-import { requestIdFrom } from './request-id.js';
 import { bufferSuccess, errorFromResponse } from './response-body.js';
 import { statusOf } from './retry.js';
 import type { BodyControl, RequestBody, RequestSpec } from './types.js';

@@ -1,4 +1,11 @@
+/**
+ * The one place a request meets the runtime: which fetch a call uses, and what its failures mean
+ * (a ConnectionError that says whether the request may have been written, a TimeoutError, an
+ * AbortError).
+ */
 import type { Dispatcher } from 'undici';
+import { AbortError, ConfigurationError, ConnectionError, PushError, TimeoutError } from '../errors.js';
+import { truncateText } from '../internal/redact.js';
 import { dispatcherFetch } from './dispatcher-fetch.js';
 import type { FetchLike } from './public-types.js';
 
@@ -15,4 +22,130 @@ export function createFetch(options: { fetch?: FetchLike; dispatcher?: Dispatche
   if (custom) return (input, init) => custom(input, init);
   if (dispatcher) return dispatcherFetch(dispatcher);
   return (input, init) => globalThis.fetch(input, init);
+}
+
+/**
+ * Error codes that mean the connection was never established, so the request cannot have been
+ * written: DNS failures, refused or unreachable hosts, connect timeouts and TLS handshake failures.
+ * Anything else (a reset, a closed socket, a body timeout) may come after the request was sent.
+ */
+const BEFORE_SEND_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EAI_NONAME',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+]);
+
+/** Walks `cause` links (fetch wraps the socket error in a TypeError) and returns the first `code`. */
+function findErrorCode(error: unknown): string | undefined {
+  return findCodedError(error)?.code;
+}
+
+/** The first error in the `cause` chain that has a string `code`, with its message. */
+function findCodedError(error: unknown): { code: string; message: string | undefined } | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      const message = (current as { message?: unknown }).message;
+      return { code, message: typeof message === 'string' && message !== '' ? message : undefined };
+    }
+    const errors = (current as { errors?: unknown }).errors;
+    // AggregateError (happy eyeballs tries several addresses): each one failed to connect.
+    if (Array.isArray(errors) && errors.length > 0) current = errors[0];
+    else current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** undici's codes for a request it refuses to start: its arguments are wrong, or not supported. */
+const UNDICI_REFUSALS = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED']);
+
+/** Codes of errors raised while building a request, before any socket is touched. */
+const LOCAL_CODES = new Set(['ERR_INVALID_URL', 'ERR_INVALID_CHAR', 'ERR_INVALID_HTTP_TOKEN', 'ERR_INVALID_ARG_VALUE']);
+
+/**
+ * What fetch throws, before connecting, for a request it cannot build: an invalid header name or
+ * value (CR, LF, NUL, a character above U+00FF), an unparsable URL, a GET with a body. Network
+ * failures in Node carry a coded `cause`; these carry none, or a local code.
+ */
+function localRequestProblem(error: unknown): string | undefined {
+  if (!(error instanceof TypeError)) return undefined;
+  const code = findErrorCode(error);
+  if (code !== undefined && !LOCAL_CODES.has(code) && !UNDICI_REFUSALS.has(code)) return undefined;
+  const message = error.message;
+  if (/invalid header (name|value)|ByteString/i.test(message)) {
+    return 'a header name or value is invalid (CR, LF, NUL or a character above U+00FF)';
+  }
+  if (code === 'ERR_INVALID_URL' || /parse URL|invalid URL/i.test(message)) return 'the URL is invalid';
+  if (/cannot have body/i.test(message)) return 'a GET or HEAD request cannot have a body';
+  // undici checks a request's headers and options before it writes a byte (a `transfer-encoding`,
+  // `upgrade` or `expect` header a middleware set): refused there, nothing was sent.
+  if (code !== undefined && UNDICI_REFUSALS.has(code)) {
+    return `undici refused it: ${truncateText(findCodedError(error)?.message ?? code, 200)}`;
+  }
+  return undefined;
+}
+
+/** A PushError that fetch wrapped (it reports a failed body stream as a TypeError caused by it). */
+function pushErrorCause(error: unknown): PushError | undefined {
+  let current = error instanceof Error ? error.cause : undefined;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof PushError) return current;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/**
+ * Turns whatever `fetch` threw into a PushError. The signals tell a caller abort from a timeout:
+ * both surface as an abort of the combined signal.
+ */
+export function toTransportError(
+  error: unknown,
+  context: { userSignal?: AbortSignal; timeoutSignal: AbortSignal; timeoutMs: number; operation: string },
+): PushError {
+  if (error instanceof PushError) return error;
+  // The request body's own source failed (a file that changed while it was read): that error is
+  // the outcome, not a network fault, and sending again cannot fix it.
+  const sourceError = pushErrorCause(error);
+  if (sourceError !== undefined) return sourceError;
+  if (context.userSignal?.aborted) {
+    return new AbortError(`${context.operation} request aborted by the caller`, { cause: context.userSignal.reason });
+  }
+  if (context.timeoutSignal.aborted) {
+    return new TimeoutError(`${context.operation} request got no response within ${context.timeoutMs} ms`, {
+      cause: error,
+    });
+  }
+  // Every attempt would fail the same way, and nothing was sent: fatal, never "maybe sent". The
+  // cause is left out: fetch quotes the offending value, which may be a header holding a token.
+  const problem = localRequestProblem(error);
+  if (problem !== undefined) {
+    return new ConfigurationError(`${context.operation} request could not be sent: ${problem}`);
+  }
+  const coded = findCodedError(error);
+  const code = coded?.code;
+  const requestMaybeSent = code === undefined || !BEFORE_SEND_CODES.has(code);
+  // undici's own errors say what went wrong in words a code cannot ("Proxy response (407) !== 200
+  // when HTTP Tunneling"); they name no header value. System errors (ECONNRESET...) need none.
+  const detail =
+    code?.startsWith('UND_ERR_') && coded?.message !== undefined
+      ? `${code} (${truncateText(coded.message, 200)})`
+      : (code ?? (error instanceof Error ? error.message : 'network error'));
+  return new ConnectionError(`${context.operation} request failed: ${detail}`, { requestMaybeSent, cause: error });
 }

@@ -5,27 +5,25 @@
  *   it, and re-sending it elsewhere may duplicate it (on the finance POST the batch is `unknown`);
  * - neither Authorization nor a body ever leaves the original origin;
  * - every target passes the https guard;
- * - no hop goes closer to this machine than the service the request belongs to (network-scope.ts):
+ * - no hop goes closer to this machine than the service the request belongs to (address-rules.ts):
  *   a remote service cannot send the client to loopback, link-local or private addresses;
  * - a streamed body is never replayed: a redirect answering it is an error.
  */
 
 import { PushError, RedirectError } from '../errors.js';
 import { scrubAnswerUrlText, truncateText } from '../internal/redact.js';
-import { ConcealedAnswer } from './concealed-answer.js';
+import { assertSecureUrl, closerThanService } from './address-rules.js';
 import type { FetchLike } from './fetch.js';
 import {
+  ConcealedAnswer,
   type Credentials,
   type Middleware,
   middlewareOperation,
   sendThroughMiddleware,
   withForm,
 } from './middleware.js';
-import { closerThanService } from './network-scope.js';
-import { MAX_API_RESPONSE_BYTES } from './read-body.js';
-import { answerForMiddleware, headersToRecord } from './response-body.js';
+import { answerForMiddleware, headersToRecord, MAX_API_RESPONSE_BYTES } from './response-body.js';
 import type { RequestBody, RequestSpec } from './types.js';
-import { assertSecureUrl } from './url-guard.js';
 
 const FOLLOWED_STATUSES = new Set([301, 302, 303, 307, 308]);
 

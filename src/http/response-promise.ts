@@ -1,6 +1,6 @@
+import { requestIdFrom } from '../errors.js';
 import { scrubSecrets } from '../internal/redact.js';
 import type { ResponseMetadata, WithResponse } from './public-types.js';
-import { requestIdFrom } from './request-id.js';
 
 /**
  * What a caller may read of an answer: its status, a copy of its headers, and its request id. A

@@ -2,7 +2,7 @@
  * Maps a URL to the operation it addresses. The three hosts may share one origin (the HTTP
  * emulator serves them under path prefixes), so the longest matching prefix wins.
  */
-import { trimTrailingSlashes } from '../internal/trim.js';
+import { trimTrailingSlashes } from '../app-path.js';
 import type { ResolvedOptions } from './options.js';
 
 export type Route =

@@ -2,9 +2,9 @@
  * Signed addresses for the files of one `upload` call, asked for in batches sized to the work: as
  * many names as fit in one request URL, so that a call whose names all fit makes one request.
  */
-import { nextTurn } from '../internal/next-turn.js';
+import { nextTurn } from '../internal/waits.js';
 import { ADDRESS_BATCH_BYTES } from './limits.js';
-import type { UploadSource } from './source-types.js';
+import type { UploadSource } from './put-body.js';
 import type { UploadFileType } from './types.js';
 import { AddressRequestRoom } from './upload-urls.js';
 

@@ -5,9 +5,9 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UploadError } from '../errors.js';
-import type { ChunkReader } from './body-stream.js';
 import { FILE_CHUNK_BYTES } from './limits.js';
-import { assertUploadableSize, bodyStream, type UploadSource } from './source-types.js';
+import type { ChunkReader } from './put-body.js';
+import { assertUploadableSize, bodyStream, type UploadSource } from './put-body.js';
 
 /**
  * A file to upload, named by `name` or the path's basename. The path is checked here (a readable

@@ -3,7 +3,7 @@
  * request. Its twin, file-source.ts, reads files in the Node build (Node, Bun, Deno).
  */
 import { ConfigurationError } from '../errors.js';
-import type { UploadSource } from './source-types.js';
+import type { UploadSource } from './put-body.js';
 
 export async function fileUploadSource(filePath: string, name?: string): Promise<UploadSource> {
   throw new ConfigurationError(

@@ -1,4 +1,4 @@
-/** Progress of an upload call: per-attempt byte counts (see body-stream.ts) feeding one monotonic total. */
+/** Progress of an upload call: per-attempt byte counts (see put-body.ts) feeding one monotonic total. */
 
 import type { Logger } from '../http/public-types.js';
 import type { UploadProgress } from './types.js';

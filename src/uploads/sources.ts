@@ -1,9 +1,9 @@
 /** Turns each `UploadInput` into an `UploadSource`: a name, a size, and a way to open its bytes. */
 import { UploadError } from '../errors.js';
-import type { ChunkReader } from './body-stream.js';
 import { fileUploadSource } from './file-source.js';
 import { MEMORY_CHUNK_BYTES } from './limits.js';
-import { assertUploadableSize, bodyStream, type UploadSource } from './source-types.js';
+import type { ChunkReader } from './put-body.js';
+import { assertUploadableSize, bodyStream, type UploadSource } from './put-body.js';
 import type { UploadInput, UploadStreamInput } from './types.js';
 
 /**

@@ -1,10 +1,13 @@
-/** The upload-address operation (spec, operation 2): building its URLs and checking its answer. */
+/**
+ * The upload-address operation (spec, operation 2): the file names checked before any request,
+ * the URLs that ask for their addresses, and the answer checked address by address.
+ */
 import { appResourceUrl } from '../app-path.js';
 import { PushError, UploadError } from '../errors.js';
-import { closerThanService } from '../http/network-scope.js';
-import { assertSecureUrl } from '../http/url-guard.js';
+import { assertSecureUrl, closerThanService } from '../http/address-rules.js';
 import { truncateText } from '../internal/redact.js';
-import { MAX_UPLOAD_URLS_URL_LENGTH } from './limits.js';
+import { utf8ByteLength } from '../internal/utf8.js';
+import { MAX_FILE_NAME_BYTES, MAX_UPLOAD_URLS_URL_LENGTH } from './limits.js';
 import type { UploadFileType } from './types.js';
 
 /** `{base_url}/services/push/v1/customer/apps/{appId}/upload`; the app id is checked and encoded once, in app-path.ts. */
@@ -149,7 +152,7 @@ export interface AddressRules {
 
 /**
  * Why a signed address is refused, or undefined. A file goes no closer to this machine than the
- * service that handed out its address (network-scope.ts). Credentials in the address are refused:
+ * service that handed out its address (address-rules.ts). Credentials in the address are refused:
  * a signed address carries its authorization in the query, and `user:pass@` would be sent as Basic auth.
  */
 function addressProblem(url: URL, rules: AddressRules): string | undefined {
@@ -216,4 +219,39 @@ export function parseUploadUrlMap(
     Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
   }
   return out;
+}
+
+/** File-name rules, checked before any request so that a bad name never reaches the service. */
+// \p{Cc}: C0 controls, DEL and C1 controls. \p{Cs} in a /u regex matches only unpaired surrogates,
+// which URLSearchParams would silently turn into U+FFFD, so the returned key would not match the name.
+const CONTROL_CHARACTER = /\p{Cc}/u;
+const UNPAIRED_SURROGATE = /\p{Cs}/u;
+
+/** Returns why `name` cannot be used as an upload file name, or undefined when it can. */
+export function fileNameProblem(name: unknown): string | undefined {
+  if (typeof name !== 'string') return 'must be a string';
+  if (name === '') return 'must not be empty';
+  if (name === '.' || name === '..') return 'must not be "." or ".."';
+  if (name.includes('/') || name.includes('\\')) return 'must not contain a path separator ("/" or "\\")';
+  if (CONTROL_CHARACTER.test(name)) return 'must not contain control characters';
+  if (UNPAIRED_SURROGATE.test(name)) return 'must be well-formed Unicode (it has an unpaired surrogate)';
+  if (utf8ByteLength(name) > MAX_FILE_NAME_BYTES) return `must be at most ${MAX_FILE_NAME_BYTES} bytes of UTF-8`;
+  return undefined;
+}
+
+/** Throws an `UploadError` naming the first invalid or repeated name. */
+export function assertValidFileNames(names: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    const problem = fileNameProblem(name);
+    if (problem !== undefined)
+      throw new UploadError(String(name), `Invalid file name ${JSON.stringify(name)}: it ${problem}.`);
+    // The address map is keyed by name, so two files with one name would share one address.
+    if (seen.has(name))
+      throw new UploadError(
+        name,
+        `Duplicate file name ${JSON.stringify(name)}: each file of one call needs its own name.`,
+      );
+    seen.add(name);
+  }
 }

@@ -9,29 +9,27 @@ import {
   ConfigurationError,
   PushError,
   parseRetryAfterHeader,
+  requestIdFrom,
   type UploadError,
   UploadStoppedError,
 } from '../errors.js';
 import { type CallSettings, callSettings, limitsOnly } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import type { ResponseMetadata, WithResponse } from '../http/public-types.js';
-import { requestIdFrom } from '../http/request-id.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { RecoveryStep } from '../http/types.js';
-import { nextTurn } from '../internal/next-turn.js';
+import { nextTurn } from '../internal/waits.js';
 import { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun } from '../run/engine.js';
 import { AddressBook } from './address-book.js';
-import { BodyMeter } from './body-stream.js';
-import { assertValidFileNames } from './filenames.js';
 import { DEFAULT_UPLOAD_CONCURRENCY, MAX_PUT_RESPONSE_BYTES } from './limits.js';
 import { ProgressTracker } from './progress.js';
-import { putSetsContentLength, sizedBody } from './request-body.js';
-import type { UploadSource } from './source-types.js';
+import type { UploadSource } from './put-body.js';
+import { BodyMeter, putSetsContentLength, sizedBody } from './put-body.js';
 import { toUploadSource } from './sources.js';
 import { asUploadError, isRefusedSignature, toUploadError } from './storage-errors.js';
 import type { GetUploadUrlsOptions, UploadFileResult, UploadInput, UploadOptions, UploadReport } from './types.js';
-import { parseUploadUrlMap, uploadUrlsEndpoint, uploadUrlsRequests } from './upload-urls.js';
+import { assertValidFileNames, parseUploadUrlMap, uploadUrlsEndpoint, uploadUrlsRequests } from './upload-urls.js';
 
 /**
  * File uploads (spec, operations 2 and 3), reached as `client.uploads`. The bytes go straight to
@@ -279,7 +277,7 @@ export class Uploader {
         // The address came from the service's answer: neither it nor a redirect of it goes closer than the service.
         service: this.#ctx.baseUrl,
         // Only what the signature needs. The body is shaped so that the runtime sends Content-Length
-        // (request-body.ts); the header by hand too, except where that makes it sent twice.
+        // (put-body.ts); the header by hand too, except where that makes it sent twice.
         headers: putSetsContentLength() ? { 'content-length': String(size) } : {},
         body: ({ touch }) => {
           attempts += 1;

@@ -2,7 +2,11 @@
 import type { ServerResponse } from 'node:http';
 import { PushApiError, PushError, ResponseTooLargeError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { MAX_API_RESPONSE_BYTES, MAX_ERROR_BODY_BYTES, MAX_TOKEN_RESPONSE_BYTES } from '../../src/http/read-body.js';
+import {
+  MAX_API_RESPONSE_BYTES,
+  MAX_ERROR_BODY_BYTES,
+  MAX_TOKEN_RESPONSE_BYTES,
+} from '../../src/http/response-body.js';
 import { MAX_ERROR_TEXT_LENGTH } from '../../src/internal/redact.js';
 import { drainedOrClosed, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 import { SAMPLE_RECORD } from '../support/records.js';

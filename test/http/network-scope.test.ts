@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { closerThanService, isLoopbackHostname, networkScope } from '../../src/http/network-scope.js';
-import { isSecureUrl } from '../../src/http/url-guard.js';
+import { closerThanService, isLoopbackHostname, isSecureUrl, networkScope } from '../../src/http/address-rules.js';
 
 const scopeOf = (host: string) => networkScope(new URL(`http://${host}:81/x`));
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { AddressBook } from '../../src/uploads/address-book.js';
 import { ADDRESS_BATCH_BYTES, MAX_UPLOAD_URLS_URL_LENGTH } from '../../src/uploads/limits.js';
-import type { UploadSource } from '../../src/uploads/source-types.js';
+import type { UploadSource } from '../../src/uploads/put-body.js';
 import { uploadUrlsEndpoint, uploadUrlsRequests } from '../../src/uploads/upload-urls.js';
 
 const endpoint = uploadUrlsEndpoint(new URL('https://api.example.com'), 'app-1');

@@ -1,6 +1,6 @@
 /** The metered body stream of one PUT attempt: where it ends. */
 import { describe, expect, it } from 'vitest';
-import { BodyMeter, type ChunkReader } from '../../src/uploads/body-stream.js';
+import { BodyMeter, type ChunkReader } from '../../src/uploads/put-body.js';
 
 /** A reader that hands out `chunks`, then never answers again (as a stalled source would). */
 function readerOf(chunks: Uint8Array[], knowsItsEnd: boolean) {

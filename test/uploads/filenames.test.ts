@@ -1,6 +1,6 @@
 import { UploadError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { assertValidFileNames, fileNameProblem } from '../../src/uploads/filenames.js';
+import { assertValidFileNames, fileNameProblem } from '../../src/uploads/upload-urls.js';
 
 describe('file names', () => {
   it.each([

@@ -8,7 +8,7 @@ import type { UploadInput } from 'push-api-client';
 import { UploadError } from 'push-api-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_UPLOAD_BYTES } from '../../src/uploads/limits.js';
-import type { UploadSource } from '../../src/uploads/source-types.js';
+import type { UploadSource } from '../../src/uploads/put-body.js';
 import { toUploadSource } from '../../src/uploads/sources.js';
 
 let dir: string;

@@ -1,0 +1,256 @@
+/**
+ * The PUT body of one file: the source contract every input is read through (`UploadSource`),
+ * the metered stream its bytes go through (`BodyMeter`), and the shape that makes the runtime send
+ * Content-Length (`sizedBody`).
+ */
+import { UploadError } from '../errors.js';
+import type { RequestBody } from '../http/types.js';
+import { MAX_UPLOAD_BYTES, READ_AHEAD_BYTES } from './limits.js';
+
+/** Where the bytes of one attempt come from: the next chunk on each call, `undefined` at the end. */
+export interface ChunkReader {
+  read(): Promise<Uint8Array | undefined>;
+  /**
+   * True when the source knows it has no bytes left, without another `read`. The body then ends
+   * with its last chunk: an HTTP/1.1 connection whose answer arrives before the request body has
+   * ended is not reused, and the storage host answers as soon as it has `Content-Length` bytes.
+   */
+  atEnd?(): boolean;
+  /** Releases the source (a file descriptor, a caller's stream). Safe to call more than once. */
+  close(reason?: unknown): Promise<void>;
+}
+
+/** Told of every chunk handed to the transport, with the running total of the attempt. */
+export type ByteCounter = (bytes: number) => void;
+
+/**
+ * Counts the bytes of one attempt and checks them against the declared size: Content-Length was
+ * already sent, so a source that yields more or fewer bytes fails the attempt with a clear error.
+ * That error (and the source's own, like a file that changed) is kept in `sourceError`, because
+ * fetch reports it only as a generic network failure.
+ */
+export class BodyMeter {
+  bytes = 0;
+  sourceError: UploadError | undefined;
+  readonly #readers = new Set<ChunkReader>();
+  /** Sources being released after their body ended, awaited by `dispose`. */
+  readonly #closing = new Set<Promise<void>>();
+
+  readonly #name: string;
+  readonly #size: number;
+  readonly #onBytes: ByteCounter;
+
+  constructor(name: string, size: number, onBytes: ByteCounter = () => undefined) {
+    this.#name = name;
+    this.#size = size;
+    this.#onBytes = onBytes;
+  }
+
+  /**
+   * The body stream. A byte-length high-water mark makes the stream read the next chunks while
+   * the transport is still writing the previous one, so disk and socket work overlap instead of
+   * taking turns; it also bounds what is held in memory.
+   */
+  stream(reader: ChunkReader): ReadableStream<Uint8Array> {
+    this.#readers.add(reader);
+    const close = (reason?: unknown) => {
+      this.#readers.delete(reader);
+      return reader.close(reason);
+    };
+    return new ReadableStream<Uint8Array>(
+      {
+        pull: async (controller) => {
+          let chunk: Uint8Array | undefined;
+          try {
+            chunk = await reader.read();
+          } catch (error) {
+            if (error instanceof UploadError) this.sourceError = error;
+            await close(error).catch(() => undefined);
+            throw error;
+          }
+          if (chunk === undefined) {
+            await close();
+            if (this.bytes !== this.#size) controller.error(this.#mismatch('fewer'));
+            else controller.close();
+            return;
+          }
+          this.bytes += chunk.byteLength;
+          if (this.bytes > this.#size) {
+            await close().catch(() => undefined);
+            controller.error(this.#mismatch('more'));
+            return;
+          }
+          controller.enqueue(chunk);
+          this.#onBytes(this.bytes);
+          if (this.bytes === this.#size && reader.atEnd?.() === true) {
+            controller.close();
+            // The file is closed after the body has ended, not before it.
+            const closing = close().catch(() => undefined);
+            this.#closing.add(closing);
+            await closing;
+            this.#closing.delete(closing);
+          }
+        },
+        cancel: close,
+      },
+      { highWaterMark: READ_AHEAD_BYTES, size: (chunk) => chunk.byteLength },
+    );
+  }
+
+  /**
+   * Releases any source the transport left open. fetch cancels its body when it aborts, but not
+   * always when the connection fails before the body is read, and the stream may have read ahead.
+   */
+  async dispose(): Promise<void> {
+    const readers = [...this.#readers];
+    this.#readers.clear();
+    await Promise.all([...readers.map((reader) => reader.close().catch(() => undefined)), ...this.#closing]);
+  }
+
+  #mismatch(direction: 'more' | 'fewer'): UploadError {
+    const got = direction === 'more' ? `more than ${this.#size}` : `only ${this.bytes}`;
+    this.sourceError = new UploadError(
+      this.#name,
+      `File ${JSON.stringify(this.#name)} yielded ${got} bytes, but its declared size is ${this.#size}.`,
+    );
+    return this.sourceError;
+  }
+}
+
+/** What every kind of upload input becomes: a name, a size, and a way to stream its bytes. */
+/** One file, ready to be sent. */
+export interface UploadSource {
+  name: string;
+  size: number;
+  /** Whether `open` may be called again (for a retry or a re-signed address). False for streams. */
+  reopenable: boolean;
+  /**
+   * A fresh stream of the content, counted and held to `size` by `meter` (a plain one by default).
+   * A one-shot stream throws on the second call.
+   */
+  open(meter?: BodyMeter): ReadableStream<Uint8Array>;
+}
+
+/** Refuses sizes the service cannot take in one PUT. */
+export function assertUploadableSize(name: string, size: number): void {
+  if (size > MAX_UPLOAD_BYTES) {
+    throw new UploadError(
+      name,
+      `File ${JSON.stringify(name)} is ${size} bytes; the limit for one upload is ${MAX_UPLOAD_BYTES} bytes (5 GiB).`,
+    );
+  }
+}
+
+/** The metered stream of one attempt over `reader`. */
+export function bodyStream(
+  name: string,
+  size: number,
+  meter: BodyMeter | undefined,
+  reader: ChunkReader,
+): ReadableStream<Uint8Array> {
+  return (meter ?? new BodyMeter(name, size)).stream(reader);
+}
+
+/**
+ * The PUT body of one attempt, in the shape that makes the runtime itself send Content-Length:
+ * storage hosts refuse a chunked PUT (411/501), and some runtimes drop a Content-Length header
+ * set by hand on a stream body (Deno and workerd send it chunked). Whatever the shape, the bytes
+ * come from the attempt's metered stream, so progress, the stall timeout and the size checks work
+ * the same everywhere.
+ */
+/**
+ * A Blob that has no bytes of its own: its size is the declared one, and its content is the
+ * stream it is given. Runtimes that implement fetch's body extraction in JavaScript (Node's
+ * undici, Deno, edge-runtime) take a Blob body's length from `size` and its bytes from `stream()`,
+ * so the body keeps a known length while being read chunk by chunk from disk or memory.
+ */
+class StreamedBlob extends Blob {
+  readonly #size: number;
+  readonly #stream: ReadableStream<Uint8Array>;
+
+  constructor(size: number, stream: ReadableStream<Uint8Array>) {
+    super([]);
+    this.#size = size;
+    this.#stream = stream;
+  }
+
+  override get size(): number {
+    return this.#size;
+  }
+
+  override stream(): ReadableStream<Uint8Array<ArrayBuffer>> {
+    // One attempt, one read: a second reader gets the stream's "locked" error.
+    return this.#stream as ReadableStream<Uint8Array<ArrayBuffer>>;
+  }
+
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    return new Response(this.stream()).arrayBuffer();
+  }
+
+  override text(): Promise<string> {
+    return new Response(this.stream()).text();
+  }
+
+  override slice(): Blob {
+    throw new TypeError('An upload body cannot be sliced');
+  }
+}
+
+let blobsReadThroughStream: boolean | undefined;
+
+/**
+ * Whether this runtime reads a Blob body through its `stream()` method, tried once on a Request
+ * (which extracts its body as fetch does). Bun and workerd read a Blob's own bytes natively, so a
+ * StreamedBlob would go out empty there.
+ */
+function readsBlobsThroughStream(): boolean {
+  if (blobsReadThroughStream === undefined) {
+    let called = false;
+    class Probe extends Blob {
+      override stream(): ReadableStream<Uint8Array<ArrayBuffer>> {
+        called = true;
+        return super.stream();
+      }
+    }
+    try {
+      new Request('http://probe.invalid/', { method: 'PUT', body: new Probe(['x']) });
+    } catch {
+      // A runtime that refuses the probe is not one that reads through stream().
+    }
+    blobsReadThroughStream = called;
+  }
+  return blobsReadThroughStream;
+}
+
+/**
+ * Whether an upload's PUT sets Content-Length by hand. Everywhere, the body is shaped so that the
+ * runtime sends it (`sizedBody`), and the header is set as well so that msw handlers see it, except
+ * on Node 20 and 22 with a Blob body: their fetch adds its own Content-Length to one set by hand,
+ * which the npm undici's dispatcher (installed by any process that imports undici before its
+ * first fetch, for a proxy say) refuses as invalid, failing every upload (Node 24's does not).
+ * There, msw handlers see no Content-Length header; the emulator judges the body's length as the
+ * runtime would send it.
+ */
+export function putSetsContentLength(): boolean {
+  if (!readsBlobsThroughStream()) return true;
+  const node = (globalThis as { process?: { versions?: { node?: string; bun?: string; deno?: string } } }).process
+    ?.versions;
+  if (node?.node === undefined || node.bun !== undefined || node.deno !== undefined) return true;
+  return Number(node.node.split('.')[0]) >= 24;
+}
+
+/** workerd's stream that declares its length, so that a stream body is sent with Content-Length. */
+type FixedLengthStreamConstructor = new (length: number) => TransformStream<Uint8Array, Uint8Array>;
+
+/**
+ * The body for the `size` bytes of `stream`:
+ * - a StreamedBlob where Blob bodies are read through `stream()` (Node, Deno, edge-runtime);
+ * - the stream through workerd's `FixedLengthStream` where it exists (Cloudflare Workers);
+ * - else the stream itself, with the Content-Length header the caller sets (Bun keeps it).
+ */
+export function sizedBody(size: number, stream: ReadableStream<Uint8Array>): RequestBody {
+  if (readsBlobsThroughStream()) return new StreamedBlob(size, stream);
+  const FixedLengthStream = (globalThis as { FixedLengthStream?: FixedLengthStreamConstructor }).FixedLengthStream;
+  if (FixedLengthStream !== undefined) return stream.pipeThrough(new FixedLengthStream(size));
+  return stream;
+}

@@ -472,7 +472,7 @@ export function parseRetryAfterHeader(value: string | null | undefined, now: num
 const MAX_REQUEST_ID_LENGTH = 200;
 
 /** A request id as the server sent it, cut to {@link MAX_REQUEST_ID_LENGTH}; undefined when absent. */
-export function boundedRequestId(value: string | null | undefined): string | undefined {
+function boundedRequestId(value: string | null | undefined): string | undefined {
   return value === null || value === undefined ? undefined : truncateText(value, MAX_REQUEST_ID_LENGTH);
 }
 

@@ -48,7 +48,7 @@ function retryPolicyOf(method: RawRequestMethod): RetryPolicy {
  * a million arrays overflows the stack of whatever walks it next (JSON.stringify, a logger, a
  * deep copy) in the caller's code; real API answers nest a few levels.
  */
-export const MAX_REQUEST_JSON_DEPTH = 512;
+const MAX_REQUEST_JSON_DEPTH = 512;
 
 const METHODS: readonly string[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -69,7 +69,7 @@ function hasControl(text: string): boolean {
 }
 
 /** `path` under the base URL's own path; refused when it could point anywhere else. */
-export function rawRequestUrl(baseUrl: URL, path: string, query: RawRequestOptions['query']): URL {
+function rawRequestUrl(baseUrl: URL, path: string, query: RawRequestOptions['query']): URL {
   if (typeof path !== 'string' || path === '') throw new ConfigurationError('request: path must be a non-empty string');
   if (/[?#\\]|^[a-z][a-z0-9+.-]*:/i.test(path) || hasControlOrSpace(path)) {
     throw new ConfigurationError(

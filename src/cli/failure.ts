@@ -63,7 +63,7 @@ function addressOf(error: PushError, endpoints: Endpoints): string | undefined {
 }
 
 /** The machine-readable code of an error, when it has one: a socket code, an API `code`, an OAuth `error`. */
-export function errorCode(error: unknown): string | undefined {
+function errorCode(error: unknown): string | undefined {
   if (error instanceof PushApiError) return error.code;
   if (error instanceof TokenError) return error.error;
   if (error instanceof UploadError && error.storageCode !== undefined) return error.storageCode;

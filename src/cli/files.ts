@@ -22,7 +22,7 @@ import { promisify } from 'node:util';
 import { UsageError } from './exit-codes.js';
 
 /** Every file the CLI writes is readable by its owner alone, whatever the umask. */
-export const FILE_MODE = 0o600;
+const FILE_MODE = 0o600;
 
 /**
  * Whether written files are flushed to the disk before they replace the old ones. Off only for the

@@ -33,7 +33,7 @@ export interface Interrupts {
 }
 
 /** Thrown by `claim` in a command that went on while the run was already ending on an early signal. */
-export class EndedByEarlySignal extends Error {
+class EndedByEarlySignal extends Error {
   override name = 'EndedByEarlySignal';
 }
 

@@ -5,7 +5,7 @@
  * a cycle becomes "[Circular]", a BigInt its decimal digits, a property that cannot be read
  * "[Unreadable]", and nesting deeper than {@link MAX_SAFE_DEPTH} "[Too deep]".
  */
-export const MAX_SAFE_DEPTH = 32;
+const MAX_SAFE_DEPTH = 32;
 
 export function jsonSafe(value: unknown): unknown {
   return copy(value, [], 0);

@@ -16,7 +16,7 @@ import { uploadCommand } from './upload/command.js';
  * The `push-api` program. Commander's own usage errors exit 2, like every other usage error, and
  * never echo an option's value (see {@link redactOptionValues}).
  */
-export function buildProgram(argv: readonly string[] = process.argv): Command {
+function buildProgram(argv: readonly string[] = process.argv): Command {
   const program = new Command('push-api')
     .description('push finance records and batch files to the Push API')
     .version(VERSION)

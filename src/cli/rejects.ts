@@ -35,12 +35,12 @@ export interface RejectEntry {
 }
 
 /** Shortens a message for a rejects line or the terminal. */
-export function truncateMessage(message: string, max = MAX_REJECT_MESSAGE_CHARS): string {
+function truncateMessage(message: string, max = MAX_REJECT_MESSAGE_CHARS): string {
   return message.length > max ? `${message.slice(0, max)}… (${message.length - max} more characters)` : message;
 }
 
 /** How many invalid rows are shown on stderr when there is no `--rejects` file. */
-export const INVALID_ROWS_SHOWN = 5;
+const INVALID_ROWS_SHOWN = 5;
 
 /**
  * Appends reject entries as JSON Lines, honouring backpressure so that millions of rejects stay in

@@ -219,7 +219,7 @@ interface Bucket {
   accepts: number;
 }
 
-export class ClientThrottle {
+class ClientThrottle {
   readonly #now: () => number;
   readonly #random: () => number;
   #historyMs = MIN_HISTORY_MS;

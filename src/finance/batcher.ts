@@ -13,8 +13,8 @@ import { utf8ByteLength } from '../internal/utf8.js';
 import type { PendingBatch } from './report.js';
 import type { Item } from './validate.js';
 
-export const BODY_PREFIX = '{"records":[';
-export const BODY_SUFFIX = ']}';
+const BODY_PREFIX = '{"records":[';
+const BODY_SUFFIX = ']}';
 /** Bytes of `{"records":[]}`: the body of an empty batch. */
 export const EMPTY_BODY_BYTES = BODY_PREFIX.length + BODY_SUFFIX.length;
 

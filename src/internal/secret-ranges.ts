@@ -255,7 +255,7 @@ export function compilePattern(units: Uint16Array): SearchPattern {
  * `pattern.fail[matched - 1]` and so on); `matched` equal to the pattern's length is a whole match.
  * Returns the steps taken (units read plus steps back), at most `2 × length`.
  */
-export function searchPrefixEnds(
+function searchPrefixEnds(
   text: Uint16Array,
   length: number,
   pattern: SearchPattern,
@@ -284,7 +284,7 @@ export function searchPrefixEnds(
  * first `length` units of `text`, overlapping ones included, in order. Returns the steps taken,
  * at most `2 × length`.
  */
-export function searchAll(
+function searchAll(
   text: Uint16Array,
   length: number,
   pattern: SearchPattern,
@@ -303,7 +303,7 @@ export function searchAll(
  * back to front. Indexes where no part of the pattern starts are not visited. Returns the steps
  * taken, at most `2 × length`.
  */
-export function searchSuffixStarts(
+function searchSuffixStarts(
   text: Uint16Array,
   length: number,
   reversed: SearchPattern,

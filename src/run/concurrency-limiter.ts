@@ -2,7 +2,7 @@ import type { ConcurrencyHookEvent } from '../http/public-types.js';
 import { abortErrorFrom, onAbort } from '../internal/waits.js';
 
 /** Where the window starts: small enough to be polite to a service never seen, large enough that the first batches leave at once. */
-export const INITIAL_WINDOW = 8;
+const INITIAL_WINDOW = 8;
 
 /** Rounds of decisions a no-load minimum is kept for before it is learnt again (a path may get slower for good). */
 const EPOCH_ROUNDS = 100;
@@ -266,12 +266,12 @@ export type WindowDecision =
   | { kind: 'shrink'; limit: number; queue: number };
 
 /** Requests allowed to queue at the service before the window stops growing. */
-export function alphaFor(limit: number): number {
+function alphaFor(limit: number): number {
   return Math.max(2, Math.ceil(2 * Math.log10(Math.max(1, limit))));
 }
 
 /** Requests queued at the service past which the window shrinks. */
-export function betaFor(limit: number): number {
+function betaFor(limit: number): number {
   return 2 * alphaFor(limit);
 }
 
@@ -302,7 +302,7 @@ export function decide(limit: number, max: number, ratio: number, knee: number |
  * Size classes, so that a large upload's longer time is not read as queueing: each class of body
  * size (powers of 4 from 64 KiB) keeps its own no-load minimum.
  */
-export function sizeClassOf(bytes: number | undefined): number {
+function sizeClassOf(bytes: number | undefined): number {
   if (bytes === undefined || !(bytes > 64 * 1024)) return 0;
   return Math.min(8, Math.floor(Math.log(bytes / (64 * 1024)) / Math.log(4)) + 1);
 }

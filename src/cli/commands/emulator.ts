@@ -95,7 +95,7 @@ export function parseRateLimit(value: string): { requests: number; windowMs: num
  * directory, a FIFO, a device, a link to one), is refused at start, before anything is received.
  * Returns the path with links followed, which is where the file is written.
  */
-export function parseSavePath(value: string): string {
+function parseSavePath(value: string): string {
   let path: string;
   try {
     path = resolveOutputPath('--save', value).resolved;

@@ -22,7 +22,7 @@ export interface AmountFormat {
 }
 
 /** Significant digits every double holds exactly (DBL_DIG). */
-export const MAX_SIGNIFICANT_DIGITS = 15;
+const MAX_SIGNIFICANT_DIGITS = 15;
 
 const DIGIT_0 = 48;
 const SPACE = 32;

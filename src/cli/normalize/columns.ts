@@ -59,7 +59,7 @@ function listed(names: string[]): string {
 }
 
 /** The key of a column with no name: its cells must stay empty (Excel saves such columns). */
-export const UNNAMED_COLUMN = '\u0000unnamed';
+const UNNAMED_COLUMN = '\u0000unnamed';
 
 /** A header read: the key of each column (a field, {@link UNNAMED_COLUMN}, or false to drop it), and what was left out. */
 export interface ColumnPlan {

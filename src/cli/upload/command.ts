@@ -31,7 +31,7 @@ function fileType(value: string): UploadFileType {
 }
 
 /** Expands globs; a literal path that exists is taken as is, even if it contains glob characters. */
-export async function expandPaths(patterns: string[]): Promise<string[]> {
+async function expandPaths(patterns: string[]): Promise<string[]> {
   const { glob, isDynamicPattern } = await import('tinyglobby');
   const paths: string[] = [];
   for (const pattern of patterns) {

@@ -128,7 +128,7 @@ describe('a signal at any moment of push-api finance publish', () => {
     ['SIGTERM', true],
     ['SIGINT', false],
   ] as const)(
-    '%s after 0 to 900 ms, some followed by a second (--json: %s): exit 130, one JSON object, never killed once started',
+    '%s after 0 to 900 ms and once a batch is sent, some followed by a second (--json: %s): exit 130, one JSON object, never killed once started',
     async (signal, json) => {
       writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(400)}\n`);
       ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 150, times: Infinity });
@@ -138,9 +138,20 @@ describe('a signal at any moment of push-api finance publish', () => {
         const second = i % 2 === 1 ? signal : undefined;
         outcomes.push(await signalAfter(publishArgs(json), delay, signal, { json, second }));
       }
+      // And once a batch is on its way, however long a loaded machine took to get there.
+      const state = ctx.emulator.mock.state;
+      const requests = state.requests.length;
+      const sending = async () => {
+        const deadline = Date.now() + 10_000;
+        while (!state.requests.slice(requests).some((r) => r.operation === 'finance') && Date.now() < deadline) {
+          await sleep(1);
+        }
+      };
+      outcomes.push(await signalAfter(publishArgs(json), sending, signal, { json }));
       expectHandledOnceInstalled(outcomes);
-      // The late moments stopped a run that was sending: the report says what was delivered.
-      const last = outcomes.filter((outcome) => !outcome.beforeStart).at(-1) as Outcome;
+      // The last moment stopped a run that was sending: the report says what was delivered.
+      const last = outcomes.at(-1) as Outcome;
+      expect(last.beforeStart).toBe(false);
       if (json) expect(JSON.parse(last.result.stdout)).toMatchObject({ interrupted: true, recordsFailed: 0 });
     },
     60_000,
@@ -260,7 +271,7 @@ describe('a signal at any moment of push-api upload', () => {
     ['SIGTERM', true],
     ['SIGINT', false],
   ] as const)(
-    '%s after 0 to 900 ms (--json: %s): exit 130, one JSON object',
+    '%s after 0 to 900 ms and once a file is sent (--json: %s): exit 130, one JSON object',
     async (signal, json) => {
       for (let i = 0; i < 8; i++) writeFileSync(ctx.temp.path(`f${i}.csv`), 'x'.repeat(64 * 1024));
       ctx.emulator.mock.faults.add({ match: { operation: 'upload' }, delayMs: 500, times: Infinity });
@@ -278,8 +289,20 @@ describe('a signal at any moment of push-api upload', () => {
       for (const delay of SWEEP_MS) {
         outcomes.push(await signalAfter([...args, `${ctx.temp.dir}/f*.csv`], delay, signal, { json }));
       }
+      // And once a file is on its way, however long a loaded machine took to get there: the
+      // command's own report, not the early one of a run still starting.
+      const state = ctx.emulator.mock.state;
+      const requests = state.requests.length;
+      const uploading = async () => {
+        const deadline = Date.now() + 10_000;
+        while (!state.requests.slice(requests).some((r) => r.operation === 'upload') && Date.now() < deadline) {
+          await sleep(1);
+        }
+      };
+      outcomes.push(await signalAfter([...args, `${ctx.temp.dir}/f*.csv`], uploading, signal, { json }));
       expectHandledOnceInstalled(outcomes);
-      const last = outcomes.filter((outcome) => !outcome.beforeStart).at(-1) as Outcome;
+      const last = outcomes.at(-1) as Outcome;
+      expect(last.beforeStart).toBe(false);
       if (json) expect(JSON.parse(last.result.stdout)).toMatchObject({ command: 'upload', interrupted: true });
     },
     60_000,

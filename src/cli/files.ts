@@ -191,12 +191,6 @@ export function writeFileAtomically(target: string, text: string, option: string
 }
 
 /**
- * Reads a small file the CLI wrote earlier (a checkpoint, a lock) with a bound: opened without
- * blocking (a FIFO put in its place must not hang the run), refused unless it is a regular file,
- * and never read past `maxBytes` (a link to `/dev/zero` must not eat memory). Undefined when the
- * file does not exist.
- */
-/**
  * Why a file with more than one name is refused where one run at a time must own it: its lock is
  * taken by name, so a run using another name of the same file would not see the lock.
  */
@@ -207,6 +201,12 @@ export function hardLinkedMessage(option: string, path: string, links: number): 
   );
 }
 
+/**
+ * Reads a small file the CLI wrote earlier (a checkpoint, a lock) with a bound: opened without
+ * blocking (a FIFO put in its place must not hang the run), refused unless it is a regular file,
+ * and never read past `maxBytes` (a link to `/dev/zero` must not eat memory). Undefined when the
+ * file does not exist.
+ */
 export function readBoundedFile(
   path: string,
   maxBytes: number,

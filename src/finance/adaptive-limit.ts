@@ -180,20 +180,19 @@ export class AdaptiveLimit implements RateBudget {
   }
 }
 
-/**
- * Client-side adaptive throttling, from Google's SRE book ("Handling Overload"): a client that
- * keeps count of the requests it makes and of those the service accepts holds a new request back
- * with probability `max(0, (requests - K × accepts) / (requests + 1))`. Processes that share a
- * rate limit without talking to each other then each send about K times what the service accepts
- * from them, so refusals stay near `1 - 1/K` of their requests; without it, each process finds
- * the limit by hitting it, and a fleet's refusals add up.
- *
- * The book drops the request held back; a publish must not lose a record, so here it waits a
- * short jittered while and draws again. A request held back counts once as a request the service
- * did not take, as the book counts the requests it drops; its later draws do not count again,
- * or the holds of a few waiting requests would feed the probability on their own and never let
- * it fall. Only outcomes that speak of the rate limit are counted: an accepted request, a 429 or a 503.
- */
+// Client-side adaptive throttling, from Google's SRE book ("Handling Overload"): a client that
+// keeps count of the requests it makes and of those the service accepts holds a new request back
+// with probability `max(0, (requests - K × accepts) / (requests + 1))`. Processes that share a
+// rate limit without talking to each other then each send about K times what the service accepts
+// from them, so refusals stay near `1 - 1/K` of their requests; without it, each process finds
+// the limit by hitting it, and a fleet's refusals add up.
+//
+// The book drops the request held back; a publish must not lose a record, so here it waits a
+// short jittered while and draws again. A request held back counts once as a request the service
+// did not take, as the book counts the requests it drops; its later draws do not count again,
+// or the holds of a few waiting requests would feed the probability on their own and never let
+// it fall. Only outcomes that speak of the rate limit are counted: an accepted request, a 429 or a 503.
+
 /** Requests sent per request accepted that the throttle lets through: refusals settle near 1 - 1/K (about 9 %). */
 const K = 1.1;
 /** The shortest history the counts cover; the book uses minutes, a publish run lasts seconds. */

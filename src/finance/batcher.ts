@@ -197,13 +197,6 @@ export class BatchBuilder<TRecord> {
   }
 }
 
-/**
- * Fills batches by count and bytes (batcher.ts) with records already checked and sized up
- * (validate.ts), and hands each batch over, serialized, as soon as it is complete. What is sent
- * is the wire record made by the check, never the input object itself, so nothing the caller's
- * code does after the check (a getter, a Proxy, a later change to the object) reaches the body.
- */
-
 export interface AssemblerOptions {
   /**
    * Batches keep the input index of each record (someone wants them: `onBatchSending`, `onBatchSettled`). Records
@@ -213,6 +206,12 @@ export interface AssemblerOptions {
   keepIndexes: boolean;
 }
 
+/**
+ * Fills batches by count and bytes (`BatchBuilder`, above) with records already checked and sized
+ * up (validate.ts), and hands each batch over, serialized, as soon as it is complete. What is sent
+ * is the wire record made by the check, never the input object itself, so nothing the caller's
+ * code does after the check (a getter, a Proxy, a later change to the object) reaches the body.
+ */
 export class BatchAssembler {
   readonly #builder: BatchBuilder<Item['record']>;
   readonly #limits: BatchLimits;

@@ -58,14 +58,13 @@ export function parseUrlOption(value: string | URL, what: string): URL {
   return url;
 }
 
-/**
- * Where a host is, as far as its written address says, and the one rule built on it: no hop of a
- * request goes closer to this machine than the service the request belongs to. Decided on the
- * WHATWG URL parser's normal form, which already turns `127.1`, `2130706433`, `0x7f.1`,
- * `0177.0.0.1`, `127.0.0.1.` and `[0:0:0:0:0:0:0:1]` into `127.0.0.1` or `[::1]`; the rest
- * (trailing dots on names, IPv4 inside IPv6) is handled here. A name that DNS resolves to such an
- * address is not caught: that needs the resolver, which a URL check cannot consult.
- */
+// Where a host is, as far as its written address says, and the one rule built on it: no hop of a
+// request goes closer to this machine than the service the request belongs to. Decided on the
+// WHATWG URL parser's normal form, which already turns `127.1`, `2130706433`, `0x7f.1`,
+// `0177.0.0.1`, `127.0.0.1.` and `[0:0:0:0:0:0:0:1]` into `127.0.0.1` or `[::1]`; the rest
+// (trailing dots on names, IPv4 inside IPv6) is handled here. A name that DNS resolves to such an
+// address is not caught: that needs the resolver, which a URL check cannot consult.
+
 /** This machine, a private network (link-local and carrier-grade NAT included), or anywhere. */
 export type NetworkScope = 'loopback' | 'private' | 'public';
 

@@ -1,7 +1,8 @@
 /**
  * The one place a request meets the runtime: which fetch a call uses, and what its failures mean
  * (a ConnectionError that says whether the request may have been written, a TimeoutError, an
- * AbortError).
+ * AbortError, a ConfigurationError for a request the runtime refuses to build, or the error a
+ * body's own source threw).
  */
 import type { Dispatcher } from 'undici';
 import { AbortError, ConfigurationError, ConnectionError, PushError, TimeoutError } from '../errors.js';

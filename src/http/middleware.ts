@@ -217,12 +217,11 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
   });
 }
 
-/**
- * The token endpoint's answer as middleware sees it: the tokens it hands out replaced by markers,
- * so that a middleware that logs answers never writes down a live access token. The transport
- * puts the real values back in whatever the middleware returns: the answer it was given, a clone,
- * or a new Response built from its body.
- */
+// The token endpoint's answer as middleware sees it: the tokens it hands out replaced by markers,
+// so that a middleware that logs answers never writes down a live access token. The transport
+// puts the real values back in whatever the middleware returns: the answer it was given, a clone,
+// or a new Response built from its body.
+
 /** The fields of an OAuth token answer that are credentials. */
 export const TOKEN_ANSWER_SECRETS: readonly string[] = ['access_token', 'refresh_token', 'id_token'];
 

@@ -120,11 +120,10 @@ export async function errorFromResponse(
   );
 }
 
-/**
- * Reading response bodies with a cap. A hostile or broken service may answer with gigabytes; the
- * body is read chunk by chunk, and past the cap reading stops and the connection is dropped, so
- * memory stays bounded whatever the answer claims.
- */
+// Reading response bodies with a cap. A hostile or broken service may answer with gigabytes; the
+// body is read chunk by chunk, and past the cap reading stops and the connection is dropped, so
+// memory stays bounded whatever the answer claims.
+
 /**
  * Token answers: `{access_token, token_type, expires_in, scope}`. A JWT access token is a few KB;
  * 64 KiB leaves room for any real token and nothing more.

@@ -223,13 +223,12 @@ export function findSecretRanges(text: string, secrets: readonly (string | undef
   return { ranges: ranges.merged(), steps };
 }
 
-/**
- * Knuth–Morris–Pratt search over UTF-16 units. A regex built from a secret backtracks: each start
- * position may re-read up to the secret's length, so a long secret and an answer full of its
- * near-copies cost their product. KMP reads each unit of the text once and steps back through its
- * table at most as often as it stepped forward: work is at most twice the text's length, whatever
- * the pattern.
- */
+// Knuth–Morris–Pratt search over UTF-16 units. A regex built from a secret backtracks: each start
+// position may re-read up to the secret's length, so a long secret and an answer full of its
+// near-copies cost their product. KMP reads each unit of the text once and steps back through its
+// table at most as often as it stepped forward: work is at most twice the text's length, whatever
+// the pattern.
+
 /** A pattern ready to be searched for: its units and the KMP failure table. */
 export interface SearchPattern {
   readonly units: Uint16Array;

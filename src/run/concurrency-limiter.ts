@@ -239,26 +239,25 @@ function lowerQuartile(samples: readonly RoundSample[]): RoundSample {
   return sorted[Math.floor((sorted.length - 1) / 4)] as RoundSample;
 }
 
-/**
- * The arithmetic of the adaptive window, apart from any waiting: TCP Vegas, applied to requests.
- *
- * Vegas compares the round-trip time a window of requests takes with the least one seen (the
- * no-load time). When a window of `limit` requests takes `rtt` instead of `minRtt`, about
- * `limit × (1 - minRtt / rtt)` of them are waiting in a queue on the far side. Vegas keeps that
- * queue between `alpha` and `beta` requests: enough to keep the service busy, little enough that
- * the client is not what makes it slow. Below `alpha` the window grows, above `beta` it goes back
- * to what the service handled without queueing plus `alpha`, which is the knee of its latency curve.
- *
- * Why Vegas rather than Gradient2 (Netflix concurrency-limits) or AIMD alone: a publish or an
- * upload is a bounded burst of near-uniform requests from one client, not a long-lived server
- * seeing bursty mixed traffic. The minimum is a sharp, cheap reference there, and one decision per
- * round trip, made on fresh samples only, settles within a band of a few requests instead of
- * drifting with a long-term average. AIMD alone (halving on a 429 or 503) stays as the answer to
- * an explicit "slow down": it is the service's word, where latency is only a hint.
- *
- * Thresholds grow with the logarithm of the window, as Netflix's Vegas does, so that a wide window
- * tolerates the jitter of a real network while a narrow one still reacts to a queue of a few requests.
- */
+// The arithmetic of the adaptive window, apart from any waiting: TCP Vegas, applied to requests.
+//
+// Vegas compares the round-trip time a window of requests takes with the least one seen (the
+// no-load time). When a window of `limit` requests takes `rtt` instead of `minRtt`, about
+// `limit × (1 - minRtt / rtt)` of them are waiting in a queue on the far side. Vegas keeps that
+// queue between `alpha` and `beta` requests: enough to keep the service busy, little enough that
+// the client is not what makes it slow. Below `alpha` the window grows, above `beta` it goes back
+// to what the service handled without queueing plus `alpha`, which is the knee of its latency curve.
+//
+// Why Vegas rather than Gradient2 (Netflix concurrency-limits) or AIMD alone: a publish or an
+// upload is a bounded burst of near-uniform requests from one client, not a long-lived server
+// seeing bursty mixed traffic. The minimum is a sharp, cheap reference there, and one decision per
+// round trip, made on fresh samples only, settles within a band of a few requests instead of
+// drifting with a long-term average. AIMD alone (halving on a 429 or 503) stays as the answer to
+// an explicit "slow down": it is the service's word, where latency is only a hint.
+//
+// Thresholds grow with the logarithm of the window, as Netflix's Vegas does, so that a wide window
+// tolerates the jitter of a real network while a narrow one still reacts to a queue of a few requests.
+
 /** What one round of samples says about the window. */
 export type WindowDecision =
   | { kind: 'hold' }

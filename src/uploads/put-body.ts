@@ -24,6 +24,9 @@ export interface ChunkReader {
 export type ByteCounter = (bytes: number) => void;
 
 /**
+ * The one web stream a PUT body goes through: it pulls chunks from a source, reads a little ahead,
+ * and holds the body to its declared size while counting the bytes it hands to the transport.
+ *
  * Counts the bytes of one attempt and checks them against the declared size: Content-Length was
  * already sent, so a source that yields more or fewer bytes fails the attempt with a clear error.
  * That error (and the source's own, like a file that changed) is kept in `sourceError`, because
@@ -117,8 +120,7 @@ export class BodyMeter {
   }
 }
 
-/** What every kind of upload input becomes: a name, a size, and a way to stream its bytes. */
-/** One file, ready to be sent. */
+/** One file, ready to be sent: what every kind of upload input becomes (a name, a size, and a way to stream its bytes). */
 export interface UploadSource {
   name: string;
   size: number;
@@ -151,13 +153,12 @@ export function bodyStream(
   return (meter ?? new BodyMeter(name, size)).stream(reader);
 }
 
-/**
- * The PUT body of one attempt, in the shape that makes the runtime itself send Content-Length:
- * storage hosts refuse a chunked PUT (411/501), and some runtimes drop a Content-Length header
- * set by hand on a stream body (Deno and workerd send it chunked). Whatever the shape, the bytes
- * come from the attempt's metered stream, so progress, the stall timeout and the size checks work
- * the same everywhere.
- */
+// The PUT body of one attempt, in the shape that makes the runtime itself send Content-Length:
+// storage hosts refuse a chunked PUT (411/501), and some runtimes drop a Content-Length header
+// set by hand on a stream body (Deno and workerd send it chunked). Whatever the shape, the bytes
+// come from the attempt's metered stream, so progress, the stall timeout and the size checks work
+// the same everywhere.
+
 /**
  * A Blob that has no bytes of its own: its size is the declared one, and its content is the
  * stream it is given. Runtimes that implement fetch's body extraction in JavaScript (Node's

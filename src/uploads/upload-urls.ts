@@ -221,7 +221,8 @@ export function parseUploadUrlMap(
   return out;
 }
 
-/** File-name rules, checked before any request so that a bad name never reaches the service. */
+// File-name rules, checked before any request so that a bad name never reaches the service.
+
 // \p{Cc}: C0 controls, DEL and C1 controls. \p{Cs} in a /u regex matches only unpaired surrogates,
 // which URLSearchParams would silently turn into U+FFFD, so the returned key would not match the name.
 const CONTROL_CHARACTER = /\p{Cc}/u;

@@ -300,7 +300,8 @@ function searchAll(
  * `matched` the length of the longest suffix of the pattern that starts there (shorter ones that
  * start there too are `pattern.fail[matched - 1]` and so on). `reversed` is the pattern compiled
  * back to front. Indexes where no part of the pattern starts are not visited. Returns the steps
- * taken, at most `2 × length`.
+ * taken, at most `2 × length`. The loop is `searchPrefixEnds`'s written backwards rather than
+ * shared with it: a direction chosen inside the loop made the scan about 30 % slower.
  */
 function searchSuffixStarts(
   text: Uint16Array,

@@ -86,6 +86,21 @@ async function signalAfter(
   return { ...judge(await run.done, options.json, requestsBefore), handlerInstalled };
 }
 
+/**
+ * A moment for `signalAfter`: resolves once the emulator has received a request of `operation`
+ * made after this call (a batch or a file on its way), or after 10 s, whichever comes first.
+ */
+function whenRequested(operation: string): () => Promise<void> {
+  const state = ctx.emulator.mock.state;
+  const since = state.requests.length;
+  return async () => {
+    const deadline = Date.now() + 10_000;
+    while (!state.requests.slice(since).some((r) => r.operation === operation) && Date.now() < deadline) {
+      await sleep(1);
+    }
+  };
+}
+
 function publishArgs(json: boolean, extra: string[] = []): string[] {
   return [
     'finance',
@@ -139,15 +154,7 @@ describe('a signal at any moment of push-api finance publish', () => {
         outcomes.push(await signalAfter(publishArgs(json), delay, signal, { json, second }));
       }
       // And once a batch is on its way, however long a loaded machine took to get there.
-      const state = ctx.emulator.mock.state;
-      const requests = state.requests.length;
-      const sending = async () => {
-        const deadline = Date.now() + 10_000;
-        while (!state.requests.slice(requests).some((r) => r.operation === 'finance') && Date.now() < deadline) {
-          await sleep(1);
-        }
-      };
-      outcomes.push(await signalAfter(publishArgs(json), sending, signal, { json }));
+      outcomes.push(await signalAfter(publishArgs(json), whenRequested('finance'), signal, { json }));
       expectHandledOnceInstalled(outcomes);
       // The last moment stopped a run that was sending: the report says what was delivered.
       const last = outcomes.at(-1) as Outcome;
@@ -291,15 +298,7 @@ describe('a signal at any moment of push-api upload', () => {
       }
       // And once a file is on its way, however long a loaded machine took to get there: the
       // command's own report, not the early one of a run still starting.
-      const state = ctx.emulator.mock.state;
-      const requests = state.requests.length;
-      const uploading = async () => {
-        const deadline = Date.now() + 10_000;
-        while (!state.requests.slice(requests).some((r) => r.operation === 'upload') && Date.now() < deadline) {
-          await sleep(1);
-        }
-      };
-      outcomes.push(await signalAfter([...args, `${ctx.temp.dir}/f*.csv`], uploading, signal, { json }));
+      outcomes.push(await signalAfter([...args, `${ctx.temp.dir}/f*.csv`], whenRequested('upload'), signal, { json }));
       expectHandledOnceInstalled(outcomes);
       const last = outcomes.at(-1) as Outcome;
       expect(last.beforeStart).toBe(false);

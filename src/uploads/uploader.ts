@@ -180,9 +180,15 @@ export class Uploader {
     // The caller's headers are for the service, never for the storage host; the limits and the signal apply to both.
     const putCall = limitsOnly(call);
     const results: (UploadFileResult | undefined)[] = new Array(sources.length);
+    const bound = Math.max(1, Math.min(concurrency, sources.length));
     const window = new ConcurrencyLimiter({
-      max: Math.max(1, Math.min(concurrency, sources.length)),
+      max: bound,
       adaptive: options.adaptive !== false,
+      // The PUTs go to the storage host behind the signed addresses, which expects a client's
+      // parallel PUTs, not to the service a small first window is polite to: starting at the bound
+      // saves the rounds of slow start. The first answers of a queueing host still come back at
+      // its no-load time, so the window learns its least round trip and shrinks from there.
+      initial: bound,
       operation: 'upload',
       onChange: this.#ctx.hooks.concurrency,
     });

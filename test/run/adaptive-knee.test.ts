@@ -1,5 +1,6 @@
 /**
- * The adaptive window against a service with a knee, over real HTTP on 127.0.0.1: up to `knee`
+ * The adaptive window against a service with a knee, over real HTTP on 127.0.0.1 (a publish, and an
+ * upload whose window starts at its bound): up to `knee`
  * requests are served at once, past it they wait their turn (a service with a fixed number of
  * workers), so the answers slow down with the load. The window must find the knee, back off, and
  * settle in the band docs/performance.md gives.
@@ -12,16 +13,17 @@ import { financeRecord } from '../support/records.js';
 
 const start = useHostileService();
 
-/** Answers finance requests after `latency(held)` ms, `held` being how many it holds at once; counts the most held. */
-function slowFinance(latency: (held: number) => number) {
+/** Answers the route's requests after `latency(held)` ms, `held` being how many it holds at once; counts the most held. */
+function slowService(route: 'finance' | 'storage', latency: (held: number) => number) {
   const seen = { held: 0, most: 0 };
   const misbehave = (request: HostileRequest, res: ServerResponse) => {
-    if (request.route !== 'finance') return false;
+    if (request.route !== route) return false;
     seen.held++;
     seen.most = Math.max(seen.most, seen.held);
     setTimeout(() => {
       seen.held--;
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
+      if (route === 'storage') res.writeHead(200, { etag: '"1"' }).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
     }, latency(seen.held));
     return true;
   };
@@ -33,7 +35,7 @@ describe('the adaptive window against a service that queues past its knee', () =
     const knee = 6;
     // Up to `knee` requests are served at once in 60 ms; past it they wait their turn. Long enough
     // that a pause of this (shared) machine is small beside it.
-    const { seen, misbehave } = slowFinance((held) => 60 * Math.max(1, held / knee));
+    const { seen, misbehave } = slowService('finance', (held) => 60 * Math.max(1, held / knee));
     const service = await start(misbehave);
     const events: ConcurrencyHookEvent[] = [];
     const hooks = { concurrency: (event: ConcurrencyHookEvent) => events.push(event) };
@@ -60,5 +62,29 @@ describe('the adaptive window against a service that queues past its knee', () =
     expect(Math.max(...settled)).toBeLessThanOrEqual(knee + 7);
     expect(Math.min(...settled)).toBeGreaterThanOrEqual(2);
     expect(seen.most).toBeLessThanOrEqual(32);
+  });
+
+  it('an upload, which starts at its bound, comes down to the knee of a storage host and stays in the same band', async () => {
+    const knee = 6;
+    const { seen, misbehave } = slowService('storage', (held) => 60 * Math.max(1, held / knee));
+    const service = await start(misbehave);
+    const events: ConcurrencyHookEvent[] = [];
+    const hooks = { concurrency: (event: ConcurrencyHookEvent) => events.push(event) };
+    const limits: number[] = [];
+    const files = Array.from({ length: 300 }, (_, i) => ({ name: `f-${i}.csv`, data: 'a,b\n1,2\n' }));
+    const report = await service.client({ hooks }).uploads.upload('app-1', files, {
+      onFileSettled: () => {
+        limits.push(events.at(-1)?.limit ?? 0);
+      },
+    });
+    expect(report.filesUploaded).toBe(300);
+    expect(events[0]).toMatchObject({ reason: 'start', limit: 32 });
+    expect(seen.most).toBe(32);
+    expect(events.find((event) => event.reason === 'latency')?.previous).toBe(32);
+    const settled = limits.slice(100);
+    const inBand = settled.filter((limit) => limit >= knee - 2 && limit <= knee + 7).length;
+    expect(inBand / settled.length).toBeGreaterThanOrEqual(0.85);
+    expect(Math.max(...settled)).toBeLessThanOrEqual(knee + 7);
+    expect(Math.min(...settled)).toBeGreaterThanOrEqual(2);
   });
 });

@@ -121,7 +121,8 @@ export class FinancePublisher {
     const report = new ReportBuilder();
     const limit = options.rateBudget ?? new AdaptiveLimit({ max: settings.concurrency, adaptive: settings.adaptive });
     const window = new ConcurrencyLimiter({
-      max: settings.concurrency,
+      // An array of n records makes at most n batches: no more loops than that wait for a slot.
+      max: Array.isArray(records) ? Math.max(1, Math.min(settings.concurrency, records.length)) : settings.concurrency,
       adaptive: settings.adaptive,
       operation: 'finance',
       onChange: this.#ctx.hooks.concurrency,

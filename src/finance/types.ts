@@ -106,9 +106,9 @@ export interface PublishOptions extends RequestOptions {
   /** Most UTF-8 bytes per request body, `{"records":[...]}` included. @default 5242880 (5 MiB) */
   maxBatchBytes?: number | undefined;
   /**
-   * The most requests in flight. The window starts at 8 (or this, when lower), grows while round
-   * trips stay near their least value, and shrinks when they inflate (the service is queueing) or
-   * on a 429 or 503; see `adaptive`.
+   * The most requests in flight (for an array, at most one per record). The window starts at 8 (or
+   * at that bound, when lower), grows while round trips stay near their least value, and shrinks
+   * when they inflate (the service is queueing) or on a 429 or 503; see `adaptive`.
    * @default 32
    */
   concurrency?: number | undefined;

@@ -1,5 +1,6 @@
 import { PushError, requestIdFrom } from '../errors.js';
 import { scrubAnswerUrlText } from '../internal/redact.js';
+import { drops } from '../internal/logger.js';
 import { onAbort } from '../internal/waits.js';
 import type { FetchLike } from './fetch.js';
 import { toTransportError } from './fetch.js';
@@ -117,19 +118,19 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
   const secrets = [...(spec.secrets ?? []), ...(options.credentials ?? []), ...(bearerToken ? [bearerToken] : [])];
   // The address as the client built it, never a redirect hop's: the service chose those, and may
   // have written a token it received into one. A signed upload address came from an answer too.
-  const logged = {
-    host: scrubAnswerUrlText(spec.url.host, secrets),
-    path: scrubAnswerUrlText(spec.url.pathname, secrets),
-  };
-  const log = (method: string, fields: Record<string, unknown>) =>
-    options.logger.debug('push-api-client request', {
-      operation: spec.operation,
-      method,
-      ...logged,
-      attempt: options.attempt,
-      durationMs: Math.round(performance.now() - started),
-      ...fields,
-    });
+  // Scrubbed only when a line is written: most clients log nothing, and this is on every attempt.
+  const log = drops(options.logger, 'debug')
+    ? () => {}
+    : (method: string, fields: Record<string, unknown>) =>
+        options.logger.debug('push-api-client request', {
+          operation: spec.operation,
+          method,
+          host: scrubAnswerUrlText(spec.url.host, secrets),
+          path: scrubAnswerUrlText(spec.url.pathname, secrets),
+          attempt: options.attempt,
+          durationMs: Math.round(performance.now() - started),
+          ...fields,
+        });
   // Nothing has been sent when the factory throws (a file that cannot be opened): not a network error.
   const openBody = (): RequestBody | undefined => {
     try {

@@ -14,8 +14,16 @@ export function ignoreRejection(result: unknown, onRejected: (error: unknown) =>
 /** In order of decreasing detail. */
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'off'];
 
+/** What a level that drops its lines logs with: one function, so that a caller can tell (`drops`). */
+const dropLine = (): void => {};
+
 /** The logger used when none is given: drops every line. */
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { debug: dropLine, info: dropLine, warn: dropLine, error: dropLine };
+
+/** Whether `logger` drops every line at `level`, so that a caller need not build a line's fields. */
+export function drops(logger: Logger, level: keyof Logger): boolean {
+  return logger[level] === dropLine;
+}
 
 /** pino (and bunyan-style loggers) take the fields first: `info(fields, message)`. */
 function takesFieldsFirst(logger: object): boolean {
@@ -44,7 +52,7 @@ export function safeLogger(logger: Partial<Logger>): Logger {
 /** Keeps the lines at `level` and above; the others are dropped before they are formatted. */
 export function filterLogger(logger: Logger, level: LogLevel): Logger {
   const min = LOG_LEVELS.indexOf(level);
-  const pass = (at: keyof Logger) => (LOG_LEVELS.indexOf(at) >= min ? logger[at].bind(logger) : () => {});
+  const pass = (at: keyof Logger) => (LOG_LEVELS.indexOf(at) >= min ? logger[at].bind(logger) : dropLine);
   return { debug: pass('debug'), info: pass('info'), warn: pass('warn'), error: pass('error') };
 }
 

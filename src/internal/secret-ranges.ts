@@ -31,6 +31,11 @@ interface Pattern {
 interface CompiledSecret {
   readonly raw: SearchPattern;
   readonly read: Readonly<Record<BackslashReading, readonly Pattern[]>>;
+  /**
+   * Units in its shortest pattern. Every encoding read here takes at least one character per unit,
+   * so a text shorter than this cannot hold the secret: most headers and short answers need no search.
+   */
+  readonly shortest: number;
 }
 
 function pattern(units: Uint16Array): Pattern {
@@ -55,14 +60,14 @@ function readingPatterns(secret: string, plain: Uint16Array, reading: BackslashR
 
 function compileSecret(secret: string): CompiledSecret {
   const plain = comparableUnits(secret);
-  return {
-    raw: compilePattern(rawUnits(secret)),
-    read: {
-      json: readingPatterns(secret, plain, 'json'),
-      lone: readingPatterns(secret, plain, 'lone'),
-      unicode: readingPatterns(secret, plain, 'unicode'),
-    },
+  const raw = compilePattern(rawUnits(secret));
+  const read = {
+    json: readingPatterns(secret, plain, 'json'),
+    lone: readingPatterns(secret, plain, 'lone'),
+    unicode: readingPatterns(secret, plain, 'unicode'),
   };
+  const lengths = Object.values(read).flatMap((patterns) => patterns.map(({ forward }) => forward.units.length));
+  return { raw, read, shortest: Math.min(raw.units.length, ...lengths) };
 }
 
 /** Compiled secrets, built once each: a token is scrubbed from many answers. */
@@ -194,8 +199,9 @@ export interface SecretRanges {
 export function findSecretRanges(text: string, secrets: readonly (string | undefined)[]): SecretRanges {
   const usable = secrets.filter((secret): secret is string => !!secret && secret.length >= MIN_SECRET_LENGTH);
   if (usable.length === 0 || text === '') return { ranges: [], steps: 0 };
+  const compiledSecrets = usable.map(compiledSecret).filter((secret) => secret.shortest <= text.length);
+  if (compiledSecrets.length === 0) return { ranges: [], steps: 0 };
   const ranges = new Ranges();
-  const compiledSecrets = usable.map(compiledSecret);
   let steps = 0;
   if (!hasEscapes(text)) {
     // Nothing to decode: the text is its only reading.

@@ -68,6 +68,14 @@ describe('the adaptive window over HTTP', () => {
     expect(events.filter((event) => event.reason === 'latency')).toEqual([]);
   });
 
+  it("bounds a publish's window by an array's number of records", async () => {
+    const service = await start();
+    const { events, hooks } = windowLog();
+    const report = await service.client({ hooks }).finance.publish('app-1', records(3), { batchSize: 1 });
+    expect(report.recordsSent).toBe(3);
+    expect(events[0]).toMatchObject({ operation: 'finance', reason: 'start', limit: 3 });
+  });
+
   it('keeps a fixed window with adaptive: false', async () => {
     const { seen, misbehave } = slowService('storage', () => 10);
     const service = await start(misbehave);

@@ -39,4 +39,13 @@ describe('the secret scrubber', () => {
     const text = `client_secret=${encodeURIComponent(value)}&x=1`;
     expect(scrubSecrets(text, [value, encodeURIComponent(value)])).toBe('client_secret=[redacted]&x=1');
   });
+
+  it('cuts the decoded form of a secret that holds escapes, from a text shorter than the secret', () => {
+    // Texts shorter than every form of a secret are not searched; a secret holding `%41` literally
+    // has a decoded form shorter than itself, which a service that decoded it may echo alone.
+    const value = 'ab%41cd%42ef%43gh';
+    expect(scrubSecrets('abAcdBefCgh', [value])).toBe('[redacted]');
+    expect(scrubSecrets('"abAcdBefCg"', [value])).toBe('"abAcdBefCg"');
+    expect(scrubSecrets('abcd', ['abcde'])).toBe('abcd');
+  });
 });

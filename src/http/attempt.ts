@@ -1,6 +1,6 @@
 import { PushError, requestIdFrom } from '../errors.js';
-import { scrubAnswerUrlText } from '../internal/redact.js';
 import { drops } from '../internal/logger.js';
+import { scrubAnswerUrlText } from '../internal/redact.js';
 import { onAbort } from '../internal/waits.js';
 import type { FetchLike } from './fetch.js';
 import { toTransportError } from './fetch.js';

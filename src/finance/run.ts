@@ -7,6 +7,7 @@ import type { RequestPacing } from '../http/types.js';
 import { abortErrorFrom } from '../internal/waits.js';
 import type { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun, type WorkSource } from '../run/engine.js';
+import { AdaptiveLimit } from './adaptive-limit.js';
 import { GuardedBudget } from './guarded-budget.js';
 import type { RateBudget } from './rate-budget.js';
 import type { PendingBatch, ReportBuilder } from './report.js';
@@ -60,7 +61,9 @@ export class PublishRun {
     this.#call = call;
     this.#window = window;
     this.#engine = new RunEngine(options.signal, (error) => report.stop(error));
-    this.#limit = new GuardedBudget(limit, (error) => this.#engine.stopBy(error));
+    // The run's own budget neither throws nor outlives an abort; a user's (Redis, say) may do both.
+    this.#limit =
+      limit instanceof AdaptiveLimit ? limit : new GuardedBudget(limit, (error) => this.#engine.stopBy(error));
   }
 
   /** True once reading must stop: aborted, a run-stopping API error, or a callback or the input threw. */

@@ -66,22 +66,26 @@ describe('the adaptive window against a service that queues past its knee', () =
 
   it('an upload, which starts at its bound, comes down to the knee of a storage host and stays in the same band', async () => {
     const knee = 6;
-    const { seen, misbehave } = slowService('storage', (held) => 60 * Math.max(1, held / knee));
+    // Slower answers than above, and a bound of 16: the window's least round trip comes from its
+    // first round, all sent at once, and a host in this same process answers that round late when
+    // the machine is busy; the slower the host, the less that matters.
+    const { seen, misbehave } = slowService('storage', (held) => 120 * Math.max(1, held / knee));
     const service = await start(misbehave);
     const events: ConcurrencyHookEvent[] = [];
     const hooks = { concurrency: (event: ConcurrencyHookEvent) => events.push(event) };
     const limits: number[] = [];
-    const files = Array.from({ length: 300 }, (_, i) => ({ name: `f-${i}.csv`, data: 'a,b\n1,2\n' }));
+    const files = Array.from({ length: 150 }, (_, i) => ({ name: `f-${i}.csv`, data: 'a,b\n1,2\n' }));
     const report = await service.client({ hooks }).uploads.upload('app-1', files, {
+      concurrency: 16,
       onFileSettled: () => {
         limits.push(events.at(-1)?.limit ?? 0);
       },
     });
-    expect(report.filesUploaded).toBe(300);
-    expect(events[0]).toMatchObject({ reason: 'start', limit: 32 });
-    expect(seen.most).toBe(32);
-    expect(events.find((event) => event.reason === 'latency')?.previous).toBe(32);
-    const settled = limits.slice(100);
+    expect(report.filesUploaded).toBe(150);
+    expect(events[0]).toMatchObject({ reason: 'start', limit: 16 });
+    expect(seen.most).toBe(16);
+    expect(events.find((event) => event.reason === 'latency')?.previous).toBe(16);
+    const settled = limits.slice(50);
     const inBand = settled.filter((limit) => limit >= knee - 2 && limit <= knee + 7).length;
     expect(inBand / settled.length).toBeGreaterThanOrEqual(0.85);
     expect(Math.max(...settled)).toBeLessThanOrEqual(knee + 7);

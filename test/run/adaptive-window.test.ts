@@ -57,15 +57,15 @@ describe('the adaptive window over HTTP', () => {
     expect(Math.max(...events.map((event) => event.limit))).toBeLessThanOrEqual(32);
   });
 
-  it('upload starts at its bound and keeps it on a storage host whose latency stays flat', async () => {
-    const { seen, misbehave } = slowService('storage', () => 20);
+  it('upload starts at its bound: every PUT of the first round leaves at once', async () => {
+    // Answers slow enough that every PUT of the first round is held before the first is answered.
+    const { seen, misbehave } = slowService('storage', () => 300);
     const service = await start(misbehave);
     const { events, hooks } = windowLog();
-    const report = await service.client({ hooks }).uploads.upload('app-1', files(120));
-    expect(report.filesUploaded).toBe(120);
+    const report = await service.client({ hooks }).uploads.upload('app-1', files(64));
+    expect(report.filesUploaded).toBe(64);
     expect(seen.most).toBe(32);
     expect(events[0]).toMatchObject({ operation: 'upload', reason: 'start', limit: 32 });
-    expect(events.filter((event) => event.reason === 'latency')).toEqual([]);
   });
 
   it("bounds a publish's window by an array's number of records", async () => {

@@ -119,14 +119,16 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
   // The address as the client built it, never a redirect hop's: the service chose those, and may
   // have written a token it received into one. A signed upload address came from an answer too.
   // Scrubbed only when a line is written: most clients log nothing, and this is on every attempt.
+  // Read now: the URL object is handed to the caller's fetch, which could change it.
+  const { host, pathname } = spec.url;
   const log = drops(options.logger, 'debug')
     ? () => {}
     : (method: string, fields: Record<string, unknown>) =>
         options.logger.debug('push-api-client request', {
           operation: spec.operation,
           method,
-          host: scrubAnswerUrlText(spec.url.host, secrets),
-          path: scrubAnswerUrlText(spec.url.pathname, secrets),
+          host: scrubAnswerUrlText(host, secrets),
+          path: scrubAnswerUrlText(pathname, secrets),
           attempt: options.attempt,
           durationMs: Math.round(performance.now() - started),
           ...fields,

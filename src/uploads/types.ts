@@ -59,9 +59,9 @@ export interface UploadOptions extends RequestOptions {
   /** Sent as the `type` query parameter when asking for upload addresses. @default not sent */
   type?: UploadFileType | undefined;
   /**
-   * The most PUTs at once. The window starts here (the storage host expects parallel PUTs), shrinks
-   * when round trips inflate or on a 429 or 503, and grows back while they stay near their least
-   * value; see `adaptive`.
+   * The most PUTs at once. For small files the window starts here (the storage host expects parallel
+   * PUTs), for large ones at 8; it shrinks when round trips inflate or on a 429 or 503, and grows
+   * while they stay near their least value; see `adaptive`.
    * @default 32
    */
   concurrency?: number | undefined;

@@ -22,7 +22,7 @@ import { nextTurn } from '../internal/waits.js';
 import { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun } from '../run/engine.js';
 import { AddressBook } from './address-book.js';
-import { DEFAULT_UPLOAD_CONCURRENCY, MAX_PUT_RESPONSE_BYTES } from './limits.js';
+import { ADDRESS_BATCH_BYTES, DEFAULT_UPLOAD_CONCURRENCY, MAX_PUT_RESPONSE_BYTES } from './limits.js';
 import { ProgressTracker } from './progress.js';
 import type { UploadSource } from './put-body.js';
 import { BodyMeter, putSetsContentLength, sizedBody } from './put-body.js';
@@ -181,14 +181,18 @@ export class Uploader {
     const putCall = limitsOnly(call);
     const results: (UploadFileResult | undefined)[] = new Array(sources.length);
     const bound = Math.max(1, Math.min(concurrency, sources.length));
+    // Small files start at the bound: their PUTs go to the storage host behind the signed
+    // addresses, which expects a client's parallel PUTs, and a round trip is most of each PUT's
+    // time, so the rounds of slow start would be most of the call's. "Small": the first window's
+    // files fit in one address batch, so the service gets one address request for them, not one
+    // per large file. Large files start at the limiter's default: a round trip is little beside
+    // their transfer, and a first round sent whole over a shared uplink would be the window's
+    // reference for a no-load round trip.
+    const firstWindowBytes = sources.slice(0, bound).reduce((sum, source) => sum + source.size, 0);
     const window = new ConcurrencyLimiter({
       max: bound,
       adaptive: options.adaptive !== false,
-      // The PUTs go to the storage host behind the signed addresses, which expects a client's
-      // parallel PUTs, not to the service a small first window is polite to: starting at the bound
-      // saves the rounds of slow start. The first answers of a queueing host still come back at
-      // its no-load time, so the window learns its least round trip and shrinks from there.
-      initial: bound,
+      ...(firstWindowBytes <= ADDRESS_BATCH_BYTES && { initial: bound }),
       operation: 'upload',
       onChange: this.#ctx.hooks.concurrency,
     });

@@ -68,6 +68,23 @@ describe('the adaptive window over HTTP', () => {
     expect(events[0]).toMatchObject({ operation: 'upload', reason: 'start', limit: 32 });
   });
 
+  it('upload of large files starts at 8: the first window would not fit in one address batch', async () => {
+    const service = await start();
+    const { events, hooks } = windowLog();
+    const stop = new AbortController();
+    // 40 files of 64 MiB declared: the first window's would not fit in one address batch (512 MiB).
+    // Their streams never yield: the call is stopped as soon as the window has started.
+    const never: AsyncIterable<Uint8Array> = { [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }) };
+    const large = Array.from({ length: 40 }, (_, i) => ({ name: `big-${i}.bin`, stream: never, size: 64 * 2 ** 20 }));
+    const stopAtStart = (event: ConcurrencyHookEvent) => {
+      hooks.concurrency(event);
+      if (event.reason === 'start') stop.abort();
+    };
+    const client = service.client({ hooks: { concurrency: stopAtStart } });
+    await expect(client.uploads.upload('app-1', large, { signal: stop.signal })).rejects.toThrow();
+    expect(events[0]).toMatchObject({ operation: 'upload', reason: 'start', limit: 8 });
+  });
+
   it("bounds a publish's window by an array's number of records", async () => {
     const service = await start();
     const { events, hooks } = windowLog();

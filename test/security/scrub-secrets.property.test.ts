@@ -47,5 +47,10 @@ describe('the secret scrubber', () => {
     expect(scrubSecrets('abAcdBefCgh', [value])).toBe('[redacted]');
     expect(scrubSecrets('"abAcdBefCg"', [value])).toBe('"abAcdBefCg"');
     expect(scrubSecrets('abcd', ['abcde'])).toBe('abcd');
+    // One unit short of the shortest form: not searched, and nothing in it to cut.
+    expect(scrubSecrets('abAcdBefCg', [value])).toBe('abAcdBefCg');
+    // Four UTF-8 bytes as %XX (twelve characters) read as two units: the decoded form is 8 units.
+    expect(scrubSecrets('key\u{1F600}key', ['key%F0%9F%98%80key'])).toBe('[redacted]');
+    expect(scrubSecrets('"key\u{1F600}key"', ['key%F0%9F%98%80key'])).toBe('"[redacted]"');
   });
 });

@@ -74,7 +74,7 @@ export function uploadCommand(): Command {
     .option('--type <type>', 'users, contracts or other', fileType)
     .option(
       '--concurrency <n>',
-      `most files uploaded at once; the window adapts to the storage host up to this (default ${DEFAULT_UPLOAD_CONCURRENCY})`,
+      `most files uploaded at once; the window adapts to the storage host below this (default ${DEFAULT_UPLOAD_CONCURRENCY})`,
       integerOption('--concurrency', 1, 64),
     )
     .option('--fixed-concurrency', 'up to --concurrency files at once, no adaptive window')

@@ -33,24 +33,42 @@ export interface AttemptOptions {
   middleware?: readonly Middleware[];
 }
 
+/** The attempt's signal, with the timeout that aborts it. */
+interface AttemptSignal extends BodyControl {
+  readonly signal: AbortSignal;
+  /** Whether the timeout, rather than the caller, aborted the attempt. */
+  readonly timedOut: boolean;
+  /** Stops the timer and stops following the caller's signal: the attempt settled. */
+  release(): void;
+}
+
 /**
- * The attempt's timeout. It fires `timeoutMs` after the attempt starts, or after the body last
- * made progress: a 1 GiB upload may take minutes, but must not hang when the link stalls.
+ * The attempt's own signal: it aborts with the caller's signal, or when `timeoutMs` pass after the
+ * attempt starts or after the body last made progress (a 1 GiB upload may take minutes, but must
+ * not hang when the link stalls). One controller serves both, since one is made per attempt. The
+ * caller's signal may outlive thousands of calls (a service's shutdown signal), so it is followed
+ * through a listener removed when the attempt settles, never with `AbortSignal.any`, whose
+ * combined signals stay reachable from the source.
  */
-function attemptTimeout(timeoutMs: number): BodyControl & { signal: AbortSignal; clear(): void } {
+function attemptSignal(caller: AbortSignal | undefined, timeoutMs: number): AttemptSignal {
   const controller = new AbortController();
+  let timedOut = false;
   const start = () => {
-    const timer = setTimeout(
-      () => controller.abort(new DOMException(`No progress within ${timeoutMs} ms`, 'TimeoutError')),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new DOMException(`No progress within ${timeoutMs} ms`, 'TimeoutError'));
+    }, timeoutMs);
     // Like AbortSignal.timeout, the timer must not keep the process alive.
     if (typeof timer === 'object') timer.unref?.();
     return timer;
   };
   let timer = start();
+  const stopCaller = caller ? onAbort(caller, () => controller.abort(caller.reason)) : () => {};
   return {
     signal: controller.signal,
+    get timedOut() {
+      return timedOut;
+    },
     touch: () => {
       if (controller.signal.aborted) return;
       // Node's timers restart in place; workers and edge runtimes return a number, set again.
@@ -60,29 +78,9 @@ function attemptTimeout(timeoutMs: number): BodyControl & { signal: AbortSignal;
         timer = start();
       }
     },
-    clear: () => clearTimeout(timer),
-  };
-}
-
-/**
- * The attempt's own signal: aborts with the caller's signal or on timeout. The caller's signal
- * may outlive thousands of calls (a service's shutdown signal), so it is followed through a
- * listener removed when the attempt settles, never with `AbortSignal.any`, whose combined signals
- * stay reachable from the source.
- */
-function attemptSignal(
-  caller: AbortSignal | undefined,
-  timeoutSignal: AbortSignal,
-): { signal: AbortSignal; unlink(): void } {
-  if (!caller) return { signal: timeoutSignal, unlink: () => {} };
-  const controller = new AbortController();
-  const stopTimeout = onAbort(timeoutSignal, () => controller.abort(timeoutSignal.reason));
-  const stopCaller = onAbort(caller, () => controller.abort(caller.reason));
-  return {
-    signal: controller.signal,
-    unlink: () => {
+    release: () => {
+      clearTimeout(timer);
       stopCaller();
-      stopTimeout();
     },
   };
 }
@@ -94,9 +92,8 @@ function attemptSignal(
  */
 export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): Promise<Response> {
   const started = performance.now();
-  const timeout = attemptTimeout(options.timeoutMs);
-  const link = attemptSignal(options.signal, timeout.signal);
-  const signal = link.signal;
+  const control = attemptSignal(options.signal, options.timeoutMs);
+  const signal = control.signal;
   const event = {
     callId: options.callId,
     operation: spec.operation,
@@ -136,7 +133,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
   // Nothing has been sent when the factory throws (a file that cannot be opened): not a network error.
   const openBody = (): RequestBody | undefined => {
     try {
-      return spec.body?.(timeout);
+      return spec.body?.(control);
     } catch (error) {
       if (error instanceof PushError) throw error;
       const detail = error instanceof Error ? `: ${error.message}` : '';
@@ -171,7 +168,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
   } catch (caught) {
     const error = toTransportError(caught, {
       userSignal: options.signal,
-      timeoutSignal: timeout.signal,
+      timedOut: control.timedOut,
       timeoutMs: options.timeoutMs,
       operation: spec.operation,
     });
@@ -180,7 +177,6 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     settled(status, requestIdOf(error), error.name);
     throw error;
   } finally {
-    timeout.clear();
-    link.unlink();
+    control.release();
   }
 }

@@ -113,12 +113,12 @@ function pushErrorCause(error: unknown): PushError | undefined {
 }
 
 /**
- * Turns whatever `fetch` threw into a PushError. The signals tell a caller abort from a timeout:
- * both surface as an abort of the combined signal.
+ * Turns whatever `fetch` threw into a PushError. The caller's signal and `timedOut` tell a caller
+ * abort from a timeout: both surface as an abort of the attempt's signal.
  */
 export function toTransportError(
   error: unknown,
-  context: { userSignal?: AbortSignal; timeoutSignal: AbortSignal; timeoutMs: number; operation: string },
+  context: { userSignal?: AbortSignal; timedOut: boolean; timeoutMs: number; operation: string },
 ): PushError {
   if (error instanceof PushError) return error;
   // The request body's own source failed (a file that changed while it was read): that error is
@@ -128,7 +128,7 @@ export function toTransportError(
   if (context.userSignal?.aborted) {
     return new AbortError(`${context.operation} request aborted by the caller`, { cause: context.userSignal.reason });
   }
-  if (context.timeoutSignal.aborted) {
+  if (context.timedOut) {
     return new TimeoutError(`${context.operation} request got no response within ${context.timeoutMs} ms`, {
       cause: error,
     });

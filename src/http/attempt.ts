@@ -4,7 +4,7 @@ import { scrubAnswerUrlText } from '../internal/redact.js';
 import { onAbort } from '../internal/waits.js';
 import type { FetchLike } from './fetch.js';
 import { toTransportError } from './fetch.js';
-import { redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
+import { listens, redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
 import type { Middleware } from './middleware.js';
 import type { Logger } from './public-types.js';
 import { sendFollowingRedirects } from './redirects.js';
@@ -101,14 +101,17 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     url: redactedUrl(spec.url),
     attempt: options.attempt,
   };
-  const settled = (status: number | undefined, requestId: string | undefined, error: string | undefined) =>
-    options.hooks.response({
-      ...event,
-      status,
-      durationMs: Math.round(performance.now() - started),
-      requestId,
-      error,
-    });
+  // Most clients have no response hook, and this is on every attempt.
+  const settled = !listens(options.hooks, 'response')
+    ? () => {}
+    : (status: number | undefined, requestId: string | undefined, error: string | undefined) =>
+        options.hooks.response({
+          ...event,
+          status,
+          durationMs: Math.round(performance.now() - started),
+          requestId,
+          error,
+        });
   options.hooks.request(event);
   // An answer may echo what was sent; the bearer token and the caller's secrets never reach an error.
   const bearerToken = options.authorization?.replace(/^Bearer\s+/i, '');

@@ -22,6 +22,11 @@ export const noHooks: SafeHooks = {
   concurrency: noop,
 };
 
+/** Whether a hook listens: an event nobody hears need not be built. */
+export function listens(hooks: SafeHooks, name: keyof SafeHooks): boolean {
+  return hooks[name] !== noop;
+}
+
 /** Guards each given hook; `warn` hears of one that threw or rejected. */
 export function safeHooks(
   hooks: PushClientHooks | undefined,

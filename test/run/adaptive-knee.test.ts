@@ -5,30 +5,13 @@
  * workers), so the answers slow down with the load. The window must find the knee, back off, and
  * settle in the band docs/performance.md gives.
  */
-import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { ConcurrencyHookEvent } from '../../src/index.js';
-import { type HostileRequest, useHostileService } from '../support/hostile-service.js';
+import { useHostileService } from '../support/hostile-service.js';
 import { financeRecord } from '../support/records.js';
+import { slowService } from '../support/slow-service.js';
 
 const start = useHostileService();
-
-/** Answers the route's requests after `latency(held)` ms, `held` being how many it holds at once; counts the most held. */
-function slowService(route: 'finance' | 'storage', latency: (held: number) => number) {
-  const seen = { held: 0, most: 0 };
-  const misbehave = (request: HostileRequest, res: ServerResponse) => {
-    if (request.route !== route) return false;
-    seen.held++;
-    seen.most = Math.max(seen.most, seen.held);
-    setTimeout(() => {
-      seen.held--;
-      if (route === 'storage') res.writeHead(200, { etag: '"1"' }).end();
-      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
-    }, latency(seen.held));
-    return true;
-  };
-  return { seen, misbehave };
-}
 
 /** The window's history, as the run's `concurrency` hook tells it, and its value as each item settled. */
 function windowLog() {

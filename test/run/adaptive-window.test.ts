@@ -3,31 +3,13 @@
  * whose answers take a set time (flat, or rising with the requests it holds past a knee, as a
  * service with a fixed number of workers does), and one that pushes back with 429 and 503.
  */
-import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { ConcurrencyHookEvent } from '../../src/index.js';
-import { type HostileRequest, useHostileService } from '../support/hostile-service.js';
+import { useHostileService } from '../support/hostile-service.js';
 import { financeRecord } from '../support/records.js';
+import { slowService } from '../support/slow-service.js';
 
 const start = useHostileService();
-
-/** Answers the route's requests after `latency(held)` ms, `held` being how many it holds at once; counts the most held. */
-function slowService(route: HostileRequest['route'], latency: (held: number) => number) {
-  const seen = { held: 0, most: 0, answered: 0 };
-  const misbehave = (request: HostileRequest, res: ServerResponse) => {
-    if (request.route !== route) return false;
-    seen.held++;
-    seen.most = Math.max(seen.most, seen.held);
-    setTimeout(() => {
-      seen.held--;
-      seen.answered++;
-      if (route === 'storage') res.writeHead(200, { etag: '"1"' }).end();
-      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
-    }, latency(seen.held));
-    return true;
-  };
-  return { seen, misbehave };
-}
 
 function records(count: number) {
   return Array.from({ length: count }, (_, i) => financeRecord(i, { transactionNumber: `t-${i}` }));

@@ -42,7 +42,9 @@ export function compileFastCheck(table: FieldTable, kit: RuleKit): FastCheck | u
   const literal: string[] = [];
   const assignments: string[] = [];
   let fixedBound = kit.braces;
+  // The bound's terms, of the wire record's fields (`bound`) and of the checked values (`scan`).
   const boundParts: string[] = [];
+  const scanParts: string[] = [];
   const rules: unknown[] = [];
   for (const [i, [name, field]] of fields.entries()) {
     // Names come from our own table; anything but a plain identifier would be a mistake in it.
@@ -71,26 +73,36 @@ export function compileFastCheck(table: FieldTable, kit: RuleKit): FastCheck | u
       if (assignments.length === 0) literal.push(`${key}: ${w}`);
       else assignments.push(`out[${key}] = ${w};`);
       fixedBound += keyBytes(name) + (text ? 2 : numberBytes);
-      if (text) boundParts.push(`6 * record[${key}].length`);
+      if (text) {
+        boundParts.push(`6 * record[${key}].length`);
+        scanParts.push(`6 * ${w}.length`);
+      }
     } else {
       assignments.push(`if (${w} !== undefined) out[${key}] = ${w};`);
-      const size = text ? `2 + 6 * value.length` : `${numberBytes}`;
-      boundParts.push(`((value = record[${key}]) === undefined ? 0 : ${keyBytes(name)} + ${size})`);
+      const size = (value: string) => (text ? `2 + 6 * ${value}.length` : `${numberBytes}`);
+      boundParts.push(`((value = record[${key}]) === undefined ? 0 : ${keyBytes(name)} + ${size('value')})`);
+      scanParts.push(`(${w} === undefined ? 0 : ${keyBytes(name)} + ${size(w)})`);
     }
   }
   const cases = fields.map(([name]) => `case ${JSON.stringify(name)}:`).join(' ');
-  const source = `"use strict";
-return {
-  check(input) {
-    if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined;
+  // The checks, written twice: `check` builds the wire record, `scan` only adds up its bound.
+  const checked = `if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined;
     for (const key in input) {
       switch (key) { ${cases} break; default: return undefined; }
     }
     ${reads.join('\n    ')}
-    ${checks.join('\n    ')}
+    ${checks.join('\n    ')}`;
+  const source = `"use strict";
+return {
+  check(input) {
+    ${checked}
     const out = { ${literal.join(', ')} };
     ${assignments.join('\n    ')}
     return out;
+  },
+  scan(input) {
+    ${checked}
+    return ${[String(fixedBound), ...scanParts].join(' + ')};
   },
   bound(record) {
     let value;

@@ -37,6 +37,13 @@ export interface FastCheck {
   check(input: unknown): FinanceRecord | undefined;
   /** At least the UTF-8 size of `JSON.stringify(record)`, for a wire record (one the check made). */
   bound(record: FinanceRecord): number;
+  /**
+   * `bound(check(input))` without building the wire record, for a pass that keeps nothing (the
+   * up-front check of an array). Its own code, not a call to `check`: a wire record that dies at
+   * once and one that lives until its batch is sent, made at one allocation site, make V8's young
+   * collections about twice as costly for the rest of the process.
+   */
+  scan(input: unknown): number | undefined;
 }
 
 /** A field's rule says this: not certain, let zod decide and explain. */
@@ -118,35 +125,39 @@ export function interpretedFastCheck(table: FieldTable = FINANCE_FIELDS): FastCh
     for (let i = 0; i < count; i++) if (names[i] === key) return true;
     return false;
   };
-  return {
-    check(input) {
-      if (!isRecordObject(input)) return undefined;
-      for (const key in input) if (!isName(key)) return undefined;
-      const out: Record<string, unknown> = {};
-      for (let i = 0; i < count; i++) {
-        const name = names[i] as string;
-        const value = input[name];
-        if (value === undefined) {
-          if (required[i]) return undefined;
-          continue;
-        }
-        const wire = (rules[i] as ValueRule)(value);
-        if (wire === REFUSED) return undefined;
-        out[name] = wire;
+  const check = (input: unknown): FinanceRecord | undefined => {
+    if (!isRecordObject(input)) return undefined;
+    for (const key in input) if (!isName(key)) return undefined;
+    const out: Record<string, unknown> = {};
+    for (let i = 0; i < count; i++) {
+      const name = names[i] as string;
+      const value = input[name];
+      if (value === undefined) {
+        if (required[i]) return undefined;
+        continue;
       }
-      return out as FinanceRecord;
-    },
-    bound(record) {
-      const values = record as Record<string, unknown>;
-      let bound = BRACES;
-      for (const name of names) {
-        const value = values[name];
-        if (value === undefined) continue;
-        bound += keyBytes(name) + (typeof value === 'string' ? 6 * value.length + 2 : NUMBER_BYTES);
-      }
-      return bound;
-    },
+      const wire = (rules[i] as ValueRule)(value);
+      if (wire === REFUSED) return undefined;
+      out[name] = wire;
+    }
+    return out as FinanceRecord;
   };
+  const bound = (record: FinanceRecord): number => {
+    const values = record as Record<string, unknown>;
+    let total = BRACES;
+    for (const name of names) {
+      const value = values[name];
+      if (value === undefined) continue;
+      total += keyBytes(name) + (typeof value === 'string' ? 6 * value.length + 2 : NUMBER_BYTES);
+    }
+    return total;
+  };
+  // The interpreted rules are the slow path already: the record built here costs little beside them.
+  const scan = (input: unknown): number | undefined => {
+    const record = check(input);
+    return record === undefined ? undefined : bound(record);
+  };
+  return { check, bound, scan };
 }
 
 /** What the compiler needs of the rules above, handed in so that it imports nothing from here at run time. */
@@ -175,3 +186,5 @@ const fastCheck = compiledFastCheck() ?? interpretedFastCheck();
 export const checkFast = fastCheck.check;
 /** See {@link FastCheck.bound}. */
 export const recordJsonBound = fastCheck.bound;
+/** See {@link FastCheck.scan}. */
+export const scanFast = fastCheck.scan;

@@ -1,6 +1,6 @@
 import type { InvalidRecord, RecordIssue } from '../errors.js';
 import { batchItem, bodyBytesFor, type FittingItem, fittingByBound, sizeUp } from './batcher.js';
-import { checkFast, recordJsonBound } from './fast-check.js';
+import { checkFast, recordJsonBound, scanFast } from './fast-check.js';
 import type { FinanceRecord } from './fields.js';
 import { type FinanceRecordSchema, toRecordIssues } from './schema.js';
 import { loadFinanceRecordSchema } from './schema-loader.js';
@@ -128,8 +128,8 @@ export async function prevalidate(
   /** Judges one record; a promise only while zod loads. */
   const judge = (input: unknown, index: number): Promise<void> | undefined => {
     if (!keepItems) {
-      const fast = checkFast(input);
-      if (fast !== undefined && recordJsonBound(fast) <= surelyFits) return undefined;
+      const bound = scanFast(input);
+      if (bound !== undefined && bound <= surelyFits) return undefined;
     }
     const prepared = prepareRecord(input, index, maxBatchBytes);
     if (prepared instanceof Promise) return prepared.then((settled) => note(settled, index));

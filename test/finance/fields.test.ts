@@ -98,6 +98,10 @@ function expectEveryFieldKnown(table: FieldTable): void {
       const wireWithout = check.check(without);
       if (wire === undefined) throw new Error(`${name}: a valid record was refused`);
       expect(check.bound(wire), name).toBeGreaterThanOrEqual(utf8Bytes(wire));
+      // The scan (the up-front check, which builds nothing) adds up the same bound, and refuses alike.
+      expect(check.scan(withLong), name).toBe(check.bound(wire));
+      expect(check.scan(without), name).toBe(wireWithout === undefined ? undefined : check.bound(wireWithout));
+      expect(check.scan({ ...full, [name]: { not: 'a value' } }), name).toBeUndefined();
       if (wireWithout !== undefined) {
         expect(check.bound(wire) - check.bound(wireWithout), name).toBeGreaterThanOrEqual(
           utf8Bytes(wire) - utf8Bytes(wireWithout),

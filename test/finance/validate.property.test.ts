@@ -208,6 +208,8 @@ function expectSameVerdict(fastCheck: FastCheck, input: unknown): void {
   const fast = fastCheck.check(input);
   const zod = financeRecordSchema.safeParse(input);
   expect(fast !== undefined).toBe(zod.success);
+  // The up-front check's scan says what the check says, and the same bound, without building the record.
+  expect(fastCheck.scan(input)).toBe(fast === undefined ? undefined : fastCheck.bound(fast));
   if (fast !== undefined && zod.success) {
     // The same wire record: the same JSON, keys in the same order, the same values. zod may keep an
     // optional key that holds `undefined`, which JSON leaves out; the fast path leaves it out too.

@@ -6,6 +6,7 @@ import type { ClientContext } from './context.js';
 import { answeredBy, ConfigurationError, PushError, requestIdFrom } from './errors.js';
 import { callSettings } from './http/call-options.js';
 import type { RequestOptions, WithResponse } from './http/public-types.js';
+import { answerText } from './http/response-body.js';
 import { responseMetadataOf } from './http/response-promise.js';
 import type { RetryPolicy } from './http/types.js';
 import { nestsDeeperThan } from './internal/json.js';
@@ -172,7 +173,7 @@ export async function rawRequest<T>(ctx: ClientContext, options: RawRequestOptio
     call,
   });
   const metadata = responseMetadataOf(response);
-  const raw = await response.text();
+  const raw = await answerText(response);
   const type = response.headers.get('content-type') ?? '';
   if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(type.trim()) || raw === '') {
     return { data: raw as T, response: metadata };

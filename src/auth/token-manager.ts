@@ -20,7 +20,7 @@ import type {
   TokenRefreshHookEvent,
   WithResponse,
 } from '../http/public-types.js';
-import { MAX_TOKEN_RESPONSE_BYTES } from '../http/response-body.js';
+import { answerText, MAX_TOKEN_RESPONSE_BYTES } from '../http/response-body.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
 import { silentLogger } from '../internal/logger.js';
@@ -537,7 +537,7 @@ export class TokenManager {
       ...(typeof this.#clientSecret === 'function' && { recover: [rotate] }),
     });
     try {
-      const parsed = parseTokenResponse(response.status, await response.text(), scopes, this.#now());
+      const parsed = parseTokenResponse(response.status, await answerText(response), scopes, this.#now());
       // The endpoint's headers go to the caller without the secret, should a hostile service echo it.
       return { ...parsed, response: responseMetadataOf(response, this.clientSecretForms()) };
     } catch (error) {

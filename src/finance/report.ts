@@ -5,7 +5,7 @@
 import type { InvalidRecord, RecordIssue } from '../errors.js';
 import { AbortError, PushError, requestIdFrom, UnexpectedResponseError } from '../errors.js';
 import { requestIdOf } from '../http/hooks.js';
-import { MAX_ERROR_BODY_BYTES } from '../http/response-body.js';
+import { answerText, MAX_ERROR_BODY_BYTES } from '../http/response-body.js';
 import { classifyFailure } from '../http/retry.js';
 import type { Exchange } from '../http/types.js';
 import { parseJsonBounded } from '../internal/json.js';
@@ -194,7 +194,7 @@ export function asPushError(error: unknown): PushError {
  * an empty body) leaves the outcome unknown.
  */
 export async function expectSuccess(response: Response): Promise<void> {
-  const text = await response.text();
+  const text = await answerText(response);
   // Depth-bounded: the body may end up in an error that is logged or serialized.
   const parsed = parseJsonBounded(text);
   const body = parsed.ok ? parsed.value : undefined;

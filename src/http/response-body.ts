@@ -28,6 +28,31 @@ export function headersToRecord(headers: Headers, secrets: readonly string[] = [
   return out;
 }
 
+/**
+ * The headers with each value scrubbed, or the same object when no value held a secret (the
+ * common case: the copy and its checks cost a success answer more than reading its body).
+ */
+function scrubbedHeaders(headers: Headers, secrets: readonly string[]): Headers {
+  let changed = false;
+  headers.forEach((value) => {
+    changed ||= scrubSecrets(value, secrets) !== value;
+  });
+  return changed ? new Headers(headersToRecord(headers, secrets)) : headers;
+}
+
+/**
+ * The text of the success answers read here, scrubbed, by the answer handed on: the SDK's own
+ * readers take it from here instead of reading the copy's body again. The copy's body stays
+ * unread, so a caller given the response may still read it.
+ */
+const answerTexts = new WeakMap<Response, string>();
+
+/** An answer's body as text: the text it was buffered with, or else read. */
+export function answerText(response: Response): Promise<string> {
+  const text = answerTexts.get(response);
+  return text === undefined ? response.text() : Promise.resolve(text);
+}
+
 function parseErrorBody(text: string, secrets: readonly string[]): ApiErrorBody | string | undefined {
   if (text === '') return undefined;
   const parsed = parseJsonObject(text);
@@ -59,8 +84,10 @@ export async function bufferSuccess(
   if (secrets.length === 0) return new Response(bytes, init);
   const text = decodeText(bytes);
   const scrubbed = scrubSecrets(text, secrets);
-  const headers = new Headers(headersToRecord(response.headers, secrets));
-  return new Response(scrubbed === text ? bytes : scrubbed, { ...init, headers });
+  const headers = scrubbedHeaders(response.headers, secrets);
+  const buffered = new Response(scrubbed === text ? bytes : scrubbed, { ...init, headers });
+  answerTexts.set(buffered, scrubbed);
+  return buffered;
 }
 
 /**

@@ -16,6 +16,7 @@ import {
 import { type CallSettings, callSettings, limitsOnly } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import type { ResponseMetadata, WithResponse } from '../http/public-types.js';
+import { answerText } from '../http/response-body.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { RecoveryStep } from '../http/types.js';
 import { nextTurn } from '../internal/waits.js';
@@ -96,7 +97,7 @@ export class Uploader {
       const answered = (error: PushError) => answeredBy(error, requestIdFrom(response.headers));
       let body: unknown;
       try {
-        body = await response.json();
+        body = JSON.parse(await answerText(response));
       } catch (error) {
         throw answered(new PushError('The upload-address response is not valid JSON.', { cause: error }));
       }

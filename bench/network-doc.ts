@@ -74,6 +74,19 @@ function workTable(rows: readonly Row[]): string[] {
   return lines;
 }
 
+/** The long-lived client's row, when the run has one: its publishes start where the previous one left the window. */
+function longLivedLine(rows: readonly Row[]): string[] {
+  const row = rows.find((candidate) => candidate.metric.includes("a long-lived client's next publish"));
+  if (!row) return [];
+  const perRound = row.samples.ours.map((ours, i) => ours / (row.samples.baseline?.[i] ?? Number.NaN));
+  const work = row.metric.slice(0, row.metric.indexOf(':'));
+  return [
+    `A long-lived client's later publishes (${work}, the same client every round, its window resumed): ` +
+      `${figure(row.ours, row.unit)}, ${row.ratio?.toFixed(2)}× the best script (${range(perRound)} per round).`,
+    '',
+  ];
+}
+
 function proxyLine(rows: readonly Row[]): string {
   const find = (prefix: string) => rows.find((row) => row.metric.startsWith(prefix));
   const ping = find('delay proxy: round trip');
@@ -113,7 +126,16 @@ export function renderNetworkBlock(results: RunResults): string {
     `${results.mode === 'full' ? 'Full' : 'Quick'} run of ${results.date.slice(0, 10)}: ${results.cores} cores, ` +
     `${results.cpu}, Node ${results.node}; ${network}. Medians of alternating rounds; ` +
     '`bench/results/network.json` holds every sample. Throughput rows: higher is better.';
-  return [START, machine, '', ...workTable(results.rows), '', proxyLine(results.rows), END].join('\n');
+  return [
+    START,
+    machine,
+    '',
+    ...workTable(results.rows),
+    '',
+    ...longLivedLine(results.rows),
+    proxyLine(results.rows),
+    END,
+  ].join('\n');
 }
 
 export function withNetworkBlock(page: string, results: RunResults): string {

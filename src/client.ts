@@ -20,6 +20,7 @@ import { DEFAULT_RETRY_TIMING, type RetryTiming, retryTimingWith } from './http/
 import { Tracing } from './http/tracing.js';
 import { consoleLogger, filterLogger, LOG_LEVELS, safeLogger, silentLogger } from './internal/logger.js';
 import { type RawRequestOptions, rawRequest } from './raw-request.js';
+import { WindowMemory } from './run/window-memory.js';
 import { runtimeProduct } from './runtime.js';
 import { Uploader } from './uploads/uploader.js';
 import { VERSION } from './version.js';
@@ -438,6 +439,7 @@ export class PushClient {
       retryTiming: settings.retryTiming,
       maxRetries: settings.maxRetries,
       allowInsecureHttp: settings.allowInsecureHttp,
+      windows: new WindowMemory(),
     };
     this.#context = context;
     this.uploads = new Uploader(context);

@@ -2,6 +2,7 @@ import type { SafeHooks } from './http/hooks.js';
 import type { Logger } from './http/public-types.js';
 import type { RetryTiming } from './http/retry.js';
 import type { HttpClient } from './http/types.js';
+import type { WindowMemory } from './run/window-memory.js';
 
 /** What PushClient hands to each of its parts: shared transport and settings, resolved once. */
 export interface ClientContext {
@@ -21,4 +22,6 @@ export interface ClientContext {
   maxRetries: number;
   /** Allow plain http to non-loopback hosts (signed upload addresses are checked too). */
   allowInsecureHttp: boolean;
+  /** Where this client's last publish left its in-flight window, for the next one to start there. */
+  windows: WindowMemory;
 }

@@ -79,8 +79,11 @@ export function parseTokenResponse(
 ): { token: AccessToken; lifetimeMs: number } {
   const body = parseJsonObject(bodyText);
   if (!body) throw invalid('the body is not a JSON object', status);
-  const accessToken = body.access_token;
-  if (typeof accessToken !== 'string' || accessToken.trim() === '') throw invalid('access_token is missing', status);
+  const issued = body.access_token;
+  if (typeof issued !== 'string' || issued.trim() === '') throw invalid('access_token is missing', status);
+  // Kept as a request carries it: fetch drops a header value's leading and trailing whitespace
+  // (a token endpoint that ends its token with a newline), and the token is scrubbed as sent.
+  const accessToken = issued.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
   const tokenType = body.token_type;
   if (typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer') {
     throw invalid('token_type is not Bearer', status);

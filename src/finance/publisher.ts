@@ -126,6 +126,7 @@ export class FinancePublisher {
       adaptive: settings.adaptive,
       operation: 'finance',
       onChange: this.#ctx.hooks.concurrency,
+      resume: this.#ctx.windows.recall('finance'),
     });
     const run = new PublishRun(this.#ctx, url, report, limit, window, options, call);
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
@@ -172,6 +173,7 @@ export class FinancePublisher {
       // An array's length is known, so the records it never reached are counted too.
       if (Array.isArray(records)) report.notRead(records.length - report.progress().recordsRead);
     } finally {
+      this.#ctx.windows.remember('finance', window.outcome(), window.max);
       // A token request still on its way that no batch waits for (nothing was sent) is dropped.
       call.earlyBearer?.release();
       await input?.close((error) => {

@@ -107,8 +107,9 @@ export interface PublishOptions extends RequestOptions {
   maxBatchBytes?: number | undefined;
   /**
    * The most requests in flight (for an array, at most one per record). The window starts at 8 (or
-   * at that bound, when lower), grows while round trips stay near their least value, and shrinks
-   * when they inflate (the service is queueing) or on a 429 or 503; see `adaptive`.
+   * at that bound, when lower; or where this client's last publish, within 10 minutes, left it,
+   * when higher), grows while round trips stay near their least value, and shrinks when they
+   * inflate (the service is queueing) or on a 429 or 503; see `adaptive`.
    * @default 32
    */
   concurrency?: number | undefined;

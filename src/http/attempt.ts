@@ -114,7 +114,9 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
         });
   options.hooks.request(event);
   // An answer may echo what was sent; the bearer token and the caller's secrets never reach an error.
-  const bearerToken = options.authorization?.replace(/^Bearer\s+/i, '');
+  // As fetch sends it: a header value loses its leading and trailing whitespace, so an echo of the
+  // token as received holds no whitespace that the token as issued may have ended with.
+  const bearerToken = options.authorization?.replace(/^Bearer\s+/i, '').replace(/[\t\n\r ]+$/, '');
   const secrets = [...(spec.secrets ?? []), ...(options.credentials ?? []), ...(bearerToken ? [bearerToken] : [])];
   // The address as the client built it, never a redirect hop's: the service chose those, and may
   // have written a token it received into one. A signed upload address came from an answer too.

@@ -156,6 +156,11 @@ export interface ConcurrencyHookEvent {
   rttMs?: number;
   /** The least round trip seen for requests of that answer's size when it came, in milliseconds. */
   minRttMs?: number;
+  /**
+   * On `start`: the window starts where this client's previous run of the same operation left it,
+   * a few minutes ago at most, rather than where a run against a service never seen starts.
+   */
+  resumed?: boolean;
 }
 
 /**

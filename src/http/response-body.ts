@@ -19,10 +19,14 @@ import type { AnswerHead, RequestSpec } from './types.js';
 /** Statuses whose response cannot carry a body (Fetch standard "null body status"). */
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
-/** Response headers as a plain object, each value scrubbed: a service may echo a secret in a header too. */
+/**
+ * Response headers as a plain object, each value scrubbed: a service may echo a secret in a header
+ * too. A header whose name holds a secret is left out (a name cannot carry the redaction marker).
+ */
 export function headersToRecord(headers: Headers, secrets: readonly string[] = []): HeadersRecord {
   const out: HeadersRecord = {};
   headers.forEach((value, key) => {
+    if (secrets.length > 0 && scrubSecrets(key, secrets) !== key) return;
     out[key] = scrubSecrets(value, secrets);
   });
   return out;
@@ -34,8 +38,8 @@ export function headersToRecord(headers: Headers, secrets: readonly string[] = [
  */
 function scrubbedHeaders(headers: Headers, secrets: readonly string[]): Headers {
   let changed = false;
-  headers.forEach((value) => {
-    changed ||= scrubSecrets(value, secrets) !== value;
+  headers.forEach((value, key) => {
+    changed ||= scrubSecrets(value, secrets) !== value || scrubSecrets(key, secrets) !== key;
   });
   return changed ? new Headers(headersToRecord(headers, secrets)) : headers;
 }

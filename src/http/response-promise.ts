@@ -4,12 +4,14 @@ import type { ResponseMetadata, WithResponse } from './public-types.js';
 
 /**
  * What a caller may read of an answer: its status, a copy of its headers, and its request id. A
- * hostile service may echo the client secret in any header: `secrets` are scrubbed from each value.
+ * hostile service may echo the client secret in any header: `secrets` are scrubbed from each value,
+ * and a header whose name holds one is left out.
  */
 export function responseMetadataOf(response: Response, secrets: readonly string[] = []): ResponseMetadata {
   const headers = new Headers();
   for (const [name, value] of response.headers) {
-    headers.append(name, secrets.length === 0 ? value : scrubSecrets(value, secrets));
+    if (secrets.length === 0) headers.append(name, value);
+    else if (scrubSecrets(name, secrets) === name) headers.append(name, scrubSecrets(value, secrets));
   }
   return { status: response.status, headers, requestId: requestIdFrom(response.headers, secrets) };
 }

@@ -14,11 +14,28 @@ export interface ConcurrencyLimiterOptions {
   adaptive?: boolean;
   /** The window at the start. @default min(max, INITIAL_WINDOW) */
   initial?: number;
+  /** Where the client's previous run of this operation left its window (window-memory.ts): this run starts there. */
+  resume?: LearntWindow | undefined;
   operation: ConcurrencyHookEvent['operation'];
   /** Told of the start and of every change of the window (the `concurrency` hook). */
   onChange?: (event: ConcurrencyHookEvent) => void;
   /** Clock in ms, injectable for tests. @default performance.now */
   now?: () => number;
+}
+
+/**
+ * What a run's window learnt, for the client's next run of the same operation: the window it ended
+ * at, and the knee a latency shrink or push-back found (undefined: none was found).
+ */
+export interface LearntWindow {
+  limit: number;
+  knee: number | undefined;
+}
+
+/** What a run's own evidence says of its window, for the client to remember (window-memory.ts). */
+export interface WindowOutcome extends LearntWindow {
+  /** The run met a latency shrink or push-back: its window is the service's word, even if lower. */
+  pushedBack: boolean;
 }
 
 /** One answered request, for the window: when its last attempt left, when it was answered, how large it was. */
@@ -64,6 +81,10 @@ export class ConcurrencyLimiter {
   #backedOffUntil = Number.NEGATIVE_INFINITY;
   #lastRtt: number | undefined;
   #started = false;
+  #resumed = false;
+  /** A round of this run filled its window and was judged, or the service pushed back: the window is this run's finding. */
+  #judged = false;
+  #pushedBack = false;
 
   constructor(options: ConcurrencyLimiterOptions) {
     this.max = Math.max(1, Math.floor(options.max));
@@ -71,7 +92,16 @@ export class ConcurrencyLimiter {
     this.#operation = options.operation;
     this.#onChange = options.onChange;
     this.#now = options.now ?? (() => performance.now());
-    const initial = this.adaptive ? (options.initial ?? INITIAL_WINDOW) : this.max;
+    let initial = this.adaptive ? (options.initial ?? INITIAL_WINDOW) : this.max;
+    const resume = this.adaptive ? options.resume : undefined;
+    // The previous run's window only ever starts this one higher than a run never seen would (never
+    // lower: a window below the start is found again in a round trip), and its knee, above the
+    // start, keeps growth past it gentle, as it was when that run ended.
+    if (resume !== undefined && resume.limit > initial) {
+      this.#knee = resume.knee !== undefined && resume.knee > initial ? resume.knee : undefined;
+      initial = resume.limit;
+      this.#resumed = true;
+    }
     this.#limit = Math.max(1, Math.min(this.max, Math.floor(initial)));
     this.#roundSince = this.#now();
   }
@@ -83,6 +113,15 @@ export class ConcurrencyLimiter {
 
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /**
+   * What this run found of its window, for the client's next run; undefined when the run judged
+   * no round (too short, or never filled its window) and met no push-back: nothing to go on.
+   */
+  outcome(): WindowOutcome | undefined {
+    if (!this.adaptive || !this.#judged) return undefined;
+    return { limit: this.#limit, knee: this.#knee, pushedBack: this.#pushedBack };
   }
 
   /** Announces the starting window (the hook's `start` event); later calls do nothing. */
@@ -136,9 +175,12 @@ export class ConcurrencyLimiter {
     this.#newRound();
     // A window the run does not fill (the input is slower than the network) says nothing about the service.
     const decision = decide(this.#limit, this.max, quartile.ratio, this.#knee);
+    if (filled) this.#judged = true;
     if (decision.kind === 'grow' && filled) {
       this.#set(decision.limit, 'grow', quartile.rttMs, quartile.minRttMs);
     } else if (decision.kind === 'shrink') {
+      this.#judged = true;
+      this.#pushedBack = true;
       this.#knee = decision.limit;
       this.#set(decision.limit, 'latency', quartile.rttMs, quartile.minRttMs);
     }
@@ -153,6 +195,8 @@ export class ConcurrencyLimiter {
     const now = this.#now();
     if (now < this.#backedOffUntil) return;
     this.#backedOffUntil = now + Math.max(Number.isFinite(waitMs) ? waitMs : 0, this.#lastRtt ?? 0);
+    this.#judged = true;
+    this.#pushedBack = true;
     const halved = Math.max(1, Math.floor(this.#limit / 2));
     // The halved window is a knee, as TCP's slow-start threshold is: growth past it is one request
     // per round, so that a service refusing at a limit is not met with a doubled window next round.
@@ -199,6 +243,7 @@ export class ConcurrencyLimiter {
       previous,
       inFlight: this.#inFlight,
       reason,
+      ...(reason === 'start' && this.#resumed && { resumed: true }),
       ...(rttMs !== undefined && { rttMs: Math.round(rttMs * 10) / 10 }),
       ...(minRttMs !== undefined && { minRttMs: Math.round(minRttMs * 10) / 10 }),
     });

@@ -1,0 +1,130 @@
+/**
+ * Secrets scrubbed in the form a service sees them: a token endpoint that ends its token with
+ * whitespace (which fetch drops from the header), and a service that writes a secret into a
+ * response header's name, which a redaction marker cannot stand in for.
+ */
+import { inspect } from 'node:util';
+import { PermissionDeniedError, PublishStoppedError, type PushError, ServerError } from 'push-api-client';
+import { describe, expect, it } from 'vitest';
+import { HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
+import { SAMPLE_RECORD } from '../support/records.js';
+
+const start = useHostileService();
+
+/** An opaque token of lower-case hex, as many services issue: a header name can hold it whole. */
+const LOWER_TOKEN = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08';
+
+/** Every view of an error a log or a report may show. */
+function views(error: unknown): string {
+  const cause = (error as { cause?: unknown } | undefined)?.cause;
+  return [
+    String(error),
+    inspect(error, { depth: Infinity, showHidden: true }),
+    JSON.stringify(error),
+    inspect(cause),
+  ].join('\n');
+}
+
+/** A service issuing `token` whose finance answers are a `status` that echoes the token as received, in its body and headers. */
+async function echoing(token: string, status: number, headers: (received: string) => Record<string, string>) {
+  return start((request, res) => {
+    if (request.route === 'token') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: 3600 }));
+      return true;
+    }
+    if (request.route !== 'finance') return false;
+    const received = (request.authorization ?? '').replace(/^Bearer /, '');
+    res.writeHead(status, { 'content-type': 'application/json', ...headers(received) });
+    res.end(JSON.stringify({ code: String(status), message: `token ${received} refused`, success: false }));
+    return true;
+  });
+}
+
+describe('a token issued with surrounding whitespace', () => {
+  for (const [name, padded] of [
+    ['a newline', `${LOWER_TOKEN}\n`],
+    ['CR LF', `${LOWER_TOKEN}\r\n`],
+    ['a tab', `${LOWER_TOKEN}\t`],
+    ['a space, before and after', ` ${LOWER_TOKEN} `],
+  ] as const) {
+    it(`is sent and scrubbed as fetch sends it (${name})`, async () => {
+      const service = await echoing(padded, 500, (received) => ({ 'x-echo': received }));
+      const client = service.client({ maxRetries: 0 });
+      expect((await client.tokens.getToken()).accessToken).toBe(LOWER_TOKEN);
+      const report = await client.finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
+      expect(service.on('finance')[0]?.authorization).toBe(`Bearer ${LOWER_TOKEN}`);
+      const error = report.batches[0]?.error;
+      expect(error).toBeInstanceOf(ServerError);
+      expect(error?.message).toContain('[redacted]');
+      expect(views(error)).not.toContain(LOWER_TOKEN);
+      expect(JSON.stringify(report)).not.toContain(LOWER_TOKEN);
+    });
+  }
+});
+
+describe('a secret in a response header name', () => {
+  it('is left out of a batch error and of the error that stops a run', async () => {
+    for (const status of [500, 403]) {
+      const service = await echoing(LOWER_TOKEN, status, (received) => ({
+        [received]: '1',
+        [`x-token-${received}`]: '1',
+        'x-kept': 'yes',
+      }));
+      const client = service.client({ maxRetries: 0 });
+      let error: PushError | undefined;
+      let report: unknown;
+      let thrown: unknown;
+      try {
+        report = await client.finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
+        error = (report as { batches: { error?: PushError }[] }).batches[0]?.error;
+      } catch (caught) {
+        // A 403 stops the run: the error that stopped it is the cause.
+        expect(caught).toBeInstanceOf(PublishStoppedError);
+        thrown = caught;
+        error = (caught as PublishStoppedError).cause as PushError;
+        report = (caught as PublishStoppedError).report;
+      }
+      expect(error).toBeInstanceOf(status === 403 ? PermissionDeniedError : ServerError);
+      const headers = (error as { headers?: Record<string, string> }).headers ?? {};
+      expect(headers['x-kept'], String(status)).toBe('yes');
+      expect(views(error), String(status)).not.toContain(LOWER_TOKEN);
+      expect(views(thrown), String(status)).not.toContain(LOWER_TOKEN);
+      expect(JSON.stringify(report), String(status)).not.toContain(LOWER_TOKEN);
+    }
+  });
+
+  it("is left out of a token answer's headers from withResponse()", async () => {
+    const secret = 'lowercase-secret-0123456789';
+    const service = await start((request, res) => {
+      if (request.route !== 'token') return false;
+      res.writeHead(200, { 'content-type': 'application/json', [`x-debug-${secret}`]: '1', 'x-kept': 'yes' });
+      res.end(JSON.stringify({ access_token: LOWER_TOKEN, token_type: 'Bearer', expires_in: 3600 }));
+      return true;
+    });
+    const client = service.client({ clientSecret: secret });
+    const { response } = await client.tokens.getToken().withResponse();
+    const names = [...(response?.headers.keys() ?? [])];
+    expect(names).toContain('x-kept');
+    expect(names.join(' ')).not.toContain(secret);
+  });
+
+  it('is left out of a success answer that a hook or the report sees', async () => {
+    const service = await start((request, res) => {
+      if (request.route === 'token') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ access_token: LOWER_TOKEN, token_type: 'Bearer', expires_in: 3600 }));
+        return true;
+      }
+      if (request.route !== 'finance') return false;
+      // `success` missing: the batch's outcome is unknown, and its error quotes the answer's headers.
+      res.writeHead(200, { 'content-type': 'application/json', [`x-${LOWER_TOKEN}`]: '1', 'x-kept': 'yes' });
+      res.end('{"stored":true}');
+      return true;
+    });
+    const report = await service.client({ maxRetries: 0 }).finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
+    const error = report.batches[0]?.error;
+    expect((error as { headers?: Record<string, string> }).headers?.['x-kept']).toBe('yes');
+    expect(views(error)).not.toContain(LOWER_TOKEN);
+  });
+});

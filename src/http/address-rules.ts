@@ -197,6 +197,19 @@ function scopeOf(hostname: string): NetworkScope {
  * address one connects to on purpose).
  */
 export function isLoopbackHostname(hostname: string): boolean {
+  // Asked on every attempt of a plain-http request (a local emulator): remembered per host name.
+  const known = loopbackHostnames.get(hostname);
+  if (known !== undefined) return known;
+  const loopback = isLoopbackHost(hostname);
+  if (hostname.length > MAX_DNS_NAME_LENGTH) return loopback;
+  if (loopbackHostnames.size >= MAX_REMEMBERED_HOSTS) loopbackHostnames.clear();
+  loopbackHostnames.set(hostname, loopback);
+  return loopback;
+}
+
+const loopbackHostnames = new Map<string, boolean>();
+
+function isLoopbackHost(hostname: string): boolean {
   const host = bareHost(hostname);
   if (host === 'localhost') return true;
   const v4 = ipv4Bytes(host);

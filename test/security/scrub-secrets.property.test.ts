@@ -34,6 +34,18 @@ describe('the secret scrubber', () => {
     }
   });
 
+  it('cuts a secret from a text without escapes, which the runtime search looks through first', () => {
+    // No backslash, `%` or `+` in the text: it is looked through with String#includes before any unit search.
+    const long = `${'tok-'.repeat(30_000)}end`; // 120,003 units: compiled in slices, found whole
+    expect(scrubSecrets(`a ${long} b ${long}`, [long])).toBe('a [redacted] b [redacted]');
+    expect(scrubSecrets('overlapping tokentokentoken here', ['tokentoken'])).toBe('overlapping [redacted] here');
+    // The secret's `+` is compared as a space, as a form decoder reads it.
+    expect(scrubSecrets('key is a b c.', ['a+b+c'])).toBe('key is [redacted].');
+    // A lone surrogate is a unit like any other.
+    expect(scrubSecrets('x\ud800secret-y', ['\ud800secret'])).toBe('x[redacted]-y');
+    expect(scrubSecrets('no secret here at all', ['absent-secret', 'tokentoken'])).toBe('no secret here at all');
+  });
+
   it('cuts an echoed secret out of a text once, however many of its forms overlap there', () => {
     const value = 'p@ss+wörd/=&secret';
     const text = `client_secret=${encodeURIComponent(value)}&x=1`;

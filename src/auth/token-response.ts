@@ -1,6 +1,6 @@
 import { TokenError } from '../errors.js';
 import { parseJsonObject } from '../internal/json.js';
-import { scrubJsonValue, truncateText } from '../internal/redact.js';
+import { scrubJsonValue, trimHttpWhitespace, truncateText } from '../internal/redact.js';
 import type { AccessToken } from './token-store.js';
 
 /**
@@ -83,7 +83,7 @@ export function parseTokenResponse(
   if (typeof issued !== 'string' || issued.trim() === '') throw invalid('access_token is missing', status);
   // Kept as a request carries it: fetch drops a header value's leading and trailing whitespace
   // (a token endpoint that ends its token with a newline), and the token is scrubbed as sent.
-  const accessToken = issued.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
+  const accessToken = trimHttpWhitespace(issued);
   const tokenType = body.token_type;
   if (typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer') {
     throw invalid('token_type is not Bearer', status);

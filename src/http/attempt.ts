@@ -1,6 +1,6 @@
 import { PushError, requestIdFrom } from '../errors.js';
 import { drops } from '../internal/logger.js';
-import { scrubAnswerUrlText } from '../internal/redact.js';
+import { scrubAnswerUrlText, trimHttpWhitespace } from '../internal/redact.js';
 import { onAbort } from '../internal/waits.js';
 import type { FetchLike } from './fetch.js';
 import { toTransportError } from './fetch.js';
@@ -116,7 +116,10 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
   // An answer may echo what was sent; the bearer token and the caller's secrets never reach an error.
   // As fetch sends it: a header value loses its leading and trailing whitespace, so an echo of the
   // token as received holds no whitespace that the token as issued may have ended with.
-  const bearerToken = options.authorization?.replace(/^Bearer\s+/i, '').replace(/[\t\n\r ]+$/, '');
+  const bearerToken =
+    options.authorization === undefined
+      ? undefined
+      : trimHttpWhitespace(options.authorization.replace(/^Bearer\s+/i, ''));
   const secrets = [...(spec.secrets ?? []), ...(options.credentials ?? []), ...(bearerToken ? [bearerToken] : [])];
   // The address as the client built it, never a redirect hop's: the service chose those, and may
   // have written a token it received into one. A signed upload address came from an answer too.

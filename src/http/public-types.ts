@@ -157,8 +157,9 @@ export interface ConcurrencyHookEvent {
   /** The least round trip seen for requests of that answer's size when it came, in milliseconds. */
   minRttMs?: number;
   /**
-   * On `start`: the window starts where this client's previous run of the same operation left it,
-   * a few minutes ago at most, rather than where a run against a service never seen starts.
+   * On `start`: the run starts from what this client's previous publish, 10 minutes ago at most,
+   * learnt: the window it ended with (when higher than the start of 8) and the knee it found (past
+   * which growth is one request per round), rather than as against a service never seen.
    */
   resumed?: boolean;
 }

@@ -13,7 +13,7 @@ import {
   requestIdFrom,
 } from '../errors.js';
 import { parseJsonObject } from '../internal/json.js';
-import { cutAfterSecrets, scrubJsonValue, scrubSecrets } from '../internal/redact.js';
+import { cutAfterSecrets, scrubJsonValue, scrubSecrets, secretInName } from '../internal/redact.js';
 import type { AnswerHead, RequestSpec } from './types.js';
 
 /** Statuses whose response cannot carry a body (Fetch standard "null body status"). */
@@ -25,8 +25,9 @@ const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
  */
 export function headersToRecord(headers: Headers, secrets: readonly string[] = []): HeadersRecord {
   const out: HeadersRecord = {};
+  const holdsSecret = secretInName(secrets);
   headers.forEach((value, key) => {
-    if (secrets.length > 0 && scrubSecrets(key, secrets) !== key) return;
+    if (holdsSecret(key)) return;
     out[key] = scrubSecrets(value, secrets);
   });
   return out;
@@ -38,8 +39,9 @@ export function headersToRecord(headers: Headers, secrets: readonly string[] = [
  */
 function scrubbedHeaders(headers: Headers, secrets: readonly string[]): Headers {
   let changed = false;
+  const holdsSecret = secretInName(secrets);
   headers.forEach((value, key) => {
-    changed ||= scrubSecrets(value, secrets) !== value || scrubSecrets(key, secrets) !== key;
+    changed ||= scrubSecrets(value, secrets) !== value || holdsSecret(key);
   });
   return changed ? new Headers(headersToRecord(headers, secrets)) : headers;
 }

@@ -1,5 +1,5 @@
 import { requestIdFrom } from '../errors.js';
-import { scrubSecrets } from '../internal/redact.js';
+import { scrubSecrets, secretInName } from '../internal/redact.js';
 import type { ResponseMetadata, WithResponse } from './public-types.js';
 
 /**
@@ -9,9 +9,10 @@ import type { ResponseMetadata, WithResponse } from './public-types.js';
  */
 export function responseMetadataOf(response: Response, secrets: readonly string[] = []): ResponseMetadata {
   const headers = new Headers();
+  const holdsSecret = secretInName(secrets);
   for (const [name, value] of response.headers) {
     if (secrets.length === 0) headers.append(name, value);
-    else if (scrubSecrets(name, secrets) === name) headers.append(name, scrubSecrets(value, secrets));
+    else if (!holdsSecret(name)) headers.append(name, scrubSecrets(value, secrets));
   }
   return { status: response.status, headers, requestId: requestIdFrom(response.headers, secrets) };
 }

@@ -146,3 +146,37 @@ export function scrubJsonValue(value: unknown, secrets: readonly (string | undef
   }
   return out;
 }
+
+/**
+ * A test of header names for the secrets: whether a name may hold one. Names come lower-cased (the
+ * Headers class lower-cases what the service sent), so they are searched for the secrets
+ * lower-cased. A name with a `%` escape (a name may hold one) could hold an encoded secret in
+ * either case, which a search in one case misses: it counts as holding one.
+ */
+export function secretInName(secrets: readonly string[]): (name: string) => boolean {
+  if (secrets.length === 0) return () => false;
+  const lowered = secrets.map((secret) => secret.toLowerCase());
+  return (name) => name.includes('%') || scrubSecrets(name, lowered) !== name;
+}
+
+/**
+ * HTTP's optional whitespace (space, tab) and the line breaks a header value may not hold, which
+ * fetch drops from both ends of a header value.
+ */
+function isHttpWhitespace(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
+}
+
+/**
+ * `text` without the HTTP whitespace at either end, as fetch sends a header value: the form of a
+ * token a service receives, hence the one scrubbed. A loop, not a
+ * regex: `[ \t]+$` over a value with a long inner run of spaces re-reads the run from each of its
+ * characters, and a token endpoint chooses the token.
+ */
+export function trimHttpWhitespace(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && isHttpWhitespace(text.charCodeAt(start))) start++;
+  while (end > start && isHttpWhitespace(text.charCodeAt(end - 1))) end--;
+  return start === 0 && end === text.length ? text : text.slice(start, end);
+}

@@ -95,12 +95,13 @@ export class ConcurrencyLimiter {
     let initial = this.adaptive ? (options.initial ?? INITIAL_WINDOW) : this.max;
     const resume = this.adaptive ? options.resume : undefined;
     // The previous run's window only ever starts this one higher than a run never seen would (never
-    // lower: a window below the start is found again in a round trip), and its knee, above the
-    // start, keeps growth past it gentle, as it was when that run ended.
-    if (resume !== undefined && resume.limit > initial) {
-      this.#knee = resume.knee !== undefined && resume.knee > initial ? resume.knee : undefined;
-      initial = resume.limit;
-      this.#resumed = true;
+    // lower: a window below the start is found again in a round trip). Its knee, wherever the
+    // service put it, keeps growth past it one request per round, as it was when that run ended.
+    if (resume !== undefined) {
+      const raised = resume.limit > initial;
+      if (raised) initial = resume.limit;
+      if (resume.knee !== undefined) this.#knee = resume.knee;
+      this.#resumed = raised || resume.knee !== undefined;
     }
     this.#limit = Math.max(1, Math.min(this.max, Math.floor(initial)));
     this.#roundSince = this.#now();

@@ -149,6 +149,21 @@ describe('a resumed window', () => {
     expect(limiter({ limit: 24, knee: undefined }, 12).limit).toBe(12);
   });
 
+  it('keeps a knee at or below the start: growth past it is one request per round', () => {
+    let now = 0;
+    const grown = (resume: { limit: number; knee: number | undefined } | undefined) => {
+      const window = new ConcurrencyLimiter({ max: 32, operation: 'finance', resume, now: () => now });
+      window.start();
+      // A round that fills the window, answered at its least round trip: the window grows.
+      for (let i = 0; i < window.limit; i++) void window.acquire();
+      now = 1;
+      for (let i = 0; i < window.limit / 2; i++) window.onRoundTrip({ startedAt: 1, endedAt: 21 });
+      return window.limit;
+    };
+    expect(grown(undefined)).toBe(16);
+    expect(grown({ limit: 5, knee: 4 })).toBe(9);
+  });
+
   it('reports nothing learnt until a round filled its window', () => {
     const window = limiter({ limit: 24, knee: 16 });
     expect(window.outcome()).toBeUndefined();

@@ -6,6 +6,7 @@
 import { inspect } from 'node:util';
 import { PermissionDeniedError, PublishStoppedError, type PushError, ServerError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
+import { trimHttpWhitespace } from '../../src/internal/redact.js';
 import { HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
@@ -63,6 +64,22 @@ describe('a token issued with surrounding whitespace', () => {
   }
 });
 
+describe('a token built to make trimming slow', () => {
+  it('is trimmed in one pass: an inner run of 60,000 spaces, then whitespace at the end', async () => {
+    // `[ \t]+$` re-reads an inner run of spaces from each of its characters: seconds per attempt here.
+    const token = `a${' '.repeat(60_000)}b`;
+    const service = await echoing(`${token}\n`, 500, () => ({}));
+    const client = service.client({ maxRetries: 0 });
+    expect((await client.tokens.getToken()).accessToken).toBe(token);
+    const report = await client.finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
+    expect(service.on('finance')[0]?.authorization).toBe(`Bearer ${token}`);
+    expect(report.batches[0]?.error?.message).toContain('[redacted]');
+    expect(trimHttpWhitespace(`\t x${' '.repeat(1_000_000)}y \r\n`)).toBe(`x${' '.repeat(1_000_000)}y`);
+    // A bound, not a measure: one pass takes milliseconds here, the backtracking regex 4 s per read
+    // of the token (its parse, then every attempt), past this test's limit on any machine.
+  }, 3_000);
+});
+
 describe('a secret in a response header name', () => {
   it('is left out of a batch error and of the error that stops a run', async () => {
     for (const status of [500, 403]) {
@@ -92,6 +109,32 @@ describe('a secret in a response header name', () => {
       expect(views(thrown), String(status)).not.toContain(LOWER_TOKEN);
       expect(JSON.stringify(report), String(status)).not.toContain(LOWER_TOKEN);
     }
+  });
+
+  it('is left out whatever its case, and so is a name holding an escape', async () => {
+    // The Headers class lower-cases names: a token with capitals arrives lower-cased.
+    const token = 'at-Token-AbC123xyz';
+    const service = await start((request, res) => {
+      if (request.route === 'token') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: 3600 }));
+        return true;
+      }
+      if (request.route !== 'finance') return false;
+      res.writeHead(500, {
+        'content-type': 'application/json',
+        [`x-${token}`]: '1',
+        'x-at-token-%41bc123xyz': '1',
+        'x-kept': 'yes',
+      });
+      res.end('{"success":false}');
+      return true;
+    });
+    const report = await service.client({ maxRetries: 0 }).finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
+    const headers = (report.batches[0]?.error as { headers?: Record<string, string> } | undefined)?.headers ?? {};
+    expect(Object.keys(headers)).toContain('x-kept');
+    expect(Object.keys(headers).filter((name) => name.startsWith('x-at'))).toEqual([]);
+    expect(JSON.stringify(report).toLowerCase()).not.toContain(token.toLowerCase());
   });
 
   it("is left out of a token answer's headers from withResponse()", async () => {

@@ -20,7 +20,8 @@ export function useLoopbackServers(): ((handler: LoopbackHandler) => Promise<str
     }
   });
   const serve = async (handler: LoopbackHandler): Promise<string> => {
-    const server = createServer((req, res) => {
+    // Headers up to 128 KiB (Node's default is 16): tests send tokens a hostile endpoint made large.
+    const server = createServer({ maxHeaderSize: 128 * 1024 }, (req, res) => {
       let body = '';
       req.on('data', (chunk) => {
         body += chunk;

@@ -34,8 +34,9 @@ export function headersToRecord(headers: Headers, secrets: readonly string[] = [
 }
 
 /**
- * The headers with each value scrubbed, or the same object when no value held a secret (the
- * common case: the copy and its checks cost a success answer more than reading its body).
+ * The headers with each value scrubbed and each name holding a secret left out, or the same object
+ * when no name or value held one (the common case: the copy and its checks cost a success answer
+ * more than reading its body).
  */
 function scrubbedHeaders(headers: Headers, secrets: readonly string[]): Headers {
   let changed = false;

@@ -14,7 +14,10 @@ export interface ConcurrencyLimiterOptions {
   adaptive?: boolean;
   /** The window at the start. @default min(max, INITIAL_WINDOW) */
   initial?: number;
-  /** Where the client's previous run of this operation left its window (window-memory.ts): this run starts there. */
+  /**
+   * What the client's previous run of this operation learnt (window-memory.ts): this run starts at
+   * its window when that is higher than `initial`, and keeps its knee.
+   */
   resume?: LearntWindow | undefined;
   operation: ConcurrencyHookEvent['operation'];
   /** Told of the start and of every change of the window (the `concurrency` hook). */

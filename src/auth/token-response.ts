@@ -48,6 +48,14 @@ export function tokenErrorFromResponse(
   });
 }
 
+function isVisibleAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x21 || code > 0x7e) return false;
+  }
+  return true;
+}
+
 function invalid(reason: string, status: number): TokenError {
   return new TokenError('invalid_token_response', `Token endpoint returned an unusable token: ${reason}`, { status });
 }
@@ -84,6 +92,12 @@ export function parseTokenResponse(
   // Kept as a request carries it: fetch drops a header value's leading and trailing whitespace
   // (a token endpoint that ends its token with a newline), and the token is scrubbed as sent.
   const accessToken = trimHttpWhitespace(issued);
+  // RFC 6750 tokens are visible ASCII. Anything else goes out as bytes no scrubbing can follow
+  // (fetch sends U+0080–U+00FF as single Latin-1 bytes, which an echo then percent-encodes as no
+  // UTF-8 decoder reads), or fails every request; refused here, once, with a clear reason.
+  if (!isVisibleAscii(accessToken)) {
+    throw invalid('access_token holds spaces or characters outside visible ASCII (RFC 6750)', status);
+  }
   const tokenType = body.token_type;
   if (typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer') {
     throw invalid('token_type is not Bearer', status);

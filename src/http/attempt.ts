@@ -116,10 +116,13 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
   // An answer may echo what was sent; the bearer token and the caller's secrets never reach an error.
   // As fetch sends it: a header value loses its leading and trailing whitespace, so an echo of the
   // token as received holds no whitespace that the token as issued may have ended with.
+  // The transport writes `Bearer <token>` itself: the prefix is cut as written, not as any whitespace.
   const bearerToken =
     options.authorization === undefined
       ? undefined
-      : trimHttpWhitespace(options.authorization.replace(/^Bearer\s+/i, ''));
+      : trimHttpWhitespace(
+          options.authorization.startsWith('Bearer ') ? options.authorization.slice(7) : options.authorization,
+        );
   const secrets = [...(spec.secrets ?? []), ...(options.credentials ?? []), ...(bearerToken ? [bearerToken] : [])];
   // The address as the client built it, never a redirect hop's: the service chose those, and may
   // have written a token it received into one. A signed upload address came from an answer too.

@@ -4,7 +4,7 @@
  * response header's name, which a redaction marker cannot stand in for.
  */
 import { inspect } from 'node:util';
-import { PermissionDeniedError, PublishStoppedError, type PushError, ServerError } from 'push-api-client';
+import { PermissionDeniedError, PublishStoppedError, type PushError, ServerError, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { trimHttpWhitespace } from '../../src/internal/redact.js';
 import { HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
@@ -65,12 +65,29 @@ describe('a token issued with surrounding whitespace', () => {
 });
 
 describe('a token built to make trimming slow', () => {
-  it('is trimmed in one pass: an inner run of 60,000 spaces, then whitespace at the end', async () => {
-    // `[ \t]+$` re-reads an inner run of spaces from each of its characters: seconds per attempt here.
+  it('is trimmed in one pass, from the token endpoint and from a token store', async () => {
+    // `[ \t]+$` re-reads an inner run of spaces from each of its characters: seconds per read here.
     const token = `a${' '.repeat(60_000)}b`;
-    const service = await echoing(`${token}\n`, 500, () => ({}));
-    const client = service.client({ maxRetries: 0 });
-    expect((await client.tokens.getToken()).accessToken).toBe(token);
+    // From the endpoint: trimmed, then refused (spaces are not RFC 6750 token characters).
+    const refusing = await echoing(`${token}\n`, 500, () => ({}));
+    const refused = await refusing
+      .client({ maxRetries: 0 })
+      .tokens.getToken()
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(TokenError);
+    expect(String((refused as TokenError).message)).toContain('RFC 6750');
+    // From a store, which the client trusts: sent as it is, and scrubbed in the form sent.
+    const service = await echoing(LOWER_TOKEN, 500, () => ({}));
+    const store = {
+      get: () => ({
+        accessToken: `${token}\n`,
+        tokenType: 'Bearer',
+        expiresAt: new Date(Date.now() + 3_600_000),
+        scopes: [],
+      }),
+      set: () => {},
+    };
+    const client = service.client({ maxRetries: 0, tokenStore: store });
     const report = await client.finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     expect(service.on('finance')[0]?.authorization).toBe(`Bearer ${token}`);
     expect(report.batches[0]?.error?.message).toContain('[redacted]');
@@ -78,6 +95,26 @@ describe('a token built to make trimming slow', () => {
     // A bound, not a measure: one pass takes milliseconds here, the backtracking regex 4 s per read
     // of the token (its parse, then every attempt), past this test's limit on any machine.
   }, 3_000);
+});
+
+describe('a token a Bearer header cannot carry as it is', () => {
+  it('is refused with a clear reason, and is in no view of the error', async () => {
+    // fetch would send U+00A0 as the single byte 0xA0, which an echo percent-encodes as %A0: no UTF-8 reading finds it.
+    for (const token of [
+      `${LOWER_TOKEN}\u00a0`,
+      `${LOWER_TOKEN.slice(0, 20)}\u00a0${LOWER_TOKEN.slice(20)}`,
+      `${LOWER_TOKEN}é`,
+    ]) {
+      const service = await echoing(token, 500, () => ({}));
+      const error = await service
+        .client({ maxRetries: 0 })
+        .tokens.getToken()
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(TokenError);
+      expect((error as TokenError).error).toBe('invalid_token_response');
+      expect(views(error)).not.toContain(LOWER_TOKEN.slice(0, 20));
+    }
+  });
 });
 
 describe('a secret in a response header name', () => {

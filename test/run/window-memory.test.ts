@@ -31,15 +31,21 @@ function runLog() {
 
 const lastLimit = (events: readonly ConcurrencyHookEvent[]) => events.at(-1)?.limit;
 
+/** A client whose first publish, to a service answering in a flat 20 ms, grew its window past 8. */
+async function clientThatGrew() {
+  const { misbehave } = slowService('finance', () => 20);
+  const service = await start(misbehave);
+  const { runs, hooks } = runLog();
+  const client = service.client({ hooks });
+  await client.finance.publish('app-1', records(150), { batchSize: 1 });
+  const learnt = lastLimit(runs[0] ?? []);
+  expect(learnt).toBeGreaterThan(8);
+  return { service, client, runs, learnt };
+}
+
 describe('a client remembers where its last publish left the window', () => {
   it('starts its next publish there; a new client starts at 8', async () => {
-    const { misbehave } = slowService('finance', () => 20);
-    const service = await start(misbehave);
-    const { runs, hooks } = runLog();
-    const client = service.client({ hooks });
-    await client.finance.publish('app-1', records(150), { batchSize: 1 });
-    const learnt = lastLimit(runs[0] ?? []);
-    expect(learnt).toBeGreaterThan(8);
+    const { service, client, runs, learnt } = await clientThatGrew();
 
     const report = await client.finance.publish('app-1', records(40), { batchSize: 1 });
     expect(report.recordsSent).toBe(40);
@@ -52,13 +58,7 @@ describe('a client remembers where its last publish left the window', () => {
   });
 
   it('is not lowered by a short publish, whose window could not reach it', async () => {
-    const { misbehave } = slowService('finance', () => 20);
-    const service = await start(misbehave);
-    const { runs, hooks } = runLog();
-    const client = service.client({ hooks });
-    await client.finance.publish('app-1', records(150), { batchSize: 1 });
-    const learnt = lastLimit(runs[0] ?? []);
-    expect(learnt).toBeGreaterThan(8);
+    const { client, runs, learnt } = await clientThatGrew();
     await client.finance.publish('app-1', records(3), { batchSize: 1 });
     expect(runs[1]?.[0]).toMatchObject({ reason: 'start', limit: 3 });
     await client.finance.publish('app-1', records(40), { batchSize: 1 });
@@ -95,12 +95,7 @@ describe('a client remembers where its last publish left the window', () => {
   });
 
   it('is not used with adaptive: false', async () => {
-    const { misbehave } = slowService('finance', () => 20);
-    const service = await start(misbehave);
-    const { runs, hooks } = runLog();
-    const client = service.client({ hooks });
-    await client.finance.publish('app-1', records(150), { batchSize: 1 });
-    expect(lastLimit(runs[0] ?? [])).toBeGreaterThan(8);
+    const { client, runs } = await clientThatGrew();
     await client.finance.publish('app-1', records(20), { batchSize: 1, concurrency: 4, adaptive: false });
     expect(runs[1]?.[0]).toMatchObject({ reason: 'start', limit: 4 });
     expect(runs[1]?.[0]).not.toHaveProperty('resumed');

@@ -3,6 +3,7 @@
  * whitespace (which fetch drops from the header), and a service that writes a secret into a
  * response header's name, which a redaction marker cannot stand in for.
  */
+import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { PermissionDeniedError, PublishStoppedError, type PushError, ServerError, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
@@ -26,8 +27,8 @@ function views(error: unknown): string {
   ].join('\n');
 }
 
-/** A service issuing `token` whose finance answers are a `status` that echoes the token as received, in its body and headers. */
-async function echoing(token: string, status: number, headers: (received: string) => Record<string, string>) {
+/** A service issuing `token`, whose finance route `answer` serves with the token it received. */
+async function issuing(token: string, answer: (received: string, res: ServerResponse) => void) {
   return start((request, res) => {
     if (request.route === 'token') {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -35,10 +36,16 @@ async function echoing(token: string, status: number, headers: (received: string
       return true;
     }
     if (request.route !== 'finance') return false;
-    const received = (request.authorization ?? '').replace(/^Bearer /, '');
+    answer((request.authorization ?? '').replace(/^Bearer /, ''), res);
+    return true;
+  });
+}
+
+/** A service issuing `token` whose finance answers are a `status` that echoes the token as received, in its body and headers. */
+function echoing(token: string, status: number, headers: (received: string) => Record<string, string>) {
+  return issuing(token, (received, res) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers(received) });
     res.end(JSON.stringify({ code: String(status), message: `token ${received} refused`, success: false }));
-    return true;
   });
 }
 
@@ -151,13 +158,7 @@ describe('a secret in a response header name', () => {
   it('is left out whatever its case, and so is a name holding an escape', async () => {
     // The Headers class lower-cases names: a token with capitals arrives lower-cased.
     const token = 'at-Token-AbC123xyz';
-    const service = await start((request, res) => {
-      if (request.route === 'token') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: 3600 }));
-        return true;
-      }
-      if (request.route !== 'finance') return false;
+    const service = await issuing(token, (_received, res) => {
       res.writeHead(500, {
         'content-type': 'application/json',
         [`x-${token}`]: '1',
@@ -165,7 +166,6 @@ describe('a secret in a response header name', () => {
         'x-kept': 'yes',
       });
       res.end('{"success":false}');
-      return true;
     });
     const report = await service.client({ maxRetries: 0 }).finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     const headers = (report.batches[0]?.error as { headers?: Record<string, string> } | undefined)?.headers ?? {};
@@ -190,17 +190,10 @@ describe('a secret in a response header name', () => {
   });
 
   it('is left out of a success answer that a hook or the report sees', async () => {
-    const service = await start((request, res) => {
-      if (request.route === 'token') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ access_token: LOWER_TOKEN, token_type: 'Bearer', expires_in: 3600 }));
-        return true;
-      }
-      if (request.route !== 'finance') return false;
+    const service = await issuing(LOWER_TOKEN, (_received, res) => {
       // `success` missing: the batch's outcome is unknown, and its error quotes the answer's headers.
       res.writeHead(200, { 'content-type': 'application/json', [`x-${LOWER_TOKEN}`]: '1', 'x-kept': 'yes' });
       res.end('{"stored":true}');
-      return true;
     });
     const report = await service.client({ maxRetries: 0 }).finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     const error = report.batches[0]?.error;

@@ -57,8 +57,12 @@ function timeToMs(field: TimeField, value: TimeInput, ctx: z.core.ParsePayload):
     if (!Number.isSafeInteger(value) || value > field.max) {
       issue('expected whole Unix milliseconds');
     } else if (value < field.min) {
+      // As seconds, it must land after the floor too: 20251231 or 45657 are dates written as
+      // numbers (YYYYMMDD, a spreadsheet's serial day), and times 1000 they are still 1970.
       issue(
-        `expected Unix milliseconds; ${value} is before ${floor.slice(0, 10)} and looks like seconds (multiply by 1000)`,
+        value * 1000 >= field.min
+          ? `expected Unix milliseconds; ${value} is before ${floor.slice(0, 10)} and looks like seconds (multiply by 1000)`
+          : `expected Unix milliseconds; ${value} is before ${floor.slice(0, 10)}, as seconds too: a date written as a number (20251231, or a spreadsheet's serial day such as 45657) is not a timestamp`,
       );
     }
     return value;

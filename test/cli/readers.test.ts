@@ -80,6 +80,15 @@ describe('CSV reader', () => {
     ]);
   });
 
+  it('skips a line of spaces or tabs, or a DOS end-of-file byte, as an empty line, and still rejects a short row', async () => {
+    const rows = await csv('vendor,amount\nAcme,1\n   \n\t\t\nBeta,2\nshort\n \u001a\n\u001a');
+    expect(rows.map((row) => [row.kind, row.line])).toEqual([
+      ['record', 2],
+      ['record', 5],
+      ['reject', 6],
+    ]);
+  });
+
   it('after rows of blank cells, a malformed row is one reject at its own line, also past 2 MiB of them', async () => {
     const header = 'created,amount,currency,identifier,type,vendor\n';
     const valid = '2025-01-01,1,EUR,a,expense,A\n';
@@ -261,6 +270,35 @@ describe('JSON Lines reader', () => {
     expect(rows[2]).toMatchObject({ issues: [{ message: 'expected a JSON object, got an array' }] });
     expect(rows[3]).toMatchObject({ issues: [{ message: 'line is not valid UTF-8' }] });
   });
+
+  it('rejects what JSON.parse would settle silently: a key written twice, a number it would round', async () => {
+    const lines = [
+      '{"amount": 1, "vendor": "A", "amount": 2}',
+      '{"amount": 12345678901234567890, "vendor": "A"}',
+      '{"vendor": "A", "amount": -0.12345678901234567e3}',
+      '{"am\\u006funt": 1, "amount": 2}',
+      // Fifteen significant digits, trailing zeros, exponents, nested values and look-alikes in strings are fine.
+      '{"amount": 123456789012345, "created": 1735689600000, "x": 1000000000000000000000, "e": 1.5E+3, "n": {"amount": 1, "amount": 2}, "s": "12345678901234567890 \\"amount\\": 1", "t": [12345678901234567890]}',
+    ];
+    const rows = await collect(readJsonl(bytes(lines.join('\n')), 'f.jsonl'));
+    expect(rows.map((row) => row.kind)).toEqual(['reject', 'reject', 'reject', 'reject', 'record']);
+    expect(rows[0]).toMatchObject({
+      line: 1,
+      issues: [{ field: 'amount', message: expect.stringMatching(/written twice/) }],
+    });
+    expect(rows[1]).toMatchObject({
+      issues: [
+        {
+          field: 'amount',
+          message: expect.stringMatching(
+            /^more digits than can be stored exactly: 12345678901234567890 .*12345678901234567000/,
+          ),
+        },
+      ],
+    });
+    expect(rows[2]).toMatchObject({ issues: [{ field: 'amount' }] });
+    expect(rows[3]).toMatchObject({ issues: [{ field: 'amount', message: expect.stringMatching(/written twice/) }] });
+  });
 });
 
 describe('JSON reader', () => {
@@ -280,6 +318,19 @@ describe('JSON reader', () => {
     for (const ch of text) rows.push(...splitter.push(ch));
     splitter.end();
     expect(rows.map((row) => (row.kind === 'record' ? row.record : row.kind))).toEqual([{ s: 'a,b}' }, { t: 2 }]);
+  });
+
+  it('rejects the same hidden problems in an element, and a "records" written twice as a fatal input error', async () => {
+    const rows = await collect(
+      readJson(bytes('[{"amount": 1,\n "amount": 2}, {"amount": 9007199254740993}]'), 'f.json'),
+    );
+    expect(rows.map((row) => [row.kind, row.line])).toEqual([
+      ['reject', 1],
+      ['reject', 2],
+    ]);
+    await expect(collect(readJson(bytes('{"records": [{"a": 1}], "records": [{"b": 2}]}'), 'f.json'))).rejects.toThrow(
+      /"records" is written twice/,
+    );
   });
 
   it('treats a document that is neither an array nor has records as a fatal input error', async () => {

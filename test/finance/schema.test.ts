@@ -125,6 +125,11 @@ describe('finance record schema', () => {
 
   it('says a seconds timestamp looks like seconds', () => {
     expect(issuesOf({ ...financeRecord(1), created: 1_700_000_000 })[0]?.message).toMatch(/looks like seconds/);
+    for (const created of [20_251_231, 45_657]) {
+      const message = issuesOf({ ...financeRecord(1), created })[0]?.message;
+      expect(message).toMatch(/is not a timestamp/);
+      expect(message).not.toMatch(/multiply by 1000/);
+    }
   });
 
   it('rejects a value that is not an object', () => {

@@ -5,8 +5,14 @@
  * `(42.50)`, alone or combined (`($1,000.00)`, `-$42.50`).
  */
 
-/** What reading one amount says: the number and the currency code it carried, or why it is not an amount. */
-export type AmountReading = { ok: true; value: number; currency: string | undefined } | { ok: false; message: string };
+/**
+ * What reading one amount says: the number and the currency it carried, or why it is not an amount.
+ * `currency` is a code written beside the number, or the one currency its symbol stands for (`€`:
+ * EUR); `currencies` are the few a symbol may stand for (`¥`: JPY or CNY), when it is not one.
+ */
+export type AmountReading =
+  | { ok: true; value: number; currency: string | undefined; currencies: readonly string[] | undefined }
+  | { ok: false; message: string };
 
 /**
  * Reads one amount. A successful reading is one object per reader, overwritten by the next call:
@@ -33,6 +39,57 @@ const NARROW_NBSP = 0x202f;
 const POWERS = Array.from({ length: 23 }, (_, n) => 10 ** n);
 const CURRENCY_SYMBOL = /^\p{Sc}$/u;
 
+/**
+ * Symbols (with the letter prefixes exports write) that stand for one currency or a few: a row whose
+ * currency is none of them is invalid rather than stored with the wrong currency, and one that has
+ * no currency gets the symbol's when it stands for one. Any other currency sign (`$`, `kr`) says
+ * nothing about which currency it is, and is only stripped.
+ */
+const SYMBOL_CURRENCIES: ReadonlyMap<string, readonly string[]> = new Map([
+  ['€', ['EUR']],
+  ['£', ['GBP', 'EGP', 'FKP', 'GIP', 'SHP', 'SSP', 'SYP', 'LBP']],
+  ['¥', ['JPY', 'CNY']],
+  ['₹', ['INR']],
+  ['₩', ['KRW', 'KPW']],
+  ['₽', ['RUB']],
+  ['₺', ['TRY']],
+  ['₪', ['ILS']],
+  ['₫', ['VND']],
+  ['₱', ['PHP']],
+  ['฿', ['THB']],
+  ['₴', ['UAH']],
+  ['₦', ['NGN']],
+  ['₸', ['KZT']],
+  ['₼', ['AZN']],
+  ['₾', ['GEL']],
+  ['US$', ['USD']],
+  ['A$', ['AUD']],
+  ['AU$', ['AUD']],
+  ['NZ$', ['NZD']],
+  ['HK$', ['HKD']],
+  ['S$', ['SGD']],
+  ['R$', ['BRL']],
+  ['NT$', ['TWD']],
+  ['MX$', ['MXN']],
+  ['CA$', ['CAD']],
+]);
+
+/** Signs of a currency's hundredth (`50¢`): the number is not in the currency's units. */
+const SUBUNIT_SIGNS = new Set(['¢', '₥']);
+
+/**
+ * The ISO 4217 codes this runtime knows, so that a word beside a number (`12.50 net`, `4.00 VAT`)
+ * is not taken for a currency; undefined where the runtime cannot list them (any three letters pass).
+ */
+const ISO_CURRENCIES: ReadonlySet<string> | undefined = (() => {
+  const supportedValuesOf = (Intl as { supportedValuesOf?: (key: 'currency') => string[] }).supportedValuesOf;
+  try {
+    return supportedValuesOf === undefined ? undefined : new Set(supportedValuesOf('currency'));
+  } catch {
+    return undefined;
+  }
+})();
+
 function isSpace(code: number): boolean {
   return code === SPACE || code === NBSP || code === NARROW_NBSP || code === 9;
 }
@@ -45,18 +102,37 @@ function show(text: string): string {
   return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
 }
 
+/** What stands beside a number: the currencies it may mean (none: a sign that names no currency). */
+type CurrencyMark = { currencies: readonly string[] } | { refused: string };
+
+const ANY_CURRENCY: CurrencyMark = { currencies: [] };
+
 /**
- * What may stand beside the number: a 3-letter code (any case), or a currency symbol, possibly with
- * a letter prefix such as `US$` or `R$`. Returns the code upper-cased, '' for a symbol alone, or
- * undefined when the text is neither.
+ * What may stand beside the number: an ISO 4217 code (any case), or a currency symbol, possibly
+ * with a letter prefix such as `US$` or `R$`. Undefined when the text is neither.
  */
-function currencyMark(text: string): string | undefined {
+function currencyMark(text: string): CurrencyMark | undefined {
   let letters = 0;
   while (letters < text.length && isAsciiLetter(text.charCodeAt(letters))) letters++;
-  if (letters === text.length) return letters === 3 ? text.toUpperCase() : undefined;
+  if (letters === text.length) {
+    if (letters !== 3) return undefined;
+    const code = text.toUpperCase();
+    if (ISO_CURRENCIES !== undefined && !ISO_CURRENCIES.has(code)) return undefined;
+    return { currencies: [code] };
+  }
   const rest = text.slice(letters);
-  if (letters <= 2 && CURRENCY_SYMBOL.test(rest)) return '';
-  return undefined;
+  if (letters > 2 || !CURRENCY_SYMBOL.test(rest)) return undefined;
+  if (SUBUNIT_SIGNS.has(rest))
+    return { refused: `${rest} counts hundredths: write the amount in the currency's units` };
+  const known = SYMBOL_CURRENCIES.get(text.toUpperCase());
+  return known === undefined ? ANY_CURRENCY : { currencies: known };
+}
+
+/** The currencies both marks allow: one mark's alone when the other names none; empty when they disagree. */
+function bothMarks(first: readonly string[] | undefined, second: readonly string[]): readonly string[] {
+  if (first === undefined || first.length === 0) return second;
+  if (second.length === 0) return first;
+  return first.filter((code) => second.includes(code));
 }
 
 /**
@@ -72,11 +148,12 @@ export function amountReader(format: AmountFormat): AmountReader {
   const isThousands = (code: number) => code === thousands || (thousandsIsSpace && isSpace(code));
   const ambiguous = format.decimal === ',' && format.thousands === undefined ? 46 /* . */ : undefined;
   const unexpectedGroup = format.decimal === '.' && format.thousands === undefined ? 44 /* , */ : undefined;
-  const success: { ok: true; value: number; currency: string | undefined } = {
-    ok: true,
-    value: 0,
-    currency: undefined,
-  };
+  const success: {
+    ok: true;
+    value: number;
+    currency: string | undefined;
+    currencies: readonly string[] | undefined;
+  } = { ok: true, value: 0, currency: undefined, currencies: undefined };
 
   return (raw) => {
     const text = raw.trim();
@@ -112,7 +189,7 @@ export function amountReader(format: AmountFormat): AmountReader {
     while (numberEnd > numberStart && isSpace(text.charCodeAt(numberEnd - 1))) numberEnd--;
 
     // Before the number: an optional sign and an optional currency mark, in either order.
-    let currency: string | undefined;
+    let currencies: readonly string[] | undefined;
     let before = text.slice(start, numberStart).trim();
     let minus = false;
     const first = before[0];
@@ -129,7 +206,8 @@ export function amountReader(format: AmountFormat): AmountReader {
     if (before !== '') {
       const mark = currencyMark(before);
       if (mark === undefined) return { ok: false, message: `not an amount: ${show(raw)}` };
-      if (mark !== '') currency = mark;
+      if ('refused' in mark) return { ok: false, message: `not an amount: ${show(raw)}: ${mark.refused}` };
+      currencies = mark.currencies;
     }
     let after = text.slice(numberEnd, end).trim();
     // A sign after the number, as SAP and some ledgers write it: 42.50-
@@ -142,12 +220,12 @@ export function amountReader(format: AmountFormat): AmountReader {
     if (after !== '') {
       const mark = currencyMark(after);
       if (mark === undefined) return { ok: false, message: `not an amount: ${show(raw)}` };
-      if (mark !== '') {
-        if (currency !== undefined && currency !== mark) {
-          return { ok: false, message: `two currencies in one amount: ${show(raw)}` };
-        }
-        currency = mark;
+      if ('refused' in mark) return { ok: false, message: `not an amount: ${show(raw)}: ${mark.refused}` };
+      const both = bothMarks(currencies, mark.currencies);
+      if (both.length === 0 && (currencies?.length ?? 0) > 0 && mark.currencies.length > 0) {
+        return { ok: false, message: `two currencies in one amount: ${show(raw)}` };
       }
+      currencies = both;
     }
 
     // The number: digits, thousands separators only between groups of three, one decimal separator.
@@ -230,7 +308,8 @@ export function amountReader(format: AmountFormat): AmountReader {
     }
     // -0 would be sent as 0 anyway; keep the record as it is sent.
     success.value = negative && value !== 0 ? -value : value;
-    success.currency = currency;
+    success.currency = currencies?.length === 1 ? currencies[0] : undefined;
+    success.currencies = currencies !== undefined && currencies.length > 1 ? currencies : undefined;
     return success;
   };
 }

@@ -147,6 +147,83 @@ function looksLikeMilliseconds(text: string): DateReading {
   return { ok: false, message: `${shownDate(text)} looks like milliseconds: use --date-format unix-ms` };
 }
 
+/**
+ * Digits read as Unix milliseconds stop at 2286-11-20, where they reach 14 digits: past it, digits
+ * are microseconds, or a date and time written without separators (SAP's YYYYMMDDhhmmss), read as
+ * an instant centuries away. Numbers from JSON meet the same limit.
+ */
+const LATEST_DIGITS_MS = 10_000_000_000_000;
+const LATEST_DIGITS = new Date(LATEST_DIGITS_MS).toISOString().slice(0, 10);
+
+function tooLateForMilliseconds(text: string, unit = 'Unix milliseconds'): DateReading {
+  return {
+    ok: false,
+    message: `${shownDate(text)} is after ${LATEST_DIGITS} as ${unit}: microseconds, or a date written as digits? --date-format reads other forms`,
+  };
+}
+
+/** Years a date written as digits (YYYYMMDD…) is taken to be in, for the hint below. */
+const DIGIT_DATE_YEARS = { min: 1900, max: 2099 };
+
+/**
+ * The pattern a cell of digits matches as a calendar date without separators (YYYYMMDD,
+ * YYYYMMDDHHmm, YYYYMMDDHHmmss, as SAP and many ledgers export them), or undefined. Such a cell read
+ * as Unix milliseconds lands in the 1970s or after 2286, never where it means.
+ */
+function digitDatePattern(text: string): string | undefined {
+  const pattern =
+    text.length === 8
+      ? 'YYYYMMDD'
+      : text.length === 12
+        ? 'YYYYMMDDHHmm'
+        : text.length === 14
+          ? 'YYYYMMDDHHmmss'
+          : undefined;
+  if (pattern === undefined) return undefined;
+  const year = Number(text.slice(0, 4));
+  const month = Number(text.slice(4, 6));
+  const day = Number(text.slice(6, 8));
+  const hour = text.length > 8 ? Number(text.slice(8, 10)) : 0;
+  const minute = text.length > 8 ? Number(text.slice(10, 12)) : 0;
+  const second = text.length > 12 ? Number(text.slice(12, 14)) : 0;
+  const real =
+    year >= DIGIT_DATE_YEARS.min &&
+    year <= DIGIT_DATE_YEARS.max &&
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59;
+  return real ? pattern : undefined;
+}
+
+/**
+ * A spreadsheet's serial day number (45657 is 2024-12-31 in Excel): what a date cell becomes when
+ * the column is exported as a number. Five digits cover 1927 to 2173.
+ */
+const SERIAL_DAY = /^\d{5}$/;
+
+/** A cell of digits read as Unix milliseconds, unless it is plainly something else. */
+function digitsAsMilliseconds(text: string, ok: (ms: number) => DateReading): DateReading {
+  const pattern = digitDatePattern(text);
+  if (pattern !== undefined) {
+    return {
+      ok: false,
+      message: `${shownDate(text)} looks like a date written as ${pattern}: use --date-format ${pattern}`,
+    };
+  }
+  if (SERIAL_DAY.test(text)) {
+    return {
+      ok: false,
+      message: `${shownDate(text)} looks like a spreadsheet's serial day number, not a timestamp: export the column as a date (YYYY-MM-DD)`,
+    };
+  }
+  const ms = Number(text);
+  return ms >= LATEST_DIGITS_MS ? tooLateForMilliseconds(text) : ok(ms);
+}
+
 /** `AM`/`PM` in any case at `at`: 0 for AM, 12 for PM, -1 for neither. */
 function meridiemAt(text: string, at: number): number {
   const first = text.charCodeAt(at) | 0x20;
@@ -257,15 +334,22 @@ function unixReader(unit: 'unix' | 'unix-ms'): DateReader {
       if (!Number.isFinite(value) || value < 0)
         return invalid(String(value), `Unix ${unit === 'unix' ? 'seconds' : 'milliseconds'}`);
       if (unit === 'unix' && value >= CREATED_LIMITS.min) return looksLikeMilliseconds(String(value));
-      return ok(unit === 'unix' ? Math.round(value * 1000) : value);
+      const ms = unit === 'unix' ? Math.round(value * 1000) : value;
+      return ms >= LATEST_DIGITS_MS
+        ? tooLateForMilliseconds(String(value), `Unix ${unit === 'unix' ? 'seconds' : 'milliseconds'}`)
+        : ok(ms);
     }
     const text = value.trim();
     if (unit === 'unix-ms') {
-      return UNIX_DIGITS.test(text) ? ok(Number(text)) : invalid(text, 'Unix milliseconds');
+      if (!UNIX_DIGITS.test(text)) return invalid(text, 'Unix milliseconds');
+      const ms = Number(text);
+      return ms >= LATEST_DIGITS_MS ? tooLateForMilliseconds(text) : ok(ms);
     }
     if (!UNIX_SECONDS.test(text)) return invalid(text, 'Unix seconds');
     const seconds = Number(text);
-    return seconds >= CREATED_LIMITS.min ? looksLikeMilliseconds(text) : ok(Math.round(seconds * 1000));
+    if (seconds >= CREATED_LIMITS.min) return looksLikeMilliseconds(text);
+    const ms = Math.round(seconds * 1000);
+    return ms >= LATEST_DIGITS_MS ? tooLateForMilliseconds(text, 'Unix seconds') : ok(ms);
   };
 }
 
@@ -302,10 +386,10 @@ function isoReader(resolve: LocalTimeResolver): DateReader {
   };
   const ok = successSlot();
   return (value) => {
-    // A number from JSON is Unix milliseconds; the record check judges its range.
-    if (typeof value === 'number') return ok(value);
+    // A number from JSON is Unix milliseconds; the record check judges its range, this its plausibility.
+    if (typeof value === 'number') return value >= LATEST_DIGITS_MS ? tooLateForMilliseconds(String(value)) : ok(value);
     const text = value.trim();
-    if (UNIX_MS.test(text)) return ok(Number(text));
+    if (UNIX_MS.test(text)) return digitsAsMilliseconds(text, ok);
     const local = ISO_LOCAL.exec(text);
     if (local !== null) {
       const f = fields(local);

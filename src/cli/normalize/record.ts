@@ -35,7 +35,7 @@ function put(record: Record<string, unknown>, key: string, value: unknown): void
 /**
  * One value: text is trimmed (an empty cell is left out, so that a required one is reported as
  * missing), `type` is lower-cased and `currency` upper-cased, and `created` and `amount` are read
- * by the run's formats. Returns the currency code an amount carried, if any.
+ * by the run's formats. Returns the currencies an amount's code or symbol stands for, if any.
  */
 function normalizeValue(
   rules: ValueRules,
@@ -43,7 +43,7 @@ function normalizeValue(
   issues: RowIssue[],
   key: string,
   value: unknown,
-): string | undefined {
+): readonly string[] | undefined {
   if (typeof value === 'string') {
     const text = value.trim();
     if (text === '') return undefined;
@@ -58,7 +58,8 @@ function normalizeValue(
         const amount = rules.readAmount(text);
         if (!amount.ok) issues.push({ field: 'amount', message: amount.message });
         else record.amount = amount.value;
-        return amount.ok ? amount.currency : undefined;
+        if (!amount.ok) return undefined;
+        return amount.currency !== undefined ? [amount.currency] : amount.currencies;
       }
       case 'created': {
         const created = rules.readDate(text);
@@ -83,8 +84,9 @@ function normalizeValue(
 
 /**
  * A normaliser for candidate records: CSV cells keyed by field, a JSON object, or what a
- * `--transform` returned. `--set` values win over the row's own. A currency code in the amount
- * fills `currency` when the row has none, and makes the row invalid when it says another one.
+ * `--transform` returned. `--set` values win over the row's own. A currency code in the amount, or a
+ * symbol that stands for one currency (`€`), fills `currency` when the row has none; a code or
+ * symbol that the row's currency is not makes the row invalid.
  */
 export function recordNormalizer(rules: ValueRules): (input: Record<string, unknown>) => NormalizedRow {
   // --set values as they are written into each record, computed once: no Map iterator per row.
@@ -98,7 +100,7 @@ export function recordNormalizer(rules: ValueRules): (input: Record<string, unkn
     const record: Record<string, unknown> = {};
     const issues = found;
     issues.length = 0;
-    let amountCurrency: string | undefined;
+    let amountCurrencies: readonly string[] | undefined;
     for (const key in input) {
       if (!Object.hasOwn(input, key)) continue;
       const value = input[key];
@@ -113,20 +115,21 @@ export function recordNormalizer(rules: ValueRules): (input: Record<string, unkn
         continue;
       }
       if (rules.sets.has(key as RecordField)) continue;
-      const code = normalizeValue(rules, record, issues, key, value);
-      if (code !== undefined) amountCurrency = code;
+      const codes = normalizeValue(rules, record, issues, key, value);
+      if (codes !== undefined) amountCurrencies = codes;
     }
     for (let i = 0; i < constants.length; i++) {
       const [field, value] = constants[i] as [string, unknown];
       record[field] = value;
     }
-    if (amountCurrency !== undefined) {
+    if (amountCurrencies !== undefined) {
       const currency = record.currency;
-      if (currency === undefined) record.currency = amountCurrency;
-      else if (currency !== amountCurrency) {
+      if (currency === undefined) {
+        if (amountCurrencies.length === 1) record.currency = amountCurrencies[0];
+      } else if (!amountCurrencies.includes(currency as string)) {
         issues.push({
           field: 'currency',
-          message: `the amount is in ${amountCurrency}, the currency says ${typeof currency === 'string' ? currency : String(currency)}`,
+          message: `the amount is in ${amountCurrencies.join(' or ')}, the currency says ${typeof currency === 'string' ? currency : String(currency)}`,
         });
         delete record.currency;
       }
@@ -149,10 +152,12 @@ export function normalizeSets(
   for (const [field, value] of sets) {
     const record: Record<string, unknown> = {};
     const issues: RowIssue[] = [];
-    const code = normalizeValue(rules, record, issues, field, value);
+    const codes = normalizeValue(rules, record, issues, field, value);
     if (issues.length > 0) throw new UsageError(`--set ${field}: ${issues[0]?.message}`);
     if (record[field] === undefined) throw new UsageError(`--set ${field}: the value is empty`);
-    if (code !== undefined) throw new UsageError(`--set amount: give the currency with --set currency=${code}`);
+    if (codes !== undefined && codes.length > 0) {
+      throw new UsageError(`--set amount: give the currency with --set currency=${codes.join(' or ')}`);
+    }
     out.set(field, String(record[field]));
   }
   return out;

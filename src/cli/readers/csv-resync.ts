@@ -242,7 +242,11 @@ export class ResyncingCsvParser {
     const recordEnd = RECORD_END_ERROR.test(error.code);
     const field = !recordEnd && typeof error.column === 'string' ? error.column : '';
     if (recordEnd && endLine === start.line) {
-      this.#handlers.reject(start.line, field, describe(error), this.#rawLine(start.offset, this.#parser.info.bytes));
+      // A line of spaces or tabs (a fixed-width export's padding, a DOS end-of-file byte) is an
+      // empty line, not a row with too few cells.
+      if (!this.#onlyPadding(start.offset, this.#parser.info.bytes)) {
+        this.#handlers.reject(start.line, field, describe(error), this.#rawLine(start.offset, this.#parser.info.bytes));
+      }
       this.#rowEnd = this.#parser.info.bytes;
       this.#rowEndLine = endLine;
       return;
@@ -250,6 +254,22 @@ export class ResyncingCsvParser {
     // The record broke mid-way, or it spans lines and is malformed: its quoted cell most likely
     // swallowed the lines after its first, which are read again.
     this.#lost = { ...start, field, message: `${describe(error)}; reading resumed on the next line` };
+  }
+
+  /** Whether the pending bytes from `from` to `to` are only spaces, tabs, line breaks, form feeds or DOS's end-of-file byte (0x1A). */
+  #onlyPadding(from: number, to: number): boolean {
+    let base = this.#pendingStart;
+    for (const part of this.#pending) {
+      const end = Math.min(to - base, part.length);
+      for (let i = Math.max(0, from - base); i < end; i++) {
+        const byte = part[i];
+        if (byte !== 0x20 && byte !== 0x09 && byte !== CR && byte !== LF && byte !== 0x0c && byte !== 0x1a)
+          return false;
+      }
+      base += part.length;
+      if (base >= to) break;
+    }
+    return true;
   }
 
   /** The absolute line `parser` has read up to, each CRLF counted once. */

@@ -1,4 +1,5 @@
 import { tooDeepField, tooDeepRow } from './depth.js';
+import { hiddenJsonIssues } from './json-record-text.js';
 import { InputError, MAX_ROW_BYTES, type SourceRow } from './types.js';
 
 type State = 'start' | 'key' | 'colon' | 'value' | 'skip' | 'array' | 'element' | 'after-array' | 'done';
@@ -102,6 +103,11 @@ export class JsonRecordSplitter {
         case 'colon':
           if (ch !== ':') this.#fail(ch);
           if (JSON.parse(this.#key) === 'records') {
+            if (this.#sawRecords) {
+              throw new InputError(
+                `${this.#file}:${this.#line}: "records" is written twice in the top-level object; JSON keeps only the last, so which array is meant is unclear`,
+              );
+            }
             this.#state = 'array';
             this.#expectArray = true;
           } else this.#state = 'skip';
@@ -188,6 +194,8 @@ export class JsonRecordSplitter {
     const record = value as Record<string, unknown>;
     const deep = tooDeepField(record);
     if (deep !== undefined) return tooDeepRow(this.#file, line, deep);
+    const hidden = hiddenJsonIssues(text);
+    if (hidden !== undefined) return { kind: 'reject', file: this.#file, line, issues: hidden };
     return { kind: 'record', file: this.#file, line, record };
   }
 }

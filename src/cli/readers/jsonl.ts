@@ -1,4 +1,5 @@
 import { tooDeepField, tooDeepRow } from './depth.js';
+import { hiddenJsonIssues } from './json-record-text.js';
 import { LineSplitter, type RawLine } from './lines.js';
 import { decodeUtf8, MAX_ROW_BYTES, type SourceRow } from './types.js';
 
@@ -43,6 +44,8 @@ function toRow(raw: RawLine, file: string): SourceRow | undefined {
   const record = value as Record<string, unknown>;
   const deep = tooDeepField(record);
   if (deep !== undefined) return tooDeepRow(file, line, deep);
+  const hidden = hiddenJsonIssues(text);
+  if (hidden !== undefined) return { kind: 'reject', file, line, issues: hidden };
   return { kind: 'record', file, line, record };
 }
 

@@ -6,6 +6,10 @@ const read = (format: Partial<AmountFormat>, text: string) => {
   const reading = amountReader({ decimal: '.', thousands: undefined, ...format })(text);
   return reading.ok ? [reading.value, reading.currency] : reading.message;
 };
+const currenciesOf = (text: string) => {
+  const reading = amountReader({ decimal: '.', thousands: undefined })(text);
+  return reading.ok ? reading.currencies : reading.message;
+};
 
 describe('amountReader', () => {
   it('reads plain amounts by default, and refuses a comma it was not told about', () => {
@@ -43,16 +47,37 @@ describe('amountReader', () => {
 
   it('strips currency symbols before or after, and takes ISO codes in any case', () => {
     expect(read({}, '$4.00')).toEqual([4, undefined]);
-    expect(read({ decimal: ',' }, '€ 4,00')).toEqual([4, undefined]);
-    expect(read({ decimal: ',' }, '4,00 €')).toEqual([4, undefined]);
     expect(read({}, '4.00 EUR')).toEqual([4, 'EUR']);
     expect(read({}, 'usd 4.00')).toEqual([4, 'USD']);
-    expect(read({}, 'US$4.00')).toEqual([4, undefined]);
-    expect(read({}, '£12')).toEqual([12, undefined]);
     expect(read({}, '$4.00 USD')).toEqual([4, 'USD']);
     expect(read({}, 'EUR 4.00 USD')).toMatch(/two currencies/);
     expect(read({}, '4.00 EURO')).toMatch(/not an amount/);
     expect(read({}, '4.00 abc def')).toMatch(/not an amount/);
+  });
+
+  it('reads a symbol that stands for one currency as its code, and one that stands for a few as those', () => {
+    expect(read({ decimal: ',' }, '€ 4,00')).toEqual([4, 'EUR']);
+    expect(read({ decimal: ',' }, '4,00 €')).toEqual([4, 'EUR']);
+    expect(read({}, 'US$4.00')).toEqual([4, 'USD']);
+    expect(read({}, 'R$ 4.00')).toEqual([4, 'BRL']);
+    expect(read({}, '₹12')).toEqual([12, 'INR']);
+    expect(currenciesOf('£12')).toEqual(expect.arrayContaining(['GBP', 'EGP']));
+    expect(currenciesOf('¥500')).toEqual(['JPY', 'CNY']);
+    expect(read({}, '¥500 JPY')).toEqual([500, 'JPY']);
+    expect(read({}, '€5 USD')).toMatch(/two currencies/);
+    expect(read({}, '£7 EUR')).toMatch(/two currencies/);
+    // A sign that names no currency says nothing either way.
+    expect(read({}, '$4.00 CAD')).toEqual([4, 'CAD']);
+  });
+
+  it('refuses hundredths (¢) and a word that is not an ISO 4217 code beside the number', () => {
+    expect(read({}, '50¢')).toMatch(/not an amount.*hundredths/);
+    expect(read({}, '¢50')).toMatch(/hundredths/);
+    for (const word of ['net', 'VAT', 'Tax', 'qty', 'DUE']) {
+      expect(read({}, `12.50 ${word}`)).toMatch(/not an amount/);
+      expect(read({}, `${word} 12.50`)).toMatch(/not an amount/);
+    }
+    expect(read({}, '12.50 chf')).toEqual([12.5, 'CHF']);
   });
 
   it('reads accounting negatives and signs combined with symbols', () => {

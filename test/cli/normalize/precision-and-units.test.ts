@@ -55,6 +55,40 @@ describe('Unix seconds and early calendar dates', () => {
   });
 });
 
+describe('digits that are not Unix milliseconds', () => {
+  it('names a date written as digits (YYYYMMDD…) and the --date-format that reads it', () => {
+    for (const [text, pattern, ms] of [
+      ['20251231', 'YYYYMMDD', Date.UTC(2025, 11, 31)],
+      ['202512311000', 'YYYYMMDDHHmm', Date.UTC(2025, 11, 31, 10)],
+      ['20251231100000', 'YYYYMMDDHHmmss', Date.UTC(2025, 11, 31, 10)],
+    ] as const) {
+      expect(date(undefined, text)).toBe(
+        `"${text}" looks like a date written as ${pattern}: use --date-format ${pattern}`,
+      );
+      expect(date(pattern, text)).toBe(ms);
+    }
+  });
+
+  it('refuses a spreadsheet serial day and anything past 2286 instead of storing another year', () => {
+    expect(date(undefined, '45657')).toMatch(/serial day number/);
+    for (const text of ['1735689600000000', '99999999999999', '20251399100000']) {
+      expect(date(undefined, text)).toMatch(/is after 2286-11-20 as Unix milliseconds/);
+      expect(date('unix-ms', text)).toMatch(/is after 2286-11-20/);
+    }
+    expect(date(undefined, 1_735_689_600_000_000)).toMatch(/is after 2286-11-20/);
+    expect(date('unix-ms', 20_251_231_100_000)).toMatch(/is after 2286-11-20/);
+    expect(date('unix', '99999999999')).toMatch(/is after 2286-11-20 as Unix seconds/);
+  });
+
+  it('still reads every Unix millisecond from 1973 to 2286, as text or number', () => {
+    for (const ms of [100_000_000_000, 1_735_689_600_000, 9_999_999_999_999]) {
+      expect(date(undefined, String(ms))).toBe(ms);
+      expect(date(undefined, ms)).toBe(ms);
+      expect(date('unix-ms', String(ms))).toBe(ms);
+    }
+  });
+});
+
 describe('suggestions for names that are not fields', () => {
   it('never reads Object.prototype', () => {
     for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf']) {

@@ -37,6 +37,27 @@ describe('the record normaliser', () => {
     expect(issues).toEqual([{ field: 'currency', message: 'the amount is in USD, the currency says EUR' }]);
   });
 
+  it('holds a currency symbol to the row: one that names another currency makes the row invalid', () => {
+    const rules = rowRules();
+    expect(rules.normalize({ ...row, currency: '', amount: '€4.00' })).toMatchObject({
+      record: { currency: 'EUR' },
+      issues: [],
+    });
+    expect(rules.normalize({ ...row, currency: 'USD', amount: '€5.00' }).issues).toEqual([
+      { field: 'currency', message: 'the amount is in EUR, the currency says USD' },
+    ]);
+    expect(rules.normalize({ ...row, currency: 'EGP', amount: '£7' }).issues).toEqual([]);
+    expect(rules.normalize({ ...row, currency: 'EUR', amount: '¥500' }).issues).toEqual([
+      { field: 'currency', message: 'the amount is in JPY or CNY, the currency says EUR' },
+    ]);
+    // A symbol that stands for a few currencies fills none of them.
+    expect(rules.normalize({ ...row, currency: '', amount: '¥500' }).record.currency).toBeUndefined();
+    expect(rules.normalize({ ...row, currency: 'USD', amount: '50¢' }).issues).toEqual([
+      { field: 'amount', message: expect.stringMatching(/hundredths/) },
+    ]);
+    expect(() => rowRules({ sets: parseSets(['amount=€5']) })).toThrow(/--set currency=EUR/);
+  });
+
   it('lets --set win over the row, and refuses a --set value that cannot be read', () => {
     const rules = rowRules({ sets: parseSets(['type=Invoice', 'currency=chf']) });
     expect(rules.normalize(row).record).toMatchObject({ type: 'invoice', currency: 'CHF' });

@@ -271,6 +271,26 @@ describe('JSON Lines reader', () => {
     expect(rows[3]).toMatchObject({ issues: [{ message: 'line is not valid UTF-8' }] });
   });
 
+  it('refuses a UTF-16 file whole, saying so, with or without a byte-order mark, whatever the chunks', async () => {
+    /** The text in UTF-16 LE and BE, each with and without a byte-order mark. */
+    const utf16 = (text: string) => {
+      const le = Buffer.from(text, 'utf16le');
+      const be = Buffer.from(le).swap16();
+      return [Buffer.concat([Buffer.of(0xff, 0xfe), le]), Buffer.concat([Buffer.of(0xfe, 0xff), be]), le, be];
+    };
+    const byteAtATime = (buffer: Buffer) => Readable.from([...buffer].map((byte) => Buffer.of(byte)));
+    for (const file of utf16('{"vendor": "Acme", "amount": 1}\n')) {
+      await expect(collect(readJsonl(byteAtATime(file), 'f.jsonl'))).rejects.toThrow(/f.jsonl: the file is UTF-16/);
+    }
+    for (const file of utf16('[{"vendor": "Acme"}]')) {
+      await expect(collect(readJson(byteAtATime(file), 'f.json'))).rejects.toThrow(/f.json: the file is UTF-16/);
+    }
+    expect(await collect(readJsonl(byteAtATime(Buffer.from('{"vendor": "Acme"}\n')), 'f.jsonl'))).toHaveLength(1);
+    expect(await collect(readJsonl(byteAtATime(Buffer.from('{}')), 'f.jsonl'))).toHaveLength(1);
+    expect(await collect(readJson(byteAtATime(Buffer.from('[{}]')), 'f.json'))).toHaveLength(1);
+    expect(await collect(readJson(Readable.from([Buffer.from('[{}]')]), 'f.json'))).toHaveLength(1);
+  });
+
   it('rejects what JSON.parse would settle silently: a key written twice, a number it would round', async () => {
     const lines = [
       '{"amount": 1, "vendor": "A", "amount": 2}',

@@ -1,11 +1,11 @@
 /**
- * What `JSON.parse` settles without a word, read from a record's own text: a key written twice (the
+ * What the JSON readers check beyond `JSON.parse`. What it settles without a word, read from a record's own text: a key written twice (the
  * last one wins) and a number with more significant digits than a double holds (it is rounded to
  * another number). Either would store a value the file does not say, so the row is refused instead,
  * as a CSV cell with the same text is. Only the record's own members are looked at: a nested value
  * is not a field.
  */
-import type { RowIssue } from './types.js';
+import { InputError, type RowIssue } from './types.js';
 
 /** Significant digits every double holds exactly (DBL_DIG), as the CSV amount reader allows. */
 const MAX_SIGNIFICANT_DIGITS = 15;
@@ -113,4 +113,44 @@ export function hiddenJsonIssues(text: string): RowIssue[] | undefined {
     i++;
   }
   return issues.length > 0 ? issues : undefined;
+}
+
+/**
+ * A UTF-16 file (Excel's "Unicode text", PowerShell's default) would be read as lines of NULs and
+ * broken JSON, one invalid row per line: it is refused whole, saying what it is. Judged on the
+ * file's first four bytes, whatever the chunks they come in: a byte-order mark, or the NUL that
+ * UTF-16 puts beside every ASCII character (valid UTF-8 JSON never holds a NUL byte).
+ */
+export class Utf16Check {
+  #head: number[] = [];
+  readonly #file: string;
+
+  constructor(file: string) {
+    this.#file = file;
+  }
+
+  /** Whether the first four bytes (or the whole, shorter, file) have been judged. */
+  judged = false;
+
+  push(bytes: Uint8Array): void {
+    if (this.judged) return;
+    for (let i = 0; i < bytes.length && this.#head.length < 4; i++) this.#head.push(bytes[i] as number);
+    if (this.#head.length >= 4) this.#judge();
+  }
+
+  end(): void {
+    if (!this.judged) this.#judge();
+  }
+
+  #judge(): void {
+    this.judged = true;
+    const [a, b, c, d] = this.#head;
+    const mark = (a === 0xff && b === 0xfe) || (a === 0xfe && b === 0xff);
+    const nuls = d !== undefined && ((a === 0 && c === 0) || (b === 0 && d === 0));
+    if (mark || nuls) {
+      throw new InputError(
+        `${this.#file}: the file is UTF-16; JSON and JSON Lines are read as UTF-8 only: save it as UTF-8`,
+      );
+    }
+  }
 }

@@ -1,5 +1,5 @@
 import { tooDeepField, tooDeepRow } from './depth.js';
-import { hiddenJsonIssues } from './json-record-text.js';
+import { hiddenJsonIssues, Utf16Check } from './json-record-text.js';
 import { InputError, MAX_ROW_BYTES, type SourceRow } from './types.js';
 
 type State = 'start' | 'key' | 'colon' | 'value' | 'skip' | 'array' | 'element' | 'after-array' | 'done';
@@ -210,14 +210,39 @@ export async function* readJsonChunks(
 ): AsyncGenerator<SourceRow[]> {
   const splitter = new JsonRecordSplitter(file);
   const decoder = new TextDecoder('utf-8', { fatal: true });
+  const utf16 = new Utf16Check(file);
+  const notUtf8 = () => new InputError(`${file}: not valid UTF-8`);
+  // A UTF-16 mark is not UTF-8 either: the file's first bytes say which error it gets.
+  let invalid = false;
+  let held = '';
   for await (const chunk of source) {
     let text: string;
-    try {
-      text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    } catch {
-      throw new InputError(`${file}: not valid UTF-8`);
+    if (typeof chunk === 'string') text = chunk;
+    else {
+      utf16.push(chunk);
+      if (invalid) {
+        if (utf16.judged) throw notUtf8();
+        continue;
+      }
+      try {
+        text = decoder.decode(chunk, { stream: true });
+      } catch {
+        if (utf16.judged) throw notUtf8();
+        invalid = true;
+        continue;
+      }
     }
-    const rows = splitter.push(text);
+    // Nothing is parsed before the first bytes are judged: UTF-16 without a mark decodes as NULs.
+    held += text;
+    if (!utf16.judged && typeof chunk !== 'string') continue;
+    const rows = splitter.push(held);
+    held = '';
+    if (rows.length > 0) yield rows;
+  }
+  utf16.end();
+  if (invalid) throw notUtf8();
+  if (held !== '') {
+    const rows = splitter.push(held);
     if (rows.length > 0) yield rows;
   }
   splitter.end();

@@ -1,5 +1,5 @@
 import { tooDeepField, tooDeepRow } from './depth.js';
-import { hiddenJsonIssues } from './json-record-text.js';
+import { hiddenJsonIssues, Utf16Check } from './json-record-text.js';
 import { LineSplitter, type RawLine } from './lines.js';
 import { decodeUtf8, MAX_ROW_BYTES, type SourceRow } from './types.js';
 
@@ -69,10 +69,14 @@ export async function* readJsonlChunks(
   file: string,
 ): AsyncGenerator<SourceRow[]> {
   const splitter = new LineSplitter();
+  const utf16 = new Utf16Check(file);
   for await (const chunk of source) {
-    const rows = toRows(splitter.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk), file);
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    utf16.push(bytes);
+    const rows = toRows(splitter.push(bytes), file);
     if (rows.length > 0) yield rows;
   }
+  utf16.end();
   const rows = toRows(splitter.end(), file);
   if (rows.length > 0) yield rows;
 }

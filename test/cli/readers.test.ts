@@ -252,6 +252,15 @@ describe('CSV reader', () => {
 
   it('rejects --map text that is not field=Column pairs', () => {
     expect(() => parseColumnMap('vendor')).toThrow(/field=Column/);
+    expect(() => parseColumnMap('vendor=Supplier,')).toThrow(/field=Column/);
+  });
+
+  it('keeps a comma inside a --map column name, and splits pairs where a field= follows the comma', () => {
+    expect([...parseColumnMap('amount=Amount (EUR, net), vendor = Supplier,created=Date, time')]).toEqual([
+      ['Amount (EUR, net)', 'amount'],
+      ['Supplier', 'vendor'],
+      ['Date, time', 'created'],
+    ]);
   });
 });
 

@@ -5,7 +5,13 @@ import { notAFieldMessage, REQUIRED_FIELDS, type RecordField, recordField } from
 export function parseColumnMap(spec: string | undefined): Map<string, RecordField> {
   const map = new Map<string, RecordField>();
   if (spec === undefined) return map;
-  for (const pair of spec.split(',')) {
+  if (spec.trimEnd().endsWith(',')) {
+    throw new UsageError(
+      `--map: expected field=Column pairs separated by commas, got an empty pair after the last comma`,
+    );
+  }
+  // A comma separates pairs only where a `name=` follows it: `amount=Amount (EUR, net)` is one pair.
+  for (const pair of spec.split(/,(?=\s*[A-Za-z_]\w*\s*=)/)) {
     const eq = pair.indexOf('=');
     const name = pair.slice(0, eq).trim();
     const column = pair.slice(eq + 1).trim();

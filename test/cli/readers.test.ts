@@ -224,6 +224,11 @@ describe('CSV reader', () => {
     const rules = rowRules({ encoding: 'windows-1252' });
     await collect(readCsv(bytes([0xff, 0xfe], 'vendor\nA\n'), 'f.csv', { rules }));
     expect([...rules.ignoredColumns]).toEqual(['ÿþvendor']);
+    // A header that names no field then says why: the mark, not a missing byte-order mark.
+    const utf16 = Readable.from([Buffer.concat([Buffer.of(0xff, 0xfe), Buffer.from('vendor,amount\n', 'utf16le')])]);
+    await expect(collect(readCsv(utf16, 'f.csv', { rules, requireFields: true }))).rejects.toThrow(
+      /starts with a UTF-16 byte-order mark: leave out --encoding/,
+    );
   });
 
   it("shows the raw line of a broken row in the file's encoding", async () => {

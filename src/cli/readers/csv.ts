@@ -93,11 +93,15 @@ export function headerToFields(file: string, rules: RowRules, header: unknown[],
   } catch (error) {
     if (!(error instanceof HeaderError)) throw error;
     const only = names.map((name) => name.trim()).filter((name) => name !== '');
-    const hint = names.some((name) => name.includes('\u0000'))
-      ? '; NUL bytes between the letters: is the file UTF-16 without a byte-order mark (--encoding utf-16le)?'
-      : only.length === 1 && /[;\t|]/.test(only[0] as string) && !error.message.includes('--delimiter')
-        ? '; is the delimiter right (--delimiter)?'
-        : '';
+    // Under a code page a UTF-16 mark is text: ÿþ or þÿ before the first name.
+    const marked = /^(\u00ff\u00fe|\u00fe\u00ff)/.test(names[0] ?? '');
+    const hint = marked
+      ? '; the file starts with a UTF-16 byte-order mark: leave out --encoding, and it is read as UTF-16'
+      : names.some((name) => name.includes('\u0000'))
+        ? '; NUL bytes between the letters: is the file UTF-16 without a byte-order mark (--encoding utf-16le)?'
+        : only.length === 1 && /[;\t|]/.test(only[0] as string) && !error.message.includes('--delimiter')
+          ? '; is the delimiter right (--delimiter)?'
+          : '';
     throw new InputError(`${file}:1: ${error.message}${hint}`);
   }
 }

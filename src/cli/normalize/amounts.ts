@@ -38,6 +38,8 @@ const NARROW_NBSP = 0x202f;
 /** 10^0 … 10^22: every power of ten a double holds exactly. */
 const POWERS = Array.from({ length: 23 }, (_, n) => 10 ** n);
 const CURRENCY_SYMBOL = /^\p{Sc}$/u;
+/** U+2212, the typographic minus that word processors and some ledgers write. */
+const MINUS_SIGN = '\u2212';
 
 /**
  * Symbols (with the letter prefixes exports write) that stand for one currency or a few: a row whose
@@ -194,11 +196,11 @@ export function amountReader(format: AmountFormat): AmountReader {
     let minus = false;
     const first = before[0];
     const last = before[before.length - 1];
-    if (first === '-' || first === '+') {
-      minus = first === '-';
+    if (first === '-' || first === MINUS_SIGN || first === '+') {
+      minus = first !== '+';
       before = before.slice(1).trim();
-    } else if (last === '-' || last === '+') {
-      minus = last === '-';
+    } else if (last === '-' || last === MINUS_SIGN || last === '+') {
+      minus = last !== '+';
       before = before.slice(0, -1).trim();
     }
     if (minus && negative) return { ok: false, message: `two minus signs: ${show(raw)}` };
@@ -212,9 +214,9 @@ export function amountReader(format: AmountFormat): AmountReader {
     let after = text.slice(numberEnd, end).trim();
     // A sign after the number, as SAP and some ledgers write it: 42.50-
     const trailing = after[0];
-    if (trailing === '-' || trailing === '+') {
-      if (trailing === '-' && negative) return { ok: false, message: `two minus signs: ${show(raw)}` };
-      negative ||= trailing === '-';
+    if (trailing === '-' || trailing === MINUS_SIGN || trailing === '+') {
+      if (trailing !== '+' && negative) return { ok: false, message: `two minus signs: ${show(raw)}` };
+      negative ||= trailing !== '+';
       after = after.slice(1).trim();
     }
     if (after !== '') {

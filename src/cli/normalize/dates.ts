@@ -360,7 +360,7 @@ function unixReader(unit: 'unix' | 'unix-ms'): DateReader {
  */
 const ISO_LOCAL = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?$/;
 const ISO_WITH_OFFSET =
-  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/i;
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)$/i;
 const UNIX_MS = /^\d+$/;
 const ISO_EXPECTED =
   'an ISO 8601 date or date-time such as 2025-01-31 or 2025-01-31T09:30:00Z, or Unix milliseconds; --date-format reads other forms';

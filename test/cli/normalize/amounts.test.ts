@@ -91,6 +91,11 @@ describe('amountReader', () => {
     expect(read({ decimal: ',', thousands: '.' }, '1.234,50-')).toEqual([-1234.5, undefined]);
     expect(read({}, '42.50- EUR')).toEqual([-42.5, 'EUR']);
     expect(read({}, '-42.50-')).toMatch(/two minus signs/);
+    // U+2212, the typographic minus, counts as one.
+    expect(read({}, '\u221242.50')).toEqual([-42.5, undefined]);
+    expect(read({}, '42.50\u2212')).toEqual([-42.5, undefined]);
+    expect(read({}, '\u2212€42.50')).toEqual([-42.5, 'EUR']);
+    expect(read({}, '(\u221242.50)')).toMatch(/two minus signs/);
   });
 
   it('says "missing" for an empty amount', () => {

@@ -80,6 +80,12 @@ describe('digits that are not Unix milliseconds', () => {
     expect(date('unix', '99999999999')).toMatch(/is after 2286-11-20 as Unix seconds/);
   });
 
+  it('reads an offset of whole hours as Postgres writes it (+01, -05)', () => {
+    expect(date(undefined, '2025-12-31 10:00:00+01')).toBe(Date.UTC(2025, 11, 31, 9));
+    expect(date(undefined, '2025-12-31T10:00:00.5-05')).toBe(Date.UTC(2025, 11, 31, 15, 0, 0, 500));
+    expect(date(undefined, '2025-12-31T10:00:00+1')).toMatch(/not a date/);
+  });
+
   it('still reads every Unix millisecond from 1973 to 2286, as text or number', () => {
     for (const ms of [100_000_000_000, 1_735_689_600_000, 9_999_999_999_999]) {
       expect(date(undefined, String(ms))).toBe(ms);

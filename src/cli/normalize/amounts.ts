@@ -79,6 +79,29 @@ const SYMBOL_CURRENCIES: ReadonlyMap<string, readonly string[]> = new Map([
 /** Signs of a currency's hundredth (`50¢`): the number is not in the currency's units. */
 const SUBUNIT_SIGNS = new Set(['¢', '₥']);
 
+/** ISO 4217 codes that ICU leaves out of its list: fund codes, precious metals, a recent bolívar. */
+const ISO_CODES_ICU_OMITS = [
+  'BOV',
+  'CHE',
+  'CHW',
+  'CLF',
+  'COU',
+  'MXV',
+  'USN',
+  'UYI',
+  'UYW',
+  'VED',
+  'XAG',
+  'XAU',
+  'XBA',
+  'XBB',
+  'XBC',
+  'XBD',
+  'XPD',
+  'XPT',
+  'XUA',
+];
+
 /**
  * The ISO 4217 codes this runtime knows, so that a word beside a number (`12.50 net`, `4.00 VAT`)
  * is not taken for a currency; undefined where the runtime cannot list them (any three letters pass).
@@ -86,7 +109,9 @@ const SUBUNIT_SIGNS = new Set(['¢', '₥']);
 const ISO_CURRENCIES: ReadonlySet<string> | undefined = (() => {
   const supportedValuesOf = (Intl as { supportedValuesOf?: (key: 'currency') => string[] }).supportedValuesOf;
   try {
-    return supportedValuesOf === undefined ? undefined : new Set(supportedValuesOf('currency'));
+    return supportedValuesOf === undefined
+      ? undefined
+      : new Set([...supportedValuesOf('currency'), ...ISO_CODES_ICU_OMITS]);
   } catch {
     return undefined;
   }

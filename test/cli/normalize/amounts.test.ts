@@ -78,6 +78,7 @@ describe('amountReader', () => {
       expect(read({}, `${word} 12.50`)).toMatch(/not an amount/);
     }
     expect(read({}, '12.50 chf')).toEqual([12.5, 'CHF']);
+    expect(read({}, 'CLF 12.50')).toEqual([12.5, 'CLF']);
   });
 
   it('reads accounting negatives and signs combined with symbols', () => {

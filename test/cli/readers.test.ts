@@ -305,33 +305,51 @@ describe('JSON Lines reader', () => {
     expect(await collect(readJson(Readable.from([Buffer.from('[{}]')]), 'f.json'))).toHaveLength(1);
   });
 
-  it('rejects what JSON.parse would settle silently: a key written twice, a number it would round', async () => {
+  it('rejects what JSON.parse would settle silently: a key written twice, a number it would change', async () => {
     const lines = [
       '{"amount": 1, "vendor": "A", "amount": 2}',
       '{"amount": 12345678901234567890, "vendor": "A"}',
-      '{"vendor": "A", "amount": -0.12345678901234567e3}',
+      '{"vendor": "A", "amount": -0.123456789012345678e3}',
       '{"am\\u006funt": 1, "amount": 2}',
-      // Fifteen significant digits, trailing zeros, exponents, nested values and look-alikes in strings are fine.
-      '{"amount": 123456789012345, "created": 1735689600000, "x": 1000000000000000000000, "e": 1.5E+3, "n": {"amount": 1, "amount": 2}, "s": "12345678901234567890 \\"amount\\": 1", "t": [12345678901234567890]}',
+      '{"amount": 1e-400}',
+      `{"amount": 0.${'0'.repeat(400)}1}`,
+      '{"merchant": {"name": "Cloud", "name": "Evil Corp"}}',
+      '{"merchant": {"ids": [1, 12345678901234567890]}}',
+      // What JSON.stringify writes is what it reads as: its shortest form, whatever its digits.
+      '{"amount": 0.30000000000000004, "b": -0.12345678901234567e3, "created": 9007199254740991, "x": 1000000000000000000000, "e": 1.5E+3, "z": -0, "t": 1e-7, "s": "12345678901234567890 \\"amount\\": 1", "u": [{"a": 1}, {"a": 2}]}',
     ];
     const rows = await collect(readJsonl(bytes(lines.join('\n')), 'f.jsonl'));
-    expect(rows.map((row) => row.kind)).toEqual(['reject', 'reject', 'reject', 'reject', 'record']);
+    expect(rows.map((row) => row.kind)).toEqual([...Array(8).fill('reject'), 'record']);
     expect(rows[0]).toMatchObject({
       line: 1,
-      issues: [{ field: 'amount', message: expect.stringMatching(/written twice/) }],
+      issues: [{ field: 'amount', message: expect.stringMatching(/written twice in this object/) }],
     });
     expect(rows[1]).toMatchObject({
       issues: [
         {
           field: 'amount',
-          message: expect.stringMatching(
-            /^more digits than can be stored exactly: 12345678901234567890 .*12345678901234567000/,
-          ),
+          message:
+            '12345678901234567890 is not a number JSON can hold: it reads as 12345678901234567000 (at most 15 significant digits are always kept)',
         },
       ],
     });
     expect(rows[2]).toMatchObject({ issues: [{ field: 'amount' }] });
     expect(rows[3]).toMatchObject({ issues: [{ field: 'amount', message: expect.stringMatching(/written twice/) }] });
+    expect(rows[4]).toMatchObject({ issues: [{ field: 'amount', message: expect.stringMatching(/reads as 0 /) }] });
+    expect(rows[5]).toMatchObject({ issues: [{ field: 'amount', message: expect.stringMatching(/reads as 0 /) }] });
+    expect(rows[6]).toMatchObject({
+      issues: [
+        { field: 'merchant', message: expect.stringMatching(/"name" is written twice in the object under "merchant"/) },
+      ],
+    });
+    expect(rows[7]).toMatchObject({ issues: [{ field: 'merchant' }] });
+  });
+
+  it('reports a key written a hundred thousand times once, and at most ten problems per record', async () => {
+    const many = `{${Array.from({ length: 100_000 }, () => '"a": 1').join(',')}}`;
+    const mixed = `{${Array.from({ length: 50 }, (_, n) => `"k${n}": ${n + 1}${'1'.repeat(20)}`).join(',')}}`;
+    const rows = await collect(readJsonl(bytes(`${many}\n${mixed}`), 'f.jsonl'));
+    expect(rows.map((row) => row.kind === 'reject' && row.issues.length)).toEqual([1, 10]);
   });
 });
 

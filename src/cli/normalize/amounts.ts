@@ -11,7 +11,14 @@
  * EUR); `currencies` are the few a symbol may stand for (`¥`: JPY or CNY), when it is not one.
  */
 export type AmountReading =
-  | { ok: true; value: number; currency: string | undefined; currencies: readonly string[] | undefined }
+  | {
+      ok: true;
+      value: number;
+      currency: string | undefined;
+      currencies: readonly string[] | undefined;
+      /** `currency` is three letters that are no ISO 4217 code (`BTC`, or a word such as `NET`): only a row whose currency says the same takes it. */
+      unlisted: boolean;
+    }
   | { ok: false; message: string };
 
 /**
@@ -41,6 +48,9 @@ const CURRENCY_SYMBOL = /^\p{Sc}$/u;
 /** U+2212, the typographic minus that word processors and some ledgers write. */
 const MINUS_SIGN = '\u2212';
 
+/** What `£` stands for: the pound sterling and the pounds written with its sign (Crown dependencies' included). */
+const POUNDS = ['GBP', 'EGP', 'FKP', 'GIP', 'SHP', 'SSP', 'SYP', 'LBP', 'GGP', 'JEP', 'IMP'];
+
 /**
  * Symbols (with the letter prefixes exports write) that stand for one currency or a few: a row whose
  * currency is none of them is invalid rather than stored with the wrong currency, and one that has
@@ -49,8 +59,10 @@ const MINUS_SIGN = '\u2212';
  */
 const SYMBOL_CURRENCIES: ReadonlyMap<string, readonly string[]> = new Map([
   ['€', ['EUR']],
-  ['£', ['GBP', 'EGP', 'FKP', 'GIP', 'SHP', 'SSP', 'SYP', 'LBP']],
+  ['£', POUNDS],
+  ['\uffe1', POUNDS], // fullwidth £
   ['¥', ['JPY', 'CNY']],
+  ['\uffe5', ['JPY', 'CNY']], // fullwidth ¥
   ['₹', ['INR']],
   ['₩', ['KRW', 'KPW']],
   ['₽', ['RUB']],
@@ -58,7 +70,7 @@ const SYMBOL_CURRENCIES: ReadonlyMap<string, readonly string[]> = new Map([
   ['₪', ['ILS']],
   ['₫', ['VND']],
   ['₱', ['PHP']],
-  ['฿', ['THB']],
+  ['฿', ['THB', 'BTC']],
   ['₴', ['UAH']],
   ['₦', ['NGN']],
   ['₸', ['KZT']],
@@ -130,7 +142,7 @@ function show(text: string): string {
 }
 
 /** What stands beside a number: the currencies it may mean (none: a sign that names no currency). */
-type CurrencyMark = { currencies: readonly string[] } | { refused: string };
+type CurrencyMark = { currencies: readonly string[]; unlisted?: true } | { refused: string };
 
 const ANY_CURRENCY: CurrencyMark = { currencies: [] };
 
@@ -144,7 +156,7 @@ function currencyMark(text: string): CurrencyMark | undefined {
   if (letters === text.length) {
     if (letters !== 3) return undefined;
     const code = text.toUpperCase();
-    if (ISO_CURRENCIES !== undefined && !ISO_CURRENCIES.has(code)) return undefined;
+    if (ISO_CURRENCIES !== undefined && !ISO_CURRENCIES.has(code)) return { currencies: [code], unlisted: true };
     return { currencies: [code] };
   }
   const rest = text.slice(letters);
@@ -180,7 +192,8 @@ export function amountReader(format: AmountFormat): AmountReader {
     value: number;
     currency: string | undefined;
     currencies: readonly string[] | undefined;
-  } = { ok: true, value: 0, currency: undefined, currencies: undefined };
+    unlisted: boolean;
+  } = { ok: true, value: 0, currency: undefined, currencies: undefined, unlisted: false };
 
   return (raw) => {
     const text = raw.trim();
@@ -217,6 +230,7 @@ export function amountReader(format: AmountFormat): AmountReader {
 
     // Before the number: an optional sign and an optional currency mark, in either order.
     let currencies: readonly string[] | undefined;
+    let unlisted = false;
     let before = text.slice(start, numberStart).trim();
     let minus = false;
     const first = before[0];
@@ -235,6 +249,7 @@ export function amountReader(format: AmountFormat): AmountReader {
       if (mark === undefined) return { ok: false, message: `not an amount: ${show(raw)}` };
       if ('refused' in mark) return { ok: false, message: `not an amount: ${show(raw)}: ${mark.refused}` };
       currencies = mark.currencies;
+      unlisted = mark.unlisted === true;
     }
     let after = text.slice(numberEnd, end).trim();
     // A sign after the number, as SAP and some ledgers write it: 42.50-
@@ -253,6 +268,7 @@ export function amountReader(format: AmountFormat): AmountReader {
         return { ok: false, message: `two currencies in one amount: ${show(raw)}` };
       }
       currencies = both;
+      unlisted ||= mark.unlisted === true;
     }
 
     // The number: digits, thousands separators only between groups of three, one decimal separator.
@@ -337,6 +353,7 @@ export function amountReader(format: AmountFormat): AmountReader {
     success.value = negative && value !== 0 ? -value : value;
     success.currency = currencies?.length === 1 ? currencies[0] : undefined;
     success.currencies = currencies !== undefined && currencies.length > 1 ? currencies : undefined;
+    success.unlisted = unlisted;
     return success;
   };
 }

@@ -205,13 +205,38 @@ function digitDatePattern(text: string): string | undefined {
  */
 const SERIAL_DAY = /^\d{5}$/;
 
+/**
+ * Without `--date-format`, Unix milliseconds are 13 digits (2001-09-09 to 2286-11-20). Twelve
+ * digits would be 1973 to 2001, where dates written as digits land (`240315143000` is yyMMddHHmmss,
+ * not 1977): those need `--date-format unix-ms`. Fewer than 12 are left to the record check, which
+ * names seconds.
+ */
+const EARLIEST_DIGITS_MS = 1_000_000_000_000;
+const EARLIEST_DIGITS = new Date(EARLIEST_DIGITS_MS).toISOString().slice(0, 10);
+
+function notThirteenDigits(text: string): DateReading {
+  return {
+    ok: false,
+    message: `${shownDate(text)} is before ${EARLIEST_DIGITS} as Unix milliseconds, where dates written as digits land: give its pattern with --date-format, or --date-format unix-ms if it is milliseconds`,
+  };
+}
+
+/** Unix milliseconds as the default reader takes them, text or JSON number; see above. */
+function plausibleMilliseconds(ms: number, text: string, ok: (ms: number) => DateReading): DateReading {
+  if (ms >= LATEST_DIGITS_MS) return tooLateForMilliseconds(text);
+  if (ms >= CREATED_LIMITS.min && ms < EARLIEST_DIGITS_MS) return notThirteenDigits(text);
+  return ok(ms);
+}
+
 /** A cell of digits read as Unix milliseconds, unless it is plainly something else. */
 function digitsAsMilliseconds(text: string, ok: (ms: number) => DateReading): DateReading {
   const pattern = digitDatePattern(text);
   if (pattern !== undefined) {
+    // Twelve digits may also be milliseconds of 1976 (199601151030); the hint names both readings.
+    const orMs = text.length === 12 ? ', or --date-format unix-ms if it is milliseconds' : '';
     return {
       ok: false,
-      message: `${shownDate(text)} looks like a date written as ${pattern}: use --date-format ${pattern}`,
+      message: `${shownDate(text)} looks like a date written as ${pattern}: use --date-format ${pattern}${orMs}`,
     };
   }
   if (SERIAL_DAY.test(text)) {
@@ -220,8 +245,7 @@ function digitsAsMilliseconds(text: string, ok: (ms: number) => DateReading): Da
       message: `${shownDate(text)} looks like a spreadsheet's serial day number, not a timestamp: export the column as a date (YYYY-MM-DD)`,
     };
   }
-  const ms = Number(text);
-  return ms >= LATEST_DIGITS_MS ? tooLateForMilliseconds(text) : ok(ms);
+  return plausibleMilliseconds(Number(text), text, ok);
 }
 
 /** `AM`/`PM` in any case at `at`: 0 for AM, 12 for PM, -1 for neither. */
@@ -387,7 +411,7 @@ function isoReader(resolve: LocalTimeResolver): DateReader {
   const ok = successSlot();
   return (value) => {
     // A number from JSON is Unix milliseconds; the record check judges its range, this its plausibility.
-    if (typeof value === 'number') return value >= LATEST_DIGITS_MS ? tooLateForMilliseconds(String(value)) : ok(value);
+    if (typeof value === 'number') return plausibleMilliseconds(value, String(value), ok);
     const text = value.trim();
     if (UNIX_MS.test(text)) return digitsAsMilliseconds(text, ok);
     const local = ISO_LOCAL.exec(text);

@@ -32,10 +32,18 @@ function put(record: Record<string, unknown>, key: string, value: unknown): void
   } else record[key] = value;
 }
 
+/** What an amount's code or symbol says of the row's currency: the codes it may be, as written. */
+interface AmountCurrency {
+  codes: readonly string[];
+  /** The one code is no ISO 4217 code (`BTC`, or a word such as `NET`): it must match the row's currency. */
+  unlisted: boolean;
+  text: string;
+}
+
 /**
  * One value: text is trimmed (an empty cell is left out, so that a required one is reported as
  * missing), `type` is lower-cased and `currency` upper-cased, and `created` and `amount` are read
- * by the run's formats. Returns the currencies an amount's code or symbol stands for, if any.
+ * by the run's formats. Returns what an amount's code or symbol says of its currency, if anything.
  */
 function normalizeValue(
   rules: ValueRules,
@@ -43,7 +51,7 @@ function normalizeValue(
   issues: RowIssue[],
   key: string,
   value: unknown,
-): readonly string[] | undefined {
+): AmountCurrency | undefined {
   if (typeof value === 'string') {
     const text = value.trim();
     if (text === '') return undefined;
@@ -59,7 +67,8 @@ function normalizeValue(
         if (!amount.ok) issues.push({ field: 'amount', message: amount.message });
         else record.amount = amount.value;
         if (!amount.ok) return undefined;
-        return amount.currency !== undefined ? [amount.currency] : amount.currencies;
+        if (amount.currency !== undefined) return { codes: [amount.currency], unlisted: amount.unlisted, text };
+        return amount.currencies === undefined ? undefined : { codes: amount.currencies, unlisted: false, text };
       }
       case 'created': {
         const created = rules.readDate(text);
@@ -100,7 +109,7 @@ export function recordNormalizer(rules: ValueRules): (input: Record<string, unkn
     const record: Record<string, unknown> = {};
     const issues = found;
     issues.length = 0;
-    let amountCurrencies: readonly string[] | undefined;
+    let amountCurrency: AmountCurrency | undefined;
     for (const key in input) {
       if (!Object.hasOwn(input, key)) continue;
       const value = input[key];
@@ -115,21 +124,27 @@ export function recordNormalizer(rules: ValueRules): (input: Record<string, unkn
         continue;
       }
       if (rules.sets.has(key as RecordField)) continue;
-      const codes = normalizeValue(rules, record, issues, key, value);
-      if (codes !== undefined) amountCurrencies = codes;
+      const said = normalizeValue(rules, record, issues, key, value);
+      if (said !== undefined) amountCurrency = said;
     }
     for (let i = 0; i < constants.length; i++) {
       const [field, value] = constants[i] as [string, unknown];
       record[field] = value;
     }
-    if (amountCurrencies !== undefined) {
+    if (amountCurrency !== undefined) {
+      const { codes, unlisted } = amountCurrency;
       const currency = record.currency;
       if (currency === undefined) {
-        if (amountCurrencies.length === 1) record.currency = amountCurrencies[0];
-      } else if (!amountCurrencies.includes(currency as string)) {
+        if (unlisted) {
+          issues.push({
+            field: 'amount',
+            message: `${JSON.stringify(amountCurrency.text)}: ${codes[0]} is no ISO 4217 code; if it is this row's currency, give it in the currency column (or --set currency=${codes[0]})`,
+          });
+        } else if (codes.length === 1) record.currency = codes[0];
+      } else if (!codes.includes(currency as string)) {
         issues.push({
           field: 'currency',
-          message: `the amount is in ${amountCurrencies.join(' or ')}, the currency says ${typeof currency === 'string' ? currency : String(currency)}`,
+          message: `the amount is in ${codes.join(' or ')}, the currency says ${typeof currency === 'string' ? currency : String(currency)}`,
         });
         delete record.currency;
       }
@@ -152,11 +167,11 @@ export function normalizeSets(
   for (const [field, value] of sets) {
     const record: Record<string, unknown> = {};
     const issues: RowIssue[] = [];
-    const codes = normalizeValue(rules, record, issues, field, value);
+    const said = normalizeValue(rules, record, issues, field, value);
     if (issues.length > 0) throw new UsageError(`--set ${field}: ${issues[0]?.message}`);
     if (record[field] === undefined) throw new UsageError(`--set ${field}: the value is empty`);
-    if (codes !== undefined && codes.length > 0) {
-      throw new UsageError(`--set amount: give the currency with --set currency=${codes.join(' or ')}`);
+    if (said !== undefined && said.codes.length > 0) {
+      throw new UsageError(`--set amount: give the currency with --set currency=${said.codes.join(' or ')}`);
     }
     out.set(field, String(record[field]));
   }

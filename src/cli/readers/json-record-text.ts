@@ -1,14 +1,14 @@
 /**
- * What the JSON readers check beyond `JSON.parse`. What it settles without a word, read from a record's own text: a key written twice (the
- * last one wins) and a number with more significant digits than a double holds (it is rounded to
- * another number). Either would store a value the file does not say, so the row is refused instead,
- * as a CSV cell with the same text is. Only the record's own members are looked at: a nested value
- * is not a field.
+ * What the JSON readers check beyond `JSON.parse`. What it settles without a word, read from a
+ * record's own text: a key written twice in one object (the last one wins), and a number that is not
+ * the number it reads as (more digits than a double holds, or so small it reads as 0). Either
+ * would store or hand a transform a value the file does not say, so the row is refused instead, as
+ * a CSV cell with the same text is. Nested values count too: a `--transform` may read them.
  */
 import { InputError, type RowIssue } from './types.js';
 
-/** Significant digits every double holds exactly (DBL_DIG), as the CSV amount reader allows. */
-const MAX_SIGNIFICANT_DIGITS = 15;
+/** Problems reported per record at most: a line of one key written 100,000 times is one row, not 100,000 lines of rejects. */
+const MAX_ISSUES = 10;
 
 const QUOTE = 34;
 const BACKSLASH = 92;
@@ -22,44 +22,66 @@ function startsNumber(code: number): boolean {
   return code === 45 /* - */ || (code >= 48 && code <= 57);
 }
 
-/** Significant digits of a JSON number token: its mantissa without sign, point, leading or trailing zeros. */
-function significantDigits(token: string): number {
-  let end = token.length;
-  for (let i = 0; i < token.length; i++) {
-    const code = token.charCodeAt(i) | 0x20;
-    if (code === 0x65 /* e */) {
-      end = i;
-      break;
-    }
-  }
-  let first = -1;
-  let last = -1;
-  let count = 0;
-  for (let i = 0; i < end; i++) {
-    const code = token.charCodeAt(i);
-    if (code < 48 || code > 57) continue;
-    if (code !== 48) {
-      if (first === -1) first = count;
-      last = count;
-    }
-    count++;
-  }
-  return first === -1 ? 0 : last - first + 1;
+/** A decimal number as sign, significant digits and the place of its point; zero has no digits. */
+interface Decimal {
+  negative: boolean;
+  digits: string;
+  point: number;
+}
+
+/** The decimal a JSON number token (or `String(number)`, `1e+21` included) writes. */
+function decimalOf(text: string): Decimal {
+  const negative = text.charCodeAt(0) === 45;
+  const unsigned = negative ? text.slice(1) : text;
+  const e = unsigned.search(/[eE]/);
+  const mantissa = e === -1 ? unsigned : unsigned.slice(0, e);
+  const exponent = e === -1 ? 0 : Number(unsigned.slice(e + 1));
+  const dot = mantissa.indexOf('.');
+  const whole = dot === -1 ? mantissa : mantissa.slice(0, dot);
+  const all = dot === -1 ? mantissa : whole + mantissa.slice(dot + 1);
+  let first = 0;
+  while (first < all.length && all.charCodeAt(first) === 48) first++;
+  let last = all.length;
+  while (last > first && all.charCodeAt(last - 1) === 48) last--;
+  return { negative, digits: all.slice(first, last), point: whole.length + exponent - first };
+}
+
+/** Whether `token` writes exactly the number JSON reads it as: its shortest form says the same decimal. */
+function readsAsWritten(token: string, value: number): boolean {
+  const written = String(value);
+  if (written === token) return true;
+  if (!Number.isFinite(value)) return false;
+  const a = decimalOf(token);
+  const b = decimalOf(written);
+  if (a.digits === '' || b.digits === '') return a.digits === b.digits;
+  return a.negative === b.negative && a.digits === b.digits && a.point === b.point;
 }
 
 function shown(text: string): string {
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
 
+/** One object or array being read: the keys met so far in an object, and the key whose value comes next. */
+interface Frame {
+  keys: Set<string> | undefined;
+  key: string;
+}
+
 /**
- * The problems of one JSON object's text that `JSON.parse` hides, or undefined when it has none.
- * `text` must already have parsed as an object.
+ * The problems of one JSON object's text that `JSON.parse` hides, or undefined when it has none;
+ * each is reported under the record's own key it is in. `text` must already have parsed as an object.
  */
 export function hiddenJsonIssues(text: string): RowIssue[] | undefined {
   const issues: RowIssue[] = [];
-  const keys = new Set<string>();
-  let depth = 0;
-  let key = '';
+  const reported = new Set<string>();
+  const report = (field: string, what: string, message: string) => {
+    if (issues.length >= MAX_ISSUES || reported.has(what)) return;
+    reported.add(what);
+    issues.push({ field, message });
+  };
+  const stack: Frame[] = [];
+  /** The record's own key the scan is under. */
+  const field = () => stack[0]?.key ?? '';
   let i = 0;
   while (i < text.length) {
     const code = text.charCodeAt(i);
@@ -78,23 +100,28 @@ export function hiddenJsonIssues(text: string): RowIssue[] | undefined {
         i++;
       }
       i++;
-      if (depth !== 1) continue;
+      const frame = stack[stack.length - 1];
+      if (frame?.keys === undefined) continue;
       let next = i;
       while (next < text.length && isSpace(text.charCodeAt(next))) next++;
       if (text.charCodeAt(next) !== COLON) continue;
-      key = escaped ? (JSON.parse(text.slice(start, i)) as string) : text.slice(start + 1, i - 1);
-      if (keys.has(key)) {
-        issues.push({
-          field: key,
-          message: `${JSON.stringify(shown(key))} is written twice in this object; JSON keeps only the last, so which value is meant is unclear`,
-        });
+      const key = escaped ? (JSON.parse(text.slice(start, i)) as string) : text.slice(start + 1, i - 1);
+      frame.key = key;
+      if (frame.keys.has(key)) {
+        const where = stack.length === 1 ? 'this object' : `the object under ${JSON.stringify(shown(field()))}`;
+        report(
+          field(),
+          `key ${stack.length} ${key}`,
+          `${JSON.stringify(shown(key))} is written twice in ${where}; JSON keeps only the last, so which value is meant is unclear`,
+        );
       }
-      keys.add(key);
+      frame.keys.add(key);
       continue;
     }
-    if (code === 123 /* { */ || code === 91 /* [ */) depth++;
-    else if (code === 125 /* } */ || code === 93 /* ] */) depth--;
-    else if (depth === 1 && startsNumber(code)) {
+    if (code === 123 /* { */) stack.push({ keys: new Set(), key: '' });
+    else if (code === 91 /* [ */) stack.push({ keys: undefined, key: '' });
+    else if (code === 125 /* } */ || code === 93 /* ] */) stack.pop();
+    else if (startsNumber(code)) {
       const start = i;
       while (i < text.length) {
         const c = text.charCodeAt(i);
@@ -102,11 +129,13 @@ export function hiddenJsonIssues(text: string): RowIssue[] | undefined {
         i++;
       }
       const token = text.slice(start, i);
-      if (significantDigits(token) > MAX_SIGNIFICANT_DIGITS) {
-        issues.push({
-          field: key,
-          message: `more digits than can be stored exactly: ${shown(token)} (at most ${MAX_SIGNIFICANT_DIGITS} significant digits; JSON would round it to ${JSON.parse(token) as number})`,
-        });
+      const value = JSON.parse(token) as number;
+      if (!readsAsWritten(token, value)) {
+        report(
+          field(),
+          `number ${token}`,
+          `${shown(token)} is not a number JSON can hold: it reads as ${value} (at most 15 significant digits are always kept)`,
+        );
       }
       continue;
     }

@@ -70,15 +70,21 @@ describe('amountReader', () => {
     expect(read({}, '$4.00 CAD')).toEqual([4, 'CAD']);
   });
 
-  it('refuses hundredths (¢) and a word that is not an ISO 4217 code beside the number', () => {
+  it('refuses hundredths (¢), and marks a word beside the number that is no ISO 4217 code', () => {
     expect(read({}, '50¢')).toMatch(/not an amount.*hundredths/);
     expect(read({}, '¢50')).toMatch(/hundredths/);
-    for (const word of ['net', 'VAT', 'Tax', 'qty', 'DUE']) {
-      expect(read({}, `12.50 ${word}`)).toMatch(/not an amount/);
-      expect(read({}, `${word} 12.50`)).toMatch(/not an amount/);
+    const unlisted = (text: string) => {
+      const reading = amountReader({ decimal: '.', thousands: undefined })(text);
+      return reading.ok ? [reading.currency, reading.unlisted] : reading.message;
+    };
+    for (const word of ['net', 'VAT', 'Tax', 'BTC']) {
+      expect(unlisted(`12.50 ${word}`)).toEqual([word.toUpperCase(), true]);
+      expect(unlisted(`${word} 12.50`)).toEqual([word.toUpperCase(), true]);
     }
-    expect(read({}, '12.50 chf')).toEqual([12.5, 'CHF']);
-    expect(read({}, 'CLF 12.50')).toEqual([12.5, 'CLF']);
+    expect(unlisted('12.50 chf')).toEqual(['CHF', false]);
+    expect(unlisted('CLF 12.50')).toEqual(['CLF', false]);
+    expect(unlisted('￥500 JPY')).toEqual(['JPY', false]);
+    expect(unlisted('￥500 USD')).toMatch(/two currencies/);
   });
 
   it('reads accounting negatives and signs combined with symbols', () => {

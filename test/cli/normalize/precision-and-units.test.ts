@@ -62,7 +62,7 @@ describe('digits that are not Unix milliseconds', () => {
       ['202512311000', 'YYYYMMDDHHmm', Date.UTC(2025, 11, 31, 10)],
       ['20251231100000', 'YYYYMMDDHHmmss', Date.UTC(2025, 11, 31, 10)],
     ] as const) {
-      expect(date(undefined, text)).toBe(
+      expect(date(undefined, text)).toMatch(
         `"${text}" looks like a date written as ${pattern}: use --date-format ${pattern}`,
       );
       expect(date(pattern, text)).toBe(ms);
@@ -86,12 +86,20 @@ describe('digits that are not Unix milliseconds', () => {
     expect(date(undefined, '2025-12-31T10:00:00+1')).toMatch(/not a date/);
   });
 
-  it('still reads every Unix millisecond from 1973 to 2286, as text or number', () => {
-    for (const ms of [100_000_000_000, 1_735_689_600_000, 9_999_999_999_999]) {
+  it('reads 13-digit Unix milliseconds by default, and earlier ones with --date-format unix-ms only', () => {
+    for (const ms of [1_000_000_000_000, 1_735_689_600_000, 9_999_999_999_999]) {
       expect(date(undefined, String(ms))).toBe(ms);
       expect(date(undefined, ms)).toBe(ms);
       expect(date('unix-ms', String(ms))).toBe(ms);
     }
+    // 12 digits: 1973 to 2001, where yyMMddHHmmss and DDMMYYYYHHmm land.
+    for (const text of ['240315143000', '310120250930', '202502300930', '100000000000']) {
+      expect(date(undefined, text)).toMatch(/is before 2001-09-09 as Unix milliseconds.*--date-format unix-ms/);
+      expect(date(undefined, Number(text))).toMatch(/is before 2001-09-09/);
+      expect(date('unix-ms', text)).toBe(Number(text));
+    }
+    expect(date(undefined, '199601151030')).toMatch(/YYYYMMDDHHmm, or --date-format unix-ms if it is milliseconds$/);
+    expect(date('unix-ms', '199601151030')).toBe(199_601_151_030);
   });
 });
 

@@ -58,6 +58,22 @@ describe('the record normaliser', () => {
     expect(() => rowRules({ sets: parseSets(['amount=€5']) })).toThrow(/--set currency=EUR/);
   });
 
+  it('takes three letters that are no ISO 4217 code only when the row says the same currency', () => {
+    const rules = rowRules();
+    expect(rules.normalize({ ...row, currency: 'BTC', amount: '0.5 BTC' })).toMatchObject({
+      record: { amount: 0.5, currency: 'BTC' },
+      issues: [],
+    });
+    expect(rules.normalize({ ...row, currency: '', amount: '12.50 net' }).issues).toEqual([
+      { field: 'amount', message: expect.stringMatching(/^"12.50 net": NET is no ISO 4217 code/) },
+    ]);
+    expect(rules.normalize({ ...row, currency: 'USD', amount: '12.50 VAT' }).issues).toEqual([
+      { field: 'currency', message: 'the amount is in VAT, the currency says USD' },
+    ]);
+    expect(rules.normalize({ ...row, currency: 'BTC', amount: '฿0.5' }).issues).toEqual([]);
+    expect(rules.normalize({ ...row, currency: 'JEP', amount: '£5' }).issues).toEqual([]);
+  });
+
   it('lets --set win over the row, and refuses a --set value that cannot be read', () => {
     const rules = rowRules({ sets: parseSets(['type=Invoice', 'currency=chf']) });
     expect(rules.normalize(row).record).toMatchObject({ type: 'invoice', currency: 'CHF' });

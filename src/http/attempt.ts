@@ -53,29 +53,32 @@ interface AttemptSignal extends BodyControl {
 function attemptSignal(caller: AbortSignal | undefined, timeoutMs: number): AttemptSignal {
   const controller = new AbortController();
   let timedOut = false;
-  const start = () => {
+  const start = (ms = timeoutMs) => {
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort(new DOMException(`No progress within ${timeoutMs} ms`, 'TimeoutError'));
-    }, timeoutMs);
+      controller.abort(new DOMException(`No progress within ${ms} ms`, 'TimeoutError'));
+    }, ms);
     // Like AbortSignal.timeout, the timer must not keep the process alive.
     if (typeof timer === 'object') timer.unref?.();
     return timer;
   };
   let timer = start();
+  let graced = false;
   const stopCaller = caller ? onAbort(caller, () => controller.abort(caller.reason)) : () => {};
   return {
     signal: controller.signal,
     get timedOut() {
       return timedOut;
     },
-    touch: () => {
+    touch: (graceMs = 0) => {
       if (controller.signal.aborted) return;
-      // Node's timers restart in place; workers and edge runtimes return a number, set again.
-      if (typeof timer === 'object' && typeof timer.refresh === 'function') timer.refresh();
+      // Node's timers restart in place (for as long as they were set); workers and edge runtimes
+      // return a number, set again, as is a timer whose length changes.
+      if (!graced && graceMs <= 0 && typeof timer === 'object' && typeof timer.refresh === 'function') timer.refresh();
       else {
         clearTimeout(timer);
-        timer = start();
+        graced = graceMs > 0;
+        timer = start(timeoutMs + Math.max(0, graceMs));
       }
     },
     release: () => {

@@ -20,8 +20,12 @@ export type RequestBody = string | Uint8Array<ArrayBuffer> | ArrayBuffer | Blob 
 
 /** Handed to a body factory. A streaming body calls `touch()` as bytes move. */
 export interface BodyControl {
-  /** Restarts the attempt's timeout: a long upload that keeps moving never times out, a stalled one does. */
-  touch(): void;
+  /**
+   * Restarts the attempt's timeout: a long upload that keeps moving never times out, a stalled one
+   * does. `graceMs` adds to the next wait only: once the whole body is handed over, the system's
+   * buffers may still hold a slow link's worth of it, which moves without telling anyone.
+   */
+  touch(graceMs?: number): void;
 }
 
 /** One logical request; `HttpClient.send` turns it into one or more attempts. */

@@ -33,12 +33,6 @@ export const MEMORY_CHUNK_BYTES = 64 * 1024;
 /**
  * Read size for files on disk. Each chunk costs fetch a fixed amount of work (a few promises and
  * async generator steps in undici) and a new buffer, so 1 MiB reads cost less CPU per byte than
- * 256 KiB ones; memory stays flat either way (see READ_AHEAD_BYTES).
+ * 256 KiB ones; memory stays flat either way: a body reads one chunk ahead of the transport.
  */
 export const FILE_CHUNK_BYTES = 1024 * 1024;
-
-/**
- * What a body stream reads ahead of the transport, so that the next disk read runs while the
- * socket write of the previous chunk is in progress. Held per file in flight.
- */
-export const READ_AHEAD_BYTES = 2 * 1024 * 1024;

@@ -5,7 +5,7 @@
  */
 import { UploadError } from '../errors.js';
 import type { RequestBody } from '../http/types.js';
-import { MAX_UPLOAD_BYTES, READ_AHEAD_BYTES } from './limits.js';
+import { MAX_UPLOAD_BYTES } from './limits.js';
 
 /** Where the bytes of one attempt come from: the next chunk on each call, `undefined` at the end. */
 export interface ChunkReader {
@@ -24,8 +24,12 @@ export interface ChunkReader {
 export type ByteCounter = (bytes: number) => void;
 
 /**
- * The one web stream a PUT body goes through: it pulls chunks from a source, reads a little ahead,
- * and holds the body to its declared size while counting the bytes it hands to the transport.
+ * The one web stream a PUT body goes through: it pulls chunks from a source, reads one chunk ahead,
+ * and holds the body to its declared size while counting the bytes the transport takes.
+ *
+ * Bytes count when the transport takes them, not when they are read: fetch takes the next chunk
+ * once the socket has taken the last one, so progress (and the stall timeout it keeps alive)
+ * follows the network rather than the disk, which is megabytes ahead on a slow link.
  *
  * Counts the bytes of one attempt and checks them against the declared size: Content-Length was
  * already sent, so a source that yields more or fewer bytes fails the attempt with a clear error.
@@ -50,9 +54,9 @@ export class BodyMeter {
   }
 
   /**
-   * The body stream. A byte-length high-water mark makes the stream read the next chunks while
-   * the transport is still writing the previous one, so disk and socket work overlap instead of
-   * taking turns; it also bounds what is held in memory.
+   * The body stream. It holds no queue of its own (each chunk is handed over as the transport asks
+   * for it) and reads the next chunk from the source while the transport writes the last one, so
+   * disk and socket work overlap instead of taking turns, with one chunk in memory ahead.
    */
   stream(reader: ChunkReader): ReadableStream<Uint8Array> {
     this.#readers.add(reader);
@@ -60,16 +64,25 @@ export class BodyMeter {
       this.#readers.delete(reader);
       return reader.close(reason);
     };
+    /** The next chunk, read while the transport writes the one before it. */
+    let ahead: Promise<Uint8Array | undefined> | undefined;
+    const readAhead = () => {
+      ahead = reader.read();
+      // Awaited by the next pull; a failure with nobody asking again is not an unhandled rejection.
+      ahead.catch(() => undefined);
+    };
     return new ReadableStream<Uint8Array>(
       {
         pull: async (controller) => {
           let chunk: Uint8Array | undefined;
           try {
-            chunk = await reader.read();
+            chunk = await (ahead ?? reader.read());
           } catch (error) {
             if (error instanceof UploadError) this.sourceError = error;
             await close(error).catch(() => undefined);
             throw error;
+          } finally {
+            ahead = undefined;
           }
           if (chunk === undefined) {
             await close();
@@ -92,11 +105,15 @@ export class BodyMeter {
             this.#closing.add(closing);
             await closing;
             this.#closing.delete(closing);
+            return;
           }
+          readAhead();
         },
+        // A read still on its way is not waited for (a source may never answer it): releasing the
+        // source ends it, and its failure is already caught.
         cancel: close,
       },
-      { highWaterMark: READ_AHEAD_BYTES, size: (chunk) => chunk.byteLength },
+      { highWaterMark: 0 },
     );
   }
 

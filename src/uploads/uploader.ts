@@ -293,9 +293,14 @@ export class Uploader {
         body: ({ touch }) => {
           attempts += 1;
           sentAt = performance.now();
+          let firstTaken: number | undefined;
           meter = new BodyMeter(name, size, (bytes) => {
             // Bytes moving keep the attempt alive: the timeout measures a stall, not the whole upload.
-            touch();
+            // Once the last byte is handed over, what the system's buffers still hold of it goes out
+            // at the link's pace unseen: the answer gets as long again as handing over took.
+            const now = performance.now();
+            firstTaken ??= now;
+            touch(bytes === size ? now - firstTaken : 0);
             tracker.update(name, size, bytes);
           });
           meters.push(meter);

@@ -38,6 +38,8 @@ interface AttemptSignal extends BodyControl {
   readonly signal: AbortSignal;
   /** Whether the timeout, rather than the caller, aborted the attempt. */
   readonly timedOut: boolean;
+  /** How long the timer last waited for progress: `timeoutMs`, or more after a grace. */
+  readonly waitedMs: number;
   /** Stops the timer and stops following the caller's signal: the attempt settled. */
   release(): void;
 }
@@ -53,7 +55,9 @@ interface AttemptSignal extends BodyControl {
 function attemptSignal(caller: AbortSignal | undefined, timeoutMs: number): AttemptSignal {
   const controller = new AbortController();
   let timedOut = false;
+  let waitedMs = timeoutMs;
   const start = (ms = timeoutMs) => {
+    waitedMs = ms;
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort(new DOMException(`No progress within ${ms} ms`, 'TimeoutError'));
@@ -69,6 +73,9 @@ function attemptSignal(caller: AbortSignal | undefined, timeoutMs: number): Atte
     signal: controller.signal,
     get timedOut() {
       return timedOut;
+    },
+    get waitedMs() {
+      return waitedMs;
     },
     touch: (graceMs = 0) => {
       if (controller.signal.aborted) return;
@@ -183,7 +190,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     const error = toTransportError(caught, {
       userSignal: options.signal,
       timedOut: control.timedOut,
-      timeoutMs: options.timeoutMs,
+      timeoutMs: Math.round(control.waitedMs),
       operation: spec.operation,
     });
     const status = statusOf(error);

@@ -39,6 +39,11 @@ export type ByteCounter = (bytes: number) => void;
 export class BodyMeter {
   bytes = 0;
   sourceError: UploadError | undefined;
+  /**
+   * How long the body waited for the transport to ask for its next chunk: the time the link, not
+   * the source, set the pace. A slow source (a caller's stream that trickles) adds nothing.
+   */
+  transportWaitMs = 0;
   readonly #readers = new Set<ChunkReader>();
   /** Sources being released after their body ended, awaited by `dispose`. */
   readonly #closing = new Set<Promise<void>>();
@@ -66,6 +71,8 @@ export class BodyMeter {
     };
     /** The next chunk, read while the transport writes the one before it. */
     let ahead: Promise<Uint8Array | undefined> | undefined;
+    /** When the last chunk was handed over: from then until the next pull, the transport set the pace. */
+    let handedAt: number | undefined;
     const readAhead = () => {
       ahead = reader.read();
       // Awaited by the next pull; a failure with nobody asking again is not an unhandled rejection.
@@ -74,6 +81,7 @@ export class BodyMeter {
     return new ReadableStream<Uint8Array>(
       {
         pull: async (controller) => {
+          if (handedAt !== undefined) this.transportWaitMs += performance.now() - handedAt;
           let chunk: Uint8Array | undefined;
           try {
             chunk = await (ahead ?? reader.read());
@@ -97,6 +105,7 @@ export class BodyMeter {
             return;
           }
           controller.enqueue(chunk);
+          handedAt = performance.now();
           this.#onBytes(this.bytes);
           if (this.bytes === this.#size && reader.atEnd?.() === true) {
             controller.close();

@@ -293,14 +293,9 @@ export class Uploader {
         body: ({ touch }) => {
           attempts += 1;
           sentAt = performance.now();
-          let firstTaken: number | undefined;
           meter = new BodyMeter(name, size, (bytes) => {
             // Bytes moving keep the attempt alive: the timeout measures a stall, not the whole upload.
-            // Once the last byte is handed over, what the system's buffers still hold of it goes out
-            // at the link's pace unseen: the answer gets as long again as handing over took.
-            const now = performance.now();
-            firstTaken ??= now;
-            touch(bytes === size ? now - firstTaken : 0);
+            touch(bytes === size && meter !== undefined ? drainGraceMs(size, meter.transportWaitMs) : 0);
             tracker.update(name, size, bytes);
           });
           meters.push(meter);
@@ -385,4 +380,21 @@ function abortError(signal: AbortSignal): AbortError {
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw abortError(signal);
+}
+
+/**
+ * The most of a body that the runtime's and the system's buffers hold once it is handed over: a
+ * chunk in the runtime's socket, a few MiB in the kernel (Linux's send buffer grows to 4 MiB).
+ */
+const BUFFERED_BYTES = 8 * 1024 * 1024;
+
+/**
+ * How much longer than `timeoutMs` the answer to a PUT may take once its last byte is handed over:
+ * what the buffers may still hold of it goes out at the link's pace, unseen. That pace is the one
+ * the transport took the body at (`transportWaitMs`: the time the link, not the source, set), and
+ * at most BUFFERED_BYTES of the body are left, so a long upload's grace stays a few seconds.
+ */
+function drainGraceMs(size: number, transportWaitMs: number): number {
+  if (size <= 0 || transportWaitMs <= 0) return 0;
+  return (transportWaitMs * Math.min(size, BUFFERED_BYTES)) / size;
 }

@@ -335,7 +335,9 @@ describe('JSON Lines reader', () => {
     });
     expect(rows[2]).toMatchObject({ issues: [{ field: 'amount' }] });
     expect(rows[3]).toMatchObject({ issues: [{ field: 'amount', message: expect.stringMatching(/written twice/) }] });
-    expect(rows[4]).toMatchObject({ issues: [{ field: 'amount', message: expect.stringMatching(/reads as 0 /) }] });
+    expect(rows[4]).toMatchObject({
+      issues: [{ field: 'amount', message: expect.stringMatching(/reads as 0 \(beyond the range of a double\)/) }],
+    });
     expect(rows[5]).toMatchObject({ issues: [{ field: 'amount', message: expect.stringMatching(/reads as 0 /) }] });
     expect(rows[6]).toMatchObject({
       issues: [
@@ -343,6 +345,13 @@ describe('JSON Lines reader', () => {
       ],
     });
     expect(rows[7]).toMatchObject({ issues: [{ field: 'merchant' }] });
+  });
+
+  it('names every field a problem is under, the same problem under two fields included', async () => {
+    const rows = await collect(
+      readJsonl(bytes('{"a": 1e400, "b": {"c": 1e400}, "x": {"k": 1, "k": 2}, "y": {"k": 1, "k": 2}}'), 'f.jsonl'),
+    );
+    expect(rows[0]?.kind === 'reject' && rows[0].issues.map((issue) => issue.field)).toEqual(['a', 'b', 'x', 'y']);
   });
 
   it('reports a key written a hundred thousand times once, and at most ten problems per record', async () => {

@@ -30,7 +30,9 @@ afterEach(async () => {
 });
 
 /** Token and addresses at once; the PUT's body read at PACE, then answered. */
-async function slowStorage(): Promise<{ url: string; received: () => number; puts: () => number }> {
+async function slowStorage(
+  host: 'paced' | 'silent' = 'paced',
+): Promise<{ url: string; received: () => number; puts: () => number }> {
   let received = 0;
   let puts = 0;
   let base = '';
@@ -47,6 +49,13 @@ async function slowStorage(): Promise<{ url: string; received: () => number; put
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(Object.fromEntries(names.map((name) => [name, `${base}/files/${name}?sig=1`]))));
       return;
+    }
+    if (req.method === 'PUT' && host === 'silent') {
+      puts++;
+      req.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+      });
+      return; // takes every byte, never answers
     }
     if (req.method === 'PUT') {
       puts++;
@@ -99,5 +108,38 @@ describe('an upload over a slow link', () => {
     expect(storage.puts()).toBe(1);
     // The sockets' buffers lie between what the transport took and what the host read; no more.
     expect(mostAhead).toBeLessThan(size / 2);
+  }, 30_000);
+
+  it('a slow source is no slow link: once its last byte is out, a host that never answers fails it at timeoutMs', async () => {
+    const storage = await slowStorage('silent');
+    const chunks = 20;
+    let lastChunkAt = 0;
+    // A caller's stream that yields 64 KiB every 100 ms: the link is fast, the source is not.
+    async function* trickle(): AsyncGenerator<Uint8Array> {
+      for (let i = 0; i < chunks; i++) {
+        await sleep(100);
+        if (i === chunks - 1) lastChunkAt = performance.now();
+        yield new Uint8Array(64 * 1024);
+      }
+    }
+    const client = new PushClient({
+      clientId: 'c',
+      clientSecret: 's',
+      authUrl: storage.url,
+      baseUrl: storage.url,
+      scopeBase: storage.url,
+      timeoutMs: 1_000,
+      maxRetries: 0,
+      env: {},
+    });
+    const report = await client.uploads
+      .upload('app-1', [{ name: 'trickle.bin', stream: trickle(), size: chunks * 64 * 1024 }])
+      .catch((error: unknown) => (error as { report?: unknown }).report ?? error);
+    const failedAfter = performance.now() - lastChunkAt;
+    const files = (report as { files: { status: string; error?: Error }[] }).files;
+    expect(files[0]?.status).toBe('failed');
+    expect(files[0]?.error?.message).toMatch(/no response within 1\d{3} ms/);
+    // timeoutMs and no more: the two seconds the source took are no grace.
+    expect(failedAfter).toBeLessThan(1_800);
   }, 30_000);
 });

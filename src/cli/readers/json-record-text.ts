@@ -111,7 +111,7 @@ export function hiddenJsonIssues(text: string): RowIssue[] | undefined {
         const where = stack.length === 1 ? 'this object' : `the object under ${JSON.stringify(shown(field()))}`;
         report(
           field(),
-          `key ${stack.length} ${key}`,
+          `${field()} key ${stack.length} ${key}`,
           `${JSON.stringify(shown(key))} is written twice in ${where}; JSON keeps only the last, so which value is meant is unclear`,
         );
       }
@@ -131,10 +131,14 @@ export function hiddenJsonIssues(text: string): RowIssue[] | undefined {
       const token = text.slice(start, i);
       const value = JSON.parse(token) as number;
       if (!readsAsWritten(token, value)) {
+        const why =
+          value === 0 || !Number.isFinite(value)
+            ? 'beyond the range of a double'
+            : 'at most 15 significant digits are always kept';
         report(
           field(),
-          `number ${token}`,
-          `${shown(token)} is not a number JSON can hold: it reads as ${value} (at most 15 significant digits are always kept)`,
+          `${field()} number ${token}`,
+          `${shown(token)} is not a number JSON can hold: it reads as ${value} (${why})`,
         );
       }
       continue;

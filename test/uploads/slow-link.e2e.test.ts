@@ -79,6 +79,20 @@ async function slowStorage(
   return { url: base, received: () => received, puts: () => puts };
 }
 
+/** A client of the host at `url`, with one attempt per file. */
+function clientOf(url: string, timeoutMs: number): PushClient {
+  return new PushClient({
+    clientId: 'c',
+    clientSecret: 's',
+    authUrl: url,
+    baseUrl: url,
+    scopeBase: url,
+    timeoutMs,
+    maxRetries: 0,
+    env: {},
+  });
+}
+
 describe('an upload over a slow link', () => {
   it('a file that keeps moving is uploaded once, whatever the buffers hold after its last byte left the disk', async () => {
     const storage = await slowStorage();
@@ -86,16 +100,7 @@ describe('an upload over a slow link', () => {
     const file = path.join(dir, 'big.bin');
     const size = 12 * MiB;
     await writeFile(file, Buffer.alloc(size, 7));
-    const client = new PushClient({
-      clientId: 'c',
-      clientSecret: 's',
-      authUrl: storage.url,
-      baseUrl: storage.url,
-      scopeBase: storage.url,
-      timeoutMs: TIMEOUT_MS,
-      maxRetries: 0,
-      env: {},
-    });
+    const client = clientOf(storage.url, TIMEOUT_MS);
     // How far ahead of the link the progress ran: the bytes reported beyond what the host had read.
     let mostAhead = 0;
     const report = await client.uploads.upload('app-1', [file], {
@@ -122,16 +127,7 @@ describe('an upload over a slow link', () => {
         yield new Uint8Array(64 * 1024);
       }
     }
-    const client = new PushClient({
-      clientId: 'c',
-      clientSecret: 's',
-      authUrl: storage.url,
-      baseUrl: storage.url,
-      scopeBase: storage.url,
-      timeoutMs: 1_000,
-      maxRetries: 0,
-      env: {},
-    });
+    const client = clientOf(storage.url, 1_000);
     const report = await client.uploads
       .upload('app-1', [{ name: 'trickle.bin', stream: trickle(), size: chunks * 64 * 1024 }])
       .catch((error: unknown) => (error as { report?: unknown }).report ?? error);

@@ -68,6 +68,26 @@ function daysInMonth(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
+/** Whether these fields name a real calendar date and a time of a 24-hour day (31/02 is not one). */
+function isRealDateTime(
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+): boolean {
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59
+  );
+}
+
 /**
  * Splits a day.js-style pattern (`DD/MM/YYYY HH:mm`) into pieces. Runs of one letter are tokens and
  * must be known; `[text]` is literal text, as in day.js; any other character is a literal separator.
@@ -189,13 +209,7 @@ function digitDatePattern(text: string): string | undefined {
   const real =
     year >= DIGIT_DATE_YEARS.min &&
     year <= DIGIT_DATE_YEARS.max &&
-    month >= 1 &&
-    month <= 12 &&
-    day >= 1 &&
-    day <= daysInMonth(year, month) &&
-    hour <= 23 &&
-    minute <= 59 &&
-    second <= 59;
+    isRealDateTime(year, month, day, hour, minute, second);
   return real ? pattern : undefined;
 }
 
@@ -331,15 +345,7 @@ function patternReader(pattern: string, resolve: LocalTimeResolver): DateReader 
       if (hour12 < 1 || hour12 > 12) return invalid(text, `a real date and time as ${pattern}`);
       hour = (hour12 % 12) + meridiem;
     }
-    if (
-      month < 1 ||
-      month > 12 ||
-      day < 1 ||
-      day > daysInMonth(year, month) ||
-      hour > 23 ||
-      minute > 59 ||
-      second > 59
-    ) {
+    if (!isRealDateTime(year, month, day, hour, minute, second)) {
       return invalid(text, `a real date and time as ${pattern}`);
     }
     const ms = resolve(year, month, day, hour, minute, second, millisecond);
@@ -398,15 +404,9 @@ function isoReader(resolve: LocalTimeResolver): DateReader {
     const minute = Number(match[5] ?? 0);
     const second = Number(match[6] ?? 0);
     const millisecond = Number((match[7] ?? '0').slice(0, 3).padEnd(3, '0'));
-    const valid =
-      month >= 1 &&
-      month <= 12 &&
-      day >= 1 &&
-      day <= daysInMonth(year, month) &&
-      hour <= 23 &&
-      minute <= 59 &&
-      second <= 59;
-    return valid ? { year, month, day, hour, minute, second, millisecond } : undefined;
+    return isRealDateTime(year, month, day, hour, minute, second)
+      ? { year, month, day, hour, minute, second, millisecond }
+      : undefined;
   };
   const ok = successSlot();
   return (value) => {

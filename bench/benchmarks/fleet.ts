@@ -1,8 +1,9 @@
 /**
  * 7. Fleet goodput: 4 worker processes publish to one app against the emulator (real HTTP, another
- * process) limited to 20 requests/s: with one rate budget shared through Redis
- * (examples/redis-rate-budget.ts) against the same fleet with each process adapting alone. 429s
- * are counted by the emulator. Needs Redis (REDIS_URL, as `scripts/start-services.sh` prints);
+ * process) limited to 20 requests/s, each process adapting alone (the SDK's default, which the
+ * targets judge) against the same fleet with one rate budget shared through Redis
+ * (examples/redis-rate-budget.ts). 429s are counted by the emulator, over the whole run and after
+ * the first two rate windows. Needs Redis (REDIS_URL, as `scripts/start-services.sh` prints);
  * without one it skips itself and says why.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
@@ -13,7 +14,7 @@ import { Redis } from 'ioredis';
 import { alternate } from '../lib/alternate.js';
 import { connectionEnv } from '../lib/client.js';
 import { childScript } from '../lib/paths.js';
-import { makeRow } from '../lib/row.js';
+import { makeRow, type Row } from '../lib/row.js';
 import { type ServerProcess, withServer } from '../lib/server-process.js';
 import { median } from '../lib/stats.js';
 import type { Benchmark } from './types.js';
@@ -27,6 +28,8 @@ interface Sample {
   /** Accepted batches per second, as a percentage of the limit. */
   goodputPct: number;
   share429: number;
+  /** The 429 share after the first two windows: once the first contact is over. */
+  settled429: number;
   recordsFailed: number;
   recordsUnknown: number;
 }
@@ -116,12 +119,16 @@ async function fleetRun(
     const spans = reports.map((report) => `${report.startedAt - first}–${report.endedAt - first}`);
     const learned = shared ? `, budget learned ${await learnedBudget(budgetKey)}/window` : '';
     log(
-      `fleet ${shared ? 'shared' : 'alone'}: ${seconds.toFixed(1)} s, ${stats.financeRateLimited}/${stats.financeRequests} answered 429${learned}; ms per worker ${spans.join(', ')}`,
+      `fleet ${shared ? 'shared' : 'alone'}: ${seconds.toFixed(1)} s, ${stats.financeRateLimited}/${stats.financeRequests} answered 429 (${stats.financeRateLimitedSettled}/${stats.financeRequestsSettled} after the first 2 s)${learned}; ms per worker ${spans.join(', ')}`,
     );
     const sum = (key: keyof WorkerReport) => reports.reduce((total, report) => total + report[key], 0);
     return {
       goodputPct: (100 * sum('batchesSent')) / seconds / (LIMIT.requests / (LIMIT.windowMs / 1000)),
       share429: stats.financeRequests === 0 ? Number.NaN : (100 * stats.financeRateLimited) / stats.financeRequests,
+      settled429:
+        stats.financeRequestsSettled === 0
+          ? Number.NaN
+          : (100 * stats.financeRateLimitedSettled) / stats.financeRequestsSettled,
       recordsFailed: sum('recordsFailed'),
       recordsUnknown: sum('recordsUnknown'),
     };
@@ -156,37 +163,48 @@ export const fleet: Benchmark = {
         `${WORKERS} × ${batches} batches of ${BATCH_SIZE}; records failed: shared ${total(shared, 'recordsFailed')}, ` +
         `alone ${total(alone, 'recordsFailed')}; unknown: shared ${total(shared, 'recordsUnknown')}, ` +
         `alone ${total(alone, 'recordsUnknown')} (all rounds)`;
+      // The issue's targets are for the fleet without coordination (the SDK's default): that is
+      // "ours"; the shared Redis budget (the documented recipe for fleets) is the baseline.
+      const row = (metric: string, unit: string, key: keyof Sample, target: Row['target'], extra: Partial<Row> = {}) =>
+        makeRow({
+          benchmark: this.title,
+          metric,
+          unit,
+          ours: key === 'recordsFailed' ? total(alone, key) : median(pick(alone, key)),
+          baselineName: 'shared Redis budget',
+          baseline: key === 'recordsFailed' ? total(shared, key) : median(pick(shared, key)),
+          target,
+          samples: { ours: pick(alone, key), baseline: pick(shared, key) },
+          ...extra,
+        });
       return [
-        makeRow({
-          benchmark: this.title,
-          metric: `goodput, % of the limit (${LIMIT.requests}/s)`,
-          unit: '%',
-          ours: median(pick(shared, 'goodputPct')),
-          baselineName: 'each process alone',
-          baseline: median(pick(alone, 'goodputPct')),
-          target: { of: 'value', op: '>=', limit: 90 },
-          samples: { ours: pick(shared, 'goodputPct'), baseline: pick(alone, 'goodputPct') },
-          note,
-        }),
-        makeRow({
-          benchmark: this.title,
-          metric: 'requests answered 429',
-          unit: '%',
-          ours: median(pick(shared, 'share429')),
-          baselineName: 'each process alone',
-          baseline: median(pick(alone, 'share429')),
-          target: { of: 'value', op: '<=', limit: 10 },
-          samples: { ours: pick(shared, 'share429'), baseline: pick(alone, 'share429') },
-        }),
-        makeRow({
-          benchmark: this.title,
-          metric: 'records failed (all rounds)',
-          unit: 'records',
-          ours: total(shared, 'recordsFailed'),
-          baselineName: 'each process alone',
-          baseline: total(alone, 'recordsFailed'),
-          target: { of: 'value', op: '==', limit: 0 },
-          samples: { ours: pick(shared, 'recordsFailed'), baseline: pick(alone, 'recordsFailed') },
+        row(
+          `goodput, % of the limit (${LIMIT.requests}/s), each process alone`,
+          '%',
+          'goodputPct',
+          {
+            of: 'value',
+            op: '>=',
+            limit: 90,
+          },
+          { note },
+        ),
+        row('requests answered 429, each process alone', '%', 'share429', { of: 'value', op: '<=', limit: 10 }),
+        row(
+          'requests answered 429 after the first 2 s (settled), each process alone',
+          '%',
+          'settled429',
+          {
+            of: 'value',
+            op: '<=',
+            limit: 10,
+          },
+          { note: 'the first two rate windows, where each process first meets the limit, left out' },
+        ),
+        row('records failed (all rounds), each process alone', 'records', 'recordsFailed', {
+          of: 'value',
+          op: '==',
+          limit: 0,
         }),
       ];
     });

@@ -40,10 +40,15 @@ async function serveEmulator(config: ServerChildConfig): Promise<Served> {
     },
     stats() {
       const stats = emptyStats();
-      for (const entry of mock.state.requests) {
-        if (entry.operation !== 'finance') continue;
+      const finance = mock.state.requests.filter((entry) => entry.operation === 'finance');
+      const settledFrom = (finance[0]?.at ?? 0) + 2 * (config.rateLimit?.windowMs ?? 0);
+      for (const entry of finance) {
+        const refused = entry.status === 429;
         stats.financeRequests++;
-        if (entry.status === 429) stats.financeRateLimited++;
+        if (refused) stats.financeRateLimited++;
+        if (entry.at < settledFrom) continue;
+        stats.financeRequestsSettled++;
+        if (refused) stats.financeRateLimitedSettled++;
       }
       stats.tokenRequests = mock.state.tokenRequestCount;
       stats.financeRecords = mock.state.recordCount(mock.appId);

@@ -7,6 +7,13 @@ export interface SinkStats {
   financeRecords: number;
   /** Finance requests answered 429 (emulator only). */
   financeRateLimited: number;
+  /**
+   * Emulator only: the finance requests, and those answered 429, that arrived after the first two
+   * rate-limit windows of the run (from its first finance request): what a fleet settles to once
+   * its first contact with the limit is over.
+   */
+  financeRequestsSettled: number;
+  financeRateLimitedSettled: number;
   uploadUrlRequests: number;
   uploads: number;
   uploadBytes: number;
@@ -46,6 +53,8 @@ export function emptyStats(): SinkStats {
     financeRequests: 0,
     financeRecords: 0,
     financeRateLimited: 0,
+    financeRequestsSettled: 0,
+    financeRateLimitedSettled: 0,
     uploadUrlRequests: 0,
     uploads: 0,
     uploadBytes: 0,

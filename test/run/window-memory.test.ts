@@ -32,12 +32,13 @@ function runLog() {
 const lastLimit = (events: readonly ConcurrencyHookEvent[]) => events.at(-1)?.limit;
 
 /**
- * A client whose first publish, to a service answering in a flat 80 ms, grew its window past 8. Long
+ * A client whose first publish, to a service answering in a flat 150 ms, grew its window past 8. Long
  * enough that a pause of this machine under load (CI runs test files side by side) is small beside
- * it: against 20 ms, such pauses read as queueing and held the window at 8.
+ * it: against 20 ms, and against 80 ms with other work beside the suite, such pauses read as
+ * queueing and held the window at 8.
  */
 async function clientThatGrew() {
-  const { misbehave } = slowService('finance', () => 80);
+  const { misbehave } = slowService('finance', () => 150);
   const service = await start(misbehave);
   const { runs, hooks } = runLog();
   const client = service.client({ hooks });
@@ -71,9 +72,9 @@ describe('a client remembers where its last publish left the window', () => {
 
   it('after a 429, starts where the service left it and grows past that one request per round', async () => {
     // A bound of 64, so that the halved window stays above the start of 8 even when this machine's
-    // load has the first run settle well below it.
+    // load has the first run settle well below it; answers in 120 ms, for the same reason as above.
     let untilLimited = Number.POSITIVE_INFINITY;
-    const { misbehave: slow } = slowService('finance', () => 50);
+    const { misbehave: slow } = slowService('finance', () => 120);
     const service = await start((request, res) => {
       if (request.route === 'finance' && --untilLimited === 0) {
         res.writeHead(429, { 'retry-after': '0', 'content-type': 'application/json' }).end('{"success":false}');

@@ -10,7 +10,7 @@ import {
   PushError,
   parseRetryAfterHeader,
   requestIdFrom,
-  type UploadError,
+  UploadError,
   UploadStoppedError,
 } from '../errors.js';
 import { type CallSettings, callSettings, limitsOnly } from '../http/call-options.js';
@@ -323,10 +323,16 @@ export class Uploader {
       // The storage host may answer before the source's last check fails (a file that changed
       // while being read): what it stored is not the file, so the file is not uploaded.
       if (meter?.sourceError) return failed(meter.sourceError);
+      const requestId = requestIdFrom(result.response.headers);
+      // A host that answers 2xx before it was handed the whole body cannot hold the whole file.
+      if (meter !== undefined && meter.bytes < size) {
+        const { status } = result.response;
+        const message = `The storage host answered ${status} after ${meter.bytes} of the ${size} bytes of ${JSON.stringify(name)} were sent, so the file cannot have been stored whole; it was not uploaded.`;
+        return failed(new UploadError(name, message, { status, ...(requestId !== undefined && { requestId }) }));
+      }
       window.onRoundTrip({ startedAt: sentAt, endedAt: performance.now(), bytes: size });
       tracker.complete(name, size);
       const etag = result.response.headers.get('etag');
-      const requestId = requestIdFrom(result.response.headers);
       return {
         result: {
           name,

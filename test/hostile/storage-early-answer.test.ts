@@ -29,7 +29,8 @@ async function pushService(storage: StorageAnswer) {
   const stored: { name: string; bytesRead: number }[] = [];
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', origin);
-    const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const json = (body: unknown) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (req.method === 'PUT') {
       const entry = { name: url.pathname, bytesRead: 0 };
       stored.push(entry);
@@ -41,7 +42,10 @@ async function pushService(storage: StorageAnswer) {
     }
     req.resume();
     if (url.pathname === '/oauth2/token') json({ access_token: 'token-1', token_type: 'Bearer', expires_in: 3600 });
-    else json(Object.fromEntries(url.searchParams.getAll('filenames').map((name) => [name, `${origin}/files/${name}?sig=1`])));
+    else
+      json(
+        Object.fromEntries(url.searchParams.getAll('filenames').map((name) => [name, `${origin}/files/${name}?sig=1`])),
+      );
   });
   servers.push(server);
   server.listen(0, '127.0.0.1');

@@ -155,8 +155,7 @@ export class PublishRun {
         sentAt = performance.now();
         return body;
       },
-      onBackPressure: (status, retryAfterMs) =>
-        this.#window.onBackPressure(status === 429 ? 'rate-limited' : 'unavailable', retryAfterMs),
+      onBackPressure: ({ reason, retryAfterMs }) => this.#window.onBackPressure(reason, retryAfterMs, sentAt),
       auth: 'bearer',
       retryPolicy: 'non-idempotent',
       call: this.#call,

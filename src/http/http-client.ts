@@ -18,6 +18,7 @@ import {
   isBackPressure,
   type LifecycleState,
   nextStep,
+  pushBackOf,
   type RetryTiming,
   retryTimingWith,
   statusOf,
@@ -189,10 +190,9 @@ export class FetchHttpClient implements HttpClient {
         error = caught instanceof TokenUnavailable ? caught.error : caught;
       }
       const step = nextStep(error, state);
-      // By status, not class: a storage host's 429 or 503 is an `UploadError`, and pushes back all the same.
-      const status = statusOf(error);
-      if (spec.onBackPressure !== undefined && (status === 429 || status === 503) && error instanceof PushError) {
-        spec.onBackPressure(status, cappedRetryAfterOf(error, timing));
+      if (spec.onBackPressure !== undefined && !state.tokenFailure) {
+        const pushBack = pushBackOf(error, timing);
+        if (pushBack !== undefined) spec.onBackPressure(pushBack);
       }
       if (pacing !== undefined && isBackPressure(error)) {
         const willRetry = step.kind === 'wait' && step.waitClass !== 'rate-limited';

@@ -145,9 +145,10 @@ export interface ConcurrencyHookEvent {
   inFlight: number;
   /**
    * `start`: the run's first window; `grow`: round trips stayed near their least value;
-   * `latency`: they inflated, the service is queueing; `rate-limited`: a 429; `unavailable`: a 503.
+   * `latency`: they inflated, the service is queueing; `rate-limited`: a 429; `unavailable`: a 503;
+   * `timed-out`: a request got no answer within `timeoutMs` (a link the window saturates).
    */
-  reason: 'start' | 'grow' | 'latency' | 'rate-limited' | 'unavailable';
+  reason: 'start' | 'grow' | 'latency' | 'rate-limited' | 'unavailable' | 'timed-out';
   /**
    * The round trip a `grow` or `latency` change was decided on, in milliseconds: of the round's
    * answers, the one at the lower quartile of inflation (its round trip against the least one

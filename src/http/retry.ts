@@ -6,9 +6,10 @@ import {
   RateLimitError,
   ResponseTooLargeError,
   ServerError,
+  TimeoutError,
   TokenError,
 } from '../errors.js';
-import type { RecoveryStep, RequestPacing, RetryPolicy } from './types.js';
+import type { PushBack, RecoveryStep, RequestPacing, RetryPolicy } from './types.js';
 
 /**
  * What to do with a failed attempt:
@@ -101,6 +102,18 @@ export function waitMs(
 /** The service asked the client to slow down: a 429, or a 503 (an overloaded service). */
 export function isBackPressure(error: unknown): boolean {
   return error instanceof RateLimitError || (error instanceof ServerError && error.status === 503);
+}
+
+/**
+ * What a failed attempt tells a run's window: a 429 or 503, by status rather than class (a storage
+ * host's is an `UploadError`, and pushes back all the same), or no answer within the timeout.
+ */
+export function pushBackOf(error: unknown, timing: RetryTiming): PushBack | undefined {
+  if (error instanceof TimeoutError) return { reason: 'timed-out', retryAfterMs: undefined };
+  if (!(error instanceof PushError)) return undefined;
+  const status = statusOf(error);
+  if (status !== 429 && status !== 503) return undefined;
+  return { reason: status === 429 ? 'rate-limited' : 'unavailable', retryAfterMs: cappedRetryAfterOf(error, timing) };
 }
 
 /** Which kind of wait precedes a re-send: the classes of `classifyFailure`, and a rate limit's patience. */

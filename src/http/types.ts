@@ -71,11 +71,12 @@ export interface RequestSpec {
    */
   pacing?: RequestPacing;
   /**
-   * Told of every attempt the service pushed back on (a 429, or a 503), with its `Retry-After`
-   * (capped) when it sent one: the run's concurrency limiter narrows its window on it.
+   * Told of every attempt the service pushed back on (a 429, or a 503, with its `Retry-After`,
+   * capped, when it sent one) and of every attempt that got no answer within its timeout: the
+   * run's concurrency limiter narrows its window on them.
    * @default none
    */
-  onBackPressure?: (status: 429 | 503, retryAfterMs: number | undefined) => void;
+  onBackPressure?: (pushBack: PushBack) => void;
   /** Steps that may mend a refusal, at most once each per request (a fresh upload address, a rotated secret). @default none */
   recover?: readonly RecoveryStep[];
   /**
@@ -178,4 +179,15 @@ export interface HttpClient {
    * `earlyBearer.release()` drops the request once the operation is over.
    */
   prepareBearer(call?: CallSettings): Promise<CallSettings>;
+}
+
+/**
+ * An attempt that says the window is too wide: a 429 (`rate-limited`), a 503 (`unavailable`), or no
+ * answer within the attempt's timeout (`timed-out`: on a link the window saturates, answers stop
+ * coming back at all, and a window that only heard of answers would never learn it).
+ */
+export interface PushBack {
+  reason: 'rate-limited' | 'unavailable' | 'timed-out';
+  /** The service's `Retry-After` (capped), when it sent one. */
+  retryAfterMs: number | undefined;
 }

@@ -1,4 +1,5 @@
 import type { ConcurrencyHookEvent } from '../http/public-types.js';
+import type { PushBack } from '../http/types.js';
 import { abortErrorFrom, onAbort } from '../internal/waits.js';
 
 /** Where the window starts: small enough to be polite to a service never seen, large enough that the first batches leave at once. */
@@ -82,6 +83,14 @@ export class ConcurrencyLimiter {
   #knee: number | undefined;
   /** Push-back until this time belongs to the event that already halved the window. */
   #backedOffUntil = Number.NEGATIVE_INFINITY;
+  /** When the window last halved: push-back on a request sent before then belongs to that event. */
+  #halvedAt = Number.NEGATIVE_INFINITY;
+  /**
+   * The least window at which requests got no answer in time, until the next epoch: growth stays
+   * below it. A timeout costs a whole `timeoutMs` and, for a batch, an outcome nobody knows, so a
+   * window that met one is not probed again, where a 429 or a queue is only probed one step at a time.
+   */
+  #ceiling: number | undefined;
   #lastRtt: number | undefined;
   #started = false;
   #resumed = false;
@@ -178,7 +187,8 @@ export class ConcurrencyLimiter {
     const filled = this.#roundPeak * 2 >= this.#limit;
     this.#newRound();
     // A window the run does not fill (the input is slower than the network) says nothing about the service.
-    const decision = decide(this.#limit, this.max, quartile.ratio, this.#knee);
+    const bound = this.#ceiling === undefined ? this.max : Math.max(1, Math.min(this.max, this.#ceiling - 1));
+    const decision = decide(this.#limit, bound, quartile.ratio, this.#knee);
     if (filled) this.#judged = true;
     if (decision.kind === 'grow' && filled) {
       this.#set(decision.limit, 'grow', quartile.rttMs, quartile.minRttMs);
@@ -191,16 +201,21 @@ export class ConcurrencyLimiter {
   }
 
   /**
-   * The service pushed back (a 429 or a 503): the window halves. Push-back answering requests
-   * sent before the service's wait ends, or within a round trip, belongs to the same event.
+   * The service pushed back (a 429 or a 503), or a request got no answer within its timeout: the
+   * window halves, once per event. Push-back answering a request sent before the last halving (it
+   * was sent into the wider window), or coming before the service's wait ends or within a round
+   * trip, belongs to the same event. `sentAt`: when that request left, on this limiter's clock.
    */
-  onBackPressure(reason: 'rate-limited' | 'unavailable', waitMs = 0): void {
+  onBackPressure(reason: PushBack['reason'], waitMs = 0, sentAt?: number): void {
     if (!this.adaptive) return;
     const now = this.#now();
     if (now < this.#backedOffUntil) return;
+    if (sentAt !== undefined && sentAt < this.#halvedAt) return;
+    this.#halvedAt = now;
     this.#backedOffUntil = now + Math.max(Number.isFinite(waitMs) ? waitMs : 0, this.#lastRtt ?? 0);
     this.#judged = true;
     this.#pushedBack = true;
+    if (reason === 'timed-out') this.#ceiling = Math.min(this.#ceiling ?? this.#limit, this.#limit);
     const halved = Math.max(1, Math.floor(this.#limit / 2));
     // The halved window is a knee, as TCP's slow-start threshold is: growth past it is one request
     // per round, so that a service refusing at a limit is not met with a doubled window next round.
@@ -224,6 +239,7 @@ export class ConcurrencyLimiter {
     this.#roundSince = this.#now();
     this.#rounds++;
     if (this.#rounds % EPOCH_ROUNDS === 0) {
+      this.#ceiling = undefined;
       for (const minimum of this.#minimums.values()) {
         minimum.previous = minimum.current;
         minimum.current = Number.POSITIVE_INFINITY;

@@ -307,8 +307,7 @@ export class Uploader {
         retryPolicy: source.reopenable ? 'idempotent' : 'never',
         ...(source.reopenable && { recover: [resign] }),
         call,
-        onBackPressure: (status, retryAfterMs) =>
-          window.onBackPressure(status === 429 ? 'rate-limited' : 'unavailable', retryAfterMs),
+        onBackPressure: ({ reason, retryAfterMs }) => window.onBackPressure(reason, retryAfterMs, sentAt),
         mapError: (response, bodyText): UploadError =>
           toUploadError(name, response.status, bodyText, {
             retryAfterMs: parseRetryAfterHeader(response.headers.get('retry-after')),

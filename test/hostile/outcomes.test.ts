@@ -69,6 +69,19 @@ const rows: Row[] = [
     finance: { status: 'sent', requests: 1 },
   },
   {
+    doc: [
+      'a `100 Continue` nobody asked for, then a final answer',
+      "retried: Node's fetch (undici) takes it for a broken answer",
+      '`unknown` (`ConnectionError`), not re-sent',
+    ],
+    play: (res, hit) => {
+      if (hit === 1) res.writeContinue();
+      return false;
+    },
+    idempotent: { result: 'resolves', requests: 2 },
+    finance: { status: 'unknown', error: ConnectionError, requests: 1 },
+  },
+  {
     doc: ['2xx with the expected body', 'resolves', '`sent`'],
     play: () => false,
     idempotent: { result: 'resolves', requests: 1 },

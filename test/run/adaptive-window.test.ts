@@ -126,6 +126,31 @@ describe('the adaptive window over HTTP', () => {
     expect(unavailable?.limit).toBe(Math.max(1, Math.floor((unavailable?.previous ?? 0) / 2)));
   });
 
+  it('publish halves its window when requests get no answer in time, as on a link the window saturates', async () => {
+    // Past 10 requests at once the service (a saturated link) answers nothing at all: a window
+    // that only heard of answers would keep growing into it, every batch past 10 timing out.
+    let held = 0;
+    const service = await start((request, res) => {
+      if (request.route !== 'finance') return false;
+      held++;
+      res.on('close', () => held--);
+      if (held <= 10) setTimeout(() => res.writeHead(200).end('{"success":true}'), 30);
+      return true;
+    });
+    const { events, hooks } = windowLog();
+    const client = service.client({ hooks, timeoutMs: 300, maxRetries: 0 });
+    const report = await client.finance.publish('app-1', records(300), { batchSize: 1, concurrency: 32 });
+    const timedOut = events.filter((event) => event.reason === 'timed-out');
+    expect(timedOut.length).toBeGreaterThan(0);
+    for (const event of timedOut) expect(event.limit).toBe(Math.max(1, Math.floor(event.previous / 2)));
+    // Whatever went out before the first timeout came back (300 ms, ten rounds) is lost to it; after
+    // that the window stays below where it met one, instead of sending most batches into the wall.
+    const afterFirst = events.slice(events.indexOf(timedOut[0] as ConcurrencyHookEvent) + 1);
+    expect(Math.max(...afterFirst.map((event) => event.limit))).toBeLessThan(timedOut[0]?.previous ?? 0);
+    expect(report.recordsSent + report.recordsUnknown).toBe(300);
+    expect(report.recordsUnknown).toBeLessThan(120);
+  });
+
   it('upload halves its window on a 503 of the storage host', async () => {
     const service = await start((request, res) => {
       if (request.route !== 'storage' || request.hit !== 3) return false;

@@ -143,6 +143,26 @@ describe('ConcurrencyLimiter', () => {
     expect(limiter.limit).toBe(1);
   });
 
+  it('halves once for push-back on requests sent before the last halving, even with no wait and no round trip known', () => {
+    const time = clock();
+    const { events, onChange } = recorder();
+    const limiter = new ConcurrencyLimiter({ max: 32, operation: 'finance', onChange, now: time.now });
+    const sentAt = time.now();
+    time.advance(5);
+    // The first round answered together with 503s and no Retry-After: one event, not 8 -> 4 -> 2 -> 1.
+    for (let i = 0; i < 8; i++) {
+      time.advance(1);
+      limiter.onBackPressure('unavailable', 0, sentAt);
+    }
+    expect(limiter.limit).toBe(4);
+    // A request sent into the halved window that is pushed back too is a new event.
+    const later = time.now();
+    time.advance(5);
+    limiter.onBackPressure('timed-out', 0, later);
+    expect(limiter.limit).toBe(2);
+    expect(events.map((event) => event.reason)).toEqual(['unavailable', 'timed-out']);
+  });
+
   it('ignores round trips of requests sent before the last change', async () => {
     const time = clock();
     const limiter = new ConcurrencyLimiter({ max: 32, initial: 16, operation: 'finance', now: time.now });

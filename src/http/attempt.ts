@@ -163,6 +163,8 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
   };
 
   let method: string = spec.method;
+  /** The status of an answer whose headers came: a timeout after them is a body that did not finish. */
+  let answered: number | undefined;
   try {
     const sent = await sendFollowingRedirects(spec, {
       fetch: options.fetch,
@@ -179,6 +181,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     });
     ({ method } = sent);
     const { response } = sent;
+    answered = response.status;
     if (!response.ok) throw await errorFromResponse(response, spec, secrets);
     // Every secret this request sent is scrubbed from the answer, headers included: the token
     // answer's body holds a new token, never the client secret.
@@ -192,6 +195,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
       timedOut: control.timedOut,
       timeoutMs: Math.round(control.waitedMs),
       operation: spec.operation,
+      answered,
     });
     const status = statusOf(error);
     log(method, status === undefined ? { error: error.name } : { status, error: error.name });

@@ -118,7 +118,14 @@ function pushErrorCause(error: unknown): PushError | undefined {
  */
 export function toTransportError(
   error: unknown,
-  context: { userSignal?: AbortSignal; timedOut: boolean; timeoutMs: number; operation: string },
+  context: {
+    userSignal?: AbortSignal;
+    timedOut: boolean;
+    timeoutMs: number;
+    operation: string;
+    /** The status of an answer whose headers had come when it failed. */
+    answered?: number | undefined;
+  },
 ): PushError {
   if (error instanceof PushError) return error;
   // The request body's own source failed (a file that changed while it was read): that error is
@@ -129,9 +136,11 @@ export function toTransportError(
     return new AbortError(`${context.operation} request aborted by the caller`, { cause: context.userSignal.reason });
   }
   if (context.timedOut) {
-    return new TimeoutError(`${context.operation} request got no response within ${context.timeoutMs} ms`, {
-      cause: error,
-    });
+    const what =
+      context.answered === undefined
+        ? 'got no response'
+        : `got an answer (${context.answered}) whose body did not finish`;
+    return new TimeoutError(`${context.operation} request ${what} within ${context.timeoutMs} ms`, { cause: error });
   }
   // Every attempt would fail the same way, and nothing was sent: fatal, never "maybe sent". The
   // cause is left out: fetch quotes the offending value, which may be a header holding a token.

@@ -45,7 +45,9 @@ describe('a storage host that keeps the connection and never answers', () => {
       .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
       .catch((error: unknown) => (error as { report?: unknown }).report ?? error);
     expect(performance.now() - started).toBeLessThan(3000);
-    const files = (report as { files: { status: string }[] }).files;
+    const files = (report as { files: { status: string; error?: Error }[] }).files;
     expect(files[0]?.status).toBe('failed');
+    // Its headers came: the message says the answer did not finish, not that none came.
+    expect(files[0]?.error?.message).toMatch(/got an answer \(200\) whose body did not finish within 300 ms/);
   });
 });

@@ -438,6 +438,7 @@ export class PushClient {
       retryAmbiguous: settings.retryAmbiguous,
       retryTiming: settings.retryTiming,
       maxRetries: settings.maxRetries,
+      timeoutMs: settings.timeoutMs,
       allowInsecureHttp: settings.allowInsecureHttp,
       windows: new WindowMemory(),
     };

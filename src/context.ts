@@ -20,6 +20,8 @@ export interface ClientContext {
   retryTiming: RetryTiming;
   /** The client's `maxRetries`: with waits of 0, it also bounds 429 patience. */
   maxRetries: number;
+  /** The client's `timeoutMs`: a publish's window grows only while its round trips stay well within it. */
+  timeoutMs: number;
   /** Allow plain http to non-loopback hosts (signed upload addresses are checked too). */
   allowInsecureHttp: boolean;
   /** Where this client's last publish left its in-flight window, for the next one to start there. */

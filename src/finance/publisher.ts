@@ -127,6 +127,8 @@ export class FinancePublisher {
       operation: 'finance',
       onChange: this.#ctx.hooks.concurrency,
       resume: this.#ctx.windows.recall('finance'),
+      // A batch's timeout covers sending its body, which a window too wide for the link slows down.
+      answerWithinMs: call.timeoutMs ?? this.#ctx.timeoutMs,
     });
     const run = new PublishRun(this.#ctx, url, report, limit, window, options, call);
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };

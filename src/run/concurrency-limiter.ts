@@ -23,6 +23,12 @@ export interface ConcurrencyLimiterOptions {
   operation: ConcurrencyHookEvent['operation'];
   /** Told of the start and of every change of the window (the `concurrency` hook). */
   onChange?: (event: ConcurrencyHookEvent) => void;
+  /**
+   * The attempt timeout the run's requests are under, when it covers the whole request, its body
+   * included (a publish's batches): the window grows only while the slowest answer of a round,
+   * scaled by the growth, stays within half of it. @default no such bound
+   */
+  answerWithinMs?: number;
   /** Clock in ms, injectable for tests. @default performance.now */
   now?: () => number;
 }
@@ -69,6 +75,7 @@ export class ConcurrencyLimiter {
   readonly #operation: ConcurrencyHookEvent['operation'];
   readonly #onChange: ((event: ConcurrencyHookEvent) => void) | undefined;
   readonly #now: () => number;
+  readonly #answerWithinMs: number;
   #limit: number;
   #inFlight = 0;
   #waiters = new Set<() => void>();
@@ -104,6 +111,7 @@ export class ConcurrencyLimiter {
     this.#operation = options.operation;
     this.#onChange = options.onChange;
     this.#now = options.now ?? (() => performance.now());
+    this.#answerWithinMs = options.answerWithinMs ?? Number.POSITIVE_INFINITY;
     let initial = this.adaptive ? (options.initial ?? INITIAL_WINDOW) : this.max;
     const resume = this.adaptive ? options.resume : undefined;
     // The previous run's window only ever starts this one higher than a run never seen would (never
@@ -184,11 +192,11 @@ export class ConcurrencyLimiter {
     // The lower quartile: an answer held up by a pause of this machine, or by the handshake of a
     // new connection, is not the service queueing; a queue there holds up most answers of the round.
     const quartile = lowerQuartile(this.#round);
+    const slowest = Math.max(...this.#round.map((each) => each.rttMs));
     const filled = this.#roundPeak * 2 >= this.#limit;
     this.#newRound();
     // A window the run does not fill (the input is slower than the network) says nothing about the service.
-    const bound = this.#ceiling === undefined ? this.max : Math.max(1, Math.min(this.max, this.#ceiling - 1));
-    const decision = decide(this.#limit, bound, quartile.ratio, this.#knee);
+    const decision = decide(this.#limit, this.#growthBound(slowest), quartile.ratio, this.#knee);
     if (filled) this.#judged = true;
     if (decision.kind === 'grow' && filled) {
       this.#set(decision.limit, 'grow', quartile.rttMs, quartile.minRttMs);
@@ -221,6 +229,19 @@ export class ConcurrencyLimiter {
     // per round, so that a service refusing at a limit is not met with a doubled window next round.
     this.#knee = Math.min(this.#knee ?? halved, halved);
     this.#set(halved, reason);
+  }
+
+  /**
+   * How far the window may grow this round: `max`, below a window that met a timeout, and no wider
+   * than keeps the round's slowest answer within half the attempt timeout should round trips grow
+   * with the window, as they do on a link whose bandwidth the requests share: there a doubled
+   * window doubles every answer's time, and answers that cross the timeout never come back to say so.
+   */
+  #growthBound(slowestRttMs: number): number {
+    let bound = this.max;
+    if (this.#ceiling !== undefined) bound = Math.min(bound, this.#ceiling - 1);
+    if (slowestRttMs > 0) bound = Math.min(bound, Math.floor((this.#limit * this.#answerWithinMs) / 2 / slowestRttMs));
+    return Math.max(1, bound);
   }
 
   #minimumFor(sizeClass: number, rtt: number): number {

@@ -163,6 +163,18 @@ describe('ConcurrencyLimiter', () => {
     expect(events.map((event) => event.reason)).toEqual(['unavailable', 'timed-out']);
   });
 
+  it('grows only while the slowest answer, scaled by the growth, stays within half the attempt timeout', async () => {
+    // A link whose bandwidth the batches share: each answer takes 400 ms per batch in flight.
+    const sharedLink = (n: number) => 400 * n;
+    const tight = clock();
+    const held = new ConcurrencyLimiter({ max: 32, operation: 'finance', answerWithinMs: 6_000, now: tight.now });
+    // 8 in flight take 3.2 s: doubling would take 6.4 s, past the 6 s timeout, so the window holds.
+    expect(await drive(held, tight, sharedLink, 4)).toEqual([8, 8, 8, 8]);
+    const loose = clock();
+    const grown = new ConcurrencyLimiter({ max: 32, operation: 'finance', answerWithinMs: 60_000, now: loose.now });
+    expect((await drive(grown, loose, sharedLink, 3)).at(-1)).toBeGreaterThan(8);
+  });
+
   it('ignores round trips of requests sent before the last change', async () => {
     const time = clock();
     const limiter = new ConcurrencyLimiter({ max: 32, initial: 16, operation: 'finance', now: time.now });

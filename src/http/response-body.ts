@@ -67,17 +67,28 @@ function parseErrorBody(text: string, secrets: readonly string[]): ApiErrorBody 
 }
 
 /**
+ * The status and headers of an answer rebuilt in memory, without its reason phrase: clients are to
+ * ignore it (RFC 9112 §4), HTTP/2 has none, and a service may write anything there, a secret it
+ * received included. Fetch decodes it as UTF-8, so a Latin-1 phrase arrives as U+FFFD, which no
+ * search for the secret matches and which a Response refuses to carry.
+ */
+export function answerHead(response: Response, headers: HeadersInit): ResponseInit {
+  return { status: response.status, headers };
+}
+
+/**
  * Reads a 2xx body under `spec.maxResponseBytes` and returns a response that holds it in memory.
  * Past the cap: a ResponseTooLargeError, and the connection is dropped. When the request carried
  * secrets (the bearer token), they are scrubbed from the body too: no answer needs to echo them,
- * and whatever the caller builds from it (an error quoting the body) stays clean.
+ * and whatever the caller builds from it (an error quoting the body) stays clean. The response
+ * carries no reason phrase (see {@link answerHead}).
  */
 export async function bufferSuccess(
   response: Response,
   spec: RequestSpec,
   secrets: readonly string[],
 ): Promise<Response> {
-  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+  const init = answerHead(response, response.headers);
   if (NULL_BODY_STATUSES.has(response.status)) {
     await response.body?.cancel().catch(() => undefined);
     return new Response(null, init);
@@ -110,11 +121,7 @@ export async function answerForMiddleware(
   secrets: readonly string[],
 ): Promise<Response> {
   if (response.ok) return bufferSuccess(response, spec, secrets);
-  const init = {
-    status: response.status,
-    statusText: response.statusText,
-    headers: new Headers(headersToRecord(response.headers, secrets)),
-  };
+  const init = answerHead(response, new Headers(headersToRecord(response.headers, secrets)));
   if (NULL_BODY_STATUSES.has(response.status)) {
     await response.body?.cancel().catch(() => undefined);
     return new Response(null, init);

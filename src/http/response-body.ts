@@ -13,7 +13,7 @@ import {
   requestIdFrom,
 } from '../errors.js';
 import { parseJsonObject } from '../internal/json.js';
-import { cutAfterSecrets, scrubJsonValue, scrubSecrets, secretInName } from '../internal/redact.js';
+import { cutAfterSecrets, scrubJsonValue, scrubSecrets, secretInName, trimHttpWhitespace } from '../internal/redact.js';
 import type { AnswerHead, RequestSpec } from './types.js';
 
 /** Statuses whose response cannot carry a body (Fetch standard "null body status"). */
@@ -77,21 +77,40 @@ export function answerHead(response: Response, headers: HeadersInit): ResponseIn
 }
 
 /**
+ * The credentials a 2xx answer hands out: the values of its JSON body's `fields` (the token
+ * endpoint's `access_token`), as issued and as a request will carry them (trimmed).
+ */
+export function issuedSecrets(text: string, fields: readonly string[]): string[] {
+  const body = parseJsonObject(text);
+  if (body === undefined) return [];
+  const values = new Set<string>();
+  for (const field of fields) {
+    const value = body[field];
+    if (typeof value !== 'string') continue;
+    for (const form of [value, trimHttpWhitespace(value)]) if (form !== '') values.add(form);
+  }
+  return [...values];
+}
+
+/**
  * Reads a 2xx body under `spec.maxResponseBytes` and returns a response that holds it in memory.
  * Past the cap: a ResponseTooLargeError, and the connection is dropped. When the request carried
  * secrets (the bearer token), they are scrubbed from the body too: no answer needs to echo them,
- * and whatever the caller builds from it (an error quoting the body) stays clean. The response
- * carries no reason phrase (see {@link answerHead}).
+ * and whatever the caller builds from it (an error quoting the body) stays clean. The headers are
+ * scrubbed of them as well, and of the credentials the answer itself hands out
+ * (`spec.answerSecrets`): the caller needs the new token from the body, and from nowhere else.
+ * The response carries no reason phrase (see {@link answerHead}).
  */
 export async function bufferSuccess(
   response: Response,
   spec: RequestSpec,
   secrets: readonly string[],
 ): Promise<Response> {
-  const init = answerHead(response, response.headers);
+  const head = (headSecrets: readonly string[]): ResponseInit =>
+    answerHead(response, headSecrets.length === 0 ? response.headers : scrubbedHeaders(response.headers, headSecrets));
   if (NULL_BODY_STATUSES.has(response.status)) {
     await response.body?.cancel().catch(() => undefined);
-    return new Response(null, init);
+    return new Response(null, head(secrets));
   }
   const limit = spec.maxResponseBytes ?? MAX_API_RESPONSE_BYTES;
   const { bytes, truncated } = await readBounded(response, limit);
@@ -99,11 +118,11 @@ export async function bufferSuccess(
     const requestId = requestIdFrom(response.headers, secrets);
     throw answeredBy(new ResponseTooLargeError(spec.operation, response.status, limit), requestId);
   }
-  if (secrets.length === 0) return new Response(bytes, init);
+  if (secrets.length === 0 && spec.answerSecrets === undefined) return new Response(bytes, head(secrets));
   const text = decodeText(bytes);
   const scrubbed = scrubSecrets(text, secrets);
-  const headers = scrubbedHeaders(response.headers, secrets);
-  const buffered = new Response(scrubbed === text ? bytes : scrubbed, { ...init, headers });
+  const issued = spec.answerSecrets === undefined ? [] : issuedSecrets(scrubbed, spec.answerSecrets);
+  const buffered = new Response(scrubbed === text ? bytes : scrubbed, head([...secrets, ...issued]));
   answerTexts.set(buffered, scrubbed);
   return buffered;
 }

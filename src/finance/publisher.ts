@@ -4,6 +4,7 @@ import { FINANCE_DEFAULTS } from '../defaults.js';
 import { ConfigurationError, PublishStoppedError, RecordValidationError } from '../errors.js';
 import { callSettings } from '../http/call-options.js';
 import type { WithResponse } from '../http/public-types.js';
+import { MAX_FINANCE_RESPONSE_BYTES } from '../http/response-body.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import { abortErrorFrom } from '../internal/waits.js';
 import { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
@@ -249,6 +250,7 @@ export class FinancePublisher {
       body: () => body,
       auth: 'bearer',
       retryPolicy: 'non-idempotent',
+      maxResponseBytes: MAX_FINANCE_RESPONSE_BYTES,
       call,
     });
     await expectSuccess(response);

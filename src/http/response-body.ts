@@ -191,7 +191,14 @@ export async function errorFromResponse(
 export const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 
 /**
- * Data API answers (an address map, `{"success": true}`). The largest is an address map: one
+ * Finance answers: `{"success": true}`, or an error (read under {@link MAX_ERROR_BODY_BYTES}). A
+ * publish has many in flight at once, so a success answer padded to the data API's cap would cost
+ * megabytes each; 64 KiB leaves room for any field a service may add, and nothing more.
+ */
+export const MAX_FINANCE_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * Data API answers (an address map, `client.request`). The largest is an address map: one
  * request asks for at most ~8 KB of `filenames=` pairs, so at most ~680 names, and each gets an
  * address of at most 8 KiB (the request-line limit of common proxies, which a signed address must
  * pass): ~5.5 MiB with the names, rounded up.

@@ -26,7 +26,7 @@ import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
 import { silentLogger } from '../internal/logger.js';
 import { abortErrorFrom, nextTurn, raceSignal } from '../internal/waits.js';
 import { sha256Hex } from './store-key-digest.js';
-import { parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
+import { type ParsedTokenResponse, parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
 import { type AccessToken, MAX_MEMORY_TOKENS, MemoryTokenStore, type TokenStore } from './token-store.js';
 
 /** A store key names the credential by a hash of its token URL, client id and scopes, never the secret. */
@@ -103,9 +103,7 @@ interface CacheEntry {
 type Refreshed = WithResponse<AccessToken, ResponseMetadata | null>;
 
 /** The token endpoint's answer, parsed. */
-interface TokenAnswer {
-  token: AccessToken;
-  lifetimeMs: number;
+interface TokenAnswer extends ParsedTokenResponse {
   response: ResponseMetadata;
 }
 
@@ -439,12 +437,15 @@ export class TokenManager {
       }
     }
     if (abandoned.aborted) throw abortErrorFrom(abandoned);
-    const { token, lifetimeMs, response } = await this.#reportedRequest(scopes, reason, call, abandoned);
+    const { token, lifetimeMs, scopesLeftOut, response } = await this.#reportedRequest(scopes, reason, call, abandoned);
     // Node's fetch puts the token request's connection back in its pool a turn after the answer
     // ended: the data request that waited for this token then reuses it instead of paying a new
     // connection's handshake (with TLS, two or three round trips).
     await nextTurn();
     this.#remember(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
+    // Never the scopes themselves: they held the token or the client secret.
+    if (scopesLeftOut > 0)
+      this.#logger.warn('push-api-client granted scopes holding a secret left out', { scopesLeftOut });
     this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
     try {
       await this.#store.set(storeKey, copy(token), new Date(token.expiresAt.getTime()));
@@ -537,7 +538,9 @@ export class TokenManager {
       ...(typeof this.#clientSecret === 'function' && { recover: [rotate] }),
     });
     try {
-      const parsed = parseTokenResponse(response.status, await answerText(response), scopes, this.#now());
+      const text = await answerText(response);
+      // The client secret, like the token, is never kept among the granted scopes.
+      const parsed = parseTokenResponse(response.status, text, scopes, this.#now(), this.clientSecretForms());
       // The endpoint's headers go to the caller without the secret, should a hostile service echo it.
       return { ...parsed, response: responseMetadataOf(response, this.clientSecretForms()) };
     } catch (error) {

@@ -1,6 +1,6 @@
 import { TokenError } from '../errors.js';
 import { parseJsonObject } from '../internal/json.js';
-import { scrubJsonValue, trimHttpWhitespace, truncateText } from '../internal/redact.js';
+import { REDACTED, scrubJsonValue, scrubSecrets, trimHttpWhitespace, truncateText } from '../internal/redact.js';
 import type { AccessToken } from './token-store.js';
 
 /**
@@ -75,16 +75,37 @@ function readExpiresIn(value: unknown): number | undefined {
 }
 
 /**
+ * The granted scopes fit to show, and how many were left out: a scope holding a secret (the access
+ * token this answer issues, the client secret, or the marker the transport left where it found
+ * one) never reaches the "token acquired" log line or the `push-api token` table. No real service
+ * lists one; a hostile one would see it written down.
+ */
+function scopesFitToShow(granted: readonly string[], secrets: readonly string[]): { kept: string[]; leftOut: number } {
+  const kept = granted.filter((scope) => !scope.includes(REDACTED) && scrubSecrets(scope, secrets) === scope);
+  return { kept, leftOut: granted.length - kept.length };
+}
+
+/** A validated token answer: the token, its lifetime, and how many granted scopes were not kept. */
+export interface ParsedTokenResponse {
+  token: AccessToken;
+  lifetimeMs: number;
+  /** Granted scopes left out because they held a secret (see `scopesFitToShow`). */
+  scopesLeftOut: number;
+}
+
+/**
  * Validates a 2xx token response: a non-empty `access_token`, `token_type` Bearer in any case, a
- * positive `expires_in` (cut to {@link MAX_TOKEN_LIFETIME_SECONDS}); and when the server lists the granted `scope`, every required
- * scope must be in it, so that a missing scope fails here rather than as a 403 on each data call.
+ * positive `expires_in` (cut to {@link MAX_TOKEN_LIFETIME_SECONDS}); and when the server lists the
+ * granted `scope`, every required scope must be in it, so that a missing scope fails here rather
+ * than as a 403 on each data call. `secrets` are the client secret's forms, kept out of the scopes.
  */
 export function parseTokenResponse(
   status: number,
   bodyText: string,
   requiredScopes: readonly string[],
   now: number,
-): { token: AccessToken; lifetimeMs: number } {
+  secrets: readonly string[] = [],
+): ParsedTokenResponse {
   const body = parseJsonObject(bodyText);
   if (!body) throw invalid('the body is not a JSON object', status);
   const issued = body.access_token;
@@ -107,6 +128,7 @@ export function parseTokenResponse(
     throw invalid('expires_in is not a positive number of seconds', status);
   }
   let scopes = [...requiredScopes];
+  let scopesLeftOut = 0;
   if (typeof body.scope === 'string' && body.scope.trim() !== '') {
     const granted = body.scope.trim().split(/\s+/);
     const missing = requiredScopes.filter((scope) => !granted.includes(scope));
@@ -119,8 +141,12 @@ export function parseTokenResponse(
         },
       );
     }
-    scopes = granted;
+    ({ kept: scopes, leftOut: scopesLeftOut } = scopesFitToShow(granted, [issued, accessToken, ...secrets]));
   }
   const lifetimeMs = Math.min(expiresIn, MAX_TOKEN_LIFETIME_SECONDS) * 1000;
-  return { token: { accessToken, tokenType, expiresAt: new Date(now + lifetimeMs), scopes }, lifetimeMs };
+  return {
+    token: { accessToken, tokenType, expiresAt: new Date(now + lifetimeMs), scopes },
+    lifetimeMs,
+    scopesLeftOut,
+  };
 }

@@ -6,7 +6,10 @@ export interface AccessToken {
   tokenType: string;
   /** When the server stops accepting it, computed from its `expires_in` on arrival. */
   expiresAt: Date;
-  /** The scopes the server granted (its `scope` field), or the requested ones when it sent none. */
+  /**
+   * The scopes the server granted (its `scope` field), less any holding the token or the client
+   * secret; the requested ones when it sent none.
+   */
   scopes: string[];
 }
 

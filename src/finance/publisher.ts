@@ -4,6 +4,7 @@ import { FINANCE_DEFAULTS } from '../defaults.js';
 import { ConfigurationError, PublishStoppedError, RecordValidationError } from '../errors.js';
 import { callSettings } from '../http/call-options.js';
 import type { WithResponse } from '../http/public-types.js';
+import { MAX_FINANCE_RESPONSE_BYTES } from '../http/response-body.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import { abortErrorFrom } from '../internal/waits.js';
 import { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
@@ -114,7 +115,7 @@ export class FinancePublisher {
       call = await this.#ctx.http.prepareBearer(call);
       if (signal?.aborted) {
         call.earlyBearer?.release();
-        throw abortErrorFrom(signal);
+        throw await this.#abortedBeforeReading(records, signal);
       }
     }
 
@@ -178,11 +179,7 @@ export class FinancePublisher {
       this.#ctx.windows.remember('finance', window.outcome(), window.max);
       // A token request still on its way that no batch waits for (nothing was sent) is dropped.
       call.earlyBearer?.release();
-      await input?.close((error) => {
-        this.#ctx.logger.warn('push-api-client closing the finance input failed', {
-          error: error instanceof Error ? error.message : String(error),
-        });
-      });
+      await input?.close((error) => this.#closeFailed(error));
     }
 
     const result = report.build();
@@ -190,6 +187,27 @@ export class FinancePublisher {
     if (cause !== undefined) throw new PublishStoppedError(result, cause);
     if (batches.firstInvalid) throw new RecordValidationError<PublishReport>([batches.firstInvalid], result);
     return result;
+  }
+
+  /**
+   * The stop of a run whose signal fired after the call began (while its token request left) and
+   * before anything was read: a stop like any later abort, so a `PublishStoppedError` whose report
+   * has nothing sent and an array's records not read, the input closed.
+   */
+  async #abortedBeforeReading(
+    records: Iterable<FinanceRecordInput> | AsyncIterable<FinanceRecordInput>,
+    signal: AbortSignal,
+  ): Promise<PublishStoppedError> {
+    const report = new ReportBuilder();
+    if (Array.isArray(records)) report.notRead(records.length);
+    await new InputCursor(records).close((error) => this.#closeFailed(error));
+    return new PublishStoppedError(report.build(), abortErrorFrom(signal));
+  }
+
+  #closeFailed(error: unknown): void {
+    this.#ctx.logger.warn('push-api-client closing the finance input failed', {
+      error: error instanceof Error ? error.message : String(error),
+    });
   }
 
   /**
@@ -251,6 +269,7 @@ export class FinancePublisher {
       body: () => body,
       auth: 'bearer',
       retryPolicy: 'non-idempotent',
+      maxResponseBytes: MAX_FINANCE_RESPONSE_BYTES,
       call,
     });
     await expectSuccess(response);

@@ -3,6 +3,7 @@ import { FINANCE_DEFAULTS } from '../defaults.js';
 import { AbortError } from '../errors.js';
 import type { CallSettings } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
+import { MAX_FINANCE_RESPONSE_BYTES } from '../http/response-body.js';
 import type { RequestPacing } from '../http/types.js';
 import { abortErrorFrom } from '../internal/waits.js';
 import type { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
@@ -158,6 +159,7 @@ export class PublishRun {
       onBackPressure: ({ reason, retryAfterMs }) => this.#window.onBackPressure(reason, retryAfterMs, sentAt),
       auth: 'bearer',
       retryPolicy: 'non-idempotent',
+      maxResponseBytes: MAX_FINANCE_RESPONSE_BYTES,
       call: this.#call,
       pacing: turn,
     });

@@ -9,7 +9,7 @@ import { scrubSecrets } from '../internal/redact.js';
 import { onAbort } from '../internal/waits.js';
 import { isReservedHeader } from './call-options.js';
 import type { FetchLike } from './fetch.js';
-import { decodeText, headersToRecord, readBounded } from './response-body.js';
+import { answerHead, decodeText, headersToRecord, readBounded } from './response-body.js';
 
 /** The public name of an operation, as middleware sees it. */
 export type MiddlewareOperation = 'token' | 'uploadUrls' | 'upload' | 'finance' | 'request';
@@ -244,7 +244,7 @@ export class ConcealedAnswer {
   async conceal(response: Response): Promise<Response> {
     if (!response.ok) return response;
     const text = await response.text();
-    const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+    const init = answerHead(response, response.headers);
     const real = new Response(text, init);
     const body = parseJsonObject(text);
     const values: string[] = [];
@@ -262,7 +262,7 @@ export class ConcealedAnswer {
     // A hostile endpoint may echo the token in a header too.
     const headers = new Headers(headersToRecord(response.headers, values));
     headers.delete('content-length');
-    const shown = new Response(scrubSecrets(JSON.stringify(body), values), { ...init, headers });
+    const shown = new Response(scrubSecrets(JSON.stringify(body), values), answerHead(response, headers));
     this.#real.set(shown, real);
     return shown;
   }
@@ -280,7 +280,6 @@ export class ConcealedAnswer {
       // Inside a JSON string: the value goes back escaped as JSON would write it.
       text = text.split(marker).join(JSON.stringify(value).slice(1, -1));
     }
-    const init = { status: response.status, statusText: response.statusText, headers: response.headers };
-    return new Response(text, init);
+    return new Response(text, answerHead(response, response.headers));
   }
 }

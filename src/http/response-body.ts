@@ -13,7 +13,7 @@ import {
   requestIdFrom,
 } from '../errors.js';
 import { parseJsonObject } from '../internal/json.js';
-import { cutAfterSecrets, scrubJsonValue, scrubSecrets, secretInName } from '../internal/redact.js';
+import { cutAfterSecrets, scrubJsonValue, scrubSecrets, secretInName, trimHttpWhitespace } from '../internal/redact.js';
 import type { AnswerHead, RequestSpec } from './types.js';
 
 /** Statuses whose response cannot carry a body (Fetch standard "null body status"). */
@@ -67,20 +67,50 @@ function parseErrorBody(text: string, secrets: readonly string[]): ApiErrorBody 
 }
 
 /**
+ * The status and headers of an answer rebuilt in memory, without its reason phrase: clients are to
+ * ignore it (RFC 9112 §4), HTTP/2 has none, and a service may write anything there, a secret it
+ * received included. Fetch decodes it as UTF-8, so a Latin-1 phrase arrives as U+FFFD, which no
+ * search for the secret matches and which a Response refuses to carry.
+ */
+export function answerHead(response: Response, headers: HeadersInit): ResponseInit {
+  return { status: response.status, headers };
+}
+
+/**
+ * The credentials a 2xx answer hands out: the values of its JSON body's `fields` (the token
+ * endpoint's `access_token`), as issued and as a request will carry them (trimmed).
+ */
+export function issuedSecrets(text: string, fields: readonly string[]): string[] {
+  const body = parseJsonObject(text);
+  if (body === undefined) return [];
+  const values = new Set<string>();
+  for (const field of fields) {
+    const value = body[field];
+    if (typeof value !== 'string') continue;
+    for (const form of [value, trimHttpWhitespace(value)]) if (form !== '') values.add(form);
+  }
+  return [...values];
+}
+
+/**
  * Reads a 2xx body under `spec.maxResponseBytes` and returns a response that holds it in memory.
  * Past the cap: a ResponseTooLargeError, and the connection is dropped. When the request carried
  * secrets (the bearer token), they are scrubbed from the body too: no answer needs to echo them,
- * and whatever the caller builds from it (an error quoting the body) stays clean.
+ * and whatever the caller builds from it (an error quoting the body) stays clean. The headers are
+ * scrubbed of them as well, and of the credentials the answer itself hands out
+ * (`spec.answerSecrets`): the caller needs the new token from the body, and from nowhere else.
+ * The response carries no reason phrase (see {@link answerHead}).
  */
 export async function bufferSuccess(
   response: Response,
   spec: RequestSpec,
   secrets: readonly string[],
 ): Promise<Response> {
-  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+  const head = (headSecrets: readonly string[]): ResponseInit =>
+    answerHead(response, headSecrets.length === 0 ? response.headers : scrubbedHeaders(response.headers, headSecrets));
   if (NULL_BODY_STATUSES.has(response.status)) {
     await response.body?.cancel().catch(() => undefined);
-    return new Response(null, init);
+    return new Response(null, head(secrets));
   }
   const limit = spec.maxResponseBytes ?? MAX_API_RESPONSE_BYTES;
   const { bytes, truncated } = await readBounded(response, limit);
@@ -88,11 +118,11 @@ export async function bufferSuccess(
     const requestId = requestIdFrom(response.headers, secrets);
     throw answeredBy(new ResponseTooLargeError(spec.operation, response.status, limit), requestId);
   }
-  if (secrets.length === 0) return new Response(bytes, init);
+  if (secrets.length === 0 && spec.answerSecrets === undefined) return new Response(bytes, head(secrets));
   const text = decodeText(bytes);
   const scrubbed = scrubSecrets(text, secrets);
-  const headers = scrubbedHeaders(response.headers, secrets);
-  const buffered = new Response(scrubbed === text ? bytes : scrubbed, { ...init, headers });
+  const issued = spec.answerSecrets === undefined ? [] : issuedSecrets(scrubbed, spec.answerSecrets);
+  const buffered = new Response(scrubbed === text ? bytes : scrubbed, head([...secrets, ...issued]));
   answerTexts.set(buffered, scrubbed);
   return buffered;
 }
@@ -110,11 +140,7 @@ export async function answerForMiddleware(
   secrets: readonly string[],
 ): Promise<Response> {
   if (response.ok) return bufferSuccess(response, spec, secrets);
-  const init = {
-    status: response.status,
-    statusText: response.statusText,
-    headers: new Headers(headersToRecord(response.headers, secrets)),
-  };
+  const init = answerHead(response, new Headers(headersToRecord(response.headers, secrets)));
   if (NULL_BODY_STATUSES.has(response.status)) {
     await response.body?.cancel().catch(() => undefined);
     return new Response(null, init);
@@ -165,7 +191,14 @@ export async function errorFromResponse(
 export const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 
 /**
- * Data API answers (an address map, `{"success": true}`). The largest is an address map: one
+ * Finance answers: `{"success": true}`, or an error (read under {@link MAX_ERROR_BODY_BYTES}). A
+ * publish has many in flight at once, so a success answer padded to the data API's cap would cost
+ * megabytes each; 64 KiB leaves room for any field a service may add, and nothing more.
+ */
+export const MAX_FINANCE_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * Data API answers (an address map, `client.request`). The largest is an address map: one
  * request asks for at most ~8 KB of `filenames=` pairs, so at most ~680 names, and each gets an
  * address of at most 8 KiB (the request-line limit of common proxies, which a signed address must
  * pass): ~5.5 MiB with the names, rounded up.

@@ -23,7 +23,8 @@ export function truncateText(text: string, max: number = MAX_ERROR_TEXT_LENGTH):
   return `${text.slice(0, end)}…`;
 }
 
-const REDACTED = '[redacted]';
+/** What stands where a secret was found. */
+export const REDACTED = '[redacted]';
 
 /**
  * The secrets as they may show in a URL's host: the URL parser lower-cases a host (and decodes its

@@ -209,9 +209,59 @@ describe('the token request of a publish', () => {
     const failed = await client.finance
       .publish(mock.appId, records, { signal: controller.signal })
       .catch((error: unknown) => error);
-    expect(failed).toBeInstanceOf(AbortError);
+    // The call had begun: a stop like any other abort, with its report.
+    expect(failed).toBeInstanceOf(PublishStoppedError);
+    expect((failed as PublishStoppedError).cause).toBeInstanceOf(AbortError);
+    expect((failed as PublishStoppedError).report).toMatchObject({
+      recordsRead: 0,
+      recordsSent: 0,
+      recordsNotRead: 10,
+    });
     expect(log).not.toContain('first record read');
     expect(mock.state.requests.filter((request) => request.operation === 'finance')).toHaveLength(0);
+  });
+
+  it('an abort in the turn the token request leaves: a stopped run over 127.0.0.1, an array counted not read', async () => {
+    const { service } = await heldTokenEndpoint();
+    const client = service.client({ timeoutMs: 60_000 });
+    const controller = new AbortController();
+    setImmediate(() => controller.abort());
+    const failed = await client.finance
+      .publish('app-1', financeRecords(25), { signal: controller.signal, batchSize: 10 })
+      .catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(PublishStoppedError);
+    const { report, cause } = failed as PublishStoppedError;
+    expect(cause).toBeInstanceOf(AbortError);
+    expect(report).toMatchObject({ recordsRead: 0, recordsSent: 0, recordsFailed: 0, recordsUnknown: 0 });
+    expect(report.recordsNotRead).toBe(25);
+    expect(report.batches).toEqual([]);
+    expect(service.on('finance')).toHaveLength(0);
+  });
+
+  it('an abort in the turn the token request leaves: a generator input is closed, nothing counted', async () => {
+    const { service } = await heldTokenEndpoint();
+    const client = service.client({ timeoutMs: 60_000 });
+    let closed = false;
+    function* records() {
+      try {
+        yield* financeRecords(25);
+      } finally {
+        closed = true;
+      }
+    }
+    const input = records();
+    // Started, so that its return() runs the finally (a generator never started has none to run).
+    const first = input.next().value as FinanceRecordInput;
+    const controller = new AbortController();
+    setImmediate(() => controller.abort());
+    const failed = await client.finance
+      .publish('app-1', input, { signal: controller.signal })
+      .catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(PublishStoppedError);
+    expect((failed as PublishStoppedError).cause).toBeInstanceOf(AbortError);
+    expect((failed as PublishStoppedError).report).toMatchObject({ recordsRead: 0, recordsNotRead: 0 });
+    expect(first.transactionNumber).toBe('tx-0');
+    expect(closed).toBe(true);
   });
 
   it('is dropped when the publish sends nothing and nobody else waits for it: nothing keeps the process alive', async () => {

@@ -5,11 +5,12 @@ import { describe, expect, it } from 'vitest';
 import {
   MAX_API_RESPONSE_BYTES,
   MAX_ERROR_BODY_BYTES,
+  MAX_FINANCE_RESPONSE_BYTES,
   MAX_TOKEN_RESPONSE_BYTES,
 } from '../../src/http/response-body.js';
 import { MAX_ERROR_TEXT_LENGTH } from '../../src/internal/redact.js';
 import { drainedOrClosed, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
-import { SAMPLE_RECORD } from '../support/records.js';
+import { financeRecords, SAMPLE_RECORD } from '../support/records.js';
 
 const start = useHostileService();
 
@@ -88,6 +89,42 @@ describe('response bodies are read up to a cap', () => {
     const report = await service.client({ maxRetries: 2 }).finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]);
     expect(report.batches[0]?.status).toBe('unknown');
     expect(report.batches[0]?.error).toBeInstanceOf(ResponseTooLargeError);
+    expect(service.on('finance')).toHaveLength(1);
+  });
+});
+
+describe('finance answers are read up to 64 KiB', () => {
+  /** A finance route that answers every POST with `{"success":true}` padded to 1 MiB. */
+  const paddedSuccess = () =>
+    start(({ route }, res) => {
+      if (route !== 'finance') return false;
+      const body = `{"success":true,"pad":"${'a'.repeat(1024 * 1024)}"}`;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) }).end(body);
+      return true;
+    });
+
+  it('publish: a padded success answer leaves each batch unknown, never failed, and is not re-sent', async () => {
+    const service = await paddedSuccess();
+    const report = await service
+      .client({ maxRetries: 2 })
+      .finance.publish(HOSTILE_APP_ID, financeRecords(6), { batchSize: 2, concurrency: 3 });
+    expect(report.batches.map((batch) => batch.status)).toEqual(['unknown', 'unknown', 'unknown']);
+    expect(report).toMatchObject({ recordsSent: 0, recordsFailed: 0, recordsUnknown: 6 });
+    for (const batch of report.batches) {
+      expect(batch.error).toBeInstanceOf(ResponseTooLargeError);
+      expect((batch.error as ResponseTooLargeError).limitBytes).toBe(MAX_FINANCE_RESPONSE_BYTES);
+    }
+    expect(service.on('finance')).toHaveLength(3);
+  });
+
+  it('publishBatch: a padded success answer is a ResponseTooLargeError, not re-sent', async () => {
+    const service = await paddedSuccess();
+    const error = await service
+      .client({ maxRetries: 2 })
+      .finance.publishBatch(HOSTILE_APP_ID, [SAMPLE_RECORD])
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ResponseTooLargeError);
+    expect((error as ResponseTooLargeError).limitBytes).toBe(MAX_FINANCE_RESPONSE_BYTES);
     expect(service.on('finance')).toHaveLength(1);
   });
 });

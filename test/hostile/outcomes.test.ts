@@ -110,7 +110,7 @@ const rows: Row[] = [
   },
   {
     doc: [
-      '2xx whose body passes its cap (token 64 KiB, data API 8 MiB)',
+      '2xx whose body passes its cap (token and finance 64 KiB, upload addresses 8 MiB)',
       '`ResponseTooLargeError`, connection dropped, not retried',
       '`unknown` (`ResponseTooLargeError`), not re-sent',
     ],

@@ -5,6 +5,7 @@ import { UsageError } from './exit-codes.js';
 import { readBoundedFile } from './files.js';
 import { type Range, RangeSet } from './ranges.js';
 import type { InputSpec } from './readers/index.js';
+import { UnwritableOutputError } from './unwritable-output.js';
 import { VersionedFile } from './versioned-file.js';
 
 /**
@@ -226,7 +227,7 @@ export class Checkpoint {
     const described = inputs.map((input) => ({ name: input.name, size: input.size }));
     const checkpoint = new Checkpoint(path, fingerprint, here, described, previous, resendUnknown);
     // Written at once: an unwritable path is a usage error before anything is sent.
-    checkpoint.save();
+    checkpoint.#file.saveNow();
     flushOnExit(checkpoint);
     return checkpoint;
   }
@@ -252,7 +253,9 @@ export class Checkpoint {
   reserve(ordinals: readonly number[]): Promise<void> {
     this.#inFlight.addAll(ordinals);
     this.#changed = true;
-    return this.#file.saveAndWait();
+    return this.#file.saveAndWait().catch((error: unknown) => {
+      throw this.#unwritable(error);
+    });
   }
 
   /** A batch settled (`failed` also for records reserved and then never sent: send them again). */
@@ -274,7 +277,11 @@ export class Checkpoint {
    * sender only once the version that reserves them is saved this way.
    */
   save(): void {
-    this.#file.saveNow();
+    try {
+      this.#file.saveNow();
+    } catch (error) {
+      throw this.#unwritable(error);
+    }
   }
 
   /**
@@ -283,12 +290,31 @@ export class Checkpoint {
    * unknown, like a batch in flight.
    */
   saveSoon(): void {
-    this.#file.saveSoon();
+    try {
+      this.#file.saveSoon();
+    } catch (error) {
+      throw this.#unwritable(error);
+    }
   }
 
   /** Saves at once if anything is newer than what is on the disk. */
   flush(): void {
     if (this.#changed || this.#file.pending) this.save();
+  }
+
+  /**
+   * A write refused once the run has begun. Every record was reserved on the disk before it was
+   * sent, so an older version on the disk can only make a re-run report more records unknown,
+   * never send one twice.
+   */
+  #unwritable(error: unknown): UnwritableOutputError {
+    if (error instanceof UnwritableOutputError) return error;
+    return new UnwritableOutputError(
+      '--checkpoint',
+      this.#file.path,
+      error,
+      'the run stopped. The checkpoint on the disk is an earlier version: a re-run reports the records it has no outcome for as unknown instead of sending them twice. Free the disk or fix the directory, then run the same command again',
+    );
   }
 
   #serialize(): string {

@@ -25,6 +25,7 @@ import { InputError, type RowRules } from '../readers/types.js';
 import { RejectsWriter } from '../rejects.js';
 import { onInterrupt } from '../signals.js';
 import { type PublishRunResult, runPublish } from './run.js';
+import { closeRunFiles } from './run-files.js';
 import { templateCommand } from './template.js';
 
 /** Ignored columns named in the human summary; `--json` lists them all. */
@@ -218,7 +219,7 @@ async function publishLocked(
     : undefined;
   const started = Date.now();
   const progress = await createProgress(output, flags.dryRun ? 'validate' : 'publish', totalBytes);
-  let result: PublishRunResult;
+  let result: PublishRunResult | undefined;
   try {
     result = await runPublish({
       appId,
@@ -242,9 +243,9 @@ async function publishLocked(
   } finally {
     progress.stop();
     signals.dispose();
-    // Settled batches are saved in the background: on the disk before the lock is released.
-    checkpoint?.flush();
-    await rejects.close();
+    // A file the disk refused now stops the run like any other error: the report keeps its counts.
+    const unwritten = await closeRunFiles(checkpoint, rejects);
+    if (result !== undefined && unwritten !== undefined) result.stoppedBy ??= unwritten;
   }
   // A signal before the report makes the run interrupted, even one that came after the last batch:
   // the exit code is 130 whatever moment the signal chose.
@@ -366,7 +367,7 @@ function summarize(
     const names = `${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
     output.summary(`ignored columns (they fill no field; --strict-columns refuses them): ${names}`, succeeded);
   }
-  if (flags.rejects && (counts.recordsInvalid > 0 || counts.recordsFailed > 0 || counts.recordsUnknown > 0)) {
+  if (rejects.written && (counts.recordsInvalid > 0 || counts.recordsFailed > 0 || counts.recordsUnknown > 0)) {
     output.summary(`rejected rows and unsent records: ${flags.rejects}`, succeeded);
   }
   if (!flags.dryRun && stoppedBy !== undefined && exitCode !== ExitCode.Usage) {
@@ -389,7 +390,8 @@ function summarize(
     stopped: stoppedBy !== undefined,
     inputComplete: result.inputComplete,
     ...(stoppedBy !== undefined && { error: jsonError(stoppedBy, cause) }),
-    rejectsFile: flags.rejects,
+    // Only a file that is there: one the disk refused is named in `error` instead.
+    rejectsFile: rejects.written ? flags.rejects : undefined,
     checkpointFile: flags.checkpoint,
   });
   return exitCode;

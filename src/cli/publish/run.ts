@@ -118,7 +118,12 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
     // Every record handed over has settled by now (the leftovers as not sent): only a killed run
     // leaves batches in flight in the file.
     if (feed.complete && !interrupted && stoppedBy === undefined) checkpoint.markComplete();
-    checkpoint.save();
+    try {
+      checkpoint.save();
+    } catch (error) {
+      // The disk refused: the run has stopped, and says why in its report.
+      stoppedBy ??= error instanceof Error ? error : new PushError(String(error));
+    }
   }
   progress();
   return {

@@ -20,6 +20,7 @@ import { type CommonFlags, integerOption } from '../options.js';
 import { formatDuration, formatTable, Output } from '../output.js';
 import { checkOutputPaths, resolveOutputPath } from '../output-paths.js';
 import { createProgress, rate } from '../progress.js';
+import { InputChangedError } from '../readers/file-identity.js';
 import { checkCsvHeaders, type InputSpec, parseFormat, resolveInputs } from '../readers/index.js';
 import { InputError, type RowRules } from '../readers/types.js';
 import { RejectsWriter } from '../rejects.js';
@@ -346,7 +347,9 @@ function summarize(
   if (!flags.dryRun && (stoppedBy !== undefined || result.interrupted)) {
     rows.push([
       'not read',
-      result.unreadUnknown ? `${counts.recordsNotRead} and the rest of stdin` : counts.recordsNotRead,
+      result.unreadRestOf === undefined
+        ? counts.recordsNotRead
+        : `${counts.recordsNotRead} and the rest of ${result.unreadRestOf === '<stdin>' ? 'stdin' : result.unreadRestOf}`,
     ]);
   }
   if (counts.recordsFiltered > 0 || flags.transform !== undefined) rows.push(['filtered', counts.recordsFiltered]);
@@ -370,7 +373,8 @@ function summarize(
   if (rejects.written && (counts.recordsInvalid > 0 || counts.recordsFailed > 0 || counts.recordsUnknown > 0)) {
     output.summary(`rejected rows and unsent records: ${flags.rejects}`, succeeded);
   }
-  if (!flags.dryRun && stoppedBy !== undefined && exitCode !== ExitCode.Usage) {
+  if (stoppedBy instanceof InputChangedError) output.log(afterInputChanged(flags.checkpoint !== undefined));
+  else if (!flags.dryRun && stoppedBy !== undefined && exitCode !== ExitCode.Usage) {
     output.log(
       flags.checkpoint
         ? 'fix the cause and run the same command again: the checkpoint sends only what was not delivered'
@@ -395,6 +399,18 @@ function summarize(
     checkpointFile: flags.checkpoint,
   });
   return exitCode;
+}
+
+/**
+ * What to do once an input changed under the run. Sending the changed file in full could store
+ * again what was delivered from the file as it was, and this API has no idempotency key.
+ */
+function afterInputChanged(checkpoint: boolean): string {
+  const wait =
+    'publish a file only once whatever writes it has finished (an exporter should write under another name and rename the finished file into place)';
+  return checkpoint
+    ? `${wait}. The checkpoint keeps what was delivered and resumes only the file as it was when this run started; for other content it is refused (exit 2): check what the service already holds before you publish that file with a new checkpoint`
+    : `${wait}. The records counted as sent are stored: check what the service already holds before you publish the file again`;
 }
 
 /**

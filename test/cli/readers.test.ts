@@ -290,6 +290,18 @@ describe('CSV reader', () => {
     expect(rows[1]).toMatchObject({ kind: 'reject', line: 3 });
   });
 
+  it("says that Excel's sep= line is not a header, and how to read the file", async () => {
+    for (const first of ['sep=;', 'SEP=,']) {
+      const rows = collect(
+        readCsv(Readable.from([Buffer.from(`${first}\r\ncreated;amount\r\n1;2\r\n`)]), 'f.csv', {
+          rules: rowRules({}),
+          requireFields: true,
+        }),
+      );
+      await expect(rows).rejects.toThrow(/Excel's "sep=" line, not a header: delete that line/);
+    }
+  });
+
   it('treats a header that names a field twice as a fatal input error', async () => {
     await expect(csv('vendor,Supplier\n1,2\n', 'vendor=Supplier')).rejects.toThrow(InputError);
   });

@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { fstatSync } from 'node:fs';
+import { open as openFile } from 'node:fs/promises';
 import { VERSION } from '../index.js';
 import { UsageError } from './exit-codes.js';
 import { readBoundedFile } from './files.js';
 import { type Range, RangeSet } from './ranges.js';
+import { changeBetween, identityOf } from './readers/file-identity.js';
 import type { InputSpec } from './readers/index.js';
+import { UnwritableOutputError } from './unwritable-output.js';
 import { VersionedFile } from './versioned-file.js';
 
 /**
@@ -78,8 +81,20 @@ export async function fingerprintInputs(
   for (const input of inputs) {
     if (input.path === '-') throw new UsageError('--checkpoint needs files: stdin (-) cannot be read again to resume');
     hash.update('\0file\0');
-    // Abortable: hashing a large input takes seconds, and a signal must not wait for it.
-    for await (const chunk of createReadStream(input.path, { signal })) hash.update(chunk as Buffer);
+    const file = await openFile(input.path, 'r');
+    try {
+      // Abortable: hashing a large input takes seconds, and a signal must not wait for it.
+      for await (const chunk of file.createReadStream({ signal, autoClose: false })) hash.update(chunk as Buffer);
+      // The fingerprint must be of the file the run reads: the one checked, unchanged.
+      const change = input.identity && changeBetween(input.identity, identityOf(fstatSync(file.fd)));
+      if (change !== undefined) {
+        throw new UsageError(
+          `${input.name} changed while it was read (${change}); nothing was sent: publish it once whatever writes it has finished`,
+        );
+      }
+    } finally {
+      await file.close();
+    }
   }
   return `sha256:${hash.digest('hex')}`;
 }
@@ -226,7 +241,7 @@ export class Checkpoint {
     const described = inputs.map((input) => ({ name: input.name, size: input.size }));
     const checkpoint = new Checkpoint(path, fingerprint, here, described, previous, resendUnknown);
     // Written at once: an unwritable path is a usage error before anything is sent.
-    checkpoint.save();
+    checkpoint.#file.saveNow();
     flushOnExit(checkpoint);
     return checkpoint;
   }
@@ -252,7 +267,9 @@ export class Checkpoint {
   reserve(ordinals: readonly number[]): Promise<void> {
     this.#inFlight.addAll(ordinals);
     this.#changed = true;
-    return this.#file.saveAndWait();
+    return this.#file.saveAndWait().catch((error: unknown) => {
+      throw this.#unwritable(error);
+    });
   }
 
   /** A batch settled (`failed` also for records reserved and then never sent: send them again). */
@@ -274,7 +291,11 @@ export class Checkpoint {
    * sender only once the version that reserves them is saved this way.
    */
   save(): void {
-    this.#file.saveNow();
+    try {
+      this.#file.saveNow();
+    } catch (error) {
+      throw this.#unwritable(error);
+    }
   }
 
   /**
@@ -283,12 +304,31 @@ export class Checkpoint {
    * unknown, like a batch in flight.
    */
   saveSoon(): void {
-    this.#file.saveSoon();
+    try {
+      this.#file.saveSoon();
+    } catch (error) {
+      throw this.#unwritable(error);
+    }
   }
 
   /** Saves at once if anything is newer than what is on the disk. */
   flush(): void {
     if (this.#changed || this.#file.pending) this.save();
+  }
+
+  /**
+   * A write refused once the run has begun. Every record was reserved on the disk before it was
+   * sent, so an older version on the disk can only make a re-run report more records unknown,
+   * never send one twice.
+   */
+  #unwritable(error: unknown): UnwritableOutputError {
+    if (error instanceof UnwritableOutputError) return error;
+    return new UnwritableOutputError(
+      '--checkpoint',
+      this.#file.path,
+      error,
+      'the run stopped. The checkpoint on the disk is an earlier version: a re-run reports the records it has no outcome for as unknown instead of sending them twice. Free the disk or fix the directory, then run the same command again',
+    );
   }
 
   #serialize(): string {

@@ -11,7 +11,7 @@ export const ExitCode = {
   Usage: 2,
   /** The run completed, and some records were invalid, failed or unknown (or some files failed). */
   Partial: 3,
-  /** Interrupted (Ctrl-C, SIGTERM): 128 + SIGINT, as shells report it. */
+  /** Interrupted (Ctrl-C, SIGTERM, SIGHUP): 128 + SIGINT, as shells report it, whichever signal it was. */
   Interrupted: 130,
 } as const;
 

@@ -1,5 +1,5 @@
 /**
- * SIGINT and SIGTERM for the whole process. The entry point installs them before it loads
+ * SIGINT, SIGTERM and SIGHUP for the whole process. The entry point installs them before it loads
  * anything else, so that from its first line on a signal never ends the process by the signal
  * (no report, no exit code): it ends the run with exit 130, and `--json` still prints one object.
  *
@@ -17,7 +17,7 @@ export type InterruptStage = 'stop' | 'abort' | 'again';
 export type InterruptListener = (stage: InterruptStage, signal: NodeJS.Signals) => void;
 
 export interface Interrupts {
-  /** Fires on the first SIGINT or SIGTERM. */
+  /** Fires on the first SIGINT, SIGTERM or SIGHUP. */
   readonly stop: AbortSignal;
   /** Fires on the second. */
   readonly abort: AbortSignal;
@@ -65,6 +65,8 @@ export function installInterrupts(): Interrupts {
   // Never removed: a handler that went away would let a late signal end the process by the signal.
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A closed terminal or ssh session, or a supervisor's `kill -HUP`: a request to stop, like SIGTERM.
+  process.on('SIGHUP', onSignal);
   const interrupts: Interrupts = {
     stop: stop.signal,
     abort: abort.signal,

@@ -2,11 +2,14 @@
  * The `push-api` entry point. Its first act is to install the signal handlers; only then does it
  * load the program, whose modules (the SDK, commander, the readers) take a noticeable time to load:
  * a SIGINT or SIGTERM during that time, or at any later moment, ends the run with exit 130 and
- * under `--json` one JSON object, never by the signal.
+ * under `--json` one JSON object, never by the signal. A reader of stdout or stderr that goes away
+ * does not end it either: the run goes on without that stream.
  */
+import { outliveClosedOutputs } from './closed-outputs.js';
 import { installInterrupts } from './interrupts.js';
 
 installInterrupts();
+outliveClosedOutputs();
 
 // A specifier the bundler leaves alone: the program is its own file, loaded after the handlers.
 const programPath = './program.js';

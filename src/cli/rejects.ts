@@ -4,6 +4,7 @@ import { commitTemp, createTempBeside, discardTemp, type TempFile } from './file
 import { jsonSafe } from './json-safe.js';
 import type { RowIssue } from './readers/types.js';
 import { terminalSafeJson } from './terminal-text.js';
+import { UnwritableOutputError } from './unwritable-output.js';
 
 /**
  * Longest message copied into a rejects line, in characters. A service's error message is copied
@@ -53,6 +54,7 @@ export class RejectsWriter {
   #stream: WriteStream | undefined;
   #temp: TempFile | undefined;
   #failure: Error | undefined;
+  #written = false;
   readonly counts = { invalid: 0, failed: 0, unknown: 0 };
   /** The first invalid rows, for stderr when there is no rejects file. */
   readonly firstInvalid: RejectEntry[] = [];
@@ -72,11 +74,16 @@ export class RejectsWriter {
     this.counts[entry.kind]++;
     for (const reason of entry.reasons) reason.message = truncateMessage(reason.message);
     if (entry.kind === 'invalid' && this.firstInvalid.length < INVALID_ROWS_SHOWN) this.firstInvalid.push(entry);
-    if (this.#failure) throw this.#failure;
+    if (this.#failure) throw this.#unwritable(this.#failure);
     if (this.#stream === undefined) return;
     // Escaped like --json: `cat` is how a rejects file is read, and a service's message may carry
     // terminal controls. Made safe first: a transform's record may hold a cycle or a BigInt.
     if (!this.#stream.write(`${terminalSafeJson(jsonSafe(entry))}\n`)) await once(this.#stream, 'drain');
+  }
+
+  /** The file is in place, holding every entry of the run. */
+  get written(): boolean {
+    return this.#written;
   }
 
   async close(): Promise<void> {
@@ -89,9 +96,20 @@ export class RejectsWriter {
       if (!this.#failure) await once(stream, 'finish');
       if (this.#failure) throw this.#failure;
       commitTemp(temp, this.path);
+      this.#written = true;
     } catch (error) {
       discardTemp(temp);
-      throw error;
+      throw this.#unwritable(error);
     }
+  }
+
+  /** The file was created before anything was sent: a write refused now stops the run in order. */
+  #unwritable(error: unknown): UnwritableOutputError {
+    return new UnwritableOutputError(
+      '--rejects',
+      this.path as string,
+      error,
+      "this run's rejected rows and unsent records are not saved; free the disk or fix the directory, then run again (with the same --checkpoint, a re-run lists them again)",
+    );
   }
 }

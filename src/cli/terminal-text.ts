@@ -48,14 +48,22 @@ export function terminalText(text: string): string {
   return text.replace(UNSAFE_EXCEPT_NEWLINE, escaped);
 }
 
+/**
+ * Writes to a stream that is still open. One whose reader went away (a closed pipe or terminal) was
+ * destroyed by its write error (see closed-outputs.ts), and what is meant for it is dropped.
+ */
+function writeIfOpen(stream: Writable, text: string): void {
+  if (!stream.destroyed) stream.write(text);
+}
+
 /** Writes a block of human text (lines joined by `\n`) and a final newline, escaped by {@link terminalText}. */
 export function writeHuman(stream: Writable, text: string): void {
-  stream.write(`${terminalText(text)}\n`);
+  writeIfOpen(stream, `${terminalText(text)}\n`);
 }
 
 /** Writes one human line and its newline, escaped by {@link terminalLine}. */
 export function writeHumanLine(stream: Writable, line: string): void {
-  stream.write(`${terminalLine(line)}\n`);
+  writeIfOpen(stream, `${terminalLine(line)}\n`);
 }
 
 /**
@@ -71,7 +79,7 @@ export function writeStack(stream: Writable, error: Error): void {
 
 /** Writes a block that brings its own newlines (commander's help and usage, the emulator's banner), escaped by {@link terminalText}. */
 export function writeHumanRaw(stream: Writable, text: string): void {
-  stream.write(terminalText(text));
+  writeIfOpen(stream, terminalText(text));
 }
 
 /**
@@ -95,5 +103,5 @@ export function terminalSafeJson(value: unknown): string {
 
 /** Writes one JSON document on its own line: machine output, exact JSON, parsing to exactly `value`. */
 export function writeJsonLine(stream: Writable, value: unknown): void {
-  stream.write(`${terminalSafeJson(value)}\n`);
+  writeIfOpen(stream, `${terminalSafeJson(value)}\n`);
 }

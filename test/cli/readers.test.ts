@@ -245,10 +245,61 @@ describe('CSV reader', () => {
     ]);
   });
 
+  it('ends records at CRLF, LF and a lone CR alike, mixed in one file, quoted line breaks and line numbers kept', async () => {
+    // A CRLF header from one file, LF rows from another (`cat header.csv rows.csv`), then a CR row,
+    // a quoted cell holding a CRLF and an LF, and a bad row whose line must still be right.
+    const text =
+      '\uFEFFvendor,amount,description\r\nA,1,x\nB,2,y\rC,3,"two\r\nthree\nlines"\r\nD,4,z\nE,oops,w,extra\nF,6,v\n';
+    const whole = await csv(text);
+    const bytewise = await collect(
+      readCsv(Readable.from([...Buffer.from(text)].map((byte) => Buffer.from([byte]))), 'f.csv', {
+        rules: rowRules({ columnMap: parseColumnMap(undefined) }),
+      }),
+    );
+    for (const rows of [whole, bytewise]) {
+      expect(rows.map((row) => [row.kind, row.line])).toEqual([
+        ['record', 2],
+        ['record', 3],
+        ['record', 4],
+        ['record', 7],
+        ['reject', 8],
+        ['record', 9],
+      ]);
+      expect(rows[0]).toMatchObject({ record: { vendor: 'A', amount: 1, description: 'x' } });
+      expect(rows[2]).toMatchObject({ record: { vendor: 'C', description: 'two\r\nthree\nlines' } });
+      expect(rows[5]).toMatchObject({ record: { vendor: 'F', amount: 6 } });
+    }
+  });
+
+  it('reads LF rows after a CRLF header, and CRLF rows after an LF header, as valid rows', async () => {
+    for (const [header, rows] of [
+      ['\r\n', '\n'],
+      ['\n', '\r\n'],
+    ]) {
+      const read = await csv(`vendor,amount${header}A,1${rows}B,2${rows}`);
+      expect(read).toEqual([
+        { kind: 'record', file: 'f.csv', line: 2, record: { vendor: 'A', amount: 1 } },
+        { kind: 'record', file: 'f.csv', line: 3, record: { vendor: 'B', amount: 2 } },
+      ]);
+    }
+  });
+
   it('rejects an unclosed quote at the end of the file with a line number', async () => {
     const rows = await csv('a,b\n1,2\n3,"open\n');
     expect(rows[0]).toMatchObject({ kind: 'record', line: 2 });
     expect(rows[1]).toMatchObject({ kind: 'reject', line: 3 });
+  });
+
+  it("says that Excel's sep= line is not a header, and how to read the file", async () => {
+    for (const first of ['sep=;', 'SEP=,']) {
+      const rows = collect(
+        readCsv(Readable.from([Buffer.from(`${first}\r\ncreated;amount\r\n1;2\r\n`)]), 'f.csv', {
+          rules: rowRules({}),
+          requireFields: true,
+        }),
+      );
+      await expect(rows).rejects.toThrow(/Excel's "sep=" line, not a header: delete that line/);
+    }
   });
 
   it('treats a header that names a field twice as a fatal input error', async () => {

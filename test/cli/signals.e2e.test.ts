@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
@@ -163,6 +163,33 @@ describe('a signal at any moment of push-api finance publish', () => {
     },
     60_000,
   );
+
+  it('SIGHUP (a closed terminal, a supervisor) stops a sending run in order like SIGTERM: exit 130, one object, files written, lock released', async () => {
+    writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(400)}\n`);
+    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 100, times: Infinity });
+    const checkpoint = ctx.temp.path('hup.json');
+    const rejects = ctx.temp.path('hup.rejects.jsonl');
+    const args = ['finance', 'publish', '--app', DEMO_APP_ID, '--json', '--batch-size', '20', '--concurrency', '2'];
+    const run = startCli(
+      ctx.cli,
+      [...args, '--checkpoint', checkpoint, '--rejects', rejects, ctx.temp.path('in.csv')],
+      {
+        env: emulatorEnv(ctx.emulator),
+      },
+    );
+    await expect
+      .poll(() => ctx.emulator.mock.state.recordCount(DEMO_APP_ID), { timeout: 20_000, interval: 5 })
+      .toBeGreaterThan(0);
+    run.child.kill('SIGHUP');
+    const result = await run.done;
+    expect(judge(result, true, 0).beforeStart).toBe(false);
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({ interrupted: true, recordsUnknown: 0 });
+    expect(report.recordsSent).toBe(ctx.emulator.mock.state.recordCount(DEMO_APP_ID));
+    expect(existsSync(rejects)).toBe(true);
+    expect(JSON.parse(readFileSync(checkpoint, 'utf8'))).toMatchObject({ inFlight: [], complete: false });
+    expect(existsSync(`${checkpoint}.lock`)).toBe(false);
+  }, 30_000);
 
   it('a signal while the input is being fingerprinted ends the run with 130 and one object, no checkpoint written', async () => {
     // Large enough that hashing it takes a while, so the signal lands before the checkpoint opens.

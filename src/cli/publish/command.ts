@@ -20,11 +20,13 @@ import { type CommonFlags, integerOption } from '../options.js';
 import { formatDuration, formatTable, Output } from '../output.js';
 import { checkOutputPaths, resolveOutputPath } from '../output-paths.js';
 import { createProgress, rate } from '../progress.js';
+import { InputChangedError } from '../readers/file-identity.js';
 import { checkCsvHeaders, type InputSpec, parseFormat, resolveInputs } from '../readers/index.js';
 import { InputError, type RowRules } from '../readers/types.js';
 import { RejectsWriter } from '../rejects.js';
 import { onInterrupt } from '../signals.js';
 import { type PublishRunResult, runPublish } from './run.js';
+import { closeRunFiles } from './run-files.js';
 import { templateCommand } from './template.js';
 
 /** Ignored columns named in the human summary; `--json` lists them all. */
@@ -218,7 +220,7 @@ async function publishLocked(
     : undefined;
   const started = Date.now();
   const progress = await createProgress(output, flags.dryRun ? 'validate' : 'publish', totalBytes);
-  let result: PublishRunResult;
+  let result: PublishRunResult | undefined;
   try {
     result = await runPublish({
       appId,
@@ -242,9 +244,9 @@ async function publishLocked(
   } finally {
     progress.stop();
     signals.dispose();
-    // Settled batches are saved in the background: on the disk before the lock is released.
-    checkpoint?.flush();
-    await rejects.close();
+    // A file the disk refused now stops the run like any other error: the report keeps its counts.
+    const unwritten = await closeRunFiles(checkpoint, rejects);
+    if (result !== undefined && unwritten !== undefined) result.stoppedBy ??= unwritten;
   }
   // A signal before the report makes the run interrupted, even one that came after the last batch:
   // the exit code is 130 whatever moment the signal chose.
@@ -345,7 +347,9 @@ function summarize(
   if (!flags.dryRun && (stoppedBy !== undefined || result.interrupted)) {
     rows.push([
       'not read',
-      result.unreadUnknown ? `${counts.recordsNotRead} and the rest of stdin` : counts.recordsNotRead,
+      result.unreadRestOf === undefined
+        ? counts.recordsNotRead
+        : `${counts.recordsNotRead} and the rest of ${result.unreadRestOf === '<stdin>' ? 'stdin' : result.unreadRestOf}`,
     ]);
   }
   if (counts.recordsFiltered > 0 || flags.transform !== undefined) rows.push(['filtered', counts.recordsFiltered]);
@@ -366,10 +370,11 @@ function summarize(
     const names = `${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
     output.summary(`ignored columns (they fill no field; --strict-columns refuses them): ${names}`, succeeded);
   }
-  if (flags.rejects && (counts.recordsInvalid > 0 || counts.recordsFailed > 0 || counts.recordsUnknown > 0)) {
+  if (rejects.written && (counts.recordsInvalid > 0 || counts.recordsFailed > 0 || counts.recordsUnknown > 0)) {
     output.summary(`rejected rows and unsent records: ${flags.rejects}`, succeeded);
   }
-  if (!flags.dryRun && stoppedBy !== undefined && exitCode !== ExitCode.Usage) {
+  if (stoppedBy instanceof InputChangedError) output.log(afterInputChanged(flags.checkpoint !== undefined));
+  else if (!flags.dryRun && stoppedBy !== undefined && exitCode !== ExitCode.Usage) {
     output.log(
       flags.checkpoint
         ? 'fix the cause and run the same command again: the checkpoint sends only what was not delivered'
@@ -389,10 +394,23 @@ function summarize(
     stopped: stoppedBy !== undefined,
     inputComplete: result.inputComplete,
     ...(stoppedBy !== undefined && { error: jsonError(stoppedBy, cause) }),
-    rejectsFile: flags.rejects,
+    // Only a file that is there: one the disk refused is named in `error` instead.
+    rejectsFile: rejects.written ? flags.rejects : undefined,
     checkpointFile: flags.checkpoint,
   });
   return exitCode;
+}
+
+/**
+ * What to do once an input changed under the run. Sending the changed file in full could store
+ * again what was delivered from the file as it was, and this API has no idempotency key.
+ */
+function afterInputChanged(checkpoint: boolean): string {
+  const wait =
+    'publish a file only once whatever writes it has finished (an exporter should write under another name and rename the finished file into place)';
+  return checkpoint
+    ? `${wait}. The checkpoint keeps what was delivered and resumes only the file as it was when this run started; for other content it is refused (exit 2): check what the service already holds before you publish that file with a new checkpoint`
+    : `${wait}. The records counted as sent are stored: check what the service already holds before you publish the file again`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { FINANCE_DEFAULTS } from '../../defaults.js';
 import { AbortError, type PublishReport, PublishStoppedError, type PushClient, PushError } from '../../index.js';
 import type { Checkpoint } from '../checkpoint.js';
+import { InputChangedError } from '../readers/file-identity.js';
 import type { InputSpec } from '../readers/index.js';
 import type { RowRules } from '../readers/types.js';
 import type { RejectsWriter } from '../rejects.js';
@@ -35,8 +36,8 @@ export interface PublishRunResult {
   interrupted: boolean;
   /** The error that stopped the run: the service, the credentials, the app, or a broken input. */
   stoppedBy: Error | undefined;
-  /** The stop left rows unread in stdin, which cannot be counted. */
-  unreadUnknown: boolean;
+  /** The input whose unread rows cannot be counted: stdin (it cannot be read again), or a file that changed. */
+  unreadRestOf: string | undefined;
   durationMs: number;
 }
 
@@ -108,17 +109,23 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
   }
   if (feed.inputError) stoppedBy ??= feed.inputError;
   if (options.stopReading.aborted && !feed.complete) interrupted = true;
-  let unreadUnknown = false;
-  if (stoppedBy !== undefined && !interrupted && !feed.complete) {
+  let unreadRestOf: string | undefined;
+  if (stoppedBy instanceof InputChangedError) unreadRestOf = stoppedBy.file;
+  else if (stoppedBy !== undefined && !interrupted && !feed.complete) {
     const unread = await feed.countUnread();
-    if (unread === undefined) unreadUnknown = true;
+    if (unread === undefined) unreadRestOf = '<stdin>';
     else counts.recordsNotRead += unread;
   }
   if (checkpoint) {
     // Every record handed over has settled by now (the leftovers as not sent): only a killed run
     // leaves batches in flight in the file.
     if (feed.complete && !interrupted && stoppedBy === undefined) checkpoint.markComplete();
-    checkpoint.save();
+    try {
+      checkpoint.save();
+    } catch (error) {
+      // The disk refused: the run has stopped, and says why in its report.
+      stoppedBy ??= error instanceof Error ? error : new PushError(String(error));
+    }
   }
   progress();
   return {
@@ -126,7 +133,7 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
     inputComplete: feed.complete,
     interrupted,
     stoppedBy,
-    unreadUnknown,
+    unreadRestOf,
     durationMs: Date.now() - started,
   };
 }

@@ -179,6 +179,10 @@ export class ResyncingCsvParser {
       bom: false, // the caller strips it
       encoding: 'latin1',
       delimiter: this.#delimiter,
+      // Every line break ends a record, whichever the first line used: a file assembled from pieces
+      // (`cat header.csv rows.csv`) has a CRLF header and LF rows. csv-parse otherwise takes the
+      // first one it meets for the whole file. CRLF comes first so it is one break, not two.
+      record_delimiter: ['\r\n', '\n', '\r'],
       skip_empty_lines: true,
       skip_records_with_error: true,
       columns:

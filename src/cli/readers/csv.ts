@@ -95,13 +95,17 @@ export function headerToFields(file: string, rules: RowRules, header: unknown[],
     const only = names.map((name) => name.trim()).filter((name) => name !== '');
     // Under a code page a UTF-16 mark is text: ÿþ or þÿ before the first name.
     const marked = /^(\u00ff\u00fe|\u00fe\u00ff)/.test(names[0] ?? '');
-    const hint = marked
-      ? '; the file starts with a UTF-16 byte-order mark: leave out --encoding, and it is read as UTF-16'
-      : names.some((name) => name.includes('\u0000'))
-        ? '; NUL bytes between the letters: is the file UTF-16 without a byte-order mark (--encoding utf-16le)?'
-        : only.length === 1 && /[;\t|]/.test(only[0] as string) && !error.message.includes('--delimiter')
-          ? '; is the delimiter right (--delimiter)?'
-          : '';
+    // Excel's export for another locale's separator starts with a line `sep=;`, which is no header.
+    const excelSeparatorLine = /^sep=.?$/i.test((names[0] ?? '').trim());
+    const hint = excelSeparatorLine
+      ? `; the first line is Excel's "sep=" line, not a header: delete that line (and pass --delimiter if it names a separator other than the header's)`
+      : marked
+        ? '; the file starts with a UTF-16 byte-order mark: leave out --encoding, and it is read as UTF-16'
+        : names.some((name) => name.includes('\u0000'))
+          ? '; NUL bytes between the letters: is the file UTF-16 without a byte-order mark (--encoding utf-16le)?'
+          : only.length === 1 && /[;\t|]/.test(only[0] as string) && !error.message.includes('--delimiter')
+            ? '; is the delimiter right (--delimiter)?'
+            : '';
     throw new InputError(`${file}:1: ${error.message}${hint}`);
   }
 }

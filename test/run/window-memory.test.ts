@@ -84,7 +84,7 @@ describe('a client remembers where its last publish left the window', () => {
     });
     const { runs, hooks } = runLog();
     const client = service.client({ hooks, backoff: { initialDelayMs: 0, maxDelayMs: 0 }, maxRetryAfterMs: 0 });
-    await client.finance.publish('app-1', records(200), { batchSize: 1, concurrency: 64 });
+    await client.finance.publish('app-1', records(400), { batchSize: 1, concurrency: 64 });
     untilLimited = 20; // the second run's 20th batch is refused
     const second = await client.finance.publish('app-1', records(60), { batchSize: 1, concurrency: 64 });
     expect(second.recordsSent).toBe(60);

@@ -193,7 +193,7 @@ function untilAborted(answer: Promise<Response>, signal: AbortSignal): Promise<R
 export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmulator {
   const config = resolveOptions(options);
   const initial = { ...config, credentials: config.credentials, apps: [...config.apps] };
-  const state = new EmulatorState(config.maxRequestLog, config.maxStoredUploadBytes);
+  const state = new EmulatorState(config);
   const clock = new Clock(config.now);
   const signer = new UrlSigner();
   const faults = new FaultInjector();

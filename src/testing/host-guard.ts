@@ -1,8 +1,9 @@
 /**
  * Which `Host` names the HTTP emulator answers. A web page in the developer's browser can point a
  * name it controls at 127.0.0.1 (DNS rebinding) and then read the emulator as its own origin; the
- * browser still sends that name in `Host`, so refusing unknown names closes the hole. The port is
- * not compared: a rebinding page can only choose the name.
+ * browser still sends that name in `Host`, so refusing unknown names closes the hole. The port of
+ * `Host` is not compared: a rebinding page can only choose the name. The port of `Origin` is: a
+ * page on another local port is another server's page.
  */
 
 /** Names every emulator accepts, whatever it was started with. */
@@ -25,16 +26,29 @@ export function normalizeHost(value: string): string | undefined {
   }
 }
 
+/** The origin a request was addressed to over plain http: `http://` and its `Host` header, normalized. */
+function addressedOrigin(host: string | undefined): string | undefined {
+  if (host === undefined || normalizeHost(host) === undefined) return undefined;
+  try {
+    return new URL(`http://${host.trim()}`).origin;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The accepted `Host` names of one emulator: loopback names, plus those it was started for. */
 export class HostAllowList {
   readonly #names: ReadonlySet<string>;
+  readonly #publicOrigin: string | undefined;
 
   /**
    * @param extra the bind address, the public URL's host and every allowed host; each a host name,
    *   optionally with a port.
+   * @param publicOrigin the `publicUrl` origin, when the emulator was given one: pages are served
+   *   there too, perhaps through a proxy that changes the scheme or the port.
    * @throws {TypeError} an entry is not a host name, naming it.
    */
-  constructor(extra: readonly string[]) {
+  constructor(extra: readonly string[], publicOrigin?: string) {
     const names = new Set(LOOPBACK_NAMES);
     for (const entry of extra) {
       const name = normalizeHost(entry);
@@ -42,6 +56,7 @@ export class HostAllowList {
       names.add(name);
     }
     this.#names = names;
+    this.#publicOrigin = publicOrigin === undefined ? undefined : new URL(publicOrigin).origin;
   }
 
   /** Whether a request's `Host` header names this emulator. A missing header is refused. */
@@ -53,17 +68,22 @@ export class HostAllowList {
 
   /**
    * Whether a browser's `Origin` header comes from a page on this emulator (the inspector) or from
-   * no page at all (absent). Another origin, `null` included, is a page elsewhere that must not
-   * steer or read the emulator even when it reaches it by an accepted name such as 127.0.0.1.
+   * no page at all (absent). A page on this emulator has the origin its request was addressed to
+   * (`http://` and the `Host` header, name and port), or the `publicUrl` origin. Any other origin
+   * is a page elsewhere that must not steer or read the emulator, even when it reaches it by an
+   * accepted name: `null`, another site, and another port of an accepted name, which is another
+   * local server (a dev server on `localhost:9999` runs whatever script it was given).
    */
-  acceptsOrigin(header: string | undefined): boolean {
-    if (header === undefined) return true;
+  acceptsOrigin(origin: string | undefined, host: string | undefined): boolean {
+    if (origin === undefined) return true;
+    let page: URL;
     try {
-      const url = new URL(header);
-      return (url.protocol === 'http:' || url.protocol === 'https:') && this.#names.has(url.hostname.toLowerCase());
+      page = new URL(origin);
     } catch {
       return false;
     }
+    if (page.protocol !== 'http:' && page.protocol !== 'https:') return false;
+    return page.origin === this.#publicOrigin || page.origin === addressedOrigin(host);
   }
 
   /** The accepted names, for messages. */

@@ -32,7 +32,7 @@ export interface EmulatorSnapshot {
   tokensIssued: number;
   uploadStorage: { storedBytes: number; maxStoredBytes: number; filesWithoutBytes: number };
   requests: {
-    /** Requests in the retained log (the last `maxRequestLog`). */
+    /** Requests in the retained log (the last `maxRequestLog`, within `maxRequestLogBytes`). */
     count: number;
     /** Of those, how many got each status (`"0"`: connection dropped by a fault). */
     byStatus: Record<string, number>;

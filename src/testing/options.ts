@@ -38,6 +38,7 @@ export const EMULATOR_DEFAULTS = {
   maxUploadBytes: 5 * 1024 * 1024 * 1024,
   maxStoredUploadBytes: 64 * 1024 * 1024,
   maxRequestLog: 100_000,
+  maxRequestLogBytes: 128 * 1024 * 1024,
   lenientScope: false,
 } as const;
 
@@ -112,6 +113,14 @@ export interface EmulatorOptions {
   /** Oldest request-log entries are dropped beyond this many. @default 100000 */
   maxRequestLog?: number;
   /**
+   * Oldest request-log entries are dropped once the log's estimated size passes this many bytes;
+   * the newest entry is always kept. Each entry also keeps at most a bounded part of its request
+   * (see `RequestLogEntry.truncated`), so that a flood of large requests cannot exhaust memory.
+   * The SDK's requests are estimated at about 1.5 KB each, so the default holds about 90,000.
+   * @default 128 MiB
+   */
+  maxRequestLogBytes?: number;
+  /**
    * Grant every scope of the credential to a token request without `scope`, instead of refusing it
    * with 400 `invalid_scope` as the spec requires. For clients written against an older, lenient
    * emulator. @default false
@@ -136,6 +145,7 @@ export interface ResolvedOptions {
   keepRecords: boolean;
   requireContentLength: boolean | 'auto';
   maxRequestLog: number;
+  maxRequestLogBytes: number;
   lenientScope: boolean;
 }
 
@@ -169,6 +179,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     keepRecords: options.keepRecords ?? true,
     requireContentLength: options.requireContentLength ?? 'auto',
     maxRequestLog: options.maxRequestLog ?? EMULATOR_DEFAULTS.maxRequestLog,
+    maxRequestLogBytes: options.maxRequestLogBytes ?? EMULATOR_DEFAULTS.maxRequestLogBytes,
     lenientScope: options.lenientScope ?? EMULATOR_DEFAULTS.lenientScope,
   };
 }

@@ -35,7 +35,8 @@ export interface StartEmulatorOptions extends Omit<EmulatorOptions, 'authUrl' | 
   /**
    * The address other machines or containers reach the emulator by, such as
    * `http://emulator:4010` in docker-compose: every address the emulator hands out (`authUrl`,
-   * `baseUrl`, signed upload addresses) uses it, and its host is accepted in `Host` headers. An
+   * `baseUrl`, signed upload addresses) uses it, its host is accepted in `Host` headers, and a page
+   * on it (the inspector behind a proxy) is accepted in `Origin` headers. An
    * http(s) origin, without path, query or credentials. @default `http://{host}:{port}`
    */
   publicUrl?: string;
@@ -89,7 +90,7 @@ function refusal(hosts: HostAllowList, req: IncomingMessage, target: URL, absolu
     return `Forbidden: Host ${shown} is not a name of this emulator; start it with --allowed-host for another name`;
   }
   const origin = req.headers.origin;
-  if (!hosts.acceptsOrigin(origin)) return 'Forbidden: requests from other origins are not accepted';
+  if (!hosts.acceptsOrigin(origin, host)) return 'Forbidden: requests from other origins are not accepted';
   return undefined;
 }
 
@@ -185,7 +186,10 @@ function publicOrigin(value: string): string {
 export async function startEmulator(options: StartEmulatorOptions = {}): Promise<RunningEmulator> {
   const { port = 0, host = '127.0.0.1', publicUrl, allowedHosts = [], ...emulatorOptions } = options;
   const givenOrigin = publicUrl === undefined ? undefined : publicOrigin(publicUrl);
-  const hosts = new HostAllowList([host, ...(givenOrigin ? [new URL(givenOrigin).host] : []), ...allowedHosts]);
+  const hosts = new HostAllowList(
+    [host, ...(givenOrigin ? [new URL(givenOrigin).host] : []), ...allowedHosts],
+    givenOrigin,
+  );
   let emulator: PushApiEmulator | undefined;
   let url = 'http://127.0.0.1';
 

@@ -1,6 +1,7 @@
 /**
  * Everything the emulated service remembers, and the read-only views tests use to assert on it.
  */
+import { BoundedRequestLog } from './bounded-request-log.js';
 import { type FinanceDelivery, type FinanceRecord, FinanceStore } from './finance-store.js';
 import type { CredentialInput } from './options.js';
 import { type RecordPage, type RecordPageQuery, recordPage } from './record-page.js';
@@ -62,6 +63,12 @@ export interface RequestLogEntry {
   fault?: 'status' | 'drop-before' | 'drop-after';
   /** Real time (ms) the emulator took to answer, up to its response headers. */
   durationMs?: number;
+  /**
+   * Set when the request was bigger than one entry keeps (`LOG_ENTRY_LIMITS`: a flood of large
+   * requests must not exhaust the emulator's memory). A path, header or query value past its limit
+   * ends with `…[cut N chars]`; headers and query values past the limits are left out and counted.
+   */
+  truncated?: { headersLeftOut: number; queryValuesLeftOut: number };
 }
 
 /** A file the emulator's storage host received through a signed address. */
@@ -102,14 +109,18 @@ export class EmulatorState {
   readonly tokens = new Map<string, TokenRecord>();
   readonly finance = new Map<string, FinanceStore>();
   readonly files = new Map<string, Map<string, StoredFile>>();
-  readonly requests: RequestLogEntry[] = [];
+  readonly requestLog: BoundedRequestLog;
   tokenRequestCount = 0;
   readonly uploadBudget: UploadBudget;
-  readonly #maxRequestLog: number;
 
-  constructor(maxRequestLog: number, maxStoredUploadBytes: number) {
-    this.#maxRequestLog = maxRequestLog;
-    this.uploadBudget = new UploadBudget(maxStoredUploadBytes);
+  constructor(limits: { maxRequestLog: number; maxRequestLogBytes: number; maxStoredUploadBytes: number }) {
+    this.requestLog = new BoundedRequestLog(limits.maxRequestLog, limits.maxRequestLogBytes);
+    this.uploadBudget = new UploadBudget(limits.maxStoredUploadBytes);
+  }
+
+  /** The request log, oldest first. */
+  get requests(): readonly RequestLogEntry[] {
+    return this.requestLog.entries;
   }
 
   clear(credentials: CredentialInput[], apps: string[]): void {
@@ -126,16 +137,12 @@ export class EmulatorState {
     this.finance.clear();
     this.files.clear();
     this.uploadBudget.clear();
-    this.requests.length = 0;
+    this.requestLog.clear();
     this.tokenRequestCount = 0;
   }
 
   log(entry: RequestLogEntry): void {
-    this.requests.push(entry);
-    // Dropping a chunk at a time keeps this amortised O(1) instead of shifting on every request.
-    if (this.requests.length > this.#maxRequestLog * 1.1) {
-      this.requests.splice(0, this.requests.length - this.#maxRequestLog);
-    }
+    this.requestLog.add(entry);
   }
 
   /** Gives a replaced file's bytes back to the upload budget. */

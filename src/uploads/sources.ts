@@ -117,6 +117,10 @@ function iteratorReader(name: string, iterator: AsyncIterator<unknown>, exactSiz
       let next: IteratorResult<unknown>;
       try {
         next = await iterator.next();
+      } catch (error) {
+        // Closed by the upload (an abort, a timeout): the stream's complaint is about that, not its own.
+        if (done) throw error;
+        throw streamFailed(name, error);
       } finally {
         reading = false;
       }
@@ -143,6 +147,15 @@ function iteratorReader(name: string, iterator: AsyncIterator<unknown>, exactSiz
       else await closing;
     },
   };
+}
+
+/**
+ * The caller's stream failed while it was read. fetch would report this as a bare "fetch failed"
+ * with the caller's error buried in its causes, so the file's error names the source instead.
+ */
+function streamFailed(name: string, error: unknown): UploadError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new UploadError(name, `The stream of file ${JSON.stringify(name)} failed: ${reason}`, { cause: error });
 }
 
 function isWebStream(stream: unknown): stream is ReadableStream<Uint8Array> {

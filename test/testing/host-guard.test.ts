@@ -198,6 +198,7 @@ describe('the HTTP emulator grants no cross-origin access', () => {
     const preflight = await send(`${emulator.url}/_emulator/faults`, {
       method: 'OPTIONS',
       headers: {
+        host: `localhost:${port}`,
         origin: `http://localhost:${port}`,
         'access-control-request-method': 'POST',
         'access-control-request-headers': 'content-type',
@@ -205,6 +206,55 @@ describe('the HTTP emulator grants no cross-origin access', () => {
     });
     expect(preflight.status).toBe(405);
     noCorsGrant(preflight);
+  });
+
+  it('accepts a page only on the origin its request was addressed to: scheme, name and port', async () => {
+    const reset = (host: string, origin: string) =>
+      send(`${emulator.url}/_emulator/reset`, {
+        method: 'POST',
+        headers: { host, origin, 'content-type': 'application/json' },
+        body: '{}',
+      });
+    for (const [host, origin] of [
+      [`127.0.0.1:${port}`, `http://127.0.0.1:${port}`],
+      [`LOCALHOST:${port}`, `http://localhost:${port}`],
+      [`[::1]:${port}`, `http://[::1]:${port}`],
+      // A container's port published on another port of the machine: the browser addresses that one.
+      ['localhost:8080', 'http://localhost:8080'],
+      ['push-emulator', 'http://push-emulator'],
+    ] as const) {
+      expect((await reset(host, origin)).status, `${host} ${origin}`).toBe(200);
+    }
+    // Another local server's page (a dev server), another scheme, another name of this machine.
+    for (const origin of [
+      'http://localhost:9999',
+      'http://127.0.0.1:1',
+      `https://127.0.0.1:${port}`,
+      `http://localhost:${port}`,
+      'http://127.0.0.1',
+    ]) {
+      expectRefused(await reset(`127.0.0.1:${port}`, origin));
+      expectRefused(await send(`${emulator.url}/_emulator/state`, { headers: { host: `127.0.0.1:${port}`, origin } }));
+    }
+  });
+
+  it('accepts a page on the public URL origin, whatever Host a proxy sends, and no other port of it', async () => {
+    const other = await startEmulator({ host: '127.0.0.2', publicUrl: 'https://emulator:4443' });
+    const listenHost = new URL(other.listenUrl).host;
+    const reset = (host: string, origin: string) =>
+      send(`${other.listenUrl}/_emulator/reset`, {
+        method: 'POST',
+        headers: { host, origin, 'content-type': 'application/json' },
+        body: '{}',
+      });
+    try {
+      expect((await reset(listenHost, 'https://emulator:4443')).status).toBe(200);
+      expect((await reset('emulator:4443', 'https://emulator:4443')).status).toBe(200);
+      expectRefused(await reset(listenHost, 'https://emulator:9999'));
+      expectRefused(await reset(listenHost, 'http://emulator:4443'));
+    } finally {
+      await other.close();
+    }
   });
 
   it('lets the SDK through: PushClient over real HTTP sends no Origin', async () => {

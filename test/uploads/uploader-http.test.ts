@@ -81,6 +81,37 @@ describe('upload over real HTTP', () => {
     expect(progress.events).toEqual([{ file: 'empty.csv', fileBytes: 0, fileTotal: 0, bytes: 0, totalBytes: 0 }]);
   });
 
+  it("names a caller's stream that fails midway in the file's error, with the stream's error as cause", async () => {
+    const webFailure = new Error('disk gone (web)');
+    const nodeFailure = new Error('disk gone (node)');
+    let pulls = 0;
+    const web = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulls++ < 2) controller.enqueue(new Uint8Array(1 << 20));
+        else controller.error(webFailure);
+      },
+    });
+    let reads = 0;
+    const node = new Readable({
+      read() {
+        if (reads++ < 1) this.push(Buffer.alloc(1 << 20));
+        else this.destroy(nodeFailure);
+      },
+    });
+    const report = await client.uploads.upload(emulator.mock.appId, [
+      { name: 'web.bin', stream: web, size: 4 << 20 },
+      { name: 'node.bin', stream: node, size: 4 << 20 },
+    ]);
+    const [webFile, nodeFile] = report.files;
+    expect(webFile?.status).toBe('failed');
+    expect(webFile?.error?.message).toBe('The stream of file "web.bin" failed: disk gone (web)');
+    expect(webFile?.error?.cause).toBe(webFailure);
+    expect(nodeFile?.status).toBe('failed');
+    expect(nodeFile?.error?.message).toBe('The stream of file "node.bin" failed: disk gone (node)');
+    expect(nodeFile?.error?.cause).toBe(nodeFailure);
+    expect(emulator.mock.state.files(emulator.mock.appId)).toEqual([]);
+  });
+
   it('uploads files with unicode names', async () => {
     const names = ['Übersicht 2024.csv', '日本語.txt', 'emoji 📦 + & = ?.bin', 'ñ#%.json'];
     const report = await client.uploads.upload(

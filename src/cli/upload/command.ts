@@ -1,5 +1,5 @@
 import { access, stat } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { AbortError, type UploadFileType, type UploadReport, UploadStoppedError } from '../../index.js';
 import { DEFAULT_UPLOAD_CONCURRENCY } from '../../uploads/limits.js';
@@ -13,6 +13,7 @@ import {
 } from '../config.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { describeStop, jsonError } from '../failure.js';
+import { foreignLinkOnPath } from '../foreign-links.js';
 import { type CommonFlags, integerOption } from '../options.js';
 import { formatBytes, formatDuration, formatTable, Output } from '../output.js';
 import { onInterrupt } from '../signals.js';
@@ -30,7 +31,22 @@ function fileType(value: string): UploadFileType {
   throw new InvalidArgumentError('--type must be users, contracts or other');
 }
 
-/** Expands globs; a literal path that exists is taken as is, even if it contains glob characters. */
+/**
+ * Refuses a file reached through a link another user owns: in a shared directory, that user
+ * chooses what is uploaded, and may point it at a file only this user can read.
+ */
+function refuseForeignLinks(path: string): void {
+  const found = foreignLinkOnPath(path);
+  if (found === undefined) return;
+  if (found.owner === undefined) throw new UsageError(`${path}: too many links in the path`);
+  const where = found.link === resolve(path) ? 'is a link' : `goes through ${found.link}, a link`;
+  throw new UsageError(`${path}: ${where} owned by another user (uid ${found.owner}); name the file itself`);
+}
+
+/**
+ * Expands globs; a literal path that exists is taken as is, even if it contains glob characters.
+ * Every file, given or matched, is checked for links planted by another user.
+ */
 async function expandPaths(patterns: string[]): Promise<string[]> {
   const { glob, isDynamicPattern } = await import('tinyglobby');
   const paths: string[] = [];
@@ -55,6 +71,7 @@ async function expandPaths(patterns: string[]): Promise<string[]> {
     paths.push(...matches);
   }
   const unique = [...new Set(paths)];
+  for (const path of unique) refuseForeignLinks(path);
   const names = new Map<string, string>();
   for (const path of unique) {
     const name = basename(path);

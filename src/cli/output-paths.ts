@@ -1,6 +1,7 @@
-import { lstatSync, readlinkSync, realpathSync, type Stats, statSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { lstatSync, realpathSync, type Stats, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './exit-codes.js';
+import { distrustedLinkOnPath } from './path-links.js';
 
 /** A file the CLI will write, as the user named it and as it resolves. */
 export interface OutputPath {
@@ -30,50 +31,26 @@ function kindOf(info: Stats): string {
   return 'not a regular file';
 }
 
-/** Links followed before giving up, as the kernel's ELOOP limit. */
-const MAX_LINK_HOPS = 40;
-
 /**
- * Follows the directory part of an output path one component at a time, as the kernel would, and
- * refuses a link it would refuse under `fs.protected_symlinks`: one in a sticky, world-writable
- * directory (`/tmp`) owned neither by this user nor by the directory's owner. Checking only the
- * last component let a link planted as a directory (`/tmp/shared -> /home/victim`) redirect the
- * write, where the kernel's protection is off (containers, some distributions).
+ * Follows the directory part of an output path, as the kernel would, and refuses a link it would
+ * refuse under `fs.protected_symlinks`: one in a sticky, world-writable directory (`/tmp`) owned
+ * neither by this user nor by the directory's owner. Checking only the last component let a link
+ * planted as a directory (`/tmp/shared -> /home/victim`) redirect the write, where the kernel's
+ * protection is off (containers, some distributions).
  */
 function checkDirectoryLinks(option: string, given: string, directory: string): void {
   const me = process.getuid?.();
   if (me === undefined) return;
-  let pending = directory.split(sep);
-  let current: string = sep;
-  for (let hops = 0; pending.length > 0; ) {
-    const name = pending.shift() as string;
-    if (name === '' || name === '.') continue;
-    if (name === '..') {
-      current = dirname(current);
-      continue;
-    }
-    const next = join(current, name);
-    let info: Stats;
-    try {
-      info = lstatSync(next);
-    } catch {
-      return; // a missing directory is reported where the path is resolved
-    }
-    if (!info.isSymbolicLink()) {
-      current = next;
-      continue;
-    }
-    if (++hops > MAX_LINK_HOPS) throw new UsageError(`${option} ${given}: too many links in the path`);
-    const parent = lstatSync(current);
+  const found = distrustedLinkOnPath(directory, (link, holder) => {
+    const parent = lstatSync(holder);
     const shared = (parent.mode & 0o1002) === 0o1002;
-    if (shared && info.uid !== me && info.uid !== parent.uid) {
-      throw new UsageError(
-        `${option} ${given}: ${next} is a link owned by another user in a shared directory; name the real directory`,
-      );
-    }
-    const target = readlinkSync(next);
-    if (isAbsolute(target)) current = sep;
-    pending = [...target.split(sep), ...pending];
+    return shared && link.uid !== me && link.uid !== parent.uid;
+  });
+  if (found?.kind === 'too-many-links') throw new UsageError(`${option} ${given}: too many links in the path`);
+  if (found !== undefined) {
+    throw new UsageError(
+      `${option} ${given}: ${found.link} is a link owned by another user in a shared directory; name the real directory`,
+    );
   }
 }
 

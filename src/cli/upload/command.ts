@@ -13,9 +13,9 @@ import {
 } from '../config.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { describeStop, jsonError } from '../failure.js';
-import { foreignLinkOnPath } from '../foreign-links.js';
 import { type CommonFlags, integerOption } from '../options.js';
 import { formatBytes, formatDuration, formatTable, Output } from '../output.js';
+import { foreignLinkOnPath } from '../path-links.js';
 import { onInterrupt } from '../signals.js';
 import { createUploadProgress } from './progress.js';
 
@@ -38,7 +38,7 @@ function fileType(value: string): UploadFileType {
 function refuseForeignLinks(path: string): void {
   const found = foreignLinkOnPath(path);
   if (found === undefined) return;
-  if (found.owner === undefined) throw new UsageError(`${path}: too many links in the path`);
+  if (found.kind === 'too-many-links') throw new UsageError(`${path}: too many links in the path`);
   const where = found.link === resolve(path) ? 'is a link' : `goes through ${found.link}, a link`;
   throw new UsageError(`${path}: ${where} owned by another user (uid ${found.owner}); name the file itself`);
 }

@@ -94,9 +94,11 @@ describe('the adaptive window over HTTP', () => {
 
   it('publish and upload shrink when round trips inflate', async () => {
     for (const route of ['finance', 'storage'] as const) {
-      // Flat until the window has grown, then four times slower: the service started queueing.
+      // Flat until the window has grown, then five times slower: the service started queueing. In
+      // 30 and 150 ms, not 10 and 40, so that a loaded machine's pauses (CI runs files side by side)
+      // neither raise the least round trip to the slow one nor hide the slowdown.
       let answered = 0;
-      const { misbehave } = slowService(route, () => (answered++ < 40 ? 10 : 40));
+      const { misbehave } = slowService(route, () => (answered++ < 40 ? 30 : 150));
       const service = await start(misbehave);
       const { events, hooks } = windowLog();
       const client = service.client({ hooks });

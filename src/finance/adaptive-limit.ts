@@ -1,4 +1,4 @@
-import { abortErrorFrom, delay, onAbort } from '../internal/waits.js';
+import { abortErrorFrom, delay, WakeList } from '../internal/waits.js';
 import type { RateBudget } from './rate-budget.js';
 
 /**
@@ -58,7 +58,7 @@ export class AdaptiveLimit implements RateBudget {
   /** The wait the service asked for with its last 429. */
   #lastWaitMs = 0;
   /** Senders waiting for a free slot; at most one per worker, so bounded by the concurrency. */
-  #waiters = new Set<() => void>();
+  readonly #waiters = new WakeList();
 
   constructor(options: AdaptiveLimitOptions) {
     this.max = Math.max(1, Math.floor(options.max));
@@ -116,14 +116,14 @@ export class AdaptiveLimit implements RateBudget {
         this.#startedInPeriod++;
         return;
       }
-      await this.#waitForRelease(signal);
+      await this.#waiters.wait(signal);
     }
   }
 
   /** Gives a slot back, whatever the outcome of its request. */
   release(): void {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
-    this.#wakeAll();
+    this.#waiters.wakeAll();
   }
 
   /** A request was accepted: count it against the period. */
@@ -131,7 +131,7 @@ export class AdaptiveLimit implements RateBudget {
     if (!this.adaptive) return;
     this.#acceptedInPeriod++;
     this.#throttle.onAccepted();
-    this.#wakeAll();
+    this.#waiters.wakeAll();
   }
 
   /**
@@ -156,27 +156,6 @@ export class AdaptiveLimit implements RateBudget {
     this.#pausedUntil = Math.max(this.#pausedUntil, now + waitMs);
     this.#budgetUntil = this.#pausedUntil + 2 * Math.max(this.#minPeriodMs, waitMs);
     if (willRetry) this.#startedInPeriod++;
-  }
-
-  #waitForRelease(signal: AbortSignal | undefined): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const wake = () => {
-        this.#waiters.delete(wake);
-        stopListening();
-        resolve();
-      };
-      this.#waiters.add(wake);
-      const stopListening = signal
-        ? onAbort(signal, () => {
-            this.#waiters.delete(wake);
-            reject(abortErrorFrom(signal));
-          })
-        : () => {};
-    });
-  }
-
-  #wakeAll(): void {
-    for (const wake of [...this.#waiters]) wake();
   }
 }
 

@@ -65,6 +65,36 @@ export function onAbort(signal: AbortSignal, callback: () => void): () => void {
   };
 }
 
+/**
+ * Callers parked until something they wait for may have changed (a slot given back, a window
+ * grown): each woken caller looks again, so a wake-up is a hint, never a grant.
+ */
+export class WakeList {
+  readonly #waiters = new Set<() => void>();
+
+  /** Resolves at the next `wakeAll`; rejects with AbortError when the signal fires first. */
+  wait(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const wake = () => {
+        this.#waiters.delete(wake);
+        stopListening();
+        resolve();
+      };
+      this.#waiters.add(wake);
+      const stopListening = signal
+        ? onAbort(signal, () => {
+            this.#waiters.delete(wake);
+            reject(abortErrorFrom(signal));
+          })
+        : () => {};
+    });
+  }
+
+  wakeAll(): void {
+    for (const wake of [...this.#waiters]) wake();
+  }
+}
+
 /** Waits `ms`, or rejects with AbortError as soon as the signal fires; removes its listener either way. */
 export function delay(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(abortErrorFrom(signal));

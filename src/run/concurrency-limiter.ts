@@ -1,6 +1,6 @@
 import type { ConcurrencyHookEvent } from '../http/public-types.js';
 import type { PushBack } from '../http/types.js';
-import { abortErrorFrom, onAbort } from '../internal/waits.js';
+import { abortErrorFrom, WakeList } from '../internal/waits.js';
 
 /** Where the window starts: small enough to be polite to a service never seen, large enough that the first batches leave at once. */
 const INITIAL_WINDOW = 8;
@@ -78,7 +78,7 @@ export class ConcurrencyLimiter {
   readonly #answerWithinMs: number;
   #limit: number;
   #inFlight = 0;
-  #waiters = new Set<() => void>();
+  readonly #waiters = new WakeList();
   /** Samples of requests sent after the last change, the only ones that say anything about the current window. */
   #roundSince: number;
   #round: RoundSample[] = [];
@@ -163,19 +163,19 @@ export class ConcurrencyLimiter {
         this.#roundPeak = Math.max(this.#roundPeak, this.#inFlight);
         return;
       }
-      await this.#waitForRelease(signal);
+      await this.#waiters.wait(signal);
     }
   }
 
   /** Gives a slot back. */
   release(): void {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
-    this.#wakeAll();
+    this.#waiters.wakeAll();
   }
 
   /** Wakes the loops waiting for a slot, so that they see that the run stopped or ran out. */
   wakeAll(): void {
-    this.#wakeAll();
+    this.#waiters.wakeAll();
   }
 
   /** An answered request: its round-trip time feeds the window (Vegas, once per round of fresh samples). */
@@ -274,7 +274,7 @@ export class ConcurrencyLimiter {
     this.#limit = limit;
     this.#newRound();
     this.#emit(previous, reason, rttMs, minRttMs);
-    if (limit > previous) this.#wakeAll();
+    if (limit > previous) this.#waiters.wakeAll();
   }
 
   #emit(previous: number, reason: ConcurrencyHookEvent['reason'], rttMs?: number, minRttMs?: number): void {
@@ -288,27 +288,6 @@ export class ConcurrencyLimiter {
       ...(rttMs !== undefined && { rttMs: Math.round(rttMs * 10) / 10 }),
       ...(minRttMs !== undefined && { minRttMs: Math.round(minRttMs * 10) / 10 }),
     });
-  }
-
-  #waitForRelease(signal: AbortSignal | undefined): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const wake = () => {
-        this.#waiters.delete(wake);
-        stopListening();
-        resolve();
-      };
-      this.#waiters.add(wake);
-      const stopListening = signal
-        ? onAbort(signal, () => {
-            this.#waiters.delete(wake);
-            reject(abortErrorFrom(signal));
-          })
-        : () => {};
-    });
-  }
-
-  #wakeAll(): void {
-    for (const wake of [...this.#waiters]) wake();
   }
 }
 

@@ -11,6 +11,7 @@
  * 7. query parameters → 400; body size → 413; payload → 422.
  */
 import { randomUUID } from 'node:crypto';
+import * as timers from 'node:timers';
 import { authenticate, requireConnectorWrite } from './bearer-auth.js';
 import { Clock } from './clock.js';
 import type { EmulatorContext, IncomingRequest, WireInfo } from './context.js';
@@ -137,8 +138,18 @@ function faultResponse(fault: ActiveFault, operation: Operation | undefined, sta
   return apiError(status, 'injected fault', headers);
 }
 
+/**
+ * The runtime's own `setTimeout`, kept from when this module loaded. A fault's `delayMs` is real
+ * time: the fake clock of a user's test suite (`vi.useFakeTimers()`, Jest's) replaces the global
+ * one, and a delayed request would otherwise wait until the test advances it, which a test that
+ * only adds latency never does. `node:timers` keeps the real function whatever the global holds.
+ */
+const realSetTimeout = timers.setTimeout;
+/** The runtime's own monotonic clock, for `durationMs`, which a fake clock would show as 0. */
+const realNow = performance.now.bind(performance);
+
 function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve) => realSetTimeout(resolve, ms));
 }
 
 /**
@@ -239,7 +250,7 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
   async function handle(request: Request, handleOptions: HandleOptions = {}): Promise<Response> {
     const requestId = randomUUID();
     const at = clock.now();
-    const started = performance.now();
+    const started = realNow();
     let url: URL;
     try {
       url = handleOptions.url ?? new URL(request.url);
@@ -281,7 +292,7 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
         operation,
         response.type === 'error' ? 0 : response.status,
         faultKind,
-        Math.round((performance.now() - started) * 100) / 100,
+        Math.round((realNow() - started) * 100) / 100,
       ),
     );
     return response;

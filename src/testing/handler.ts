@@ -283,6 +283,16 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
       }
     }
     if (response.type !== 'error') response.headers.set('x-request-id', requestId);
+    // An answer to HEAD has no body (RFC 9110 §9.3.2). Node's server drops it on the wire; msw and
+    // `emulator.fetch` hand the Response over as it is, so it is dropped here for them too.
+    if (request.method === 'HEAD' && response.body !== null) {
+      await response.body.cancel();
+      response = new Response(null, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+    }
     state.log(
       logEntry(
         request,

@@ -112,9 +112,10 @@ export interface PushApiEmulator {
   /** Back to the options given at creation: state, faults, clock offset, TTLs and rate limit. */
   reset(): void;
   /**
-   * Forgets what was received (records, files, tokens, the request log) and removes every fault,
-   * keeping apps, credentials, the clock and the settings: what `POST /_emulator/reset` does, so a
-   * long-running emulator can start a fresh scenario without losing how it was set up.
+   * Forgets what was received (records, files, tokens, the request log, the requests counted
+   * against the rate limit) and removes every fault, keeping apps, credentials, the clock and the
+   * settings (the rate limit itself included): what `POST /_emulator/reset` does, so a long-running
+   * emulator can start a fresh scenario without losing how it was set up.
    */
   clearReceived(): void;
 }
@@ -367,6 +368,8 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
       state.clearReceived();
       faults.clear();
       signer.expireAll();
+      // The requests counted in the current window were received too: the limit stays, its count starts over.
+      rateLimiter.set(rateLimiter.limit);
     },
     reset() {
       state.clear(initial.credentials, initial.apps);

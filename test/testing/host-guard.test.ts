@@ -293,7 +293,7 @@ describe("the HTTP emulator refuses a page's requests that carry no Origin", () 
   });
 
   it("serves the emulator's own page, a person's own navigation and a link from elsewhere to the inspector", async () => {
-    const accepted = [
+    const accepted: { path: string; headers: Record<string, string> }[] = [
       { path: '/_emulator/state', headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' } },
       { path: '/_emulator/', headers: { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' } },
       {

@@ -2,8 +2,9 @@
  * The emulated push service as one fetch handler over in-memory state.
  *
  * Order of checks on a data operation (upload addresses, finance):
- * 1. unknown path → 404; wrong method → 405;
- * 2. injected faults (they model the infrastructure in front of the service);
+ * 1. injected faults (they model the infrastructure in front of the service, so they meet a request
+ *    before the service routes it: a fault without `match.operation` meets unknown paths too);
+ * 2. unknown path → 404; wrong method → 405;
  * 3. bearer token missing, unknown, revoked or expired → 401;
  * 4. token lacks `{scope_base}/connector.write` → 403;
  * 5. rate limit → 429 with `Retry-After` (only authenticated requests count);

@@ -24,6 +24,7 @@ export const ISOLATED = [
   'test/http/bearer-refresh.test.ts',
   'test/testing/content-length-msw.test.ts',
   'test/testing/msw-user-suite.test.ts',
+  'test/testing/msw-http-parity.test.ts',
   'test/uploads/uploader-failures.test.ts',
   'test/uploads/uploader-input.test.ts',
   'test/uploads/uploader-stops.test.ts',

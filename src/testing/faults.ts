@@ -35,7 +35,10 @@ export interface FaultRule {
   random?: () => number;
   /** Answer with this status (200..599) instead of processing the request. @default none */
   status?: number;
-  /** `Retry-After` value sent with `status`: seconds, or an HTTP date. @default not sent */
+  /**
+   * `Retry-After` value sent with `status`: whole seconds, or an HTTP date (any printable ASCII text
+   * up to 64 characters, so a malformed one can be sent on purpose). @default not sent
+   */
   retryAfter?: number | string;
   /** Body sent with `status` (objects as JSON). @default the error shape of the operation */
   body?: string | Record<string, unknown>;
@@ -94,6 +97,24 @@ function validate(rule: FaultRule): void {
   if (rule.delayMs !== undefined && !(Number.isFinite(rule.delayMs) && rule.delayMs >= 0)) {
     throw new RangeError('fault delayMs must be a finite, non-negative number');
   }
+  // The answer is built when a request meets the rule, where a header or a body that cannot be
+  // sent would throw out of handle(): refuse them here, as the HTTP control route does.
+  const { retryAfter } = rule;
+  if (
+    retryAfter !== undefined &&
+    !(typeof retryAfter === 'number'
+      ? Number.isSafeInteger(retryAfter) && retryAfter >= 0
+      : typeof retryAfter === 'string' && /^[\x20-\x7e]{1,64}$/.test(retryAfter))
+  ) {
+    throw new RangeError('fault retryAfter must be whole seconds (>= 0) or a date of printable ASCII');
+  }
+  if (rule.body !== undefined && typeof rule.body !== 'string') {
+    try {
+      JSON.stringify(rule.body);
+    } catch (error) {
+      throw new TypeError('fault body must be a string or an object JSON can write', { cause: error });
+    }
+  }
 }
 
 /**
@@ -109,7 +130,8 @@ export class FaultInjector {
   /**
    * Adds a rule. Rules are tried in the order added; the first that fires decides.
    * @throws {RangeError | TypeError} the rule is inconsistent (a status and a drop, no effect at
-   *   all, a probability outside 0..1...), so that a typo fails the test instead of injecting nothing.
+   *   all, a probability outside 0..1...) or its answer cannot be sent (a `retryAfter` with a line
+   *   break, a `body` JSON cannot write), so that a typo fails the test instead of injecting nothing.
    *
    * @example
    * ```ts

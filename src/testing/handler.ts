@@ -2,8 +2,9 @@
  * The emulated push service as one fetch handler over in-memory state.
  *
  * Order of checks on a data operation (upload addresses, finance):
- * 1. unknown path → 404; wrong method → 405;
- * 2. injected faults (they model the infrastructure in front of the service);
+ * 1. injected faults (they model the infrastructure in front of the service, so they meet a request
+ *    before the service routes it: a fault without `match.operation` meets unknown paths too);
+ * 2. unknown path → 404; wrong method → 405;
  * 3. bearer token missing, unknown, revoked or expired → 401;
  * 4. token lacks `{scope_base}/connector.write` → 403;
  * 5. rate limit → 429 with `Retry-After` (only authenticated requests count);
@@ -11,6 +12,7 @@
  * 7. query parameters → 400; body size → 413; payload → 422.
  */
 import { randomUUID } from 'node:crypto';
+import * as timers from 'node:timers';
 import { authenticate, requireConnectorWrite } from './bearer-auth.js';
 import { Clock } from './clock.js';
 import type { EmulatorContext, IncomingRequest, WireInfo } from './context.js';
@@ -111,9 +113,10 @@ export interface PushApiEmulator {
   /** Back to the options given at creation: state, faults, clock offset, TTLs and rate limit. */
   reset(): void;
   /**
-   * Forgets what was received (records, files, tokens, the request log) and removes every fault,
-   * keeping apps, credentials, the clock and the settings: what `POST /_emulator/reset` does, so a
-   * long-running emulator can start a fresh scenario without losing how it was set up.
+   * Forgets what was received (records, files, tokens, the request log, the requests counted
+   * against the rate limit) and removes every fault, keeping apps, credentials, the clock and the
+   * settings (the rate limit itself included): what `POST /_emulator/reset` does, so a long-running
+   * emulator can start a fresh scenario without losing how it was set up.
    */
   clearReceived(): void;
 }
@@ -137,8 +140,18 @@ function faultResponse(fault: ActiveFault, operation: Operation | undefined, sta
   return apiError(status, 'injected fault', headers);
 }
 
+/**
+ * The runtime's own `setTimeout`, kept from when this module loaded. A fault's `delayMs` is real
+ * time: the fake clock of a user's test suite (`vi.useFakeTimers()`, Jest's) replaces the global
+ * one, and a delayed request would otherwise wait until the test advances it, which a test that
+ * only adds latency never does. `node:timers` keeps the real function whatever the global holds.
+ */
+const realSetTimeout = timers.setTimeout;
+/** The runtime's own monotonic clock, for `durationMs`, which a fake clock would show as 0. */
+const realNow = performance.now.bind(performance);
+
 function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve) => realSetTimeout(resolve, ms));
 }
 
 /**
@@ -239,7 +252,7 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
   async function handle(request: Request, handleOptions: HandleOptions = {}): Promise<Response> {
     const requestId = randomUUID();
     const at = clock.now();
-    const started = performance.now();
+    const started = realNow();
     let url: URL;
     try {
       url = handleOptions.url ?? new URL(request.url);
@@ -272,6 +285,16 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
       }
     }
     if (response.type !== 'error') response.headers.set('x-request-id', requestId);
+    // An answer to HEAD has no body (RFC 9110 §9.3.2). Node's server drops it on the wire; msw and
+    // `emulator.fetch` hand the Response over as it is, so it is dropped here for them too.
+    if (request.method === 'HEAD' && response.body !== null) {
+      await response.body.cancel();
+      response = new Response(null, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+    }
     state.log(
       logEntry(
         request,
@@ -281,7 +304,7 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
         operation,
         response.type === 'error' ? 0 : response.status,
         faultKind,
-        Math.round((performance.now() - started) * 100) / 100,
+        Math.round((realNow() - started) * 100) / 100,
       ),
     );
     return response;
@@ -346,6 +369,8 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
       state.clearReceived();
       faults.clear();
       signer.expireAll();
+      // The requests counted in the current window were received too: the limit stays, its count starts over.
+      rateLimiter.set(rateLimiter.limit);
     },
     reset() {
       state.clear(initial.credentials, initial.apps);

@@ -4,6 +4,11 @@
  * browser still sends that name in `Host`, so refusing unknown names closes the hole. The port of
  * `Host` is not compared: a rebinding page can only choose the name. The port of `Origin` is: a
  * page on another local port is another server's page.
+ *
+ * A browser sends no `Origin` with a GET it makes for an `<img>`, a `<script>` or a `no-cors`
+ * fetch, so the `Origin` check alone lets any page make the emulator do work for it (scan a
+ * million records, hold an event stream). Browsers send `Sec-Fetch-Site` to loopback addresses
+ * (a secure context) on every request, and that header says whose page it came from.
  */
 
 /** Names every emulator accepts, whatever it was started with. */
@@ -34,6 +39,23 @@ function addressedOrigin(host: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether a request's Fetch Metadata headers allow it: absent (no browser: the SDK, curl), the
+ * emulator's own page (`same-origin`), a person's own action (`none`: typed in the address bar,
+ * a bookmark), or a top-level navigation from elsewhere (a link to the inspector). A page on
+ * another site or another local port (`cross-site`, `same-site`) may not make any other request.
+ */
+export function acceptsFetchSite(
+  site: string | undefined,
+  mode: string | undefined,
+  dest: string | undefined,
+): boolean {
+  if (site === undefined) return true;
+  const value = site.trim().toLowerCase();
+  if (value === 'same-origin' || value === 'none') return true;
+  return mode?.trim().toLowerCase() === 'navigate' && dest?.trim().toLowerCase() === 'document';
 }
 
 /** The accepted `Host` names of one emulator: loopback names, plus those it was started for. */

@@ -2,7 +2,7 @@
  * What the HTTP emulator tells an outside observer (a pipeline author's script, curl): a JSON
  * snapshot of what it received, the records as JSON Lines, and a short summary for the terminal.
  * Built from the public state view only, so secrets stay out as they do there: no client secrets,
- * no tokens, Authorization headers and URL signatures redacted.
+ * no tokens, Authorization headers, URL signatures and secret query parameters redacted.
  */
 import type { PushApiEmulator } from './handler.js';
 import type { RequestLogEntry } from './state.js';

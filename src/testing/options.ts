@@ -154,12 +154,22 @@ function trimSlash(url: string): string {
   return trimTrailingSlashes(url);
 }
 
+/**
+ * An address as fetch sends it: the default port dropped (`https://api.example:443`), the host in
+ * lower case, no trailing slash. The msw handlers are built from these strings and match requests
+ * as written, so an address spelled otherwise than the client sends it would intercept nothing.
+ */
+function normalizeAddress(address: string): string {
+  const url = new URL(address);
+  return trimTrailingSlashes(`${url.origin}${url.pathname}`);
+}
+
 export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
   const scopeBase = trimSlash(options.scopeBase ?? EMULATOR_DEFAULTS.scopeBase);
   return {
-    authUrl: trimSlash(options.authUrl ?? EMULATOR_DEFAULTS.authUrl),
-    baseUrl: trimSlash(options.baseUrl ?? EMULATOR_DEFAULTS.baseUrl),
-    uploadUrl: trimSlash(options.uploadUrl ?? EMULATOR_DEFAULTS.uploadUrl),
+    authUrl: normalizeAddress(options.authUrl ?? EMULATOR_DEFAULTS.authUrl),
+    baseUrl: normalizeAddress(options.baseUrl ?? EMULATOR_DEFAULTS.baseUrl),
+    uploadUrl: normalizeAddress(options.uploadUrl ?? EMULATOR_DEFAULTS.uploadUrl),
     scopeBase,
     credentials: options.credentials?.map((credential) => ({ ...credential, scopes: [...credential.scopes] })) ?? [
       {

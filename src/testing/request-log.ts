@@ -6,7 +6,12 @@
 import type { Operation, RequestLogEntry } from './state.js';
 
 const REDACTED = '[redacted]';
-const SECRET_PARAMS = new Set(['signature']);
+/**
+ * Query parameters that carry a credential: the storage signature, and what a client may put in a
+ * URL by mistake, the client secret (a token request sent as a query) and a bearer token (the
+ * `access_token` parameter of RFC 6750 §2.3). The emulator accepts neither there, but logs the query.
+ */
+const SECRET_PARAMS = new Set(['signature', 'client_secret', 'access_token']);
 
 /**
  * What one entry keeps of a request. The query limits hold the SDK's own address requests whole

@@ -1,6 +1,9 @@
 /**
  * Maps a URL to the operation it addresses. The three hosts may share one origin (the HTTP
- * emulator serves them under path prefixes), so the longest matching prefix wins.
+ * emulator serves them under path prefixes), or even one address: a service may answer
+ * `{auth_url}/oauth2/token` and `{base_url}/services/push/v1/...` on the same host. So the token
+ * and data paths are tried first, under every prefix that matches, longest first; the storage host,
+ * which takes any path below its prefix, only then, the longest matching prefix winning.
  */
 import { trimTrailingSlashes } from '../app-path.js';
 import type { ResolvedOptions } from './options.js';
@@ -33,25 +36,24 @@ export class Router {
   }
 
   route(url: URL): Route {
-    const prefix = this.#prefixes.find(
+    const matching = this.#prefixes.filter(
       (candidate) =>
         candidate.origin === url.origin &&
         (url.pathname === candidate.path || url.pathname.startsWith(`${candidate.path}/`)),
     );
-    if (!prefix) return { kind: 'not-found' };
-    const rest = url.pathname.slice(prefix.path.length);
-    switch (prefix.host) {
-      case 'auth':
-        return rest === '/oauth2/token' ? { kind: 'token' } : { kind: 'not-found' };
-      case 'upload':
-        return { kind: 'upload', pathBelowPrefix: rest };
-      case 'api': {
-        const match = DATA_PATH.exec(rest);
-        const appId = match?.[1] ? safeDecode(match[1]) : undefined;
-        if (!match || appId === undefined || appId === '') return { kind: 'not-found' };
-        return match[2] === 'upload' ? { kind: 'upload-urls', appId } : { kind: 'finance', appId };
-      }
+    for (const prefix of matching) {
+      const rest = url.pathname.slice(prefix.path.length);
+      if (prefix.host === 'auth' && rest === '/oauth2/token') return { kind: 'token' };
+      if (prefix.host !== 'api') continue;
+      const match = DATA_PATH.exec(rest);
+      if (!match) continue;
+      const appId = match[1] ? safeDecode(match[1]) : undefined;
+      if (appId === undefined || appId === '') return { kind: 'not-found' };
+      return match[2] === 'upload' ? { kind: 'upload-urls', appId } : { kind: 'finance', appId };
     }
+    const storage = matching.find((candidate) => candidate.host === 'upload');
+    if (storage) return { kind: 'upload', pathBelowPrefix: url.pathname.slice(storage.path.length) };
+    return { kind: 'not-found' };
   }
 }
 

@@ -14,7 +14,7 @@ import { Readable } from 'node:stream';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import { handleControl } from './control.js';
 import { createPushApiHandler, type EmulatorClientOptions, type PushApiEmulator } from './handler.js';
-import { HostAllowList } from './host-guard.js';
+import { acceptsFetchSite, HostAllowList } from './host-guard.js';
 import { DEFAULT_SNAPSHOT_REQUESTS, emulatorSnapshot, RECORDS_PATH, recordLines, STATE_PATH } from './inspection.js';
 import { INSPECTOR_PATH, serveInspector } from './inspector/routes.js';
 import { exposedWarning, isLoopbackAddress } from './loopback.js';
@@ -81,7 +81,7 @@ function refuse(res: ServerResponse, status: number, message: string): void {
 
 /**
  * Why a request must not reach the emulator, if it must not: a `Host` it was not started for (DNS
- * rebinding), including in an absolute-form target, or an `Origin` of another site.
+ * rebinding), including in an absolute-form target, or an `Origin` or `Sec-Fetch-Site` of another site.
  */
 function refusal(hosts: HostAllowList, req: IncomingMessage, target: URL, absoluteForm: boolean): string | undefined {
   const host = req.headers.host;
@@ -91,7 +91,16 @@ function refusal(hosts: HostAllowList, req: IncomingMessage, target: URL, absolu
   }
   const origin = req.headers.origin;
   if (!hosts.acceptsOrigin(origin, host)) return 'Forbidden: requests from other origins are not accepted';
+  const site = header(req, 'sec-fetch-site');
+  if (!acceptsFetchSite(site, header(req, 'sec-fetch-mode'), header(req, 'sec-fetch-dest'))) {
+    return 'Forbidden: requests from pages on other sites are not accepted';
+  }
   return undefined;
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /** An emulator listening on a real port: its addresses, its controls (`mock`), and `close()`. */

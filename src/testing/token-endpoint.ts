@@ -4,8 +4,9 @@
  * Decisions where the spec is silent:
  * - HTTP Basic client authentication (§2.3.1) is accepted besides the body parameters the spec
  *   shows; using both is refused, as §2.3 forbids more than one method.
- * - An omitted `scope` grants every scope the credential holds (§3.3 lets the server apply a
- *   default). An empty `scope` is `invalid_scope`.
+ * - An omitted `scope` is `invalid_scope`, as the spec lists `scope` as required; with
+ *   `lenientScope` it grants every scope the credential holds (§3.3 lets a server apply a default).
+ *   An empty `scope` is `invalid_scope`.
  * - A parameter sent twice is `invalid_request` (§3.2).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';

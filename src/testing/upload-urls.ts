@@ -7,6 +7,8 @@
  * - A file name asked for twice is a 400: the answer is a map keyed by name, so the second file
  *   would silently overwrite the first at the storage host.
  * - An empty name or one over 1024 UTF-8 bytes (the object-store key limit) is a 400.
+ * - `.` and `..` are a 400: a URL parser folds such a path segment away (`%2E%2E` too), so no
+ *   address could name the file; the one handed out pointed at the storage root and was refused.
  */
 import type { EmulatorContext, IncomingRequest } from './context.js';
 import { apiError, jsonResponse } from './responses.js';
@@ -31,6 +33,8 @@ export function handleUploadUrls(context: EmulatorContext, incoming: IncomingReq
   const seen = new Set<string>();
   for (const name of names) {
     if (name === '') return apiError(400, 'filenames must not be empty');
+    if (name === '.' || name === '..')
+      return apiError(400, `file name ${JSON.stringify(name)} must not be "." or ".."`);
     if (Buffer.byteLength(name) > MAX_NAME_BYTES) return apiError(400, `file name longer than ${MAX_NAME_BYTES} bytes`);
     if (seen.has(name)) return apiError(400, `duplicate file name ${JSON.stringify(name)}`);
     seen.add(name);

@@ -10,6 +10,7 @@ import { clientFor } from '../support/clients.js';
 import { financeRecords } from '../support/records.js';
 
 const realSetTimeout = globalThis.setTimeout;
+const realNow = performance.now.bind(performance);
 
 /** 'settled' when `work` ends within `ms` of real time, else 'hung'. */
 function within(work: Promise<unknown>, ms = 5_000): Promise<string> {
@@ -43,6 +44,22 @@ describe('with fake timers installed', () => {
     expect((await publishing).recordsSent).toBe(2_500);
     expect((await uploading).filesUploaded).toBe(6);
     expect(mock.state.records(mock.appId)).toHaveLength(2_500);
+  });
+
+  it("a fault's delayMs passes in real time: a test that never advances the clock gets its answer", async () => {
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    mock.faults.add({ match: { operation: 'finance' }, delayMs: 100 });
+    vi.useFakeTimers();
+    const started = realNow();
+    const publishing = client.finance.publish(mock.appId, financeRecords(3));
+    expect(await within(publishing)).toBe('settled');
+    expect(realNow() - started).toBeGreaterThanOrEqual(90);
+    vi.useRealTimers();
+    expect((await publishing).recordsSent).toBe(3);
+    expect(mock.state.requests.find((request) => request.operation === 'finance')?.durationMs).toBeGreaterThanOrEqual(
+      90,
+    );
   });
 
   it("with node:test's mock timers, a token request and a publish finish", async () => {

@@ -148,6 +148,20 @@ describe('POST /_emulator/reset', () => {
     expect(state.recordCount('app-c')).toBe(1);
   });
 
+  it('starts a fresh rate-limit window: the next scenario gets the whole limit, which stays set', async () => {
+    emulator.mock.setRateLimit({ requests: 2, windowMs: 60_000 });
+    const sdk = clientFor(emulator, { maxRetries: 0 });
+    await sdk.finance.publishBatch('app-a', [financeRecord()]);
+    await sdk.finance.publishBatch('app-a', [financeRecord()]);
+    expect((await post('/_emulator/reset', {})).status).toBe(200);
+
+    const next = clientFor(emulator, { maxRetries: 0 });
+    await next.finance.publishBatch('app-a', [financeRecord()]);
+    await next.finance.publishBatch('app-a', [financeRecord()]);
+    await expect(next.finance.publishBatch('app-a', [financeRecord()])).rejects.toMatchObject({ status: 429 });
+    expect(emulator.mock.state.requests.map((request) => request.status)).toEqual([200, 200, 200, 429]);
+  });
+
   it('takes an empty body, and refuses fields it does not know or a form body', async () => {
     expect((await post('/_emulator/reset', '')).status).toBe(200);
     const unknown = await post('/_emulator/reset', { everything: true });

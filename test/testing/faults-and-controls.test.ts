@@ -134,6 +134,23 @@ describe('fault injection', () => {
     expect(() => faults.add({ status: 503, drop: 'before' })).toThrow(TypeError);
   });
 
+  it('refuses, when it is added, a rule whose answer no Response can carry, so handle() never throws', async () => {
+    const emulator = createPushApiHandler();
+    const { faults } = emulator;
+    expect(() => faults.add({ status: 503, retryAfter: '1\r\nset-cookie: x=1' })).toThrow(/retryAfter/);
+    expect(() => faults.add({ status: 503, retryAfter: 'in 5 s \u2192' })).toThrow(/retryAfter/);
+    expect(() => faults.add({ status: 429, retryAfter: -1 })).toThrow(/retryAfter/);
+    expect(() => faults.add({ status: 429, retryAfter: Number.NaN })).toThrow(/retryAfter/);
+    expect(() => faults.add({ status: 503, body: { size: 1n } })).toThrow(/body/);
+    expect(faults.list()).toEqual([]);
+    const answer = await emulator.handle(new Request(`${emulator.authUrl}/oauth2/token`, { method: 'POST' }));
+    expect(answer.status).toBe(400);
+    // What the HTTP control route takes is taken here too.
+    faults.add({ status: 429, retryAfter: 0 });
+    faults.add({ status: 503, retryAfter: 'Wed, 21 Oct 2015 07:28:00 GMT', body: { nested: { ok: [1, 'two'] } } });
+    expect(faults.list()).toHaveLength(2);
+  });
+
   it('removes a rule by its handle, and clear() removes all', async () => {
     const { emulator, publish } = await setup();
     const handle = emulator.faults.add({ status: 500, times: Infinity });

@@ -263,3 +263,48 @@ describe('the HTTP emulator grants no cross-origin access', () => {
     expect(token.scopes).toEqual([`${emulator.mock.scopeBase}/connector.write`]);
   });
 });
+
+describe("the HTTP emulator refuses a page's requests that carry no Origin", () => {
+  // What Chromium sends to 127.0.0.1 for `<img src>`, `<script src>` and `fetch(url, { mode: 'no-cors' })`
+  // on a page elsewhere: no Origin (a GET), but always Sec-Fetch-Site.
+  const NO_CORS = [
+    { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' },
+    { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' },
+    { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'empty' },
+    { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' },
+  ];
+  const GETS = [
+    '/_emulator/state',
+    '/_emulator/records',
+    '/_emulator/overview',
+    '/_emulator/events',
+    '/_emulator/record-page?app=demo-app&q=nothing-matches',
+    '/_emulator/files/demo-app/a.csv',
+    '/services/push/v1/customer/apps/demo-app/upload?filenames=a.csv',
+    '/no/such/path',
+  ];
+
+  it('answers 403 to a GET from a page on another site or another local port, and never serves it', async () => {
+    const before = emulator.mock.state.requests.length;
+    for (const headers of NO_CORS) {
+      for (const path of GETS) expectRefused(await send(`${emulator.url}${path}`, { headers }));
+    }
+    expect(emulator.mock.state.requests.length).toBe(before);
+  });
+
+  it("serves the emulator's own page, a person's own navigation and a link from elsewhere to the inspector", async () => {
+    const accepted: { path: string; headers: Record<string, string> }[] = [
+      { path: '/_emulator/state', headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' } },
+      { path: '/_emulator/', headers: { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' } },
+      {
+        path: '/_emulator/',
+        headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+      },
+      // Node's fetch sends Sec-Fetch-Mode without Sec-Fetch-Site.
+      { path: '/_emulator/state', headers: { 'sec-fetch-mode': 'cors' } },
+    ];
+    for (const { path, headers } of accepted) {
+      expect((await send(`${emulator.url}${path}`, { headers })).status).toBe(200);
+    }
+  });
+});

@@ -4,6 +4,8 @@
  * error (a CSP violation, a missing icon, a failed load would all show up there).
  */
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { PushClient } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -166,6 +168,33 @@ describe('inspector page', () => {
     const refusals = browser.problems.splice(0);
     expect(refusals.length).toBeGreaterThan(0);
     for (const problem of refusals) expect(problem).toMatch(/403|Failed to load resource/);
+  });
+
+  it('refuses what a page on another local port loads from it without an Origin: img, script, no-cors fetch', async () => {
+    const probes = ['img', 'script', 'fetch'].map(
+      (kind) => `${emulator.url}/services/push/v1/customer/apps/demo-app/upload?filenames=${kind}.csv`,
+    );
+    const elsewhere = createServer((_, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(
+        `<img src="${probes[0]}"><script src="${probes[1]}"></script>` +
+          `<script>fetch(${JSON.stringify(probes[2])}, { mode: 'no-cors' }).catch(() => {})</script>`,
+      );
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    try {
+      const { page } = browser;
+      await page.goto('about:blank');
+      browser.problems.splice(0);
+      await page.goto(`http://localhost:${(elsewhere.address() as AddressInfo).port}/`);
+      await page.waitForLoadState('networkidle', { timeout: 10_000 });
+      // Before Sec-Fetch-Site was read, each reached the service and was logged (401, no token).
+      expect(emulator.mock.state.requests.filter((request) => request.operation === 'upload-urls')).toEqual([]);
+    } finally {
+      elsewhere.closeAllConnections();
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
+    for (const problem of browser.problems.splice(0)) expect(problem).toMatch(/403|Failed to load resource|ERR_/);
   });
 
   it('adds a fault from the page, and the next SDK call meets it', async () => {

@@ -3,6 +3,7 @@
  * emulator answers them.
  */
 import { setupServer } from 'msw/node';
+import { PushClient } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
@@ -89,5 +90,27 @@ describe('testing user code with createPushApiMock and msw', () => {
       authorization: undefined,
       type: 'users',
     });
+  });
+
+  it('intercepts addresses written with their default port, as my production settings may be', async () => {
+    const mine = createPushApiMock({
+      authUrl: 'https://auth.example.test:443/',
+      baseUrl: 'https://api.example.test:443',
+      uploadUrl: 'https://files.example.test:443',
+    });
+    server.use(...mine.handlers);
+    try {
+      // PushClient, like fetch, drops the default port from the addresses it builds.
+      const client = new PushClient({ ...mine.clientOptions(), env: {} });
+      expect(mine.baseUrl).toBe('https://api.example.test');
+      const report = await client.finance.publish(mine.appId, [
+        { created: 1_717_200_000_000, amount: 1, currency: 'EUR', identifier: 'a', type: 'expense', vendor: 'v' },
+      ]);
+      expect(report.recordsSent).toBe(1);
+      await client.uploads.upload(mine.appId, [{ name: 'users.csv', data: 'id\n1\n' }]);
+      expect(mine.state.file(mine.appId, 'users.csv')?.size).toBe(5);
+    } finally {
+      server.resetHandlers();
+    }
   });
 });

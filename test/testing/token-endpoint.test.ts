@@ -202,4 +202,29 @@ describe('token endpoint', () => {
     expect(emulator.state.requests[1]?.headers.authorization).toBe('Basic [redacted]');
     expect(JSON.stringify(emulator.state.credentials)).not.toContain(DEMO_CLIENT_SECRET);
   });
+
+  it('keeps out of the log a secret or a token a client put in the query string', async () => {
+    const emulator = createPushApiHandler();
+    const token = await (
+      await emulator.handle(
+        tokenRequest(emulator, {
+          grant_type: 'client_credentials',
+          client_id: DEMO_CLIENT_ID,
+          client_secret: DEMO_CLIENT_SECRET,
+          scope: `${emulator.scopeBase}/connector.write`,
+        }),
+      )
+    ).json();
+    const query = new URLSearchParams({ client_id: DEMO_CLIENT_ID, client_secret: DEMO_CLIENT_SECRET });
+    await emulator.fetch(`${emulator.authUrl}/oauth2/token?${query}`, { method: 'POST', headers: FORM });
+    // RFC 6750 §2.3 lets a bearer token ride in the query; the emulator does not accept it, but logs it.
+    await emulator.fetch(
+      `${emulator.baseUrl}/services/push/v1/customer/apps/${emulator.appId}/upload?filenames=a.csv&access_token=${token.access_token}`,
+    );
+    const log = JSON.stringify(emulator.state.requests);
+    expect(log).not.toContain(DEMO_CLIENT_SECRET);
+    expect(log).not.toContain(token.access_token);
+    expect(emulator.state.requests[1]?.query).toEqual({ client_id: [DEMO_CLIENT_ID], client_secret: ['[redacted]'] });
+    expect(emulator.state.requests[2]?.query.access_token).toEqual(['[redacted]']);
+  });
 });

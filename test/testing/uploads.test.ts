@@ -52,6 +52,9 @@ describe('upload addresses', () => {
     ['a repeated type', '?filenames=a.csv&type=users&type=other', 'at most once'],
     ['an empty file name', '?filenames=', 'must not be empty'],
     ['a duplicated file name', '?filenames=a.csv&filenames=a.csv', 'duplicate file name'],
+    // A URL parser folds a "." or ".." path segment (and %2E%2E) away: no address could name the file.
+    ['the file name ".."', '?filenames=..', 'must not be "." or ".."'],
+    ['the file name "."', '?filenames=a.csv&filenames=.', 'must not be "." or ".."'],
   ])('answers 400 to %s', async (_, query, fragment) => {
     const { emulator, token } = await setup();
     const response = await emulator.handle(uploadUrlsRequest(emulator, token, query));

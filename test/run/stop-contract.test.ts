@@ -1,0 +1,95 @@
+/**
+ * The one contract of a stopped `publish` and `upload` run, where the two used to part: which error
+ * is the cause when the service stopped the run and a callback then threw, what the cause of an
+ * upload stopped by its storage host is, what a batch aborted before any request carried it
+ * counts as, and an async `onProgress` that rejects.
+ */
+import type { FetchLike } from 'push-api-client';
+import { NotFoundError, PublishStoppedError, type PushClient, UploadStoppedError } from 'push-api-client';
+import { createPushApiHandler, type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expectAccounted } from '../support/accounting.js';
+import { clientFor } from '../support/clients.js';
+import { closedPort } from '../support/loopback-server.js';
+import { financeRecords } from '../support/records.js';
+
+let emulator: RunningEmulator;
+beforeAll(async () => {
+  emulator = await startEmulator();
+});
+afterEach(() => {
+  emulator.mock.faults.clear();
+  emulator.mock.reset();
+});
+afterAll(() => emulator.close());
+
+const noWaits = { backoff: { initialDelayMs: 0, maxDelayMs: 0 }, maxRetries: 1 };
+
+async function rejection<E>(promise: Promise<unknown>, type: new (...args: never[]) => E): Promise<E> {
+  const outcome = await promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  if (!(outcome instanceof type)) throw new Error(`expected a ${type.name}, got ${String(outcome)}`);
+  return outcome;
+}
+
+/**
+ * A client whose data API and token endpoint are the emulator, in-process, and whose signed upload
+ * addresses point at a loopback port where nothing listens: every PUT's connection is refused.
+ */
+async function clientWithUnreachableStorage(): Promise<{ client: PushClient; appId: string }> {
+  const storage = `http://127.0.0.1:${await closedPort()}`;
+  const handler = createPushApiHandler({
+    authUrl: 'http://127.0.0.1:4010/auth',
+    baseUrl: 'http://127.0.0.1:4010',
+    uploadUrl: storage,
+  });
+  const fetch: FetchLike = (input, init) => {
+    const url = input instanceof Request ? input.url : String(input);
+    return url.startsWith(storage) ? globalThis.fetch(input, init) : handler.fetch(input, init);
+  };
+  return { client: clientFor({ ...handler.clientOptions(), fetch }, noWaits), appId: 'demo-app' };
+}
+
+describe('the cause of a stopped run: your code first, whatever came first', () => {
+  it('publish: a 404 stops the run, then onBatchSettled throws: the cause is what it threw, stoppedBy the 404', async () => {
+    const thrown = new Error('checkpoint disk full');
+    const error = await rejection(
+      clientFor(emulator, noWaits).finance.publish('no-such-app', financeRecords(3), {
+        batchSize: 1,
+        concurrency: 1,
+        onBatchSettled: () => {
+          throw thrown;
+        },
+      }),
+      PublishStoppedError,
+    );
+    expect(error.cause).toBe(thrown);
+    expect(error.report.stoppedBy).toBeInstanceOf(NotFoundError);
+    expectAccounted(error.report, 3);
+  });
+
+  it('upload: an unreachable storage host stops the run, then onFileSettled throws: the cause is what it threw', async () => {
+    const { client, appId } = await clientWithUnreachableStorage();
+    const thrown = new Error('progress store down');
+    const error = await rejection(
+      client.uploads.upload(
+        appId,
+        [
+          { name: 'a.csv', data: 'a' },
+          { name: 'b.csv', data: 'b' },
+        ],
+        {
+          concurrency: 1,
+          onFileSettled: () => {
+            throw thrown;
+          },
+        },
+      ),
+      UploadStoppedError,
+    );
+    expect(error.cause).toBe(thrown);
+    expect(error.report.files.map((file) => file.status)).toEqual(['failed', 'not-started']);
+  });
+});

@@ -218,7 +218,9 @@ export class Uploader {
       }
       const outcome = await this.#uploadOne(appId, source, address, tracker, options, putCall, window);
       results[index] = outcome.result;
-      if (outcome.stopsTheRun && outcome.result.error) engine.stopBy(outcome.result.error);
+      // The run's cause is the error itself (a ConnectionError, a NotFoundError of a re-sign), as
+      // in publish; the file's own entry keeps it wrapped in its UploadError.
+      if (outcome.stopsTheRun !== undefined) engine.stopBy(outcome.stopsTheRun);
       try {
         await options.onFileSettled?.(outcome.result);
       } catch (error) {
@@ -246,7 +248,7 @@ export class Uploader {
     options: UploadOptions,
     call: CallSettings,
     window: ConcurrencyLimiter,
-  ): Promise<{ result: UploadFileResult; stopsTheRun?: true }> {
+  ): Promise<{ result: UploadFileResult; stopsTheRun?: PushError }> {
     const { name, size } = source;
     let attempts = 0;
     // When the last attempt left: its round trip is what feeds the window.
@@ -349,13 +351,13 @@ export class Uploader {
   }
 }
 
-/** Marks a failed file whose error every other file would meet too: the run stops after it. */
+/** Marks a failed file whose error every other file would meet too: the run stops with that error. */
 function stopping(
   outcome: { result: UploadFileResult },
   raw: unknown,
-): { result: UploadFileResult; stopsTheRun?: true } {
+): { result: UploadFileResult; stopsTheRun?: PushError } {
   return raw instanceof PushError && !(raw instanceof AbortError) && stopsTheRun(raw)
-    ? { ...outcome, stopsTheRun: true }
+    ? { ...outcome, stopsTheRun: raw }
     : outcome;
 }
 

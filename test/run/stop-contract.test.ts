@@ -4,8 +4,15 @@
  * upload stopped by its storage host is, what a batch aborted before any request carried it
  * counts as, and an async `onProgress` that rejects.
  */
-import type { FetchLike } from 'push-api-client';
-import { NotFoundError, PublishStoppedError, type PushClient, UploadStoppedError } from 'push-api-client';
+import type { FetchLike, UploadReport } from 'push-api-client';
+import {
+  ConnectionError,
+  NotFoundError,
+  PublishStoppedError,
+  type PushClient,
+  UploadError,
+  UploadStoppedError,
+} from 'push-api-client';
 import { createPushApiHandler, type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccounted } from '../support/accounting.js';
@@ -91,5 +98,28 @@ describe('the cause of a stopped run: your code first, whatever came first', () 
     );
     expect(error.cause).toBe(thrown);
     expect(error.report.files.map((file) => file.status)).toEqual(['failed', 'not-started']);
+  });
+});
+
+describe('an upload stopped by its storage host', () => {
+  it('has the ConnectionError itself as cause, as publish does; the file keeps it wrapped in its UploadError', async () => {
+    const { client, appId } = await clientWithUnreachableStorage();
+    const error = await rejection(
+      client.uploads.upload(
+        appId,
+        [
+          { name: 'a.csv', data: 'a' },
+          { name: 'b.csv', data: 'b' },
+        ],
+        { concurrency: 1 },
+      ),
+      UploadStoppedError,
+    );
+    expect(error.cause).toBeInstanceOf(ConnectionError);
+    expect((error.cause as ConnectionError).requestMaybeSent).toBe(false);
+    const [first] = (error.report as UploadReport).files;
+    expect(first?.status).toBe('failed');
+    expect(first?.error).toBeInstanceOf(UploadError);
+    expect(first?.error?.cause).toBe(error.cause);
   });
 });

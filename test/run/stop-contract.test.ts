@@ -4,7 +4,7 @@
  * upload stopped by its storage host is, what a batch aborted before any request carried it
  * counts as, and an async `onProgress` that rejects.
  */
-import type { FetchLike, UploadReport } from 'push-api-client';
+import type { FetchLike, PublishReport, SettledBatch, UploadReport } from 'push-api-client';
 import {
   ConnectionError,
   NotFoundError,
@@ -121,5 +121,35 @@ describe('an upload stopped by its storage host', () => {
     expect(first?.status).toBe('failed');
     expect(first?.error).toBeInstanceOf(UploadError);
     expect(first?.error?.cause).toBe(error.cause);
+  });
+});
+
+describe('publish aborted while its batches wait for their token', () => {
+  it('counts them as not read, with no batches entry and no onBatchSettled call: no request carried them', async () => {
+    emulator.mock.faults.add({ match: { operation: 'token' }, delayMs: 2_000 });
+    const controller = new AbortController();
+    const announced: number[] = [];
+    const settled: SettledBatch[] = [];
+    const publishing = clientFor(emulator).finance.publish(emulator.mock.appId, financeRecords(5), {
+      batchSize: 1,
+      concurrency: 2,
+      signal: controller.signal,
+      onBatchSending: (batch) => {
+        announced.push(batch.index);
+        // Both loops hold an announced batch that waits for the token: abort now.
+        if (announced.length === 2) setTimeout(() => controller.abort(), 20);
+      },
+      onBatchSettled: (batch) => {
+        settled.push(batch);
+      },
+    });
+    const error = await rejection(publishing, PublishStoppedError);
+    const report: PublishReport = error.report;
+    expect(announced.length).toBeGreaterThan(0);
+    expect(settled).toEqual([]);
+    expect(report.batches).toEqual([]);
+    expect(report).toMatchObject({ recordsSent: 0, recordsFailed: 0, recordsUnknown: 0, recordsNotRead: 5 });
+    expectAccounted(report, 5);
+    expect(emulator.mock.state.requests.filter((request) => request.operation === 'finance')).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@ import type { CallSettings } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import { MAX_FINANCE_RESPONSE_BYTES } from '../http/response-body.js';
 import type { RequestPacing } from '../http/types.js';
+import { ignoreRejection } from '../internal/logger.js';
 import { abortErrorFrom } from '../internal/waits.js';
 import type { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun, type WorkSource } from '../run/engine.js';
@@ -246,13 +247,16 @@ export class PublishRun {
       this.#engine.interrupt(error);
     }
     if (!onProgress) return;
-    try {
-      onProgress(this.#report.progress());
-    } catch (error) {
-      // A broken progress bar must not stop a run (as with uploads).
+    // A broken progress bar must not stop a run (as with uploads), nor, when it is async and
+    // rejects, become an unhandled rejection that ends the process.
+    const threw = (error: unknown) =>
       this.#ctx.logger.warn('push-api-client onProgress callback threw', {
         error: error instanceof Error ? error.message : String(error),
       });
+    try {
+      ignoreRejection(onProgress(this.#report.progress()), threw);
+    } catch (error) {
+      threw(error);
     }
   }
 }

@@ -128,8 +128,9 @@ export interface PublishOptions extends RequestOptions {
    */
   onInvalid?: 'throw' | 'skip' | undefined;
   /**
-   * Called with running counts each time a batch settles. If it throws, the error is logged as a
-   * warning (`logger.warn`) and publishing goes on: a broken progress bar must not stop a run.
+   * Called with running counts each time a batch settles. If it throws (or, async, rejects), the
+   * error is logged as a warning (`logger.warn`) and publishing goes on: a broken progress bar must
+   * not stop a run.
    * @default undefined (no progress calls)
    */
   onProgress?: ((progress: PublishProgress) => void) | undefined;

@@ -71,7 +71,8 @@ export interface UploadOptions extends RequestOptions {
    */
   adaptive?: boolean | undefined;
   /**
-   * Called as bytes are sent and when a file completes. An exception thrown here is logged and ignored.
+   * Called as bytes are sent and when a file completes. An exception thrown here (or a rejection
+   * of the promise an async one returns) is logged as a warning and ignored.
    * @default undefined (no progress calls)
    */
   onProgress?: ((progress: UploadProgress) => void) | undefined;

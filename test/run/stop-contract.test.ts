@@ -153,3 +153,34 @@ describe('publish aborted while its batches wait for their token', () => {
     expect(emulator.mock.state.requests.filter((request) => request.operation === 'finance')).toEqual([]);
   });
 });
+
+describe('an async onProgress that rejects', () => {
+  it('is logged as a warning by publish and upload, never an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (message: string) => warnings.push(message) };
+    try {
+      const client = clientFor(emulator, { logger });
+      const report = await client.finance.publish(emulator.mock.appId, financeRecords(2), {
+        onProgress: async () => {
+          throw new Error('progress bar gone');
+        },
+      });
+      const upload = await client.uploads.upload(emulator.mock.appId, [{ name: 'a.csv', data: 'a' }], {
+        onProgress: async () => {
+          throw new Error('progress bar gone');
+        },
+      });
+      // Rejections are reported after a turn of the event loop.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(report.recordsSent).toBe(2);
+      expect(upload.filesUploaded).toBe(1);
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+    expect(unhandled).toEqual([]);
+    expect(warnings.filter((line) => line === 'push-api-client onProgress callback threw').length).toBeGreaterThan(1);
+  });
+});

@@ -12,7 +12,6 @@ import {
 /** What the engine pulls its work from: one iterator shared by every loop. */
 export type WorkSource<T> = Iterator<T, void, undefined> | AsyncIterator<T, void, undefined>;
 
-
 /** The window the engine's loops share: a slot is taken before an item is pulled, and given back once it settled. */
 export interface WorkWindow {
   /** The most slots the window may ever have: how many loops run. */

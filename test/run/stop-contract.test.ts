@@ -1,15 +1,16 @@
 /**
  * The one contract of a stopped `publish` and `upload` run, where the two used to part: which error
  * is the cause when the service stopped the run and a callback then threw, what the cause of an
- * upload stopped by its storage host is, what a batch aborted before any request carried it
- * counts as, and an async `onProgress` that rejects.
+ * upload stopped by its storage host is, what a batch aborted before any request carried it (or
+ * left in the filling batch by an invalid record) counts as, and an async `onProgress` that rejects.
  */
-import type { FetchLike, PublishReport, SettledBatch, UploadReport } from 'push-api-client';
+import type { FetchLike, FinanceRecordInput, PublishReport, SettledBatch, UploadReport } from 'push-api-client';
 import {
   ConnectionError,
   NotFoundError,
   PublishStoppedError,
   type PushClient,
+  RecordValidationError,
   UploadError,
   UploadStoppedError,
 } from 'push-api-client';
@@ -182,5 +183,27 @@ describe('an async onProgress that rejects', () => {
     }
     expect(unhandled).toEqual([]);
     expect(warnings.filter((line) => line === 'push-api-client onProgress callback threw').length).toBeGreaterThan(1);
+  });
+});
+
+describe('publish of an async iterable that meets an invalid record (onInvalid: throw)', () => {
+  it('counts the batch being filled as not read, with no batches entry, as docs/publishing.md says', async () => {
+    async function* records() {
+      for (let index = 0; index < 8; index++) {
+        const record = financeRecords(1, index)[0];
+        yield index === 5 ? { ...record, amount: 'twelve' as unknown as number } : record;
+      }
+    }
+    const error = await rejection(
+      clientFor(emulator).finance.publish(emulator.mock.appId, records() as AsyncIterable<FinanceRecordInput>, {
+        batchSize: 3,
+        concurrency: 1,
+      }),
+      RecordValidationError,
+    );
+    const report = error.report as PublishReport;
+    expect(report).toMatchObject({ recordsSent: 3, recordsFailed: 0, recordsInvalid: 1, recordsNotRead: 2 });
+    expect(report.batches.map((batch) => batch.status)).toEqual(['sent']);
+    expectAccounted(report, 6);
   });
 });

@@ -138,7 +138,9 @@ export class Uploader {
    * @throws {UploadStoppedError} the run stopped. `cause`, in this order: what `onFileSettled`
    *   threw; the `AbortError` of the signal; an error every file would meet (a failed address
    *   request, a refused connection or token, a 401, 403 or 404).
-   * @throws {ConfigurationError} bad options, appId or file names, before any request.
+   * @throws {ConfigurationError} bad options or appId, before any request.
+   * @throws {UploadError} a bad input, before any request: a file name (empty, a path separator, a
+   *   duplicate...), a path that cannot be read, a stream without its size.
    * @throws {AbortError} the signal had fired before the call: nothing was started.
    *
    * @example

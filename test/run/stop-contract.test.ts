@@ -194,14 +194,15 @@ describe('publish of an async iterable that meets an invalid record (onInvalid: 
         yield index === 5 ? { ...record, amount: 'twelve' as unknown as number } : record;
       }
     }
-    const error = await rejection(
+    const error = await rejection<RecordValidationError>(
       clientFor(emulator).finance.publish(emulator.mock.appId, records() as AsyncIterable<FinanceRecordInput>, {
         batchSize: 3,
         concurrency: 1,
       }),
       RecordValidationError,
     );
-    const report = error.report as PublishReport;
+    const { report } = error;
+    if (report === undefined) throw new Error('expected the report of what was sent');
     expect(report).toMatchObject({ recordsSent: 3, recordsFailed: 0, recordsInvalid: 1, recordsNotRead: 2 });
     expect(report.batches.map((batch) => batch.status)).toEqual(['sent']);
     expectAccounted(report, 6);

@@ -215,7 +215,10 @@ export class Uploader {
       try {
         address = await addresses.get(index);
       } catch (error) {
-        engine.stopBy(error instanceof PushError ? error : asUploadError(source.name, error));
+        // The caller's abort is read from the signal; any other failure stops the run.
+        if (!(error instanceof AbortError)) {
+          engine.stopBy(error instanceof PushError ? error : asUploadError(source.name, error));
+        }
         return;
       }
       const outcome = await this.#uploadOne(appId, source, address, tracker, options, putCall, window);
@@ -232,7 +235,7 @@ export class Uploader {
       await nextTurn();
     });
 
-    const report = buildReport(sources, results, started);
+    const report = buildReport(sources, results, started, engine.stoppedBy);
     const cause = engine.stopCause(abortError);
     if (cause !== undefined) throw new UploadStoppedError(report, cause);
     return report;
@@ -367,6 +370,7 @@ function buildReport(
   sources: readonly UploadSource[],
   results: readonly (UploadFileResult | undefined)[],
   started: number,
+  stoppedBy: PushError | undefined,
 ): UploadReport {
   const files = sources.map(
     (source, index): UploadFileResult =>
@@ -380,6 +384,7 @@ function buildReport(
     filesNotStarted: count('not-started'),
     bytesUploaded: files.reduce((sum, file) => sum + (file.status === 'uploaded' ? file.bytes : 0), 0),
     durationMs: Math.round(performance.now() - started),
+    ...(stoppedBy !== undefined && { stoppedBy }),
   };
 }
 

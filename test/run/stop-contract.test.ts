@@ -99,6 +99,26 @@ describe('the cause of a stopped run: your code first, whatever came first', () 
     );
     expect(error.cause).toBe(thrown);
     expect(error.report.files.map((file) => file.status)).toEqual(['failed', 'not-started']);
+    // The service's error is not lost: the report names it, as a publish report does.
+    expect(error.report.stoppedBy).toBeInstanceOf(ConnectionError);
+  });
+
+  it('upload: the report names the error that stopped the run (stoppedBy), and no abort as one', async () => {
+    const stopped = await rejection(
+      clientFor(emulator, noWaits).uploads.upload('no-such-app', [{ name: 'a.csv', data: 'a' }]),
+      UploadStoppedError,
+    );
+    expect(stopped.report.stoppedBy).toBeInstanceOf(NotFoundError);
+    expect(stopped.report.stoppedBy).toBe(stopped.cause);
+    emulator.mock.faults.add({ match: { operation: 'upload-urls' }, delayMs: 2_000 });
+    const aborted = await rejection(
+      clientFor(emulator).uploads.upload(emulator.mock.appId, [{ name: 'a.csv', data: 'a' }], {
+        signal: AbortSignal.timeout(50),
+      }),
+      UploadStoppedError,
+    );
+    expect(aborted.report.stoppedBy).toBeUndefined();
+    expect(aborted.report.filesNotStarted).toBe(1);
   });
 });
 

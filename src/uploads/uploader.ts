@@ -221,6 +221,9 @@ export class Uploader {
         }
         return;
       }
+      // The run stopped (or was aborted) while this file waited for its address: it does not start,
+      // as publish does not send a batch it read before the stop.
+      if (engine.shouldStop()) return;
       const outcome = await this.#uploadOne(appId, source, address, tracker, options, putCall, window);
       results[index] = outcome.result;
       // The run's cause is the error itself (a ConnectionError, a NotFoundError of a re-sign), as

@@ -228,3 +228,47 @@ describe('publish of an async iterable that meets an invalid record (onInvalid: 
     expectAccounted(report, 6);
   });
 });
+
+describe('upload stopped while a file waits for its address', () => {
+  it('does not start that file once the address comes: it stays not-started, as publish drops a batch read but not sent', async () => {
+    // Names of 1000 characters: seven fit in one address request, so files 7 to 9 are a second
+    // request, asked for ahead as the first seven start; the middleware holds that one back.
+    const files = Array.from({ length: 10 }, (_, index) => ({
+      name: `${String(index).padStart(2, '0')}-${'x'.repeat(997)}`,
+      data: `file ${index}`,
+    }));
+    let addressRequests = 0;
+    let releaseSecond: () => void = () => {};
+    const secondHeld = new Promise<void>((resolve) => {
+      releaseSecond = resolve;
+    });
+    const client = clientFor(emulator, {
+      middleware: [
+        async (request, next, { operation }) => {
+          if (operation === 'uploadUrls' && ++addressRequests === 2) await secondHeld;
+          return next(request);
+        },
+      ],
+    });
+    let settled = 0;
+    const thrown = new Error('stop here');
+    const error = await rejection(
+      client.uploads.upload(emulator.mock.appId, files, {
+        concurrency: 7,
+        onFileSettled: async () => {
+          settled += 1;
+          if (settled !== 2) return;
+          // By now the worker of the first file to settle waits for the held address of file 7.
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          setTimeout(releaseSecond, 100);
+          throw thrown;
+        },
+      }),
+      UploadStoppedError,
+    );
+    expect(error.cause).toBe(thrown);
+    const statuses = error.report.files.map((file) => file.status);
+    expect(statuses.slice(7)).toEqual(['not-started', 'not-started', 'not-started']);
+    expect(emulator.mock.state.files(emulator.mock.appId).map((file) => file.name.slice(0, 2))).not.toContain('07');
+  });
+});

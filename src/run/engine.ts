@@ -45,11 +45,17 @@ export class RunEngine {
   #exhausted = false;
   readonly #signal: AbortSignal | undefined;
   readonly #onStoppedBy: ((error: PushError) => void) | undefined;
+  readonly #onStop: (() => void) | undefined;
 
-  /** `onStoppedBy` is told the first `stopped-by` error once (the publish report's `stoppedBy`). */
-  constructor(signal: AbortSignal | undefined, onStoppedBy?: (error: PushError) => void) {
+  /**
+   * `onStoppedBy` is told the first `stopped-by` error once (the reports' `stoppedBy`); `onStop`
+   * is told once of the first stop of either kind, so that work waiting on the run's behalf (an
+   * address request asked for ahead) can be given up.
+   */
+  constructor(signal: AbortSignal | undefined, onStoppedBy?: (error: PushError) => void, onStop?: () => void) {
     this.#signal = signal;
     this.#onStoppedBy = onStoppedBy;
+    this.#onStop = onStop;
   }
 
   /** True once no more items must be started: aborted, or stopped. */
@@ -98,11 +104,15 @@ export class RunEngine {
     if (this.#stoppedBy !== undefined || this.#thrown !== undefined) return;
     this.#stoppedBy = error;
     this.#onStoppedBy?.(error);
+    this.#onStop?.();
   }
 
   /** Stops the run because the caller's code threw; the first one is kept, even after a `stopBy`. */
   interrupt(error: unknown): void {
-    this.#thrown ??= { error };
+    if (this.#thrown !== undefined) return;
+    const first = this.#stoppedBy === undefined;
+    this.#thrown = { error };
+    if (first) this.#onStop?.();
   }
 
   /** The error that stopped the run early by the service (the report's `stoppedBy`), if any. */

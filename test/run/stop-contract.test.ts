@@ -230,39 +230,58 @@ describe('publish of an async iterable that meets an invalid record (onInvalid: 
 });
 
 describe('upload stopped while a file waits for its address', () => {
-  it('does not start that file once the address comes: it stays not-started, as publish drops a batch read but not sent', async () => {
-    // Names of 1000 characters: seven fit in one address request, so files 7 to 9 are a second
-    // request, asked for ahead as the first seven start; the middleware holds that one back.
+  /**
+   * Ten files named with 1000 characters: seven fit in one address request, so files 7 to 9 are a
+   * second request, asked for ahead as the first seven start. The middleware holds that request
+   * back until `release` (if ever); `ended` tells how its attempt ended.
+   */
+  function heldSecondAddressRequest() {
     const files = Array.from({ length: 10 }, (_, index) => ({
       name: `${String(index).padStart(2, '0')}-${'x'.repeat(997)}`,
       data: `file ${index}`,
     }));
     let addressRequests = 0;
-    let releaseSecond: () => void = () => {};
-    const secondHeld = new Promise<void>((resolve) => {
-      releaseSecond = resolve;
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
     });
+    const ended: (string | undefined)[] = [];
     const client = clientFor(emulator, {
+      timeoutMs: 60_000,
+      hooks: {
+        response: (event) => {
+          if (event.operation === 'upload-urls') ended.push(event.error);
+        },
+      },
       middleware: [
         async (request, next, { operation }) => {
-          if (operation === 'uploadUrls' && ++addressRequests === 2) await secondHeld;
+          if (operation === 'uploadUrls' && ++addressRequests === 2) await held;
           return next(request);
         },
       ],
     });
+    return { files, client, release, ended };
+  }
+
+  /** Throws on the second file to settle, once the first one's worker waits for the held addresses. */
+  function throwingOnSecondSettle(thrown: Error, then: () => void = () => {}) {
     let settled = 0;
+    return async () => {
+      settled += 1;
+      if (settled !== 2) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      then();
+      throw thrown;
+    };
+  }
+
+  it('does not start that file once the address comes: it stays not-started, as publish drops a batch read but not sent', async () => {
+    const { files, client, release } = heldSecondAddressRequest();
     const thrown = new Error('stop here');
     const error = await rejection(
       client.uploads.upload(emulator.mock.appId, files, {
         concurrency: 7,
-        onFileSettled: async () => {
-          settled += 1;
-          if (settled !== 2) return;
-          // By now the worker of the first file to settle waits for the held address of file 7.
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          setTimeout(releaseSecond, 100);
-          throw thrown;
-        },
+        onFileSettled: throwingOnSecondSettle(thrown, () => setTimeout(release, 100)),
       }),
       UploadStoppedError,
     );
@@ -270,5 +289,29 @@ describe('upload stopped while a file waits for its address', () => {
     const statuses = error.report.files.map((file) => file.status);
     expect(statuses.slice(7)).toEqual(['not-started', 'not-started', 'not-started']);
     expect(emulator.mock.state.files(emulator.mock.appId).map((file) => file.name.slice(0, 2))).not.toContain('07');
+  });
+
+  it('gives that address request up at the stop instead of waiting for it (its 60 s timeout)', async () => {
+    const { files, client, release, ended } = heldSecondAddressRequest();
+    const thrown = new Error('stop here');
+    try {
+      const error = await rejection(
+        client.uploads.upload(emulator.mock.appId, files, {
+          concurrency: 7,
+          onFileSettled: throwingOnSecondSettle(thrown),
+        }),
+        UploadStoppedError,
+      );
+      expect(error.cause).toBe(thrown);
+      expect(error.report.files.slice(7).map((file) => file.status)).toEqual([
+        'not-started',
+        'not-started',
+        'not-started',
+      ]);
+      // The first request answered; the held one was aborted, not left to outlive the call.
+      expect(ended).toEqual([undefined, 'AbortError']);
+    } finally {
+      release();
+    }
   });
 });

@@ -87,7 +87,11 @@ export interface GetTokenOptions extends RequestOptions {
    * @default false
    */
   forceRefresh?: boolean | undefined;
-  /** Stops waiting; a refresh shared with other callers keeps running for them. @default undefined (wait until the token arrives) */
+  /**
+   * Stops waiting; a refresh shared with other callers keeps running for them, and one that nobody
+   * else waits for is aborted, so that it does not keep the process alive.
+   * @default undefined (wait until the token arrives)
+   */
   signal?: AbortSignal | undefined;
   /** Another scope set than the client's; cached separately. @default the manager's `scopes` */
   scopes?: readonly string[] | undefined;
@@ -289,15 +293,23 @@ export class TokenManager {
         joined = undefined;
         if (join === undefined) return;
         join.leave();
-        const { entry, key } = join;
-        if (entry.waiting > 0 || entry.done) return;
-        if (this.#pending.get(key) !== entry) return;
-        this.#pending.delete(key);
-        // Given up, it leaves things as it found them: the next refresh is still told the token was rejected.
-        if (entry.rejected) this.#invalidated.add(key);
-        entry.controller.abort();
+        this.#abandonIfUnwanted(join.entry, join.key);
       },
     };
+  }
+
+  /**
+   * Aborts a refresh still on its way that nobody waits for any more (its last caller gave it up,
+   * or aborted), so that no connection or timer of it keeps the process alive after the call that
+   * caused it has ended. The next call asks again.
+   */
+  #abandonIfUnwanted(entry: PendingRefresh, key: string): void {
+    if (entry.waiting > 0 || entry.done) return;
+    if (this.#pending.get(key) !== entry) return;
+    this.#pending.delete(key);
+    // Given up, it leaves things as it found them: the next refresh is still told the token was rejected.
+    if (entry.rejected) this.#invalidated.add(key);
+    entry.controller.abort();
   }
 
   /** Whether `getToken(options)` would answer from the cache, asking nobody. */
@@ -357,6 +369,9 @@ export class TokenManager {
       return { data: copy(refreshed.data), response: refreshed.response };
     } finally {
       leave();
+      // The last caller waiting aborted (an upload, a publishBatch, a getToken given up): as a
+      // publish does when it no longer needs its early token, the refresh is not left running.
+      if (options.signal?.aborted) this.#abandonIfUnwanted(entry, key);
     }
   }
 

@@ -309,6 +309,10 @@ function resolvePublishOptions(options: PublishOptions): Settings {
   if (settings.onInvalid !== 'throw' && settings.onInvalid !== 'skip') {
     throw new ConfigurationError("onInvalid must be 'throw' or 'skip'");
   }
+  // As upload checks it: a string such as 'false' is truthy, and would keep the window adaptive.
+  if (options.adaptive !== undefined && typeof options.adaptive !== 'boolean') {
+    throw new ConfigurationError('adaptive must be true or false');
+  }
   const deadline = options.rateLimitDeadlineMs;
   if (deadline !== undefined && !(typeof deadline === 'number' && deadline >= 0 && !Number.isNaN(deadline))) {
     throw new ConfigurationError('rateLimitDeadlineMs must be a number ≥ 0 (milliseconds)');

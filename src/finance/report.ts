@@ -160,8 +160,9 @@ export interface BatchOutcome {
  *   re-sends ended, even `{"success": true}` (then `storedAtLeastOnce`); or the last body may have
  *   reached the service and its failure does not say it was refused (`isAmbiguousFailure`, or the
  *   caller's abort while it was out);
- * - `failed`: the last body never left (the token could not be had, the abort came first, a 401
- *   whose refresh then failed) or the service refused it.
+ * - `failed`: the last body never left (the token could not be had, the abort came during a wait
+ *   after an earlier attempt, a 401 whose refresh then failed) or the service refused it. A batch
+ *   aborted before any attempt carried it is not settled at all (run.ts): it was not sent.
  * An `unknown` that only an earlier attempt explains reports that attempt's error.
  */
 export function batchOutcome(result: Exchange): BatchOutcome {

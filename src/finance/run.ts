@@ -5,6 +5,7 @@ import type { CallSettings } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import { MAX_FINANCE_RESPONSE_BYTES } from '../http/response-body.js';
 import type { RequestPacing } from '../http/types.js';
+import { ignoreRejection } from '../internal/logger.js';
 import { abortErrorFrom } from '../internal/waits.js';
 import type { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun, type WorkSource } from '../run/engine.js';
@@ -100,13 +101,18 @@ export class PublishRun {
       return;
     }
     const turn = this.#turn();
-    let outcome: BatchOutcome;
+    let outcome: BatchOutcome | undefined;
     try {
       if (this.shouldStop() || !(await this.#announce(batch))) {
         this.dropUnsent(batch);
         return;
       }
       outcome = await this.#send(batch, turn);
+      if (outcome === undefined) {
+        // Aborted before any request carried it (while it waited for its token): not sent.
+        this.dropUnsent(batch);
+        return;
+      }
     } catch (error) {
       // `#send` settles every answer itself, so this is a bug. It stops the run, loudly, and the
       // batch, which may have been sent, is reported `unknown` rather than lost.
@@ -140,13 +146,16 @@ export class PublishRun {
    * asking for patience, not a failure: with this run's pacing, the transport gives the batch's
    * turn back, waits for `Retry-After` (or a backoff) and for the rate budget, and goes again
    * without using up a retry. It fails with the 429 only when nothing of this run was accepted for
-   * `rateLimitDeadlineMs`.
+   * `rateLimitDeadlineMs`. Undefined when the caller aborted before any attempt carried the body
+   * (it waited for its token): the batch was not sent, like one read ahead and never announced.
    */
-  async #send(batch: PendingBatch, turn: RequestPacing): Promise<BatchOutcome> {
+  async #send(batch: PendingBatch, turn: RequestPacing): Promise<BatchOutcome | undefined> {
     const { signal } = this.#options;
     const { body } = batch;
     // When the last attempt left: its round trip, not the token request's or a retry's wait, is what feeds the window.
     let sentAt = 0;
+    // Whether any attempt carried the body (the first waits for the token before it is built).
+    let carried = false;
     let result = await this.#ctx.http.exchange({
       operation: 'finance',
       method: 'POST',
@@ -154,6 +163,7 @@ export class PublishRun {
       headers: JSON_CONTENT,
       body: () => {
         sentAt = performance.now();
+        carried = true;
         return body;
       },
       onBackPressure: ({ reason, retryAfterMs }) => this.#window.onBackPressure(reason, retryAfterMs, sentAt),
@@ -174,6 +184,7 @@ export class PublishRun {
       }
     }
     if (!result.ok) {
+      if (signal?.aborted && !carried) return undefined;
       if (signal?.aborted && !(result.error instanceof AbortError))
         result = { ...result, error: abortErrorFrom(signal) };
       const { error, bodySent } = result;
@@ -236,13 +247,16 @@ export class PublishRun {
       this.#engine.interrupt(error);
     }
     if (!onProgress) return;
-    try {
-      onProgress(this.#report.progress());
-    } catch (error) {
-      // A broken progress bar must not stop a run (as with uploads).
+    // A broken progress bar must not stop a run (as with uploads), nor, when it is async and
+    // rejects, become an unhandled rejection that ends the process.
+    const threw = (error: unknown) =>
       this.#ctx.logger.warn('push-api-client onProgress callback threw', {
         error: error instanceof Error ? error.message : String(error),
       });
+    try {
+      ignoreRejection(onProgress(this.#report.progress()), threw);
+    } catch (error) {
+      threw(error);
     }
   }
 }

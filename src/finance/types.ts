@@ -92,9 +92,11 @@ export interface PublishReport extends PublishProgress {
   /**
    * Set when publishing stopped before the end of the input because of an error every further
    * batch would meet too: a connection that cannot be made (DNS, TLS, nothing listening), a refused
-   * token, a 401, 403 or 404, a configuration error. `publish` then rejects with this error, whose
-   * `report` is this report. Records after the stop are counted in `recordsNotRead` (for an
-   * iterable that is not an array, only those already read).
+   * token, a 401, 403 or 404, a configuration error. `publish` then rejects with a
+   * `PublishStoppedError` whose `report` is this report and whose `cause` is this error, unless your
+   * code also threw while the run wound down, or you aborted (the thrown error, then the abort, come
+   * first). Records after the stop are counted in `recordsNotRead` (for an iterable that is not an
+   * array, only those already read).
    */
   stoppedBy?: PushError;
 }
@@ -126,8 +128,9 @@ export interface PublishOptions extends RequestOptions {
    */
   onInvalid?: 'throw' | 'skip' | undefined;
   /**
-   * Called with running counts each time a batch settles. If it throws, the error is logged as a
-   * warning (`logger.warn`) and publishing goes on: a broken progress bar must not stop a run.
+   * Called with running counts each time a batch settles. If it throws (or, async, rejects), the
+   * error is logged as a warning (`logger.warn`) and publishing goes on: a broken progress bar must
+   * not stop a run.
    * @default undefined (no progress calls)
    */
   onProgress?: ((progress: PublishProgress) => void) | undefined;

@@ -12,14 +12,6 @@ import {
 /** What the engine pulls its work from: one iterator shared by every loop. */
 export type WorkSource<T> = Iterator<T, void, undefined> | AsyncIterator<T, void, undefined>;
 
-/**
- * Why a run stopped before its source ran out, other than the caller's abort:
- * - `stopped-by`: an error every further item would meet (a refused connection or token, a 401,
- *   403 or 404, a failed address request, a failing rate budget);
- * - `thrown`: the caller's own code threw (the input, or an `onBatchSettled` / `onFileSettled`).
- */
-type StopReason = { kind: 'stopped-by'; error: PushError } | { kind: 'thrown'; error: unknown };
-
 /** The window the engine's loops share: a slot is taken before an item is pulled, and given back once it settled. */
 export interface WorkWindow {
   /** The most slots the window may ever have: how many loops run. */
@@ -39,19 +31,36 @@ export interface WorkWindow {
  * next pull, and items in flight finish.
  */
 export class RunEngine {
-  #stop: StopReason | undefined;
+  /**
+   * Why the run stopped before its source ran out, other than the caller's abort:
+   * - `#stoppedBy`: an error every further item would meet (a refused connection or token, a 401,
+   *   403 or 404, a failed address request, a failing rate budget), when it came first;
+   * - `#thrown`: the first thing the caller's own code threw (the input, or an `onBatchSettled` /
+   *   `onFileSettled`), even after the service stopped the run: the cause follows one order
+   *   whatever the timing (`stopCause`), so a callback that throws while the run winds down
+   *   must not vanish behind the service's error.
+   */
+  #stoppedBy: PushError | undefined;
+  #thrown: { error: unknown } | undefined;
   #exhausted = false;
   readonly #signal: AbortSignal | undefined;
   readonly #onStoppedBy: ((error: PushError) => void) | undefined;
+  readonly #onStop: (() => void) | undefined;
 
-  /** `onStoppedBy` is told the first `stopped-by` error once (the publish report's `stoppedBy`). */
-  constructor(signal: AbortSignal | undefined, onStoppedBy?: (error: PushError) => void) {
+  /**
+   * `onStoppedBy` is told the first `stopped-by` error once (the reports' `stoppedBy`); `onStop`
+   * is told once of the first stop of either kind, so that work waiting on the run's behalf (an
+   * address request asked for ahead) can be given up.
+   */
+  constructor(signal: AbortSignal | undefined, onStoppedBy?: (error: PushError) => void, onStop?: () => void) {
     this.#signal = signal;
     this.#onStoppedBy = onStoppedBy;
+    this.#onStop = onStop;
   }
 
   /** True once no more items must be started: aborted, or stopped. */
-  readonly shouldStop = (): boolean => this.#stop !== undefined || this.#signal?.aborted === true;
+  readonly shouldStop = (): boolean =>
+    this.#stoppedBy !== undefined || this.#thrown !== undefined || this.#signal?.aborted === true;
 
   /** Runs up to `window.max` loops over `source` until it runs out or the run stops. */
   async run<T>(source: WorkSource<T>, window: WorkWindow, work: (item: T) => Promise<void>): Promise<void> {
@@ -91,19 +100,24 @@ export class RunEngine {
 
   /** Stops the run with an error every further item would meet; the first one is kept. */
   stopBy(error: PushError): void {
-    if (this.#stop !== undefined) return;
-    this.#stop = { kind: 'stopped-by', error };
+    // The report's `stoppedBy` names the service's error only when it was what stopped the run.
+    if (this.#stoppedBy !== undefined || this.#thrown !== undefined) return;
+    this.#stoppedBy = error;
     this.#onStoppedBy?.(error);
+    this.#onStop?.();
   }
 
-  /** Stops the run because the caller's code threw; the first one is kept. */
+  /** Stops the run because the caller's code threw; the first one is kept, even after a `stopBy`. */
   interrupt(error: unknown): void {
-    this.#stop ??= { kind: 'thrown', error };
+    if (this.#thrown !== undefined) return;
+    const first = this.#stoppedBy === undefined;
+    this.#thrown = { error };
+    if (first) this.#onStop?.();
   }
 
   /** The error that stopped the run early by the service (the report's `stoppedBy`), if any. */
   get stoppedBy(): PushError | undefined {
-    return this.#stop?.kind === 'stopped-by' ? this.#stop.error : undefined;
+    return this.#stoppedBy;
   }
 
   /**
@@ -113,9 +127,9 @@ export class RunEngine {
    * then the error the service stopped the run with.
    */
   stopCause(abortError: (signal: AbortSignal) => AbortError): unknown {
-    if (this.#stop?.kind === 'thrown') return this.#stop.error;
+    if (this.#thrown !== undefined) return this.#thrown.error;
     if (this.#signal?.aborted) return abortError(this.#signal);
-    return this.#stop?.error;
+    return this.#stoppedBy;
   }
 }
 

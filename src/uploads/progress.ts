@@ -1,6 +1,7 @@
 /** Progress of an upload call: per-attempt byte counts (see put-body.ts) feeding one monotonic total. */
 
 import type { Logger } from '../http/public-types.js';
+import { ignoreRejection } from '../internal/logger.js';
 import type { UploadProgress } from './types.js';
 
 /**
@@ -44,13 +45,16 @@ export class ProgressTracker {
 
   #emit(progress: UploadProgress): void {
     if (this.#onProgress === undefined) return;
-    try {
-      this.#onProgress(progress);
-    } catch (error) {
-      // A broken progress bar must not fail an upload.
+    // A broken progress bar must not fail an upload, nor, when it is async and rejects, become an
+    // unhandled rejection that ends the process.
+    const threw = (error: unknown) =>
       this.#logger.warn('push-api-client onProgress callback threw', {
         error: error instanceof Error ? error.message : String(error),
       });
+    try {
+      ignoreRejection(this.#onProgress(progress), threw);
+    } catch (error) {
+      threw(error);
     }
   }
 }

@@ -1,5 +1,5 @@
 /** Public types of the uploader: what goes in, what comes out. */
-import type { UploadError } from '../errors.js';
+import type { PushError, UploadError } from '../errors.js';
 import type { RequestOptions } from '../http/public-types.js';
 
 /** The `type` query parameter of the upload-address operation (spec, operation 2). */
@@ -71,7 +71,8 @@ export interface UploadOptions extends RequestOptions {
    */
   adaptive?: boolean | undefined;
   /**
-   * Called as bytes are sent and when a file completes. An exception thrown here is logged and ignored.
+   * Called as bytes are sent and when a file completes. An exception thrown here (or a rejection
+   * of the promise an async one returns) is logged as a warning and ignored.
    * @default undefined (no progress calls)
    */
   onProgress?: ((progress: UploadProgress) => void) | undefined;
@@ -128,4 +129,12 @@ export interface UploadReport {
   /** Sum of the sizes of the uploaded files. */
   bytesUploaded: number;
   durationMs: number;
+  /**
+   * Set when the run stopped before every file started because of an error every further file
+   * would meet (as `PublishReport.stoppedBy`): a failed address request, a refused connection or
+   * token, a 401, 403 or 404. `upload` then rejects with an `UploadStoppedError` whose `report` is
+   * this report and whose `cause` is this error, unless `onFileSettled` also threw, or you aborted
+   * (the thrown error, then the abort, come first).
+   */
+  stoppedBy?: PushError;
 }

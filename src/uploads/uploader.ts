@@ -19,7 +19,7 @@ import type { ResponseMetadata, WithResponse } from '../http/public-types.js';
 import { answerText } from '../http/response-body.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { RecoveryStep } from '../http/types.js';
-import { nextTurn } from '../internal/waits.js';
+import { nextTurn, onAbort } from '../internal/waits.js';
 import { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun } from '../run/engine.js';
 import { AddressBook } from './address-book.js';
@@ -138,7 +138,9 @@ export class Uploader {
    * @throws {UploadStoppedError} the run stopped. `cause`, in this order: what `onFileSettled`
    *   threw; the `AbortError` of the signal; an error every file would meet (a failed address
    *   request, a refused connection or token, a 401, 403 or 404).
-   * @throws {ConfigurationError} bad options, appId or file names, before any request.
+   * @throws {ConfigurationError} bad options or appId, before any request.
+   * @throws {UploadError} a bad input, before any request: a file name (empty, a path separator, a
+   *   duplicate...), a path that cannot be read, a stream without its size.
    * @throws {AbortError} the signal had fired before the call: nothing was started.
    *
    * @example
@@ -197,38 +199,57 @@ export class Uploader {
       operation: 'upload',
       onChange: this.#ctx.hooks.concurrency,
     });
+    // The address requests belong to the run: a stop gives up those on their way (a file waiting
+    // for one does not start), and so does the end of the call (one asked for ahead that no file
+    // needs), so that none outlives the call; the caller's abort reaches them too.
+    const addressesWanted = new AbortController();
+    const stopListening = signal === undefined ? () => {} : onAbort(signal, () => addressesWanted.abort(signal.reason));
     // Addresses are asked for ahead of as many files as the window may ever hold.
-    const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, options), {
-      workers: window.max,
-      endpoint,
-      type: options.type,
-    });
+    const addresses = new AddressBook(
+      sources,
+      (names) => this.getUploadUrls(appId, names, { ...options, signal: addressesWanted.signal }),
+      { workers: window.max, endpoint, type: options.type },
+    );
     const totalBytes = sources.reduce((sum, source) => sum + source.size, 0);
     const tracker = new ProgressTracker(totalBytes, options.onProgress, this.#ctx.logger);
-    const engine = new RunEngine(signal);
+    const engine = new RunEngine(signal, undefined, () => addressesWanted.abort());
 
-    await engine.run(sources.keys(), window, async (index) => {
-      const source = sources[index] as UploadSource;
-      let address: string;
-      try {
-        address = await addresses.get(index);
-      } catch (error) {
-        engine.stopBy(error instanceof PushError ? error : asUploadError(source.name, error));
-        return;
-      }
-      const outcome = await this.#uploadOne(appId, source, address, tracker, options, putCall, window);
-      results[index] = outcome.result;
-      if (outcome.stopsTheRun && outcome.result.error) engine.stopBy(outcome.result.error);
-      try {
-        await options.onFileSettled?.(outcome.result);
-      } catch (error) {
-        engine.interrupt(error);
-      }
-      // The connection of this PUT goes back to the pool before this worker's next PUT is sent.
-      await nextTurn();
-    });
+    await engine
+      .run(sources.keys(), window, async (index) => {
+        const source = sources[index] as UploadSource;
+        let address: string;
+        try {
+          address = await addresses.get(index);
+        } catch (error) {
+          // The caller's abort is read from the signal, and a stop gave the request up; any other
+          // failure stops the run.
+          if (!(error instanceof AbortError)) {
+            engine.stopBy(error instanceof PushError ? error : asUploadError(source.name, error));
+          }
+          return;
+        }
+        // The run stopped (or was aborted) while this file waited for its address: it does not start,
+        // as publish does not send a batch it read before the stop.
+        if (engine.shouldStop()) return;
+        const outcome = await this.#uploadOne(appId, source, address, tracker, options, putCall, window);
+        results[index] = outcome.result;
+        // The run's cause is the error itself (a ConnectionError, a NotFoundError of a re-sign), as
+        // in publish; the file's own entry keeps it wrapped in its UploadError.
+        if (outcome.stopsTheRun !== undefined) engine.stopBy(outcome.stopsTheRun);
+        try {
+          await options.onFileSettled?.(outcome.result);
+        } catch (error) {
+          engine.interrupt(error);
+        }
+        // The connection of this PUT goes back to the pool before this worker's next PUT is sent.
+        await nextTurn();
+      })
+      .finally(() => {
+        stopListening();
+        addressesWanted.abort();
+      });
 
-    const report = buildReport(sources, results, started);
+    const report = buildReport(sources, results, started, engine.stoppedBy);
     const cause = engine.stopCause(abortError);
     if (cause !== undefined) throw new UploadStoppedError(report, cause);
     return report;
@@ -246,7 +267,7 @@ export class Uploader {
     options: UploadOptions,
     call: CallSettings,
     window: ConcurrencyLimiter,
-  ): Promise<{ result: UploadFileResult; stopsTheRun?: true }> {
+  ): Promise<{ result: UploadFileResult; stopsTheRun?: PushError }> {
     const { name, size } = source;
     let attempts = 0;
     // When the last attempt left: its round trip is what feeds the window.
@@ -349,13 +370,13 @@ export class Uploader {
   }
 }
 
-/** Marks a failed file whose error every other file would meet too: the run stops after it. */
+/** Marks a failed file whose error every other file would meet too: the run stops with that error. */
 function stopping(
   outcome: { result: UploadFileResult },
   raw: unknown,
-): { result: UploadFileResult; stopsTheRun?: true } {
+): { result: UploadFileResult; stopsTheRun?: PushError } {
   return raw instanceof PushError && !(raw instanceof AbortError) && stopsTheRun(raw)
-    ? { ...outcome, stopsTheRun: true }
+    ? { ...outcome, stopsTheRun: raw }
     : outcome;
 }
 
@@ -363,6 +384,7 @@ function buildReport(
   sources: readonly UploadSource[],
   results: readonly (UploadFileResult | undefined)[],
   started: number,
+  stoppedBy: PushError | undefined,
 ): UploadReport {
   const files = sources.map(
     (source, index): UploadFileResult =>
@@ -376,6 +398,7 @@ function buildReport(
     filesNotStarted: count('not-started'),
     bytesUploaded: files.reduce((sum, file) => sum + (file.status === 'uploaded' ? file.bytes : 0), 0),
     durationMs: Math.round(performance.now() - started),
+    ...(stoppedBy !== undefined && { stoppedBy }),
   };
 }
 

@@ -217,7 +217,7 @@ describe('finance publish over HTTP', () => {
     expect(server.mock.state.requests).toHaveLength(0);
   });
 
-  it('on abort rejects with the report: in-flight batches unknown, unsent ones failed', async () => {
+  it('on abort rejects with the report: in-flight batches unknown, unsent ones not read', async () => {
     const client = clientFor(server);
     await client.tokens.getToken();
     // The first two batches are answered at once; later ones are held, so the abort that follows
@@ -241,6 +241,7 @@ describe('finance publish over HTTP', () => {
     const report = (error as PublishStoppedError).report;
     expect(report.recordsSent).toBe(20);
     expect(report.recordsUnknown).toBe(20);
+    expect(report.recordsFailed).toBe(0);
     expectAccounted(report, report.recordsRead);
     expect(report.recordsRead).toBeLessThan(100);
   });

@@ -147,7 +147,9 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
   } catch (error) {
     if (!(error instanceof UploadStoppedError)) throw error;
     report = error.report;
-    stoppedBy = error.cause;
+    // After a Ctrl-C, the cause is our own StopStarting: the service's error, should it have
+    // stopped the run as well, still goes in the report (as `finance publish` does).
+    stoppedBy = error.cause instanceof StopStarting ? (report.stoppedBy ?? error.cause) : error.cause;
   } finally {
     progress.stop();
     signals.dispose();

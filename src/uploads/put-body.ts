@@ -157,6 +157,12 @@ export interface UploadSource {
    * A one-shot stream throws on the second call.
    */
   open(meter?: BodyMeter): ReadableStream<Uint8Array>;
+  /**
+   * Closes a caller's stream that `open` never read (its file did not start: the run stopped, or
+   * another input was refused), so that its file descriptor or socket is not held past the call.
+   * Does nothing once opened, and for inputs the upload opens itself.
+   */
+  discard?(): void;
 }
 
 /** Refuses sizes the service cannot take in one PUT. */

@@ -80,7 +80,35 @@ function fromStream(input: UploadStreamInput): UploadSource {
       opened = true;
       return bodyStream(name, size, meter, iteratorReader(name, toAsyncIterator(input.stream)));
     },
+    discard: () => {
+      if (opened) return;
+      opened = true;
+      closeUnread(input.stream);
+    },
   };
+}
+
+/**
+ * Closes a stream nobody read: a Node stream is destroyed, a web stream cancelled, an async
+ * iterable (a generator) returned. What closing it says (a rejected cancel, a generator's
+ * complaint) is about a stream the upload no longer needs, so it is left out.
+ */
+function closeUnread(stream: AnyStream): void {
+  try {
+    if (isWebStream(stream)) {
+      if (!stream.locked) stream.cancel().catch(() => undefined);
+      return;
+    }
+    const destroy = (stream as { destroy?: unknown }).destroy;
+    if (typeof destroy === 'function') {
+      destroy.call(stream);
+      return;
+    }
+    const result = (stream as AsyncIterable<unknown>)[Symbol.asyncIterator]().return?.();
+    if (result !== undefined) Promise.resolve(result).catch(() => undefined);
+  } catch {
+    // A stream whose close throws is one the caller built oddly; the upload's own outcome stands.
+  }
 }
 
 /** Hands out in-memory bytes in slices (views, not copies), so progress advances as they are sent. */

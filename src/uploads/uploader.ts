@@ -178,8 +178,7 @@ export class Uploader {
     if (!Array.isArray(files)) throw new ConfigurationError('files must be an array of upload inputs');
     throwIfAborted(signal);
 
-    const sources = await Promise.all(files.map(toUploadSource));
-    assertValidFileNames(sources.map((source) => source.name));
+    const sources = await uploadSources(files);
     // The caller's headers are for the service, never for the storage host; the limits and the signal apply to both.
     const putCall = limitsOnly(call);
     const results: (UploadFileResult | undefined)[] = new Array(sources.length);
@@ -247,6 +246,10 @@ export class Uploader {
       .finally(() => {
         stopListening();
         addressesWanted.abort();
+        // A caller's stream whose file did not start is closed, as publish closes its input.
+        sources.forEach((source, index) => {
+          if (results[index] === undefined) source.discard?.();
+        });
       });
 
     const report = buildReport(sources, results, started, engine.stoppedBy);
@@ -378,6 +381,24 @@ function stopping(
   return raw instanceof PushError && !(raw instanceof AbortError) && stopsTheRun(raw)
     ? { ...outcome, stopsTheRun: raw }
     : outcome;
+}
+
+/**
+ * Every input as a source, all checked (names included) before any request. When one is refused,
+ * the callers' streams of the others are closed: the upload will not read them.
+ */
+async function uploadSources(files: readonly UploadInput[]): Promise<UploadSource[]> {
+  const settled = await Promise.allSettled(files.map(toUploadSource));
+  const sources = settled.flatMap((entry) => (entry.status === 'fulfilled' ? [entry.value] : []));
+  try {
+    const refused = settled.find((entry) => entry.status === 'rejected');
+    if (refused !== undefined) throw refused.reason;
+    assertValidFileNames(sources.map((source) => source.name));
+    return sources;
+  } catch (error) {
+    for (const source of sources) source.discard?.();
+    throw error;
+  }
 }
 
 function buildReport(

@@ -7,7 +7,7 @@ import type { WithResponse } from '../http/public-types.js';
 import { MAX_FINANCE_RESPONSE_BYTES } from '../http/response-body.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import { abortErrorFrom } from '../internal/waits.js';
-import { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
+import { ConcurrencyLimiter, startBytesFor } from '../run/concurrency-limiter.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchSource, InputCursor } from './batch-source.js';
 import { BatchAssembler, bodyBytesFor, buildBody, EMPTY_BODY_BYTES, utf8Length } from './batcher.js';
@@ -130,6 +130,8 @@ export class FinancePublisher {
       resume: this.#ctx.windows.recall('finance'),
       // A batch's timeout covers sending its body, which a window too wide for the link slows down.
       answerWithinMs: call.timeoutMs ?? this.#ctx.timeoutMs,
+      // The first batches go out before any answer says what the link carries.
+      startBytes: startBytesFor(call.timeoutMs ?? this.#ctx.timeoutMs),
     });
     const run = new PublishRun(this.#ctx, url, report, limit, window, options, call);
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };

@@ -89,6 +89,24 @@ export class PublishRun {
 
   async #publishBatch(batch: PendingBatch): Promise<void> {
     const { signal } = this.#options;
+    // The first batch's size sets how wide the first, blind round may be; loops holding a slot past
+    // that window wait here, their batch in hand, as they would for a slot.
+    this.#window.fitToSize(batch.body.length);
+    try {
+      await this.#window.admit(signal);
+    } catch {
+      this.dropUnsent(batch); // aborted while waiting: the batch was never sent
+      return;
+    }
+    try {
+      await this.#sendAndSettle(batch);
+    } finally {
+      this.#window.dismiss();
+    }
+  }
+
+  async #sendAndSettle(batch: PendingBatch): Promise<void> {
+    const { signal } = this.#options;
     // The batch first, then the slot: a slot taken by a worker that then finds the input read to
     // the end would be a request of a shared budget that nobody sends. A waiting worker holds
     // one batch, so the input is still read no further ahead than the window of batches.

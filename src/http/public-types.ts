@@ -146,9 +146,12 @@ export interface ConcurrencyHookEvent {
   /**
    * `start`: the run's first window; `grow`: round trips stayed near their least value;
    * `latency`: they inflated, the service is queueing; `rate-limited`: a 429; `unavailable`: a 503;
-   * `timed-out`: a request got no answer within `timeoutMs` (a link the window saturates).
+   * `timed-out`: a request got no answer within `timeoutMs` (a link the window saturates);
+   * `size`: before the run's first answer, its first batch's body was too large for the whole
+   * window to go out blind: the first round holds no more than a 2 Mbit/s uplink carries in a
+   * quarter of `timeoutMs` (about 1.9 MB at 30 s), and at least one batch.
    */
-  reason: 'start' | 'grow' | 'latency' | 'rate-limited' | 'unavailable' | 'timed-out';
+  reason: 'start' | 'grow' | 'latency' | 'rate-limited' | 'unavailable' | 'timed-out' | 'size';
   /**
    * The round trip a `grow` or `latency` change was decided on, in milliseconds: of the round's
    * answers, the one at the lower quartile of inflation (its round trip against the least one

@@ -5,6 +5,25 @@ import { abortErrorFrom, WakeList } from '../internal/waits.js';
 /** Where the window starts: small enough to be polite to a service never seen, large enough that the first batches leave at once. */
 const INITIAL_WINDOW = 8;
 
+/**
+ * The slowest uplink a run's first round is sized for, in bytes per second (2 Mbit/s). The first
+ * round goes out blind: on an uplink that all its requests share, each of them takes as long as the
+ * whole round takes to cross it, and a round past what the link carries within the attempt timeout
+ * gets no answer at all (a publish's batches then end `unknown`, an upload's PUTs are sent again
+ * into the same queue).
+ */
+const SLOWEST_UPLINK_BYTES_PER_SECOND = 250_000;
+
+/**
+ * The most request-body bytes a run puts in flight before its first answer (at least one request):
+ * what the slowest uplink sized for carries in a quarter of the attempt timeout, so that the first
+ * round is answered well within it. At the default 30 s, about 1.9 MB: the usual first round (8
+ * batches of small records, 32 small files) is left as it was.
+ */
+export function startBytesFor(timeoutMs: number): number {
+  return Math.max(1, Math.floor((SLOWEST_UPLINK_BYTES_PER_SECOND * timeoutMs) / 4 / 1000));
+}
+
 /** Rounds of decisions a no-load minimum is kept for before it is learnt again (a path may get slower for good). */
 const EPOCH_ROUNDS = 100;
 
@@ -29,6 +48,11 @@ export interface ConcurrencyLimiterOptions {
    * scaled by the growth, stays within half of it. @default no such bound
    */
   answerWithinMs?: number;
+  /**
+   * The most request-body bytes in flight before the run's first answer (`fitToSize`): see
+   * `startBytesFor`. @default no such bound
+   */
+  startBytes?: number;
   /** Clock in ms, injectable for tests. @default performance.now */
   now?: () => number;
 }
@@ -76,8 +100,13 @@ export class ConcurrencyLimiter {
   readonly #onChange: ((event: ConcurrencyHookEvent) => void) | undefined;
   readonly #now: () => number;
   readonly #answerWithinMs: number;
+  readonly #startBytes: number;
   #limit: number;
   #inFlight = 0;
+  /** Items whose requests were let go (`admit`) and have not settled (`dismiss`). */
+  #sending = 0;
+  /** An answer came: the window is the network's finding from now on, not the first items' size. */
+  #answered = false;
   readonly #waiters = new WakeList();
   /** Samples of requests sent after the last change, the only ones that say anything about the current window. */
   #roundSince: number;
@@ -112,6 +141,7 @@ export class ConcurrencyLimiter {
     this.#onChange = options.onChange;
     this.#now = options.now ?? (() => performance.now());
     this.#answerWithinMs = options.answerWithinMs ?? Number.POSITIVE_INFINITY;
+    this.#startBytes = options.startBytes ?? Number.POSITIVE_INFINITY;
     let initial = this.adaptive ? (options.initial ?? INITIAL_WINDOW) : this.max;
     const resume = this.adaptive ? options.resume : undefined;
     // The previous run's window only ever starts this one higher than a run never seen would (never
@@ -167,6 +197,38 @@ export class ConcurrencyLimiter {
     }
   }
 
+  /**
+   * Fits the window to the size of an item about to be sent, until the run's first answer: no more
+   * than START_BYTES of bodies go out blind (at least one item). Called before `admit`.
+   */
+  fitToSize(bytes: number): void {
+    if (!this.adaptive || this.#answered || !(bytes > 0)) return;
+    const fit = Math.max(1, Math.floor(this.#startBytes / bytes));
+    if (fit < this.#limit) this.#set(fit, 'size');
+  }
+
+  /**
+   * Waits until fewer than `limit` items are being sent, then counts this one: a loop takes its slot
+   * before it knows its item's size, so a window narrowed by `fitToSize` (or a shrink) holds the items
+   * already in hand here. Each `admit` is matched by one `dismiss`. Rejects with an AbortError on abort.
+   */
+  async admit(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      if (signal?.aborted) throw abortErrorFrom(signal);
+      if (this.#sending < this.#limit) {
+        this.#sending++;
+        return;
+      }
+      await this.#waiters.wait(signal);
+    }
+  }
+
+  /** An admitted item settled. */
+  dismiss(): void {
+    this.#sending = Math.max(0, this.#sending - 1);
+    this.#waiters.wakeAll();
+  }
+
   /** Gives a slot back. */
   release(): void {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
@@ -182,6 +244,7 @@ export class ConcurrencyLimiter {
   onRoundTrip(sample: RoundTripSample): void {
     const rtt = sample.endedAt - sample.startedAt;
     if (!this.adaptive || !(rtt >= 0) || !Number.isFinite(rtt)) return;
+    this.#answered = true;
     this.#lastRtt = rtt;
     const minimum = this.#minimumFor(sizeClassOf(sample.bytes), rtt);
     // Sent before the last change: it measured the old window.
@@ -216,6 +279,7 @@ export class ConcurrencyLimiter {
    */
   onBackPressure(reason: PushBack['reason'], waitMs = 0, sentAt?: number): void {
     if (!this.adaptive) return;
+    this.#answered = true;
     const now = this.#now();
     if (now < this.#backedOffUntil) return;
     if (sentAt !== undefined && sentAt < this.#halvedAt) return;

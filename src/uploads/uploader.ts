@@ -189,12 +189,18 @@ export class Uploader {
     // files fit in one address batch, so the service gets one address request for them, not one
     // per large file. Large files start at the limiter's default: a round trip is little beside
     // their transfer, and a first round sent whole over a shared uplink would be the window's
-    // reference for a no-load round trip.
+    // reference for a no-load round trip. Unlike a publish, the first round is not narrowed to what
+    // a slow uplink carries: a PUT that runs out of time there is sent again (addresses are
+    // idempotent), never left `unknown`, and narrowing it would cost every fast link its slow start.
+    const timeoutMs = call.timeoutMs ?? this.#ctx.timeoutMs;
     const firstWindowBytes = sources.slice(0, bound).reduce((sum, source) => sum + source.size, 0);
     const window = new ConcurrencyLimiter({
       max: bound,
       adaptive: options.adaptive !== false,
       ...(firstWindowBytes <= ADDRESS_BATCH_BYTES && { initial: bound }),
+      // A PUT's timeout measures a stall of its body, but a body the system's buffers take whole
+      // (most files) is seen to stall at once: its answer must come within the timeout, as a batch's does.
+      answerWithinMs: timeoutMs,
       operation: 'upload',
       onChange: this.#ctx.hooks.concurrency,
     });

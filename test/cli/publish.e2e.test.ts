@@ -109,6 +109,20 @@ describe('push-api finance publish', () => {
     expect(result.stderr.trim()).toBe('push-api: --checkpoint cannot be used with --dry-run');
   });
 
+  it('refuses an input named twice (./x.csv and x.csv), exit 2, sending nothing rather than every record twice', async () => {
+    writeFileSync(ctx.temp.path('twice.csv'), `${CSV_HEADER}\n${csvRows(3)}\n`);
+    const before = count();
+    const result = await runCli(ctx.cli, publish('--json', 'twice.csv', './twice.csv'), {
+      env: emulatorEnv(ctx.emulator),
+      cwd: ctx.temp.dir,
+    });
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout).error.message).toBe(
+      './twice.csv and twice.csv are the same file; name each input once, or its records are sent twice',
+    );
+    expect(count()).toBe(before);
+  });
+
   it('reads JSON Lines from stdin and rejects malformed lines by number', async () => {
     const input = [jsonlRecord(0), '{not json', jsonlRecord(1), '', jsonlRecord(2)].join('\n');
     const result = await runCli(ctx.cli, publish('--format', 'jsonl', '--rejects', ctx.temp.path('r.jsonl'), '-'), {

@@ -103,8 +103,8 @@ function isTsv(path: string): boolean {
 }
 
 /**
- * Checks every input before anything is sent: known format, file exists and is readable.
- * Each problem is a one-line usage error (exit 2).
+ * Checks every input before anything is sent: known format, file exists and is readable, and no
+ * file is named twice (however spelled or linked). Each problem is a one-line usage error (exit 2).
  */
 export async function resolveInputs(
   paths: string[],
@@ -138,6 +138,14 @@ export async function resolveInputs(
       const code = (error as NodeJS.ErrnoException).code;
       throw new UsageError(
         `${path}: ${code === 'ENOENT' ? 'no such file' : 'cannot read file'}${code ? ` (${code})` : ''}`,
+      );
+    }
+    // One file named twice (`x.csv ./x.csv`, a link, globs that overlap) would have every record
+    // sent twice, and this API has no idempotency key to catch it.
+    const earlier = specs.find((spec) => spec.identity?.dev === identity.dev && spec.identity.ino === identity.ino);
+    if (earlier !== undefined) {
+      throw new UsageError(
+        `${path} and ${earlier.path} are the same file; name each input once, or its records are sent twice`,
       );
     }
     const delimiter = given?.delimiter ?? (given === undefined && isTsv(path) ? '\t' : undefined);

@@ -273,6 +273,7 @@ export class FetchHttpClient implements HttpClient {
       requestId: requestIdOf(error),
       error: error.name,
       delayMs,
+      ...(waitClass === 'rate-limited' && { rateLimited: true as const }),
     });
   }
 

@@ -111,6 +111,12 @@ export interface RetryHookEvent extends HookRequestInfo {
   error: string;
   /** How long the client waits before the next attempt (backoff or `Retry-After`). */
   delayMs: number;
+  /**
+   * `true` when the wait is a publish's patience with a 429: the batch waits out the rate limit
+   * without using up one of its `maxRetries` (up to `rateLimitDeadlineMs`); absent for any other
+   * wait. The log line says the same.
+   */
+  rateLimited?: true;
 }
 
 /** A new access token was requested from the token endpoint (not one served from the cache or store). */

@@ -25,13 +25,16 @@ function recorded() {
   const hooks: PushClientHooks = {
     request: (event) => events.push(`request ${event.operation} #${event.attempt} call ${event.callId}`),
     retry: (event) =>
-      events.push(`retry ${event.operation} #${event.attempt} call ${event.callId} ${event.status} ${event.delayMs}`),
+      events.push(
+        `retry ${event.operation} #${event.attempt} call ${event.callId} ${event.status} ${event.delayMs}${event.rateLimited ? ' rate-limited' : ''}`,
+      ),
   };
   const logger = {
     debug() {},
     error() {},
     info: (message: string) => lines.push(`info ${message}`),
-    warn: (message: string) => lines.push(`warn ${message}`),
+    warn: (message: string, fields?: Record<string, unknown>) =>
+      lines.push(`warn ${message}${fields?.rateLimited === true ? ' rate-limited' : ''}`),
   };
   const client = clientFor(emulator, { hooks, logger, backoff: { initialDelayMs: 0, maxDelayMs: 0 } });
   return { client, events, lines };
@@ -52,6 +55,17 @@ describe('a re-send that waits', () => {
     expect(retries).toHaveLength(1);
     expect(retries[0]).toMatch(new RegExp(`^retry ${operation} #1 call \\d+ 503 0$`));
     expect(lines).toEqual(['warn push-api-client retrying']);
+  });
+
+  it("after a publish's 429 is one retry event and one warn line, both marked rate-limited (its patience uses up no retry)", async () => {
+    const { client, events, lines } = recorded();
+    emulator.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 0 });
+    const report = await client.finance.publish(emulator.mock.appId, financeRecords(1));
+    expect(report.recordsSent).toBe(1);
+    const retries = events.filter((event) => event.startsWith('retry'));
+    expect(retries).toHaveLength(1);
+    expect(retries[0]).toMatch(/^retry finance #1 call \d+ 429 0 rate-limited$/);
+    expect(lines).toEqual(['warn push-api-client retrying rate-limited']);
   });
 });
 

@@ -19,7 +19,7 @@ import type { ResponseMetadata, WithResponse } from '../http/public-types.js';
 import { answerText } from '../http/response-body.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { RecoveryStep } from '../http/types.js';
-import { nextTurn, onAbort } from '../internal/waits.js';
+import { abortErrorFrom, nextTurn, onAbort } from '../internal/waits.js';
 import { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun } from '../run/engine.js';
 import { AddressBook } from './address-book.js';
@@ -259,7 +259,7 @@ export class Uploader {
       });
 
     const report = buildReport(sources, results, started, engine.stoppedBy);
-    const cause = engine.stopCause(abortError);
+    const cause = engine.stopCause(abortErrorFrom);
     if (cause !== undefined) throw new UploadStoppedError(report, cause);
     return report;
   }
@@ -304,7 +304,7 @@ export class Uploader {
     };
 
     try {
-      if (call.signal?.aborted) return failed(asUploadError(name, abortError(call.signal)));
+      if (call.signal?.aborted) return failed(asUploadError(name, abortErrorFrom(call.signal)));
       let url: URL;
       try {
         url = new URL(address);
@@ -429,12 +429,8 @@ function buildReport(
   };
 }
 
-function abortError(signal: AbortSignal): AbortError {
-  return new AbortError('Upload aborted by the caller', { cause: signal.reason });
-}
-
 function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw abortError(signal);
+  if (signal?.aborted) throw abortErrorFrom(signal);
 }
 
 /**

@@ -9,6 +9,7 @@ import { type PushApiEmulator, startEmulator } from 'push-api-client/testing';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { send } from '../support/raw-http.js';
+import { financeRecord } from '../support/records.js';
 
 interface Wire {
   method: string;
@@ -28,14 +29,7 @@ interface Side {
 const COMPARED_HEADERS = ['content-type', 'www-authenticate', 'allow', 'retry-after', 'etag', 'cache-control'];
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const JSON_TYPE = { 'content-type': 'application/json' };
-const RECORD = {
-  created: 1_717_200_000_000,
-  amount: 12.5,
-  currency: 'EUR',
-  identifier: 'ada@example.com',
-  type: 'expense',
-  vendor: 'Acme',
-};
+const RECORD = financeRecord();
 
 interface Context {
   side: Side;

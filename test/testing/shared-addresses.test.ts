@@ -6,15 +6,9 @@
 import { PushClient } from 'push-api-client';
 import { createPushApiHandler, type EmulatorOptions } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
+import { financeRecord } from '../support/records.js';
 
-const RECORD = {
-  created: 1_717_200_000_000,
-  amount: 12.5,
-  currency: 'EUR',
-  identifier: 'ada@example.com',
-  type: 'expense',
-  vendor: 'Acme',
-} as const;
+const RECORD = financeRecord();
 
 describe('an emulator whose addresses share one origin and path', () => {
   it.each<[string, EmulatorOptions]>([

@@ -1,7 +1,9 @@
 // Runs the smoke flow in each runtime against one emulator (Node, 127.0.0.1, real HTTP) and judges
 // each run by the emulator's state: records stored, files byte-exact (SHA-256), the User-Agent the
-// runtime sent. Run from the matrix project (runtime-matrix.sh), where the packed package, msw,
-// esbuild, miniflare and edge-runtime are installed. Writes the results as JSON.
+// runtime sent. Then the field flow (field.mjs), against the same emulator with faults armed: a
+// service that fails, drops, stalls and echoes the secret. Run from the matrix project
+// (runtime-matrix.sh), where the packed package, msw, esbuild, miniflare and edge-runtime are
+// installed. Writes the results as JSON.
 //
 //   node driver.mjs <results.json>
 import { execFile } from 'node:child_process';
@@ -14,6 +16,7 @@ import { EdgeRuntime } from 'edge-runtime';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { startEmulator } from 'push-api-client/testing';
+import { FIELD_FILES, fieldFaults, judgeField } from './field.mjs';
 import { DISK_FILE, MEMORY_FILE, patternBytes, RECORD_COUNT } from './shared.mjs';
 
 const run = promisify(execFile);
@@ -65,13 +68,13 @@ async function bundle(entry, conditions, format) {
   return result.outputFiles[0].text;
 }
 
-async function inWorkerd(settings) {
+async function inWorkerd(settings, flow) {
   const script = await bundle('worker.mjs', ['workerd', 'worker', 'browser'], 'esm');
   const miniflare = new Miniflare({ modules: true, script, compatibilityDate: '2025-01-01', compatibilityFlags: [] });
   try {
     const response = await miniflare.dispatchFetch('http://localhost/', {
       method: 'POST',
-      body: JSON.stringify({ settings }),
+      body: JSON.stringify({ settings, flow }),
     });
     const text = await response.text();
     if (!response.ok) throw new Error(`the Worker answered ${response.status}: ${text.slice(0, 500)}`);
@@ -81,10 +84,38 @@ async function inWorkerd(settings) {
   }
 }
 
-async function inEdgeRuntime(settings) {
+async function inEdgeRuntime(settings, flow) {
   const initialCode = await bundle('edge.mjs', ['edge-light', 'worker', 'browser'], 'iife');
   const runtime = new EdgeRuntime({ initialCode });
-  return JSON.parse(await runtime.evaluate(`runSmoke(${JSON.stringify(settings)})`));
+  const entry = flow === 'field' ? 'runField' : 'runSmoke';
+  return JSON.parse(await runtime.evaluate(`${entry}(${JSON.stringify(settings)})`));
+}
+
+/** Runs `flow` ('smoke' or 'field') in `runtime`; `diskFile` only for the smoke flow in a process. */
+function runFlow(runtime, settings, flow, diskFile) {
+  if (runtime.kind === 'process') return inProcess(runtime, 'main.mjs', JSON.stringify({ settings, diskFile, flow }));
+  if (runtime.kind === 'workerd') return inWorkerd(settings, flow);
+  return inEdgeRuntime(settings, flow);
+}
+
+/** The field flow in `runtime` against the app `appId`, its faults armed for that run only. */
+async function fieldRun(runtime, emulator, settings) {
+  const { mock } = emulator;
+  const faults = fieldFaults(settings.appId, mock.clientSecret).map((rule) => mock.faults.add(rule));
+  try {
+    const seen = await runFlow(runtime, settings, 'field');
+    const problems = judgeField(seen, mock.state.recordCount(settings.appId), mock.clientSecret);
+    for (const file of FIELD_FILES) {
+      const stored = mock.state.file(settings.appId, file.name);
+      if (stored?.sha256 !== sha256(patternBytes(file.size, file.seed)))
+        problems.push(`field: ${file.name} not stored byte-exact`);
+    }
+    const unmet = faults.filter((fault) => fault.remaining > 0).length;
+    if (unmet > 0) problems.push(`field: ${unmet} of ${faults.length} faults were never met`);
+    return { seen, problems };
+  } finally {
+    for (const fault of faults) fault.remove();
+  }
 }
 
 /** What the emulator holds for `appId`, against what the flow sent. */
@@ -118,7 +149,8 @@ async function main() {
   const only = process.env.RUNTIMES?.split(',');
   const runtimes = RUNTIMES.filter((runtime) => !only || only.some((name) => runtime.name.startsWith(name)));
   const apps = runtimes.map((_, index) => `matrix-${index}`);
-  const emulator = await startEmulator({ apps });
+  const fieldApps = runtimes.map((_, index) => `field-${index}`);
+  const emulator = await startEmulator({ apps: [...apps, ...fieldApps] });
   const dir = mkdtempSync(path.join(tmpdir(), 'push-runtime-matrix-'));
   const diskPath = path.join(dir, DISK_FILE.name);
   writeFileSync(diskPath, patternBytes(DISK_FILE.size, DISK_FILE.seed));
@@ -136,23 +168,31 @@ async function main() {
       };
       const started = performance.now();
       const result = { runtime: runtime.name, files: runtime.files, testingKit: null };
+      if (runtime.kind === 'workerd')
+        result.version = `workerd ${version('workerd')} (miniflare ${version('miniflare')})`;
+      if (runtime.kind === 'edge') result.version = `edge-runtime ${version('edge-runtime')}`;
       try {
-        if (runtime.kind === 'process') {
-          const diskFile = { name: DISK_FILE.name, path: diskPath };
-          result.seen = await inProcess(runtime, 'main.mjs', JSON.stringify({ settings, diskFile }));
-        } else if (runtime.kind === 'workerd') {
-          result.version = `workerd ${version('workerd')} (miniflare ${version('miniflare')})`;
-          result.seen = await inWorkerd(settings);
-        } else {
-          result.version = `edge-runtime ${version('edge-runtime')}`;
-          result.seen = await inEdgeRuntime(settings);
-        }
+        const diskFile = { name: DISK_FILE.name, path: diskPath };
+        result.seen = await runFlow(runtime, settings, 'smoke', diskFile);
         Object.assign(result, verify(emulator.mock, appId, runtime));
         if (runtime.kind !== 'process' && result.seen.pathRefused !== true) {
           result.problems.push('a file path was not refused with a ConfigurationError');
         }
       } catch (error) {
         result.problems = [`the flow failed: ${(error.stderr || error.message || String(error)).trim().slice(0, 800)}`];
+      }
+      result.smoke = (result.problems ?? []).length === 0;
+      try {
+        const field = await fieldRun(runtime, emulator, { ...settings, appId: fieldApps[index] });
+        result.field = field.problems.length === 0;
+        result.fieldSeen = field.seen;
+        result.problems = [...(result.problems ?? []), ...field.problems];
+      } catch (error) {
+        result.field = false;
+        result.problems = [
+          ...(result.problems ?? []),
+          `the field flow failed: ${(error.stderr || error.message || String(error)).trim().slice(0, 800)}`,
+        ];
       }
       if (TESTING_KIT.includes(runtime.name)) {
         try {

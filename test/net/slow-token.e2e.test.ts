@@ -41,4 +41,62 @@ describe('a publish whose tokens expire mid-run over a far path with a slow toke
     expect(report.recordsSent).toBe(5000);
     expect(statuses.filter((status) => status === 401)).toEqual([]);
   }, 60_000);
+
+  it('a token endpoint that takes 1.5 s for tokens of 3 s: one refresh at a time, none sent with a dead token', async () => {
+    const { emulator } = await startFar({ oneWayDelayMs: 40, emulator: { tokenTtlSeconds: 3 } });
+    emulator.mock.faults.add({ match: { operation: 'token' }, delayMs: 1_500, times: Infinity });
+    emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 100, times: Infinity });
+    const unauthorized: number[] = [];
+    let refreshing = 0;
+    let mostRefreshing = 0;
+    const client = clientFor(emulator, {
+      hooks: {
+        request: (event) => {
+          if (event.operation !== 'token') return;
+          refreshing++;
+          mostRefreshing = Math.max(mostRefreshing, refreshing);
+        },
+        response: (event) => {
+          if (event.operation === 'token') refreshing--;
+          else if (event.status === 401) unauthorized.push(event.callId);
+        },
+      },
+    });
+    const records = Array.from({ length: 2400 }, (_, i) => financeRecord(i));
+    const report = await client.finance.publish(DEMO_APP_ID, records, {
+      batchSize: 20,
+      concurrency: 8,
+      adaptive: false,
+    });
+    const tokenRequests = emulator.mock.state.requests.filter((request) => request.operation === 'token').length;
+    console.info(
+      `slow token endpoint: ${tokenRequests} token requests, ${unauthorized.length} 401s in ${report.durationMs} ms`,
+    );
+    expect(report.recordsSent).toBe(2400);
+    expect(mostRefreshing).toBe(1);
+    expect(unauthorized).toEqual([]);
+    // A token is asked for at most once per 2.7 s of its 3 s (the 10% margin), and the first at the start.
+    expect(tokenRequests).toBeLessThanOrEqual(Math.ceil(report.durationMs / 2_700) + 1);
+  }, 60_000);
+
+  it('a token request stalled 20 s mid-run, timeoutMs 2 s: it is sent again, and the run ends well before the stall', async () => {
+    const { emulator } = await startFar({ oneWayDelayMs: 40, emulator: { tokenTtlSeconds: 2 } });
+    emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 100, times: Infinity });
+    const client = clientFor(emulator, { timeoutMs: 2_000 });
+    let stall: { hits: number } | undefined;
+    const records = Array.from({ length: 2000 }, (_, i) => financeRecord(i));
+    const report = await client.finance.publish(DEMO_APP_ID, records, {
+      batchSize: 20,
+      concurrency: 4,
+      adaptive: false,
+      // Once the first token is in use, the next token request is answered only after 20 s.
+      onBatchSettled: () => {
+        stall ??= emulator.mock.faults.add({ match: { operation: 'token' }, delayMs: 20_000, times: 1 });
+      },
+    });
+    expect(stall?.hits).toBe(1);
+    console.info(`stalled token request: sent ${report.recordsSent} in ${report.durationMs} ms`);
+    expect(report.recordsSent).toBe(2000);
+    expect(report.durationMs).toBeLessThan(20_000);
+  }, 60_000);
 });

@@ -94,6 +94,42 @@ describe('publishes whose connections reset at random over a far path', () => {
   );
 });
 
+describe('a publish with retryAmbiguous whose connections reset at random over a far path', () => {
+  it('sent is stored once, storedAtLeastOnce at least once, failed never, and nothing more than twice', async () => {
+    const { emulator, proxy } = await startFar({ oneWayDelayMs: 50, faultFor: resets(SEED + 1, 0.05, 30_000) });
+    const client = clientFor(emulator, { timeoutMs: 5_000, retryAmbiguous: true });
+    const tally = { sent: 0, unknown: 0, atLeastOnce: 0, struck: 0 };
+    for (let run = 0; run < RUNS; run++) {
+      await coldStart(proxy);
+      emulator.mock.reset();
+      const records = Array.from({ length: 2000 }, (_, i) => financeRecord(i));
+      const report = await client.finance.publish(DEMO_APP_ID, records, { batchSize: 50 });
+      const stored = timesStored(emulator.mock.state.records(DEMO_APP_ID));
+      for (const batch of report.batches) {
+        const expected =
+          batch.status === 'sent'
+            ? [1]
+            : batch.status === 'failed'
+              ? [0]
+              : batch.storedAtLeastOnce
+                ? [1, 2]
+                : [0, 1, 2];
+        for (let i = batch.firstRecord; i <= batch.lastRecord; i++) {
+          expect(expected, `run ${run}, record ${i} of ${batch.status} batch ${batch.index}`).toContain(
+            stored.get(`tx-${i}`) ?? 0,
+          );
+        }
+        if (batch.storedAtLeastOnce) tally.atLeastOnce++;
+      }
+      tally.sent += report.recordsSent;
+      tally.unknown += report.recordsUnknown;
+      tally.struck += proxy.stats().faultsStruck;
+    }
+    console.info(`publish resets with retryAmbiguous (seed ${SEED}): ${JSON.stringify(tally)}`);
+    expect(tally.struck).toBeGreaterThan(0);
+  }, 60_000);
+});
+
 describe('uploads whose connections reset at random over a far path', () => {
   it('one way 50 ms, 5 % of connections reset: every file uploaded, its bytes whole', async () => {
     const { emulator, proxy } = await startFar({ oneWayDelayMs: 50, faultFor: resets(SEED, 0.05, 200_000) });

@@ -99,4 +99,31 @@ describe('a publish whose tokens expire mid-run over a far path with a slow toke
     expect(report.recordsSent).toBe(2000);
     expect(report.durationMs).toBeLessThan(20_000);
   }, 60_000);
+
+  it.each([
+    ['its request', { up: { kind: 'reset', afterBytes: 100 } }],
+    ['its answer', { down: { kind: 'reset', afterBytes: 60 } }],
+  ] as const)(
+    'a token request whose connection resets in %s is sent again: every batch sent',
+    async (_, faults) => {
+      const { emulator, proxy } = await startFar({
+        oneWayDelayMs: 40,
+        faultFor: (connection) => (connection === 0 ? faults : undefined),
+      });
+      let tokenRequests = 0;
+      const client = clientFor(emulator, {
+        hooks: {
+          request: (event) => {
+            if (event.operation === 'token') tokenRequests++;
+          },
+        },
+      });
+      const records = Array.from({ length: 500 }, (_, i) => financeRecord(i));
+      const report = await client.finance.publish(DEMO_APP_ID, records, { batchSize: 50 });
+      expect(proxy.stats().faultsStruck).toBe(1);
+      expect({ sent: report.recordsSent, tokenRequests }).toEqual({ sent: 500, tokenRequests: 2 });
+      expect(emulator.mock.state.recordCount(DEMO_APP_ID)).toBe(500);
+    },
+    30_000,
+  );
 });

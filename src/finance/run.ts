@@ -123,7 +123,7 @@ export class PublishRun {
     let outcome: BatchOutcome | undefined;
     try {
       const noToken = await this.#tokenReady();
-      // Aborted while it waited for its token: never sent, never announced.
+      // Stopped or aborted while it waited for its token: never announced, never sent.
       if (this.shouldStop() || !(await this.#announce(batch))) {
         this.dropUnsent(batch);
         return;

@@ -62,9 +62,9 @@ describe('push-api finance publish --checkpoint over a far path, killed and resu
       const random = seeded(SEED + oneWay);
       const { emulator, proxy } = await startFar({
         oneWayDelayMs: oneWay,
-        // 3 % of connections, and always the fourth (mid-answer), so that a reset does fire.
+        // 3 % of connections, and always the fourth (mid-request: a connection opens to carry one), so that a reset does fire.
         faultFor: (connection) => {
-          if (connection === 3) return { down: { kind: 'reset', afterBytes: 100 } };
+          if (connection === 3) return { up: { kind: 'reset', afterBytes: 200 } };
           if (random() >= 0.03) return undefined;
           return random() < 0.5
             ? { up: { kind: 'reset', afterBytes: Math.floor(random() * 20_000) } }

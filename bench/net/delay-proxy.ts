@@ -6,17 +6,31 @@
  * number of connections a client opens all show up in the timings as they would on a real path.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { Link } from './link.js';
+import { Link, type LinkFault } from './link.js';
 
 export interface DelayProxyOptions {
-  /** Where connections are forwarded: a loopback port. */
-  targetPort: number;
+  /**
+   * Where connections are forwarded: a loopback port, or a function read at each connection (a
+   * server that must be told the proxy's address before it listens).
+   */
+  targetPort: number | (() => number);
   /** Delay each way, in milliseconds (the round trip is twice this). @default 25 */
   oneWayDelayMs?: number;
   /** Cap of each direction of each connection, in bytes per second; Infinity for none. @default 50e6 */
   bytesPerSecond?: number;
   /** Round trips a new connection waits before carrying data (1 for TCP, 2 with a TLS 1.3 handshake). @default 1 */
   handshakeRoundTrips?: number;
+  /**
+   * The faults of the `connection`-th connection accepted (from 0), each way: a test's seeded
+   * choice of which connections reset or stall. @default none
+   */
+  faultFor?: (connection: number) => ConnectionFaults | undefined;
+}
+
+/** What goes wrong on one connection: towards the server (`up`), and back (`down`). */
+export interface ConnectionFaults {
+  up?: LinkFault;
+  down?: LinkFault;
 }
 
 export interface ProxyStats {
@@ -25,6 +39,8 @@ export interface ProxyStats {
   /** Bytes carried towards the server, and back. */
   bytesUp: number;
   bytesDown: number;
+  /** Faults (`faultFor`) that struck: a reset that fired, a stall whose bytes were held. */
+  faultsStruck: number;
   /** CPU time of this process (the proxy's, when it runs alone in one), in milliseconds. */
   cpuMs: number;
 }
@@ -54,21 +70,33 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Runni
     : 4 * 1024 * 1024;
   const open = new Set<Socket>();
   const live = new Set<{ up: Link; down: Link }>();
-  let stats: ProxyStats = { connections: 0, bytesUp: 0, bytesDown: 0, cpuMs: 0 };
+  let stats: ProxyStats = { connections: 0, bytesUp: 0, bytesDown: 0, faultsStruck: 0, cpuMs: 0 };
   let cpuAtReset = process.cpuUsage();
 
   function accept(client: Socket): void {
+    const faults = options.faultFor?.(stats.connections);
     stats.connections++;
     const acceptedAt = performance.now();
-    const server = connect({ host: LOOPBACK, port: options.targetPort, allowHalfOpen: true, noDelay: true });
+    const port = typeof options.targetPort === 'function' ? options.targetPort() : options.targetPort;
+    const server = connect({ host: LOOPBACK, port, allowHalfOpen: true, noDelay: true });
+    // An RST both ways, as a middlebox that drops the flow sends: neither end gets a clean FIN.
+    const onReset = () => {
+      for (const socket of [client, server]) if (!socket.destroyed) socket.resetAndDestroy();
+    };
     const pair = {
       up: new Link(client, server, {
         delayMs,
         bytesPerSecond,
         queueLimitBytes,
         openAt: acceptedAt + 2 * delayMs * handshakeRoundTrips,
+        ...(faults?.up !== undefined && { fault: faults.up, onReset }),
       }),
-      down: new Link(server, client, { delayMs, bytesPerSecond, queueLimitBytes }),
+      down: new Link(server, client, {
+        delayMs,
+        bytesPerSecond,
+        queueLimitBytes,
+        ...(faults?.down !== undefined && { fault: faults.down, onReset }),
+      }),
     };
     live.add(pair);
     let closed = 0;
@@ -88,6 +116,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Runni
         if (!live.delete(pair)) return;
         stats.bytesUp += pair.up.bytes;
         stats.bytesDown += pair.down.bytes;
+        stats.faultsStruck += Number(pair.up.faulted) + Number(pair.down.faulted);
       });
     }
   }
@@ -104,18 +133,20 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Runni
     port: address.port,
     stats: () => {
       // Open connections count too: a pair adds its bytes to the totals when it closes.
-      let { bytesUp, bytesDown } = stats;
+      let { bytesUp, bytesDown, faultsStruck } = stats;
       for (const { up, down } of live) {
         bytesUp += up.bytes;
         bytesDown += down.bytes;
+        faultsStruck += Number(up.faulted) + Number(down.faulted);
       }
       const cpu = process.cpuUsage(cpuAtReset);
-      return { connections: stats.connections, bytesUp, bytesDown, cpuMs: (cpu.user + cpu.system) / 1000 };
+      const cpuMs = (cpu.user + cpu.system) / 1000;
+      return { connections: stats.connections, bytesUp, bytesDown, faultsStruck, cpuMs };
     },
     reset() {
       for (const socket of open) socket.destroy();
       live.clear();
-      stats = { connections: 0, bytesUp: 0, bytesDown: 0, cpuMs: 0 };
+      stats = { connections: 0, bytesUp: 0, bytesDown: 0, faultsStruck: 0, cpuMs: 0 };
       cpuAtReset = process.cpuUsage();
     },
     close() {

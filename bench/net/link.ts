@@ -17,12 +17,23 @@ export interface LinkOptions {
   queueLimitBytes: number;
   /** The link carries nothing before this time (`performance.now()`): a TCP handshake's round trip. */
   openAt?: number;
+  /** A fault that strikes once this direction has carried `afterBytes`. @default none */
+  fault?: LinkFault;
+  /** Called when a `reset` fault strikes, at the time its last byte arrives: the proxy resets both sockets. */
+  onReset?: () => void;
 }
+
+/**
+ * What goes wrong on a path: a `reset` (the bytes up to `afterBytes` arrive, then both ends get
+ * an RST, as a middlebox dropping the flow does), or a `stall` (the bytes after `afterBytes`
+ * arrive `forMs` late, and the connection stays open meanwhile, as a lost route does).
+ */
+export type LinkFault = { kind: 'reset'; afterBytes: number } | { kind: 'stall'; afterBytes: number; forMs: number };
 
 /** What is due this close to now is delivered now: the granularity of Node's timers. */
 const DUE_SLACK_MS = 1;
 
-type Item = { dueAt: number; chunk: Buffer } | { dueAt: number; end: true };
+type Item = { dueAt: number; chunk: Buffer } | { dueAt: number; end: true } | { dueAt: number; reset: true };
 
 export class Link {
   readonly #from: Socket;
@@ -35,6 +46,9 @@ export class Link {
   #timer: NodeJS.Timeout | undefined;
   #waitingForDrain = false;
   #bytes = 0;
+  /** The fault struck (a stall: its bytes are delayed; a reset: nothing more is carried). */
+  #struck = false;
+  #resetting = false;
 
   constructor(from: Socket, to: Socket, options: LinkOptions) {
     this.#from = from;
@@ -42,7 +56,9 @@ export class Link {
     this.#options = options;
     this.#busyUntil = options.openAt ?? 0;
     from.on('data', (chunk: Buffer) => this.#push(chunk));
-    from.on('end', () => this.#enqueue({ dueAt: this.#arrival(0), end: true }));
+    from.on('end', () => {
+      if (!this.#resetting) this.#enqueue({ dueAt: this.#arrival(0), end: true });
+    });
     to.on('drain', () => {
       this.#waitingForDrain = false;
       this.#flush();
@@ -52,6 +68,11 @@ export class Link {
   /** Bytes carried so far. */
   get bytes(): number {
     return this.#bytes;
+  }
+
+  /** Whether the link's fault has struck: a test asserts its faults really happened. */
+  get faulted(): boolean {
+    return this.#struck;
   }
 
   stop(): void {
@@ -67,6 +88,27 @@ export class Link {
   }
 
   #push(chunk: Buffer): void {
+    if (this.#resetting) return;
+    const fault = this.#options.fault;
+    if (fault === undefined || this.#struck || this.#bytes + chunk.length < fault.afterBytes) {
+      this.#carry(chunk);
+      return;
+    }
+    this.#struck = true;
+    const head = chunk.subarray(0, fault.afterBytes - this.#bytes);
+    const tail = chunk.subarray(head.length);
+    if (head.length > 0) this.#carry(head);
+    if (fault.kind === 'reset') {
+      this.#resetting = true;
+      this.#enqueue({ dueAt: this.#arrival(0), reset: true });
+      return;
+    }
+    // Nothing behind the stall moves until it ends: the link is busy with nothing for `forMs`.
+    this.#busyUntil = Math.max(performance.now(), this.#busyUntil) + fault.forMs;
+    if (tail.length > 0) this.#carry(tail);
+  }
+
+  #carry(chunk: Buffer): void {
     this.#bytes += chunk.length;
     this.#queuedBytes += chunk.length;
     this.#enqueue({ dueAt: this.#arrival(chunk.length), chunk });
@@ -96,6 +138,11 @@ export class Link {
       if ('end' in item) {
         this.#to.end();
         continue;
+      }
+      if ('reset' in item) {
+        this.stop();
+        this.#options.onReset?.();
+        return;
       }
       this.#queuedBytes -= item.chunk.length;
       if (!this.#to.destroyed && !this.#to.write(item.chunk)) this.#waitingForDrain = true;

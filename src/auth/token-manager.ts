@@ -525,20 +525,27 @@ export class TokenManager {
   async #request(scopes: readonly string[], call: CallSettings, abandoned: AbortSignal): Promise<TokenAnswer> {
     const secret = await this.#secret();
     if (abandoned.aborted) throw abortErrorFrom(abandoned);
+    // The service counts a token's lifetime from when it issued it, during the attempt that got
+    // the answer. Counted from the answer's arrival instead, a token whose answer was slow on the
+    // way would be used past its end at the service: every request then meets a 401.
+    let sentAt = this.#now();
+    const attemptStarted = () => {
+      sentAt = this.#now();
+    };
     const rotate: RecoveryStep = {
       name: "asking the secret provider for the client secret's new value",
       when: isInvalidClient,
       next: async () => {
         if (abandoned.aborted) return undefined;
         const rotated = await this.#secret();
-        return rotated === secret ? undefined : this.#credentialParts(scopes, rotated);
+        return rotated === secret ? undefined : this.#credentialParts(scopes, rotated, attemptStarted);
       },
     };
     const response = await this.#http.send({
       operation: 'token',
       method: 'POST',
       url: this.#tokenUrl,
-      ...this.#credentialParts(scopes, secret),
+      ...this.#credentialParts(scopes, secret, attemptStarted),
       auth: 'none',
       retryPolicy: 'idempotent',
       // The body holds the client secret: a redirect is a misconfigured authUrl, never followed.
@@ -555,7 +562,7 @@ export class TokenManager {
     try {
       const text = await answerText(response);
       // The client secret, like the token, is never kept among the granted scopes.
-      const parsed = parseTokenResponse(response.status, text, scopes, this.#now(), this.clientSecretForms());
+      const parsed = parseTokenResponse(response.status, text, scopes, sentAt, this.clientSecretForms());
       // The endpoint's headers go to the caller without the secret, should a hostile service echo it.
       return { ...parsed, response: responseMetadataOf(response, this.clientSecretForms()) };
     } catch (error) {
@@ -579,10 +586,14 @@ export class TokenManager {
     return value;
   }
 
-  /** What a token request sends that depends on the secret: headers, form body, the secrets to scrub, and the error mapping that scrubs them. */
+  /**
+   * What a token request sends that depends on the secret: headers, form body, the secrets to
+   * scrub, and the error mapping that scrubs them. `onAttempt` is told when an attempt opens its body.
+   */
   #credentialParts(
     scopes: readonly string[],
     clientSecret: string,
+    onAttempt: () => void,
   ): Pick<RequestSpec, 'headers' | 'body' | 'secrets' | 'mapError' | 'credentials'> {
     const form = new URLSearchParams({ grant_type: 'client_credentials', scope: scopes.join(' ') });
     // The call's headers go under these in the transport.
@@ -608,7 +619,10 @@ export class TokenManager {
     return {
       headers,
       credentials,
-      body: () => body,
+      body: () => {
+        onAttempt();
+        return body;
+      },
       secrets,
       mapError: (res, text) =>
         tokenErrorFromResponse(res.status, text, secrets, {

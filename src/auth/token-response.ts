@@ -98,12 +98,13 @@ export interface ParsedTokenResponse {
  * positive `expires_in` (cut to {@link MAX_TOKEN_LIFETIME_SECONDS}); and when the server lists the
  * granted `scope`, every required scope must be in it, so that a missing scope fails here rather
  * than as a 403 on each data call. `secrets` are the client secret's forms, kept out of the scopes.
+ * `issuedFrom` is the earliest the token can have been issued (its request's start): its lifetime runs from there.
  */
 export function parseTokenResponse(
   status: number,
   bodyText: string,
   requiredScopes: readonly string[],
-  now: number,
+  issuedFrom: number,
   secrets: readonly string[] = [],
 ): ParsedTokenResponse {
   const body = parseJsonObject(bodyText);
@@ -145,7 +146,7 @@ export function parseTokenResponse(
   }
   const lifetimeMs = Math.min(expiresIn, MAX_TOKEN_LIFETIME_SECONDS) * 1000;
   return {
-    token: { accessToken, tokenType, expiresAt: new Date(now + lifetimeMs), scopes },
+    token: { accessToken, tokenType, expiresAt: new Date(issuedFrom + lifetimeMs), scopes },
     lifetimeMs,
     scopesLeftOut,
   };

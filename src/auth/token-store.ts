@@ -4,7 +4,7 @@ export interface AccessToken {
   accessToken: string;
   /** As the server sent it; validated to be `Bearer` (any case). */
   tokenType: string;
-  /** When the server stops accepting it, computed from its `expires_in` on arrival. */
+  /** When the server stops accepting it at the latest: `expires_in` after its request's last attempt left. */
   expiresAt: Date;
   /**
    * The scopes the server granted (its `scope` field), less any holding the token or the client

@@ -1,9 +1,10 @@
 import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
-import { AbortError } from '../errors.js';
+import { AbortError, type PushError } from '../errors.js';
 import type { CallSettings } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
 import { MAX_FINANCE_RESPONSE_BYTES } from '../http/response-body.js';
+import { statusOf } from '../http/retry.js';
 import type { RequestPacing } from '../http/types.js';
 import { ignoreRejection } from '../internal/logger.js';
 import { abortErrorFrom } from '../internal/waits.js';
@@ -121,11 +122,15 @@ export class PublishRun {
     const turn = this.#turn();
     let outcome: BatchOutcome | undefined;
     try {
+      const noToken = await this.#tokenReady();
+      // Stopped or aborted while it waited for its token: never announced, never sent.
       if (this.shouldStop() || !(await this.#announce(batch))) {
         this.dropUnsent(batch);
         return;
       }
-      outcome = await this.#send(batch, turn);
+      // A 429 from the token endpoint gets a rate limit's patience, which the request's lifecycle gives.
+      outcome =
+        noToken === undefined || statusOf(noToken) === 429 ? await this.#send(batch, turn) : this.#unsent(noToken);
       if (outcome === undefined) {
         // Aborted before any request carried it (while it waited for its token): not sent.
         this.dropUnsent(batch);
@@ -140,6 +145,28 @@ export class PublishRun {
       turn.release();
     }
     await this.#settle(batch, outcome);
+  }
+
+  /**
+   * Waits for the batch's token before the batch is announced, so that `onBatchSending` (where the
+   * CLI's checkpoint reserves a batch's records) means "its request leaves now". A batch waiting
+   * for a slow token endpoint, at the start or at a refresh mid-run, was sent nowhere: announced
+   * earlier, a run killed meanwhile left the whole window's records unknown. Undefined once the
+   * token is at hand; otherwise the failure the batch's request would have met.
+   */
+  async #tokenReady(): Promise<PushError | undefined> {
+    try {
+      await this.#ctx.http.bearerReady(this.#call);
+      return undefined;
+    } catch (error) {
+      return asPushError(error);
+    }
+  }
+
+  /** A batch that got no token: its request never left, so it failed, and so would every batch after it. */
+  #unsent(error: PushError): BatchOutcome {
+    this.#engine.stopBy(error);
+    return batchOutcome({ ok: false, error, bodySent: false, earlierAmbiguous: undefined });
   }
 
   /**

@@ -144,7 +144,8 @@ export interface PublishOptions extends RequestOptions {
   onBatchSettled?: ((batch: SettledBatch) => void | Promise<void>) | undefined;
   /**
    * Called once per batch right before its first request is sent, after it got its turn under
-   * `concurrency` and the rate budget; a returned promise is awaited before the request. Between
+   * `concurrency` and the rate budget and once its bearer token is at hand (a batch waiting for a
+   * token is not in flight); a returned promise is awaited before the request. Between
    * this call and `onBatchSettled` the batch is in flight, so a process that records these calls
    * durably (a checkpoint) knows, after a crash, exactly which records may have reached the
    * service: never more than `concurrency` batches (the window's bound). If it throws (or rejects), the batch is not

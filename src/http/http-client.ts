@@ -388,6 +388,17 @@ export class FetchHttpClient implements HttpClient {
     return { ...call, earlyBearer };
   }
 
+  async bearerReady(call: CallSettings = NO_CALL): Promise<void> {
+    const tokens = this.#options.tokens?.();
+    if (!tokens) return;
+    if (call.signal?.aborted) throw abortErrorFrom(call.signal);
+    try {
+      await this.#token(tokens, call, undefined);
+    } catch (error) {
+      throw asPushError(error instanceof TokenUnavailable ? error.error : error, 'token');
+    }
+  }
+
   /** The token for a data request, with the call's timeout, retries and headers; a failure is final (`TokenUnavailable`). */
   async #token(tokens: BearerTokenSource, call: CallSettings, scopes: readonly string[] | undefined): Promise<string> {
     const request = this.#tokenRequest(call, scopes);

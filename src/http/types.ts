@@ -179,6 +179,13 @@ export interface HttpClient {
    * `earlyBearer.release()` drops the request once the operation is over.
    */
   prepareBearer(call?: CallSettings): Promise<CallSettings>;
+  /**
+   * Resolves once a bearer token for these call settings is at hand (from the cache, or once its
+   * request, shared with every other caller, has been answered), so that a caller can tell "about
+   * to be sent" from "waiting for a token". Rejects with what a request would meet instead: the
+   * token's failure after its own retries, or an `AbortError` for the call's signal.
+   */
+  bearerReady(call?: CallSettings): Promise<void>;
 }
 
 /**

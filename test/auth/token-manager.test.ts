@@ -108,6 +108,30 @@ describe('TokenManager against the emulator', () => {
     expect(mock.state.tokenRequestCount).toBe(2);
   });
 
+  it("counts a token's lifetime from its request's last attempt, not from its answer's arrival", async () => {
+    let now = 1_000_000;
+    const mock = createPushApiMock({ tokenTtlSeconds: 10 });
+    // The first attempt fails after 2 s; the second is answered 3 s after it left (a slow path).
+    let attempts = 0;
+    const slow: FetchLike = async (input, init) => {
+      attempts += 1;
+      if (attempts === 1) {
+        now += 2_000;
+        return new Response('busy', { status: 503 });
+      }
+      const response = await mock.fetch(input, init);
+      now += 3_000;
+      return response;
+    };
+    const { tokens } = setup(mock, { fetch: slow, now: () => now });
+    const token = await tokens.getToken();
+    expect(attempts).toBe(2);
+    // Issued during the second attempt (which left at 1_002_000): it ends 10 s after that at the latest.
+    expect(token.expiresAt.getTime()).toBe(1_002_000 + 10_000);
+    now = 1_002_000 + 9_000; // 1 s before the service's end: inside the 10% early-refresh window
+    expect((await tokens.getToken()).accessToken).not.toBe(token.accessToken);
+  });
+
   it('refreshes a long-lived token 60 s before it expires', async () => {
     let now = 0;
     const mock = createPushApiMock({ tokenTtlSeconds: 3_600 });

@@ -30,6 +30,23 @@ describe('onBatchSending', () => {
     expect(storedWhenAnnounced).toEqual([0, 10, 20]);
   });
 
+  it('is called only once the batch has its token: a batch waiting for a slow token endpoint is not announced', async () => {
+    const mock = createPushApiMock();
+    const client = clientFor(mock);
+    mock.faults.add({ match: { operation: 'token' }, delayMs: 200 });
+    const issuedWhenAnnounced: number[] = [];
+    const report = await client.finance.publish(mock.appId, financeRecords(60), {
+      batchSize: 10,
+      concurrency: 3,
+      onBatchSending: () => {
+        issuedWhenAnnounced.push(mock.state.tokens.length);
+      },
+    });
+    expect(report.recordsSent).toBe(60);
+    // No batch was announced while the token was on its way: it would have been reserved, and not sent.
+    expect(issuedWhenAnnounced).toEqual([1, 1, 1, 1, 1, 1]);
+  });
+
   it('never has more than `concurrency` batches announced and unsettled, however far the input is read', async () => {
     const mock = createPushApiMock();
     const client = clientFor(mock);

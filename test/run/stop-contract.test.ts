@@ -146,7 +146,7 @@ describe('an upload stopped by its storage host', () => {
 });
 
 describe('publish aborted while its batches wait for their token', () => {
-  it('counts them as not read, with no batches entry and no onBatchSettled call: no request carried them', async () => {
+  it('counts them as not read, unannounced, with no batches entry and no onBatchSettled call: no request carried them', async () => {
     emulator.mock.faults.add({ match: { operation: 'token' }, delayMs: 2_000 });
     const controller = new AbortController();
     const announced: number[] = [];
@@ -157,16 +157,17 @@ describe('publish aborted while its batches wait for their token', () => {
       signal: controller.signal,
       onBatchSending: (batch) => {
         announced.push(batch.index);
-        // Both loops hold an announced batch that waits for the token: abort now.
-        if (announced.length === 2) setTimeout(() => controller.abort(), 20);
       },
       onBatchSettled: (batch) => {
         settled.push(batch);
       },
     });
+    // Both loops hold a batch that waits for the token, answered only after 2 s: abort now.
+    setTimeout(() => controller.abort(), 200);
     const error = await rejection(publishing, PublishStoppedError);
     const report: PublishReport = error.report;
-    expect(announced.length).toBeGreaterThan(0);
+    // A batch is announced only once its token is at hand, right before its request leaves.
+    expect(announced).toEqual([]);
     expect(settled).toEqual([]);
     expect(report.batches).toEqual([]);
     expect(report).toMatchObject({ recordsSent: 0, recordsFailed: 0, recordsUnknown: 0, recordsNotRead: 5 });

@@ -1,0 +1,225 @@
+/**
+ * `push-api finance publish --checkpoint` over a far path (50–150 ms round trips, a seeded few
+ * connections reset), killed with SIGKILL at seeded moments (while the token is on its way,
+ * mid-batch, while the checkpoint is written) and run again until a run ends by itself. Each valid
+ * row is stored exactly once unless a run reported it unknown (then at most once), no row is ever
+ * stored twice, and the last report's counts add up to the input.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DEMO_APP_ID } from 'push-api-client/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Range, RangeSet } from '../../src/cli/ranges.js';
+import { buildCli } from '../support/cli/build.js';
+import { emulatorEnv, killChildren, makeTempDir, startCli } from '../support/cli/run.js';
+import { seeded, useFarEmulator } from '../support/far-emulator.js';
+
+const startFar = useFarEmulator();
+const SEED = Number(process.env.NET_SEED ?? 20_261_128);
+const ROWS = 3000;
+const FIRST_CREATED = 1704067200000;
+const KILLS = 8;
+
+let cli = '';
+const temp = makeTempDir();
+beforeAll(async () => {
+  cli = await buildCli();
+}, 60_000);
+afterAll(() => {
+  killChildren();
+  temp.remove();
+});
+
+type Counts = Record<'recordsSkipped' | 'recordsSent' | 'recordsUnknown' | 'recordsInvalid' | 'recordsFailed', number>;
+
+/** Every 40th row is invalid (an amount that is not a number). */
+function csv(rows: number): { text: string; invalidRows: Set<number> } {
+  const lines = ['created,amount,currency,identifier,type,vendor,description'];
+  const invalidRows = new Set<number>();
+  for (let row = 0; row < rows; row++) {
+    const invalid = row % 40 === 11;
+    if (invalid) invalidRows.add(row);
+    lines.push(
+      `${FIRST_CREATED + row},${invalid ? 'n/a' : '3.5'},USD,user${row}@example.com,expense,Vendor,row ${row}`,
+    );
+  }
+  return { text: `${lines.join('\n')}\n`, invalidRows };
+}
+
+/** The checkpoint's rows (valid-record ordinals) that the service may hold: delivered, unknown, or in flight. */
+function accountedFor(path: string): RangeSet {
+  if (!existsSync(path)) return new RangeSet();
+  const file = JSON.parse(readFileSync(path, 'utf8')) as Record<string, Range[]>;
+  return new RangeSet(file.delivered ?? [])
+    .union(new RangeSet(file.unknown ?? []))
+    .union(new RangeSet(file.inFlight ?? []));
+}
+
+describe('push-api finance publish --checkpoint over a far path, killed and resumed', () => {
+  it.each([25, 75])(
+    'one way %i ms: no row stored twice, every row stored once or reported unknown',
+    async (oneWay) => {
+      const random = seeded(SEED + oneWay);
+      const { emulator, proxy } = await startFar({
+        oneWayDelayMs: oneWay,
+        // 3 % of connections, and always the fourth (mid-request: a connection opens to carry one), so that a reset does fire.
+        faultFor: (connection) => {
+          if (connection === 3) return { up: { kind: 'reset', afterBytes: 200 } };
+          if (random() >= 0.03) return undefined;
+          return random() < 0.5
+            ? { up: { kind: 'reset', afterBytes: Math.floor(random() * 20_000) } }
+            : { down: { kind: 'reset', afterBytes: Math.floor(random() * 300) } };
+        },
+      });
+      // Each batch takes a while at the service too, so that a kill finds batches in flight.
+      emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 40, times: Infinity });
+      const { text, invalidRows } = csv(ROWS);
+      const input = temp.path(`in-${oneWay}.csv`);
+      writeFileSync(input, text);
+      const validRows = [...Array(ROWS).keys()].filter((row) => !invalidRows.has(row));
+      const checkpoint = temp.path(`cp-${oneWay}.json`);
+      const rejects = temp.path(`rejects-${oneWay}.jsonl`);
+      const args = ['finance', 'publish', '--app', DEMO_APP_ID, '--batch-size', '20', '--concurrency', '4', '--json'];
+      args.push('--checkpoint', checkpoint, '--rejects', rejects, input);
+      const env = emulatorEnv(emulator);
+      const storedRows = (): number[] =>
+        emulator.mock.state.records(DEMO_APP_ID).map((record) => Number(record.created) - FIRST_CREATED);
+
+      type Counts = Record<
+        'recordsSkipped' | 'recordsSent' | 'recordsUnknown' | 'recordsInvalid' | 'recordsFailed',
+        number
+      >;
+      let finished: Counts | undefined;
+      let kills = 0;
+      for (let cycle = 0; finished === undefined && cycle < 40; cycle++) {
+        const run = startCli(cli, args, { env, timeoutMs: 60_000 });
+        if (kills < KILLS) {
+          // From the first round trips (the token on its way) to well into the batches.
+          await sleep(Math.floor(random() * 1200));
+          run.child.kill('SIGKILL');
+        }
+        const result = await run.done;
+        const context = `seed ${SEED}, one way ${oneWay} ms, cycle ${cycle}`;
+        const stored = storedRows();
+        expect(new Set(stored).size, `a row stored twice (${context})`).toBe(stored.length);
+        const accounted = accountedFor(checkpoint);
+        for (const row of stored) {
+          expect(
+            accounted.has(validRows.indexOf(row)),
+            `row ${row} stored, unknown to the checkpoint (${context})`,
+          ).toBe(true);
+        }
+        if (result.signal === 'SIGKILL') {
+          kills++;
+          continue;
+        }
+        const report = JSON.parse(result.stdout.trim().split('\n').at(-1) as string) as Record<string, unknown>;
+        if (report.inputComplete === true && report.interrupted === false) finished = report as unknown as Counts;
+        else expect.fail(`a run that was not killed did not finish (${context}): ${result.stderr}`);
+      }
+      expect(finished).toBeDefined();
+      const report = finished as Counts;
+
+      const unknownRows = new Set<number>();
+      for (const line of readFileSync(rejects, 'utf8').split('\n').filter(Boolean)) {
+        const entry = JSON.parse(line) as { kind: string; line: number };
+        if (entry.kind === 'unknown') unknownRows.add(entry.line - 2);
+      }
+      const stored = new Set(storedRows());
+      for (const row of validRows) {
+        if (!unknownRows.has(row)) expect(stored.has(row), `row ${row} never stored`).toBe(true);
+      }
+      for (const row of stored) expect(invalidRows.has(row)).toBe(false);
+      expect(
+        report.recordsSkipped +
+          report.recordsSent +
+          report.recordsUnknown +
+          report.recordsInvalid +
+          report.recordsFailed,
+      ).toBe(ROWS);
+      expect(report.recordsUnknown).toBe(unknownRows.size);
+      // Unknown: what each kill had in flight (4 batches of 20 at most), and a batch per reset.
+      expect(unknownRows.size).toBeLessThanOrEqual(KILLS * 4 * 20 + proxy.stats().faultsStruck * 20);
+      const { faultsStruck, connections } = proxy.stats();
+      console.info(
+        `far kill-resume (seed ${SEED}, ${oneWay} ms one way): ${kills} SIGKILLs, ${faultsStruck} resets of ${connections} connections; ` +
+          `${unknownRows.size} rows unknown, ${stored.size} of ${validRows.length} valid rows stored`,
+      );
+      expect(kills).toBe(KILLS);
+      expect(faultsStruck).toBeGreaterThan(0);
+    },
+    120_000,
+  );
+
+  it.each([
+    ['the first token', 'first'],
+    ['a refresh mid-run', 'refresh'],
+  ] as const)(
+    'killed while %s is on its way: no row left unknown, and the re-run sends every row once',
+    async (_, when) => {
+      const { emulator } = await startFar({
+        oneWayDelayMs: 50,
+        emulator: { tokenTtlSeconds: 1 },
+        // The first token's answer is held 5 s on its way.
+        ...(when === 'first' && {
+          faultFor: (connection: number) =>
+            connection === 0 ? { down: { kind: 'stall', afterBytes: 0, forMs: 5_000 } } : undefined,
+        }),
+      });
+      emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 40, times: Infinity });
+      const rowCount = when === 'first' ? ROWS : 4 * ROWS;
+      const { text, invalidRows } = csv(rowCount);
+      const input = temp.path(`token-${when}.csv`);
+      writeFileSync(input, text);
+      const checkpoint = temp.path(`token-${when}.json`);
+      const args = [
+        'finance',
+        'publish',
+        '--app',
+        DEMO_APP_ID,
+        '--batch-size',
+        '20',
+        '--json',
+        '--checkpoint',
+        checkpoint,
+        input,
+      ];
+      const env = emulatorEnv(emulator);
+      const run = startCli(cli, args, { env, timeoutMs: 60_000 });
+      if (when === 'first') await sleep(2_000);
+      else {
+        // Once the first batches are stored, every token request takes 5 s: the 1 s token's refresh is then on its way.
+        while (emulator.mock.state.recordCount(DEMO_APP_ID) === 0) await sleep(5);
+        emulator.mock.faults.add({ match: { operation: 'token' }, delayMs: 5_000, times: Infinity });
+        await sleep(2_000);
+      }
+      run.child.kill('SIGKILL');
+      expect((await run.done).signal).toBe('SIGKILL');
+      const stored = emulator.mock.state.recordCount(DEMO_APP_ID);
+      const file = JSON.parse(readFileSync(checkpoint, 'utf8')) as Record<string, Range[]>;
+      const delivered = new RangeSet(file.delivered ?? []);
+      // Nothing was in flight: every batch the run had read was waiting for its token.
+      expect({ inFlight: new RangeSet(file.inFlight ?? []).size(), delivered: delivered.size() }).toEqual({
+        inFlight: 0,
+        delivered: stored,
+      });
+      emulator.mock.faults.clear();
+
+      const result = await startCli(cli, args, { env, timeoutMs: 60_000 }).done;
+      const report = JSON.parse(result.stdout) as Counts;
+      expect({
+        code: result.code,
+        unknown: report.recordsUnknown,
+        sent: report.recordsSent + report.recordsSkipped,
+      }).toEqual({
+        code: 3, // the invalid rows
+        unknown: 0,
+        sent: rowCount - invalidRows.size,
+      });
+      const rows = emulator.mock.state.records(DEMO_APP_ID).map((record) => Number(record.created) - FIRST_CREATED);
+      expect(new Set(rows).size).toBe(rowCount - invalidRows.size);
+      expect(rows).toHaveLength(rowCount - invalidRows.size);
+    },
+    60_000,
+  );
+});

@@ -46,6 +46,8 @@ export class PublishRun {
   readonly #report: ReportBuilder;
   readonly #options: RunOptions;
   readonly #call: CallSettings;
+  /** Fires at the run's first stop: a batch waiting to be sent again gives up with its last answer. */
+  readonly #stopped = new AbortController();
 
   constructor(
     ctx: ClientContext,
@@ -62,7 +64,11 @@ export class PublishRun {
     this.#options = options;
     this.#call = call;
     this.#window = window;
-    this.#engine = new RunEngine(options.signal, (error) => report.stop(error));
+    this.#engine = new RunEngine(
+      options.signal,
+      (error) => report.stop(error),
+      () => this.#stopped.abort(),
+    );
     // The run's own budget neither throws nor outlives an abort; a user's (Redis, say) may do both.
     this.#limit =
       limit instanceof AdaptiveLimit ? limit : new GuardedBudget(limit, (error) => this.#engine.stopBy(error));
@@ -190,6 +196,7 @@ export class PublishRun {
       maxResponseBytes: MAX_FINANCE_RESPONSE_BYTES,
       call: this.#call,
       pacing: turn,
+      runStopped: this.#stopped.signal,
     });
     if (result.ok) {
       this.#window.onRoundTrip({ startedAt: sentAt, endedAt: performance.now(), bytes: body.length });

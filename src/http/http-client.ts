@@ -2,7 +2,7 @@ import type { Context } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../defaults.js';
 import { PushError, TokenError } from '../errors.js';
-import { abortErrorFrom, delay, nextTurn } from '../internal/waits.js';
+import { abortErrorFrom, delay, delayUnlessGivenUp, nextTurn } from '../internal/waits.js';
 import { type AttemptOptions, sendAttempt } from './attempt.js';
 import { type CallSettings, type EarlyBearer, type TokenCallOptions, tokenOptionsOf } from './call-options.js';
 import { createFetch, type FetchLike } from './fetch.js';
@@ -202,6 +202,8 @@ export class FetchHttpClient implements HttpClient {
         );
       }
       if (step.kind === 'give-up') return failed(error);
+      // The run stopped: nothing of it is sent again, and the last answer is this request's outcome.
+      if (spec.runStopped?.aborted) return failed(error);
       if (step.kind === 'recover') {
         state.recovered.add(step.step);
         let replacement: Awaited<ReturnType<RecoveryStep['next']>>;
@@ -212,7 +214,7 @@ export class FetchHttpClient implements HttpClient {
           body.sent = false;
           return failed(recoveryError);
         }
-        if (replacement === undefined) return failed(error);
+        if (replacement === undefined || spec.runStopped?.aborted) return failed(error);
         this.#options.logger.info(`push-api-client request refused; ${step.step.name}, re-sending once`, {
           operation: spec.operation,
           path: spec.url.pathname,
@@ -229,10 +231,10 @@ export class FetchHttpClient implements HttpClient {
       try {
         if (step.waitClass === 'rate-limited' && pacing !== undefined) {
           pacing.release();
-          await delay(step.delayMs, signal);
+          if (!(await this.#wait(step.delayMs, signal, spec.runStopped))) return failed(error);
           if (!(await pacing.acquire(signal))) return failed(error);
-        } else {
-          await delay(step.delayMs, signal);
+        } else if (!(await this.#wait(step.delayMs, signal, spec.runStopped))) {
+          return failed(error);
         }
       } catch (waitError) {
         // Nothing was in flight during the wait: the abort ends a request whose last attempt the
@@ -241,6 +243,15 @@ export class FetchHttpClient implements HttpClient {
         return failed(waitError);
       }
     }
+  }
+
+  /**
+   * The wait before a re-send: false when the request's run stopped during it (a `Retry-After` of a
+   * minute must not hold a stopped run, nor its end re-send what the run no longer sends).
+   */
+  #wait(ms: number, signal: AbortSignal | undefined, runStopped: AbortSignal | undefined): Promise<boolean> {
+    if (runStopped === undefined) return delay(ms, signal).then(() => true);
+    return delayUnlessGivenUp(ms, signal, runStopped);
   }
 
   /** The one log line and the one hook event of a wait before a re-send. */

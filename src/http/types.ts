@@ -80,6 +80,14 @@ export interface RequestSpec {
   /** Steps that may mend a refusal, at most once each per request (a fresh upload address, a rotated secret). @default none */
   recover?: readonly RecoveryStep[];
   /**
+   * Fires when the run this request belongs to has stopped (a publish or upload run, by the service
+   * or by the caller's code): a request waiting to be sent again (a backoff, a `Retry-After`) or to
+   * be mended (`recover`) then gives up at once with its last attempt's failure, so that nothing is
+   * sent after the stop. An attempt in flight is not cut: it finishes.
+   * @default none: every wait runs its course
+   */
+  runStopped?: AbortSignal;
+  /**
    * Which redirects are followed (by hand, up to `maxRedirects`):
    * - `follow`: redirects of a GET or PUT; Authorization never goes to another origin, and a body
    *   never does either: a 307/308 (or a 301/302 after a PUT) to another origin for a request with

@@ -217,7 +217,13 @@ export class Uploader {
     );
     const totalBytes = sources.reduce((sum, source) => sum + source.size, 0);
     const tracker = new ProgressTracker(totalBytes, options.onProgress, this.#ctx.logger);
-    const engine = new RunEngine(signal, undefined, () => addressesWanted.abort());
+    // A file waiting to be sent again (a backoff, a Retry-After, a fresh address) when the run
+    // stops gives up with its last answer: nothing is sent after the stop, and no wait holds it.
+    const runStopped = new AbortController();
+    const engine = new RunEngine(signal, undefined, () => {
+      runStopped.abort();
+      addressesWanted.abort();
+    });
 
     await engine
       .run(sources.keys(), window, async (index) => {
@@ -236,7 +242,16 @@ export class Uploader {
         // The run stopped (or was aborted) while this file waited for its address: it does not start,
         // as publish does not send a batch it read before the stop.
         if (engine.shouldStop()) return;
-        const outcome = await this.#uploadOne(appId, source, address, tracker, options, putCall, window);
+        const outcome = await this.#uploadOne(
+          appId,
+          source,
+          address,
+          tracker,
+          options,
+          putCall,
+          window,
+          runStopped.signal,
+        );
         results[index] = outcome.result;
         // The run's cause is the error itself (a ConnectionError, a NotFoundError of a re-sign), as
         // in publish; the file's own entry keeps it wrapped in its UploadError.
@@ -276,6 +291,7 @@ export class Uploader {
     options: UploadOptions,
     call: CallSettings,
     window: ConcurrencyLimiter,
+    runStopped: AbortSignal,
   ): Promise<{ result: UploadFileResult; stopsTheRun?: PushError }> {
     const { name, size } = source;
     let attempts = 0;
@@ -336,6 +352,7 @@ export class Uploader {
         maxResponseBytes: MAX_PUT_RESPONSE_BYTES,
         retryPolicy: source.reopenable ? 'idempotent' : 'never',
         ...(source.reopenable && { recover: [resign] }),
+        runStopped,
         call,
         onBackPressure: ({ reason, retryAfterMs }) => window.onBackPressure(reason, retryAfterMs, sentAt),
         mapError: (response, bodyText): UploadError =>

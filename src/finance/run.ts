@@ -209,7 +209,8 @@ export class PublishRun {
       }
     }
     if (!result.ok) {
-      if (signal?.aborted && !carried) return undefined;
+      // Not sent: aborted, or the run stopped, while it waited for its token.
+      if ((signal?.aborted || result.notStarted) && !carried) return undefined;
       if (signal?.aborted && !(result.error instanceof AbortError))
         result = { ...result, error: abortErrorFrom(signal) };
       const { error, bodySent } = result;

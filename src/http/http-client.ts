@@ -2,7 +2,7 @@ import type { Context } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../defaults.js';
 import { PushError, TokenError } from '../errors.js';
-import { abortErrorFrom, delay, delayUnlessGivenUp, nextTurn } from '../internal/waits.js';
+import { abortErrorFrom, delay, delayUnlessGivenUp, eitherSignal, nextTurn } from '../internal/waits.js';
 import { type AttemptOptions, sendAttempt } from './attempt.js';
 import { type CallSettings, type EarlyBearer, type TokenCallOptions, tokenOptionsOf } from './call-options.js';
 import { createFetch, type FetchLike } from './fetch.js';
@@ -71,6 +71,9 @@ const NO_CALL: CallSettings = { headers: {} };
 class TokenUnavailable {
   constructor(readonly error: unknown) {}
 }
+
+/** The request's run stopped while it waited for a token (`RequestSpec.runStopped`): it is not sent. */
+class StoppedWaitingForToken {}
 
 /** Whether the body of the attempt under way may have reached the service (see `Exchange`). */
 interface BodyTrack {
@@ -179,6 +182,8 @@ export class FetchHttpClient implements HttpClient {
     // The call's headers go under the operation's own, once for every attempt.
     let current: RequestSpec = { ...spec, headers: { ...call.headers, ...spec.headers } };
 
+    /** The last attempt's failure: what a request given up at its run's stop ends with. */
+    let lastError: unknown;
     for (let attempt = 1; ; attempt++) {
       body.sent = false;
       let error: unknown;
@@ -186,9 +191,17 @@ export class FetchHttpClient implements HttpClient {
         const response = await this.#attempt(current, call, attempt, callId, body, { parent, sends });
         return { ok: true, response, earlierAmbiguous };
       } catch (caught) {
+        if (caught instanceof StoppedWaitingForToken) {
+          if (lastError !== undefined) return failed(lastError);
+          const error = new PushError(
+            `${spec.operation} request not sent: its run stopped while it waited for its token`,
+          );
+          return { ok: false, error, bodySent: false, earlierAmbiguous, notStarted: true };
+        }
         state.tokenFailure = caught instanceof TokenUnavailable;
         error = caught instanceof TokenUnavailable ? caught.error : caught;
       }
+      lastError = error;
       const step = nextStep(error, state);
       if (spec.onBackPressure !== undefined && !state.tokenFailure) {
         const pushBack = pushBackOf(error, timing);
@@ -347,14 +360,24 @@ export class FetchHttpClient implements HttpClient {
         authorization: `Bearer ${token}`,
         credentials: tokens.clientSecretForms?.() ?? [],
       });
-    let token = await this.#token(tokens, call, spec.scopes);
+    let token = await this.#token(tokens, call, spec.scopes, spec.runStopped);
+    let refused: unknown;
     try {
       return await send(token);
     } catch (error) {
       if (!isUnauthorized(error)) throw error;
       body.sent = false;
+      refused = error;
     }
-    const current = await this.#token(tokens, call, spec.scopes);
+    // A run that stopped meanwhile sends nothing more: the 401 is this attempt's answer.
+    const tokenAfter401 = async (): Promise<string> => {
+      try {
+        return await this.#token(tokens, call, spec.scopes, spec.runStopped);
+      } catch (error) {
+        throw error instanceof StoppedWaitingForToken ? refused : error;
+      }
+    };
+    const current = await tokenAfter401();
     if (current !== token) {
       // Another request already replaced the refused token: no refresh needed for this one.
       token = current;
@@ -363,6 +386,7 @@ export class FetchHttpClient implements HttpClient {
       } catch (error) {
         if (!isUnauthorized(error)) throw error;
         body.sent = false;
+        refused = error;
       }
     }
     // A 401 means the token was revoked or expired early: refresh once and re-send, outside the retry budget.
@@ -372,7 +396,7 @@ export class FetchHttpClient implements HttpClient {
       attempt,
     });
     await tokens.invalidate(token);
-    return send(await this.#token(tokens, call, spec.scopes));
+    return send(await tokenAfter401());
   }
 
   async prepareBearer(call: CallSettings = NO_CALL): Promise<CallSettings> {
@@ -399,8 +423,17 @@ export class FetchHttpClient implements HttpClient {
     return { ...call, earlyBearer };
   }
 
-  /** The token for a data request, with the call's timeout, retries and headers; a failure is final (`TokenUnavailable`). */
-  async #token(tokens: BearerTokenSource, call: CallSettings, scopes: readonly string[] | undefined): Promise<string> {
+  /**
+   * The token for a data request, with the call's timeout, retries and headers; a failure is final
+   * (`TokenUnavailable`). A stop of the request's run ends the wait (`StoppedWaitingForToken`), and
+   * a token request it alone waited for is given up, as for the caller's abort.
+   */
+  async #token(
+    tokens: BearerTokenSource,
+    call: CallSettings,
+    scopes: readonly string[] | undefined,
+    runStopped: AbortSignal | undefined,
+  ): Promise<string> {
     const request = this.#tokenRequest(call, scopes);
     const early = call.earlyBearer;
     if (scopes === undefined && early?.failure !== undefined) {
@@ -408,10 +441,14 @@ export class FetchHttpClient implements HttpClient {
       if (!tokens.hasToken?.(request)) throw early.failure;
       early.failure = undefined;
     }
+    const waiting = runStopped === undefined ? undefined : eitherSignal(call.signal, runStopped);
     try {
-      return (await tokens.getToken(request)).accessToken;
+      return (await tokens.getToken(waiting ? { ...request, signal: waiting.signal } : request)).accessToken;
     } catch (error) {
+      if (runStopped?.aborted && !call.signal?.aborted) throw new StoppedWaitingForToken();
       throw new TokenUnavailable(error);
+    } finally {
+      waiting?.release();
     }
   }
 

@@ -81,9 +81,10 @@ export interface RequestSpec {
   recover?: readonly RecoveryStep[];
   /**
    * Fires when the run this request belongs to has stopped (a publish or upload run, by the service
-   * or by the caller's code): a request waiting to be sent again (a backoff, a `Retry-After`) or to
-   * be mended (`recover`) then gives up at once with its last attempt's failure, so that nothing is
-   * sent after the stop. An attempt in flight is not cut: it finishes.
+   * or by the caller's code): a request waiting to be sent again (a backoff, a `Retry-After`, a
+   * refreshed token after a 401) or to be mended (`recover`) then gives up at once with its last
+   * attempt's failure, and one waiting for its first token is not started (`notStarted`), so that
+   * nothing is sent after the stop. An attempt in flight is not cut: it finishes.
    * @default none: every wait runs its course
    */
   runStopped?: AbortSignal;
@@ -170,7 +171,14 @@ export interface RecoveryStep {
  */
 export type Exchange =
   | { ok: true; response: Response; earlierAmbiguous: PushError | undefined }
-  | { ok: false; error: PushError; bodySent: boolean; earlierAmbiguous: PushError | undefined };
+  | {
+      ok: false;
+      error: PushError;
+      bodySent: boolean;
+      earlierAmbiguous: PushError | undefined;
+      /** No attempt left: the request's run stopped while it waited for its first token (`runStopped`). */
+      notStarted?: true;
+    };
 
 /** Sends requests with the client's transport, timeout, retry and auth rules. */
 export interface HttpClient {

@@ -2,8 +2,11 @@
  * A run that stops while one of its requests waits to be sent again (a 503's or a 429's
  * `Retry-After`, a backoff) ends without that wait and sends nothing after the stop: the waiting
  * batch or file settles with its last answer (a 503 or 429 is surely not stored: `failed`). Real
- * HTTP on 127.0.0.1; the service asks for a wait far longer than the test allows.
+ * HTTP on 127.0.0.1; the service asks for a wait far longer than the test allows. A batch waiting for
+ * a token when the run stops gives it up too: after its 401 it is failed, before its first attempt
+ * it is not read.
  */
+import type { ServerResponse } from 'node:http';
 import { AbortError, NotFoundError, PublishStoppedError, UploadStoppedError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { expectAccounted } from '../support/accounting.js';
@@ -155,4 +158,90 @@ describe('a stop ends the waits before a re-send', () => {
     expect(service.on('storage').filter((request) => request.path.endsWith('/expired.csv'))).toHaveLength(1);
     expect(error.report.files[0]).toMatchObject({ name: 'expired.csv', status: 'failed', attempts: 1 });
   });
+
+  /** A service whose token endpoint answers the first request only, and holds the others open. */
+  async function tokenEndpointSilentAfterFirst(finance: (hit: number, res: ServerResponse) => boolean) {
+    let hungUp: () => void = () => {};
+    const refreshClosed = new Promise<'hung up'>((resolve) => {
+      hungUp = () => resolve('hung up');
+    });
+    const service = await start((request, res) => {
+      if (request.route === 'finance') return finance(request.hit, res);
+      if (request.route !== 'token' || request.hit === 1) return false;
+      res.on('close', () => {
+        if (!res.writableEnded) hungUp();
+      });
+      return true;
+    });
+    return { service, refreshClosed };
+  }
+
+  it('publish: a batch waiting for a refreshed token after its 401 when a 404 stops the run is failed at once, and the refresh dropped', async () => {
+    const { service, refreshClosed } = await tokenEndpointSilentAfterFirst((hit, res) => {
+      if (hit === 1) res.writeHead(401).end('{}');
+      else setTimeout(() => res.writeHead(404).end('{"message":"no such app"}'), 100);
+      return true;
+    });
+    const client = service.client(); // a 5 s timeout: far past the bound below
+    const { outcome, ms } = await timed(
+      client.finance.publish('app-1', financeRecords(20), { batchSize: 10, concurrency: 2 }),
+    );
+
+    expect(outcome).toBeInstanceOf(PublishStoppedError);
+    const error = outcome as PublishStoppedError;
+    expect(error.cause).toBeInstanceOf(NotFoundError);
+    expect(ms).toBeLessThan(WITHIN_MS);
+    expect(service.on('finance')).toHaveLength(2);
+    expect(
+      error.report.batches.map((batch) => [
+        batch.index,
+        batch.status,
+        (batch.error as { status?: number } | undefined)?.status,
+      ]),
+    ).toEqual([
+      [0, 'failed', 401],
+      [1, 'failed', 404],
+    ]);
+    expectAccounted(error.report, 20);
+    // Nobody waits for the refresh any more: it does not keep the process alive to its timeout.
+    expect(await within(refreshClosed, WITHIN_MS)).toBe('hung up');
+  });
+
+  it('publish: a batch still waiting for its first token when the run stops is not read, and never sent', async () => {
+    const { service, refreshClosed } = await tokenEndpointSilentAfterFirst((hit, res) => {
+      if (hit !== 1) return false;
+      res.writeHead(401).end('{}'); // the token is refused: the next batch waits for a new one
+      return true;
+    });
+    const client = service.client(); // a 5 s timeout: far past the bound below
+    const thrown = new Error('my callback failed');
+    const { outcome, ms } = await timed(
+      client.finance.publish('app-1', financeRecords(30), {
+        batchSize: 10,
+        concurrency: 3,
+        onBatchSending: async ({ index }) => {
+          // Batch 1 sets out after batch 0's 401; batch 2's callback then stops the run.
+          if (index === 1) await new Promise((resolve) => setTimeout(resolve, 100));
+          if (index === 2) {
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            throw thrown;
+          }
+        },
+      }),
+    );
+
+    expect(outcome).toBeInstanceOf(PublishStoppedError);
+    const error = outcome as PublishStoppedError;
+    expect(error.cause).toBe(thrown);
+    expect(ms).toBeLessThan(WITHIN_MS);
+    expect(service.on('finance')).toHaveLength(1);
+    expect(error.report.batches.map((batch) => [batch.index, batch.status])).toEqual([[0, 'failed']]);
+    expect(error.report.recordsNotRead).toBe(20);
+    expectAccounted(error.report, 30);
+    expect(await within(refreshClosed, WITHIN_MS)).toBe('hung up');
+  });
 });
+
+function within<T>(promise: Promise<T>, ms: number): Promise<T | 'still open'> {
+  return Promise.race([promise, new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), ms))]);
+}

@@ -223,9 +223,10 @@ export class FetchHttpClient implements HttpClient {
         try {
           replacement = await step.step.next();
         } catch (recoveryError) {
-          // The refused request was not sent again.
+          // The refused request was not sent again. A step given up at the run's stop (its request
+          // aborted) leaves the refusal as the request's answer.
           body.sent = false;
-          return failed(recoveryError);
+          return failed(spec.runStopped?.aborted && !signal?.aborted ? error : recoveryError);
         }
         if (replacement === undefined || spec.runStopped?.aborted) return failed(error);
         this.#options.logger.info(`push-api-client request refused; ${step.step.name}, re-sending once`, {

@@ -159,6 +159,55 @@ describe('a stop ends the waits before a re-send', () => {
     expect(error.report.files[0]).toMatchObject({ name: 'expired.csv', status: 'failed', attempts: 1 });
   });
 
+  it('upload: a fresh address still on its way when the run stops is given up, and the file failed with its refusal', async () => {
+    let hungUp: () => void = () => {};
+    const resignClosed = new Promise<'hung up'>((resolve) => {
+      hungUp = () => resolve('hung up');
+    });
+    const service = await start((request, res) => {
+      if (request.route === 'upload-urls' && request.hit > 1) {
+        // The fresh address never comes.
+        res.on('close', () => {
+          if (!res.writableEnded) hungUp();
+        });
+        return true;
+      }
+      if (request.route !== 'storage') return false;
+      if (request.path.endsWith('/expired.csv')) {
+        res
+          .writeHead(403, { 'content-type': 'application/xml' })
+          .end('<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>');
+      } else setTimeout(() => res.writeHead(200).end(), 150);
+      return true;
+    });
+    const client = service.client(); // a 5 s timeout: far past the bound below
+    const thrown = new Error('my callback failed');
+    const { outcome, ms } = await timed(
+      client.uploads.upload(
+        'app-1',
+        [
+          { name: 'expired.csv', data: 'a' },
+          { name: 'fast.csv', data: 'b' },
+        ],
+        {
+          concurrency: 2,
+          onFileSettled: (file) => {
+            if (file.name === 'fast.csv') throw thrown;
+          },
+        },
+      ),
+    );
+
+    expect(outcome).toBeInstanceOf(UploadStoppedError);
+    const error = outcome as UploadStoppedError;
+    expect(error.cause).toBe(thrown);
+    expect(ms).toBeLessThan(WITHIN_MS);
+    expect(service.on('upload-urls')).toHaveLength(2);
+    expect(error.report.files[0]).toMatchObject({ name: 'expired.csv', status: 'failed', attempts: 1 });
+    expect(error.report.files[0]?.error?.status).toBe(403);
+    expect(await within(resignClosed, WITHIN_MS)).toBe('hung up');
+  });
+
   /** A service whose token endpoint answers the first request only, and holds the others open. */
   async function tokenEndpointSilentAfterFirst(finance: (hit: number, res: ServerResponse) => boolean) {
     let hungUp: () => void = () => {};

@@ -6,7 +6,7 @@ import { requestIdOf } from '../http/hooks.js';
 import { MAX_FINANCE_RESPONSE_BYTES } from '../http/response-body.js';
 import type { RequestPacing } from '../http/types.js';
 import { ignoreRejection } from '../internal/logger.js';
-import { abortErrorFrom } from '../internal/waits.js';
+import { abortErrorFrom, eitherSignal } from '../internal/waits.js';
 import type { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun, type WorkSource } from '../run/engine.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
@@ -116,12 +116,17 @@ export class PublishRun {
     // The batch first, then the slot: a slot taken by a worker that then finds the input read to
     // the end would be a request of a shared budget that nobody sends. A waiting worker holds
     // one batch, so the input is still read no further ahead than the window of batches.
+    let taken: boolean;
     try {
-      await this.#limit.acquire(signal);
+      taken = await this.#takeTurn();
     } catch (error) {
       // Aborted while waiting for a slot, or the budget failed: the batch was never sent.
       if (!signal?.aborted) this.#engine.stopBy(asPushError(error));
       this.dropUnsent(batch);
+      return;
+    }
+    if (!taken) {
+      this.dropUnsent(batch); // the run stopped while it waited: never sent
       return;
     }
     const turn = this.#turn();
@@ -222,6 +227,28 @@ export class PublishRun {
   }
 
   /**
+   * Waits for a turn of the rate budget: false when the run stopped first (a turn taken as it
+   * stopped is given back), since a 429's pause, up to a minute of the service's choosing, must
+   * not hold a stopped run. Rejects with the caller's abort, or with the budget's own failure.
+   */
+  async #takeTurn(): Promise<boolean> {
+    const { signal } = this.#options;
+    const waiting = eitherSignal(signal, this.#stopped.signal);
+    try {
+      await this.#limit.acquire(waiting.signal);
+    } catch (error) {
+      if (signal?.aborted) throw abortErrorFrom(signal);
+      if (this.#stopped.signal.aborted) return false;
+      throw error;
+    } finally {
+      waiting.release();
+    }
+    if (!this.#stopped.signal.aborted) return true;
+    this.#limit.release();
+    return false;
+  }
+
+  /**
    * The batch's turn in the rate budget, as the transport's pacing: held while the batch is sent,
    * given back for a rate limit's wait, taken again after it (the budget decides when to re-send).
    */
@@ -234,7 +261,7 @@ export class PublishRun {
           return false;
         }
         try {
-          await this.#limit.acquire(signal);
+          if (!(await this.#takeTurn())) return false;
         } catch (error) {
           if (signal?.aborted) throw abortErrorFrom(signal);
           this.#engine.stopBy(asPushError(error)); // the budget failed

@@ -70,6 +70,32 @@ describe('a stop ends the waits before a re-send', () => {
     });
   }
 
+  it("publish: batches waiting for the run's rate-limit pause when a 404 stops the run are not read at once", async () => {
+    const service = await start((request, res) => {
+      if (request.route !== 'finance') return false;
+      const first = (JSON.parse(request.body) as { records: { transactionNumber: string }[] }).records[0];
+      // The first batch's 429 pauses the run's sending; the second stops the run during the pause.
+      if (first?.transactionNumber === 'tx-0') res.writeHead(429, { 'retry-after': RETRY_AFTER_SECONDS }).end('{}');
+      else if (first?.transactionNumber === 'tx-10') setTimeout(() => res.writeHead(404).end('{}'), 150);
+      // The others of the first round are answered once the pause began.
+      else setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}'), 50);
+      return true;
+    });
+    const client = service.client({ maxRetries: 1 });
+    const { outcome, ms } = await timed(
+      client.finance.publish('app-1', financeRecords(200), { batchSize: 10, concurrency: 8 }),
+    );
+
+    expect(outcome).toBeInstanceOf(PublishStoppedError);
+    const error = outcome as PublishStoppedError;
+    expect(error.cause).toBeInstanceOf(NotFoundError);
+    expect(ms).toBeLessThan(WITHIN_MS);
+    // The first round only: the batches read during the pause were never sent.
+    expect(service.on('finance')).toHaveLength(8);
+    expect(error.report.batches).toHaveLength(8);
+    expectAccounted(error.report, 200);
+  });
+
   it('publish: the caller abort during such a wait still wins as the cause', async () => {
     const controller = new AbortController();
     const service = await start((request, res) => {

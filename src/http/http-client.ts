@@ -2,7 +2,7 @@ import type { Context } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../defaults.js';
 import { PushError, TokenError } from '../errors.js';
-import { abortErrorFrom, delay, delayUnlessGivenUp, eitherSignal, nextTurn } from '../internal/waits.js';
+import { abortErrorFrom, delay, eitherSignal, nextTurn } from '../internal/waits.js';
 import { type AttemptOptions, sendAttempt } from './attempt.js';
 import { type CallSettings, type EarlyBearer, type TokenCallOptions, tokenOptionsOf } from './call-options.js';
 import { createFetch, type FetchLike } from './fetch.js';
@@ -263,9 +263,17 @@ export class FetchHttpClient implements HttpClient {
    * The wait before a re-send: false when the request's run stopped during it (a `Retry-After` of a
    * minute must not hold a stopped run, nor its end re-send what the run no longer sends).
    */
-  #wait(ms: number, signal: AbortSignal | undefined, runStopped: AbortSignal | undefined): Promise<boolean> {
-    if (runStopped === undefined) return delay(ms, signal).then(() => true);
-    return delayUnlessGivenUp(ms, signal, runStopped);
+  async #wait(ms: number, signal: AbortSignal | undefined, runStopped: AbortSignal | undefined): Promise<boolean> {
+    const waiting = runStopped === undefined ? undefined : eitherSignal(signal, runStopped);
+    try {
+      await delay(ms, waiting?.signal ?? signal);
+      return true;
+    } catch (error) {
+      if (signal?.aborted || !runStopped?.aborted) throw error;
+      return false;
+    } finally {
+      waiting?.release();
+    }
   }
 
   /** The one log line and the one hook event of a wait before a re-send. */

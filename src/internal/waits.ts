@@ -114,36 +114,6 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
- * Waits `ms` as `delay` does, unless `giveUp` fires first: then it resolves `false` at once (the
- * wait is no longer wanted, which is not the caller's abort). True when the whole wait passed.
- */
-export function delayUnlessGivenUp(ms: number, signal: AbortSignal | undefined, giveUp: AbortSignal): Promise<boolean> {
-  if (signal?.aborted) return Promise.reject(abortErrorFrom(signal));
-  if (giveUp.aborted) return Promise.resolve(false);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      stop();
-      resolve(true);
-    }, ms);
-    const stopGivingUp = onAbort(giveUp, () => {
-      stop();
-      resolve(false);
-    });
-    const stopListening = signal
-      ? onAbort(signal, () => {
-          stop();
-          reject(abortErrorFrom(signal));
-        })
-      : () => {};
-    function stop(): void {
-      clearTimeout(timer);
-      stopGivingUp();
-      stopListening();
-    }
-  });
-}
-
-/**
  * A signal that fires when `first` (the caller's, which may live for days) or `second` fires,
  * through the listeners of `onAbort`: `release` removes them once the waiting is over.
  */

@@ -305,10 +305,13 @@ export class TokenManager {
    */
   #abandonIfUnwanted(entry: PendingRefresh, key: string): void {
     if (entry.waiting > 0 || entry.done) return;
-    if (this.#pending.get(key) !== entry) return;
-    this.#pending.delete(key);
-    // Given up, it leaves things as it found them: the next refresh is still told the token was rejected.
-    if (entry.rejected) this.#invalidated.add(key);
+    // A plain refresh whose place a forced one took is no longer shared (nobody can join it), but it
+    // is still on its way: it is aborted all the same, and only the refresh in its place is kept.
+    if (this.#pending.get(key) === entry) {
+      this.#pending.delete(key);
+      // Given up, it leaves things as it found them: the next refresh is still told the token was rejected.
+      if (entry.rejected) this.#invalidated.add(key);
+    }
     entry.controller.abort();
   }
 

@@ -7,7 +7,7 @@ import { MAX_FINANCE_RESPONSE_BYTES } from '../http/response-body.js';
 import { statusOf } from '../http/retry.js';
 import type { RequestPacing } from '../http/types.js';
 import { ignoreRejection } from '../internal/logger.js';
-import { abortErrorFrom } from '../internal/waits.js';
+import { abortErrorFrom, eitherSignal } from '../internal/waits.js';
 import type { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun, type WorkSource } from '../run/engine.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
@@ -47,6 +47,8 @@ export class PublishRun {
   readonly #report: ReportBuilder;
   readonly #options: RunOptions;
   readonly #call: CallSettings;
+  /** Fires at the run's first stop: a batch waiting to be sent again gives up with its last answer. */
+  readonly #stopped = new AbortController();
 
   constructor(
     ctx: ClientContext,
@@ -63,7 +65,11 @@ export class PublishRun {
     this.#options = options;
     this.#call = call;
     this.#window = window;
-    this.#engine = new RunEngine(options.signal, (error) => report.stop(error));
+    this.#engine = new RunEngine(
+      options.signal,
+      (error) => report.stop(error),
+      () => this.#stopped.abort(),
+    );
     // The run's own budget neither throws nor outlives an abort; a user's (Redis, say) may do both.
     this.#limit =
       limit instanceof AdaptiveLimit ? limit : new GuardedBudget(limit, (error) => this.#engine.stopBy(error));
@@ -111,12 +117,17 @@ export class PublishRun {
     // The batch first, then the slot: a slot taken by a worker that then finds the input read to
     // the end would be a request of a shared budget that nobody sends. A waiting worker holds
     // one batch, so the input is still read no further ahead than the window of batches.
+    let taken: boolean;
     try {
-      await this.#limit.acquire(signal);
+      taken = await this.#takeTurn();
     } catch (error) {
       // Aborted while waiting for a slot, or the budget failed: the batch was never sent.
       if (!signal?.aborted) this.#engine.stopBy(asPushError(error));
       this.dropUnsent(batch);
+      return;
+    }
+    if (!taken) {
+      this.dropUnsent(batch); // the run stopped while it waited: never sent
       return;
     }
     const turn = this.#turn();
@@ -156,7 +167,7 @@ export class PublishRun {
    */
   async #tokenReady(): Promise<PushError | undefined> {
     try {
-      await this.#ctx.http.bearerReady(this.#call);
+      await this.#ctx.http.bearerReady(this.#call, this.#stopped.signal);
       return undefined;
     } catch (error) {
       return asPushError(error);
@@ -217,6 +228,7 @@ export class PublishRun {
       maxResponseBytes: MAX_FINANCE_RESPONSE_BYTES,
       call: this.#call,
       pacing: turn,
+      runStopped: this.#stopped.signal,
     });
     if (result.ok) {
       this.#window.onRoundTrip({ startedAt: sentAt, endedAt: performance.now(), bytes: body.length });
@@ -229,7 +241,8 @@ export class PublishRun {
       }
     }
     if (!result.ok) {
-      if (signal?.aborted && !carried) return undefined;
+      // Not sent: aborted, or the run stopped, while it waited for its token.
+      if ((signal?.aborted || result.notStarted) && !carried) return undefined;
       if (signal?.aborted && !(result.error instanceof AbortError))
         result = { ...result, error: abortErrorFrom(signal) };
       const { error, bodySent } = result;
@@ -238,6 +251,28 @@ export class PublishRun {
       if ((!bodySent && !(error instanceof AbortError)) || stopsTheRun(error)) this.#engine.stopBy(error);
     }
     return batchOutcome(result);
+  }
+
+  /**
+   * Waits for a turn of the rate budget: false when the run stopped first (a turn taken as it
+   * stopped is given back), since a 429's pause, up to a minute of the service's choosing, must
+   * not hold a stopped run. Rejects with the caller's abort, or with the budget's own failure.
+   */
+  async #takeTurn(): Promise<boolean> {
+    const { signal } = this.#options;
+    const waiting = eitherSignal(signal, this.#stopped.signal);
+    try {
+      await this.#limit.acquire(waiting.signal);
+    } catch (error) {
+      if (signal?.aborted) throw abortErrorFrom(signal);
+      if (this.#stopped.signal.aborted) return false;
+      throw error;
+    } finally {
+      waiting.release();
+    }
+    if (!this.#stopped.signal.aborted) return true;
+    this.#limit.release();
+    return false;
   }
 
   /**
@@ -253,7 +288,7 @@ export class PublishRun {
           return false;
         }
         try {
-          await this.#limit.acquire(signal);
+          if (!(await this.#takeTurn())) return false;
         } catch (error) {
           if (signal?.aborted) throw abortErrorFrom(signal);
           this.#engine.stopBy(asPushError(error)); // the budget failed

@@ -1,8 +1,8 @@
 import type { Context } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../defaults.js';
-import { PushError, TokenError } from '../errors.js';
-import { abortErrorFrom, delay, nextTurn } from '../internal/waits.js';
+import { AbortError, PushError, TokenError } from '../errors.js';
+import { abortErrorFrom, delay, eitherSignal, nextTurn } from '../internal/waits.js';
 import { type AttemptOptions, sendAttempt } from './attempt.js';
 import { type CallSettings, type EarlyBearer, type TokenCallOptions, tokenOptionsOf } from './call-options.js';
 import { createFetch, type FetchLike } from './fetch.js';
@@ -71,6 +71,9 @@ const NO_CALL: CallSettings = { headers: {} };
 class TokenUnavailable {
   constructor(readonly error: unknown) {}
 }
+
+/** The request's run stopped while it waited for a token (`RequestSpec.runStopped`): it is not sent. */
+class StoppedWaitingForToken {}
 
 /** Whether the body of the attempt under way may have reached the service (see `Exchange`). */
 interface BodyTrack {
@@ -179,6 +182,8 @@ export class FetchHttpClient implements HttpClient {
     // The call's headers go under the operation's own, once for every attempt.
     let current: RequestSpec = { ...spec, headers: { ...call.headers, ...spec.headers } };
 
+    /** The last attempt's failure: what a request given up at its run's stop ends with. */
+    let lastError: unknown;
     for (let attempt = 1; ; attempt++) {
       body.sent = false;
       let error: unknown;
@@ -186,9 +191,17 @@ export class FetchHttpClient implements HttpClient {
         const response = await this.#attempt(current, call, attempt, callId, body, { parent, sends });
         return { ok: true, response, earlierAmbiguous };
       } catch (caught) {
+        if (caught instanceof StoppedWaitingForToken) {
+          if (lastError !== undefined) return failed(lastError);
+          const error = new PushError(
+            `${spec.operation} request not sent: its run stopped while it waited for its token`,
+          );
+          return { ok: false, error, bodySent: false, earlierAmbiguous, notStarted: true };
+        }
         state.tokenFailure = caught instanceof TokenUnavailable;
         error = caught instanceof TokenUnavailable ? caught.error : caught;
       }
+      lastError = error;
       const step = nextStep(error, state);
       if (spec.onBackPressure !== undefined && !state.tokenFailure) {
         const pushBack = pushBackOf(error, timing);
@@ -202,17 +215,20 @@ export class FetchHttpClient implements HttpClient {
         );
       }
       if (step.kind === 'give-up') return failed(error);
+      // The run stopped: nothing of it is sent again, and the last answer is this request's outcome.
+      if (spec.runStopped?.aborted) return failed(error);
       if (step.kind === 'recover') {
         state.recovered.add(step.step);
         let replacement: Awaited<ReturnType<RecoveryStep['next']>>;
         try {
           replacement = await step.step.next();
         } catch (recoveryError) {
-          // The refused request was not sent again.
+          // The refused request was not sent again. A step given up at the run's stop (its request
+          // aborted) leaves the refusal as the request's answer.
           body.sent = false;
-          return failed(recoveryError);
+          return failed(spec.runStopped?.aborted && !signal?.aborted ? error : recoveryError);
         }
-        if (replacement === undefined) return failed(error);
+        if (replacement === undefined || spec.runStopped?.aborted) return failed(error);
         this.#options.logger.info(`push-api-client request refused; ${step.step.name}, re-sending once`, {
           operation: spec.operation,
           path: spec.url.pathname,
@@ -229,10 +245,10 @@ export class FetchHttpClient implements HttpClient {
       try {
         if (step.waitClass === 'rate-limited' && pacing !== undefined) {
           pacing.release();
-          await delay(step.delayMs, signal);
+          if (!(await this.#wait(step.delayMs, signal, spec.runStopped))) return failed(error);
           if (!(await pacing.acquire(signal))) return failed(error);
-        } else {
-          await delay(step.delayMs, signal);
+        } else if (!(await this.#wait(step.delayMs, signal, spec.runStopped))) {
+          return failed(error);
         }
       } catch (waitError) {
         // Nothing was in flight during the wait: the abort ends a request whose last attempt the
@@ -240,6 +256,23 @@ export class FetchHttpClient implements HttpClient {
         body.sent = false;
         return failed(waitError);
       }
+    }
+  }
+
+  /**
+   * The wait before a re-send: false when the request's run stopped during it (a `Retry-After` of a
+   * minute must not hold a stopped run, nor its end re-send what the run no longer sends).
+   */
+  async #wait(ms: number, signal: AbortSignal | undefined, runStopped: AbortSignal | undefined): Promise<boolean> {
+    const waiting = runStopped === undefined ? undefined : eitherSignal(signal, runStopped);
+    try {
+      await delay(ms, waiting?.signal ?? signal);
+      return true;
+    } catch (error) {
+      if (signal?.aborted || !runStopped?.aborted) throw error;
+      return false;
+    } finally {
+      waiting?.release();
     }
   }
 
@@ -336,14 +369,24 @@ export class FetchHttpClient implements HttpClient {
         authorization: `Bearer ${token}`,
         credentials: tokens.clientSecretForms?.() ?? [],
       });
-    let token = await this.#token(tokens, call, spec.scopes);
+    let token = await this.#token(tokens, call, spec.scopes, spec.runStopped);
+    let refused: unknown;
     try {
       return await send(token);
     } catch (error) {
       if (!isUnauthorized(error)) throw error;
       body.sent = false;
+      refused = error;
     }
-    const current = await this.#token(tokens, call, spec.scopes);
+    // A run that stopped meanwhile sends nothing more: the 401 is this attempt's answer.
+    const tokenAfter401 = async (): Promise<string> => {
+      try {
+        return await this.#token(tokens, call, spec.scopes, spec.runStopped);
+      } catch (error) {
+        throw error instanceof StoppedWaitingForToken ? refused : error;
+      }
+    };
+    const current = await tokenAfter401();
     if (current !== token) {
       // Another request already replaced the refused token: no refresh needed for this one.
       token = current;
@@ -352,6 +395,7 @@ export class FetchHttpClient implements HttpClient {
       } catch (error) {
         if (!isUnauthorized(error)) throw error;
         body.sent = false;
+        refused = error;
       }
     }
     // A 401 means the token was revoked or expired early: refresh once and re-send, outside the retry budget.
@@ -361,7 +405,7 @@ export class FetchHttpClient implements HttpClient {
       attempt,
     });
     await tokens.invalidate(token);
-    return send(await this.#token(tokens, call, spec.scopes));
+    return send(await tokenAfter401());
   }
 
   async prepareBearer(call: CallSettings = NO_CALL): Promise<CallSettings> {
@@ -388,19 +432,29 @@ export class FetchHttpClient implements HttpClient {
     return { ...call, earlyBearer };
   }
 
-  async bearerReady(call: CallSettings = NO_CALL): Promise<void> {
+  async bearerReady(call: CallSettings = NO_CALL, runStopped?: AbortSignal): Promise<void> {
     const tokens = this.#options.tokens?.();
     if (!tokens) return;
     if (call.signal?.aborted) throw abortErrorFrom(call.signal);
     try {
-      await this.#token(tokens, call, undefined);
+      await this.#token(tokens, call, undefined, runStopped);
     } catch (error) {
+      if (error instanceof StoppedWaitingForToken) throw new AbortError('the run stopped while waiting for a token');
       throw asPushError(error instanceof TokenUnavailable ? error.error : error, 'token');
     }
   }
 
-  /** The token for a data request, with the call's timeout, retries and headers; a failure is final (`TokenUnavailable`). */
-  async #token(tokens: BearerTokenSource, call: CallSettings, scopes: readonly string[] | undefined): Promise<string> {
+  /**
+   * The token for a data request, with the call's timeout, retries and headers; a failure is final
+   * (`TokenUnavailable`). A stop of the request's run ends the wait (`StoppedWaitingForToken`), and
+   * a token request it alone waited for is given up, as for the caller's abort.
+   */
+  async #token(
+    tokens: BearerTokenSource,
+    call: CallSettings,
+    scopes: readonly string[] | undefined,
+    runStopped: AbortSignal | undefined,
+  ): Promise<string> {
     const request = this.#tokenRequest(call, scopes);
     const early = call.earlyBearer;
     if (scopes === undefined && early?.failure !== undefined) {
@@ -408,10 +462,14 @@ export class FetchHttpClient implements HttpClient {
       if (!tokens.hasToken?.(request)) throw early.failure;
       early.failure = undefined;
     }
+    const waiting = runStopped === undefined ? undefined : eitherSignal(call.signal, runStopped);
     try {
-      return (await tokens.getToken(request)).accessToken;
+      return (await tokens.getToken(waiting ? { ...request, signal: waiting.signal } : request)).accessToken;
     } catch (error) {
+      if (runStopped?.aborted && !call.signal?.aborted) throw new StoppedWaitingForToken();
       throw new TokenUnavailable(error);
+    } finally {
+      waiting?.release();
     }
   }
 

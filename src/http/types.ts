@@ -80,6 +80,15 @@ export interface RequestSpec {
   /** Steps that may mend a refusal, at most once each per request (a fresh upload address, a rotated secret). @default none */
   recover?: readonly RecoveryStep[];
   /**
+   * Fires when the run this request belongs to has stopped (a publish or upload run, by the service
+   * or by the caller's code): a request waiting to be sent again (a backoff, a `Retry-After`, a
+   * refreshed token after a 401) or to be mended (`recover`) then gives up at once with its last
+   * attempt's failure, and one waiting for its first token is not started (`notStarted`), so that
+   * nothing is sent after the stop. An attempt in flight is not cut: it finishes.
+   * @default none: every wait runs its course
+   */
+  runStopped?: AbortSignal;
+  /**
    * Which redirects are followed (by hand, up to `maxRedirects`):
    * - `follow`: redirects of a GET or PUT; Authorization never goes to another origin, and a body
    *   never does either: a 307/308 (or a 301/302 after a PUT) to another origin for a request with
@@ -162,7 +171,14 @@ export interface RecoveryStep {
  */
 export type Exchange =
   | { ok: true; response: Response; earlierAmbiguous: PushError | undefined }
-  | { ok: false; error: PushError; bodySent: boolean; earlierAmbiguous: PushError | undefined };
+  | {
+      ok: false;
+      error: PushError;
+      bodySent: boolean;
+      earlierAmbiguous: PushError | undefined;
+      /** No attempt left: the request's run stopped while it waited for its first token (`runStopped`). */
+      notStarted?: true;
+    };
 
 /** Sends requests with the client's transport, timeout, retry and auth rules. */
 export interface HttpClient {
@@ -183,9 +199,10 @@ export interface HttpClient {
    * Resolves once a bearer token for these call settings is at hand (from the cache, or once its
    * request, shared with every other caller, has been answered), so that a caller can tell "about
    * to be sent" from "waiting for a token". Rejects with what a request would meet instead: the
-   * token's failure after its own retries, or an `AbortError` for the call's signal.
+   * token's failure after its own retries, or an `AbortError` for the call's signal or once
+   * `runStopped` fires (the caller's run stopped: a token request only it waited for is given up).
    */
-  bearerReady(call?: CallSettings): Promise<void>;
+  bearerReady(call?: CallSettings, runStopped?: AbortSignal): Promise<void>;
 }
 
 /**

@@ -114,6 +114,26 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
+ * A signal that fires when `first` (the caller's, which may live for days) or `second` fires,
+ * through the listeners of `onAbort`: `release` removes them once the waiting is over.
+ */
+export function eitherSignal(
+  first: AbortSignal | undefined,
+  second: AbortSignal,
+): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const stopFirst = first ? onAbort(first, () => controller.abort(first.reason)) : () => {};
+  const stopSecond = onAbort(second, () => controller.abort(second.reason));
+  return {
+    signal: controller.signal,
+    release: () => {
+      stopFirst();
+      stopSecond();
+    },
+  };
+}
+
+/**
  * Settles with the promise, or rejects with AbortError when the signal fires first. The promise
  * itself keeps running: it may be shared with other callers (the single-flight token refresh).
  */

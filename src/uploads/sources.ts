@@ -53,19 +53,25 @@ function fromData(name: string, data: string | Uint8Array | Blob): UploadSource 
 
 function fromStream(input: UploadStreamInput): UploadSource {
   const { name, size } = input;
-  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) {
-    throw new UploadError(
-      name,
-      `File ${JSON.stringify(name)} needs a declared "size" (a whole number of bytes) to be sent with Content-Length.`,
-    );
-  }
   if (!isStreamLike(input.stream)) {
     throw new UploadError(
       name,
       `The "stream" of file ${JSON.stringify(name)} must be a Node Readable, a web ReadableStream or an async iterable of bytes.`,
     );
   }
-  assertUploadableSize(name, size);
+  try {
+    if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) {
+      throw new UploadError(
+        name,
+        `File ${JSON.stringify(name)} needs a declared "size" (a whole number of bytes) to be sent with Content-Length.`,
+      );
+    }
+    assertUploadableSize(name, size);
+  } catch (error) {
+    // Refused, its stream is never read: it is closed, as those of the other inputs are.
+    closeUnread(input.stream);
+    throw error;
+  }
   let opened = false;
   return {
     name,

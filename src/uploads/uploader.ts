@@ -210,14 +210,21 @@ export class Uploader {
     const addressesWanted = new AbortController();
     const stopListening = signal === undefined ? () => {} : onAbort(signal, () => addressesWanted.abort(signal.reason));
     // Addresses are asked for ahead of as many files as the window may ever hold.
-    const addresses = new AddressBook(
-      sources,
-      (names) => this.getUploadUrls(appId, names, { ...options, signal: addressesWanted.signal }),
-      { workers: window.max, endpoint, type: options.type },
-    );
+    const addressOptions: GetUploadUrlsOptions = { ...options, signal: addressesWanted.signal };
+    const addresses = new AddressBook(sources, (names) => this.getUploadUrls(appId, names, addressOptions), {
+      workers: window.max,
+      endpoint,
+      type: options.type,
+    });
     const totalBytes = sources.reduce((sum, source) => sum + source.size, 0);
     const tracker = new ProgressTracker(totalBytes, options.onProgress, this.#ctx.logger);
-    const engine = new RunEngine(signal, undefined, () => addressesWanted.abort());
+    // A file waiting to be sent again (a backoff, a Retry-After, a fresh address) when the run
+    // stops gives up with its last answer: nothing is sent after the stop, and no wait holds it.
+    const runStopped = new AbortController();
+    const engine = new RunEngine(signal, undefined, () => {
+      runStopped.abort();
+      addressesWanted.abort();
+    });
 
     await engine
       .run(sources.keys(), window, async (index) => {
@@ -236,7 +243,10 @@ export class Uploader {
         // The run stopped (or was aborted) while this file waited for its address: it does not start,
         // as publish does not send a batch it read before the stop.
         if (engine.shouldStop()) return;
-        const outcome = await this.#uploadOne(appId, source, address, tracker, options, putCall, window);
+        const outcome = await this.#uploadOne(appId, source, address, tracker, putCall, window, {
+          stopped: runStopped.signal,
+          addressOptions,
+        });
         results[index] = outcome.result;
         // The run's cause is the error itself (a ConnectionError, a NotFoundError of a re-sign), as
         // in publish; the file's own entry keeps it wrapped in its UploadError.
@@ -273,9 +283,9 @@ export class Uploader {
     source: UploadSource,
     address: string,
     tracker: ProgressTracker,
-    options: UploadOptions,
     call: CallSettings,
     window: ConcurrencyLimiter,
+    run: { stopped: AbortSignal; addressOptions: GetUploadUrlsOptions },
   ): Promise<{ result: UploadFileResult; stopsTheRun?: PushError }> {
     const { name, size } = source;
     let attempts = 0;
@@ -300,7 +310,10 @@ export class Uploader {
     const resign: RecoveryStep = {
       name: 'fetching a fresh upload address',
       when: isRefusedSignature,
-      next: async () => ({ url: new URL((await this.getUploadUrls(appId, [name], options))[name] ?? '') }),
+      // Like every address request of the call, given up at its stop.
+      next: async () => ({
+        url: new URL((await this.getUploadUrls(appId, [name], run.addressOptions))[name] ?? ''),
+      }),
     };
 
     try {
@@ -336,6 +349,7 @@ export class Uploader {
         maxResponseBytes: MAX_PUT_RESPONSE_BYTES,
         retryPolicy: source.reopenable ? 'idempotent' : 'never',
         ...(source.reopenable && { recover: [resign] }),
+        runStopped: run.stopped,
         call,
         onBackPressure: ({ reason, retryAfterMs }) => window.onBackPressure(reason, retryAfterMs, sentAt),
         mapError: (response, bodyText): UploadError =>

@@ -73,4 +73,28 @@ describe('a token request whose only caller aborted', () => {
     expect(await other).toBeInstanceOf(AbortError);
     expect(await within(closed, 3_000)).toBe('hung up');
   });
+
+  it('is hung up on even when a forced refresh took its place meanwhile', async () => {
+    // The first token request (a plain refresh) never answers; the forced one that follows does.
+    let plainClosed: () => void = () => {};
+    const closed = new Promise<string>((resolve) => {
+      plainClosed = () => resolve('hung up');
+    });
+    const service = await startService((request, res) => {
+      if (request.route !== 'token' || request.hit !== 1) return false;
+      res.on('close', () => {
+        if (!res.writableEnded) plainClosed();
+      });
+      return true;
+    });
+    const client = service.client({ timeoutMs: 60_000 });
+    const plain = new AbortController();
+    const waiting = client.tokens.getToken({ signal: plain.signal }).catch((error: unknown) => error);
+    await expect.poll(() => service.on('token').length).toBe(1);
+    await client.tokens.getToken({ forceRefresh: true });
+    plain.abort();
+    expect(await waiting).toBeInstanceOf(AbortError);
+    // Nobody waits for the plain refresh any more: it must not run on to its 60 s timeout.
+    expect(await within(closed, 3_000)).toBe('hung up');
+  });
 });

@@ -95,6 +95,19 @@ describe('streams the upload did not read', () => {
     expect(emulator.mock.state.requests).toHaveLength(0);
   });
 
+  it('is closed when it is the input refused (no size, a size too large): the upload never reads it', async () => {
+    for (const size of [undefined, -1, Number.MAX_SAFE_INTEGER]) {
+      const refused = Readable.from([bytes('data')]);
+      const error = await clientFor(emulator)
+        .uploads.upload(emulator.mock.appId, [{ name: 'refused.txt', stream: refused, size } as never])
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(UploadError);
+      await settle();
+      expect(refused.destroyed).toBe(true);
+    }
+    expect(emulator.mock.state.requests).toHaveLength(0);
+  });
+
   it('are closed when two inputs share a name, before any request', async () => {
     const { inputs, closed } = streams();
     const error = await clientFor(emulator)

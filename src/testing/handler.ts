@@ -251,6 +251,7 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
 
   async function handle(request: Request, handleOptions: HandleOptions = {}): Promise<Response> {
     const requestId = randomUUID();
+    const generation = state.generation;
     const at = clock.now();
     const started = realNow();
     let url: URL;
@@ -261,7 +262,7 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
     }
     const route = router.route(url);
     const operation = operationOf(route);
-    const incoming: IncomingRequest = { request, url, requestId, wire: handleOptions.wire };
+    const incoming: IncomingRequest = { request, url, requestId, wire: handleOptions.wire, generation };
     const fault = faults.pick(operation, request.method, url.pathname);
     let faultKind: 'status' | 'drop-before' | 'drop-after' | undefined;
     let response: Response;
@@ -295,6 +296,8 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
         headers: response.headers,
       });
     }
+    // A reset since it arrived forgot it with the rest of what was received.
+    if (!state.isCurrent(generation)) return response;
     state.log(
       logEntry(
         request,

@@ -16,6 +16,7 @@ import * as timers from 'node:timers';
 import { authenticate, requireConnectorWrite } from './bearer-auth.js';
 import { Clock } from './clock.js';
 import type { EmulatorContext, IncomingRequest, WireInfo } from './context.js';
+import { registerState } from './emulator-internals.js';
 import { type ActiveFault, FaultInjector } from './faults.js';
 import { handleFinance } from './finance.js';
 import { type CredentialInput, type EmulatorOptions, type RateLimit, resolveOptions } from './options.js';
@@ -385,6 +386,7 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
       rateLimiter.set(initial.rateLimit);
     },
   };
+  registerState(emulator, state);
   return emulator;
 }
 

@@ -25,6 +25,7 @@ export const ISOLATED = [
   'test/testing/content-length-msw.test.ts',
   'test/testing/msw-user-suite.test.ts',
   'test/testing/msw-http-parity.test.ts',
+  'test/testing/fake-timers-user-suite.test.ts',
   'test/uploads/uploader-failures.test.ts',
   'test/uploads/uploader-input.test.ts',
   'test/uploads/uploader-stops.test.ts',

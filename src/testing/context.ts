@@ -26,4 +26,6 @@ export interface IncomingRequest {
   url: URL;
   requestId: string;
   wire: WireInfo | undefined;
+  /** The state's generation when it arrived: it may store only while that is current. */
+  generation: number;
 }

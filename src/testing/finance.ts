@@ -51,6 +51,9 @@ export async function handleFinance(
   const result = validateFinanceBody(parsed);
   if (!result.ok) return apiError(422, describeIssues(result.issues));
 
-  state.financeOf(appId).add(incoming.requestId, clock.now(), result.records, config.keepRecords);
+  // A reset while the body arrived: answered as the service would, stored nowhere.
+  if (state.isCurrent(incoming.generation)) {
+    state.financeOf(appId).add(incoming.requestId, clock.now(), result.records, config.keepRecords);
+  }
   return jsonResponse(200, { success: true });
 }

@@ -16,6 +16,7 @@ import * as timers from 'node:timers';
 import { authenticate, requireConnectorWrite } from './bearer-auth.js';
 import { Clock } from './clock.js';
 import type { EmulatorContext, IncomingRequest, WireInfo } from './context.js';
+import { registerState } from './emulator-internals.js';
 import { type ActiveFault, FaultInjector } from './faults.js';
 import { handleFinance } from './finance.js';
 import { type CredentialInput, type EmulatorOptions, type RateLimit, resolveOptions } from './options.js';
@@ -251,6 +252,7 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
 
   async function handle(request: Request, handleOptions: HandleOptions = {}): Promise<Response> {
     const requestId = randomUUID();
+    const generation = state.generation;
     const at = clock.now();
     const started = realNow();
     let url: URL;
@@ -261,7 +263,7 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
     }
     const route = router.route(url);
     const operation = operationOf(route);
-    const incoming: IncomingRequest = { request, url, requestId, wire: handleOptions.wire };
+    const incoming: IncomingRequest = { request, url, requestId, wire: handleOptions.wire, generation };
     const fault = faults.pick(operation, request.method, url.pathname);
     let faultKind: 'status' | 'drop-before' | 'drop-after' | undefined;
     let response: Response;
@@ -295,6 +297,8 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
         headers: response.headers,
       });
     }
+    // A reset since it arrived forgot it with the rest of what was received.
+    if (!state.isCurrent(generation)) return response;
     state.log(
       logEntry(
         request,
@@ -382,6 +386,7 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
       rateLimiter.set(initial.rateLimit);
     },
   };
+  registerState(emulator, state);
   return emulator;
 }
 

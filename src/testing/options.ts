@@ -79,7 +79,11 @@ export interface EmulatorOptions {
   tokenTtlSeconds?: number;
   /** Lifetime of signed upload addresses, in seconds. @default 900 */
   signedUrlTtlSeconds?: number;
-  /** Clock in milliseconds; `advanceTime()` moves it forward. @default Date.now */
+  /**
+   * Clock in milliseconds; `advanceTime()` moves it forward. The default reads `Date.now()` at each
+   * call, so it follows a test's fake clock (`vi.setSystemTime`) as the client does.
+   * @default () => Date.now()
+   */
   now?: () => number;
   /** Data API rate limit (upload addresses and finance). @default none */
   rateLimit?: RateLimit;
@@ -181,7 +185,9 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     apps: [...(options.apps ?? [DEMO_APP_ID])],
     tokenTtlSeconds: options.tokenTtlSeconds ?? EMULATOR_DEFAULTS.tokenTtlSeconds,
     signedUrlTtlSeconds: options.signedUrlTtlSeconds ?? EMULATOR_DEFAULTS.signedUrlTtlSeconds,
-    now: options.now ?? Date.now,
+    // Read at each call, not kept: a test suite that fakes `Date` after creating the emulator
+    // (vi.useFakeTimers, vi.setSystemTime) moves both the client's clock and this one.
+    now: options.now ?? (() => Date.now()),
     rateLimit: options.rateLimit ? { ...options.rateLimit } : undefined,
     maxBodyBytes: options.maxBodyBytes ?? EMULATOR_DEFAULTS.maxBodyBytes,
     maxUploadBytes: options.maxUploadBytes ?? EMULATOR_DEFAULTS.maxUploadBytes,

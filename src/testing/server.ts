@@ -92,7 +92,8 @@ function refusal(hosts: HostAllowList, req: IncomingMessage, target: URL, absolu
   const origin = req.headers.origin;
   if (!hosts.acceptsOrigin(origin, host)) return 'Forbidden: requests from other origins are not accepted';
   const site = header(req, 'sec-fetch-site');
-  if (!acceptsFetchSite(site, header(req, 'sec-fetch-mode'), header(req, 'sec-fetch-dest'))) {
+  const opensStream = target.pathname === `${INSPECTOR_PATH}events`;
+  if (!acceptsFetchSite(site, header(req, 'sec-fetch-mode'), header(req, 'sec-fetch-dest'), opensStream)) {
     return 'Forbidden: requests from pages on other sites are not accepted';
   }
   return undefined;

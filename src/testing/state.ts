@@ -111,11 +111,35 @@ export class EmulatorState {
   readonly files = new Map<string, Map<string, StoredFile>>();
   readonly requestLog: BoundedRequestLog;
   tokenRequestCount = 0;
-  readonly uploadBudget: UploadBudget;
+  readonly #maxStoredUploadBytes: number;
+  #uploadBudget: UploadBudget;
+  /**
+   * Counts the times what was received was forgotten. A request carries the generation it arrived
+   * in, and stores nothing once it has moved on: a reset between its arrival and its end (a body
+   * still streaming, a fault's delay) must not leave its record, file, token or log entry in the
+   * state the reset started.
+   */
+  #generation = 0;
 
   constructor(limits: { maxRequestLog: number; maxRequestLogBytes: number; maxStoredUploadBytes: number }) {
     this.requestLog = new BoundedRequestLog(limits.maxRequestLog, limits.maxRequestLogBytes);
-    this.uploadBudget = new UploadBudget(limits.maxStoredUploadBytes);
+    this.#maxStoredUploadBytes = limits.maxStoredUploadBytes;
+    this.#uploadBudget = new UploadBudget(limits.maxStoredUploadBytes);
+  }
+
+  /** The uploaded bytes held now. A reset starts a new budget: PUTs in flight keep charging the old one. */
+  get uploadBudget(): UploadBudget {
+    return this.#uploadBudget;
+  }
+
+  /** The generation a request arriving now belongs to (see {@link isCurrent}). */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** Whether a request that arrived in `generation` may still change the state: no reset since. */
+  isCurrent(generation: number): boolean {
+    return generation === this.#generation;
   }
 
   /** The request log, oldest first. */
@@ -133,10 +157,11 @@ export class EmulatorState {
 
   /** Forgets what was received (tokens, records, files, the request log); keeps apps and credentials. */
   clearReceived(): void {
+    this.#generation += 1;
     this.tokens.clear();
     this.finance.clear();
     this.files.clear();
-    this.uploadBudget.clear();
+    this.#uploadBudget = new UploadBudget(this.#maxStoredUploadBytes);
     this.requestLog.clear();
     this.tokenRequestCount = 0;
   }

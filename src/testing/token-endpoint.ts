@@ -55,7 +55,7 @@ function failure(code: OAuthErrorCode, description: string, usedBasic = false): 
 export async function handleTokenRequest(context: EmulatorContext, incoming: IncomingRequest): Promise<Response> {
   const { request } = incoming;
   const { state, config, clock } = context;
-  state.tokenRequestCount += 1;
+  if (state.isCurrent(incoming.generation)) state.tokenRequestCount += 1;
   if (request.method !== 'POST') {
     return oauthError(405, 'invalid_request', 'the token endpoint only accepts POST', { allow: 'POST' });
   }
@@ -114,14 +114,17 @@ export async function handleTokenRequest(context: EmulatorContext, incoming: Inc
   const token = randomBytes(32).toString('base64url');
   const issuedAt = clock.now();
   const ttl = config.tokenTtlSeconds;
-  state.tokens.set(token, {
-    token,
-    clientId: credential.clientId,
-    scopes,
-    issuedAt,
-    expiresAt: issuedAt + ttl * 1000,
-    revoked: false,
-  });
+  // A token issued for a request that arrived before a reset is not kept: the reset forgot tokens.
+  if (state.isCurrent(incoming.generation)) {
+    state.tokens.set(token, {
+      token,
+      clientId: credential.clientId,
+      scopes,
+      issuedAt,
+      expiresAt: issuedAt + ttl * 1000,
+      revoked: false,
+    });
+  }
   return jsonResponse(
     200,
     { access_token: token, token_type: 'Bearer', expires_in: ttl, scope: scopes.join(' ') },

@@ -39,9 +39,4 @@ export class UploadBudget {
   countFileWithoutBytes(change: 1 | -1): void {
     this.#filesWithoutBytes += change;
   }
-
-  clear(): void {
-    this.#held = 0;
-    this.#filesWithoutBytes = 0;
-  }
 }

@@ -57,16 +57,25 @@ export async function handleUpload(
     return xmlError(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
   }
 
-  const body = await receiveUploadBody(request, config.maxUploadBytes, state.uploadBudget);
+  // A reset while the body streams starts a new budget; this PUT's reservations stay in the old one.
+  const budget = state.uploadBudget;
+  const body = await receiveUploadBody(request, config.maxUploadBytes, budget);
   if (!body.ok) {
     return body.reason === 'too-large'
       ? xmlError(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size')
       : xmlError(400, 'IncompleteBody', 'The request body ended early');
   }
   if (declared !== undefined && declared !== body.size) {
-    if (body.bytes) state.uploadBudget.release(body.size);
+    if (body.bytes) budget.release(body.size);
     return xmlError(400, 'IncompleteBody', 'You did not provide the number of bytes specified by the Content-Length');
   }
+  const stored = new Response(null, {
+    status: 200,
+    statusText: 'OK',
+    headers: { etag: body.etag, 'content-length': '0' },
+  });
+  // A reset since the PUT arrived forgot files: answered as the store would, kept nowhere.
+  if (!state.isCurrent(incoming.generation)) return stored;
 
   const files = state.filesOf(appId);
   const previous = files.get(fileName);
@@ -86,5 +95,5 @@ export async function handleUpload(
     requestId: incoming.requestId,
     uploadCount: (previous?.uploadCount ?? 0) + 1,
   });
-  return new Response(null, { status: 200, statusText: 'OK', headers: { etag: body.etag, 'content-length': '0' } });
+  return stored;
 }

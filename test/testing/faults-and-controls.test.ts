@@ -228,4 +228,12 @@ describe('controls', () => {
     expect(emulator.state.requests.length).toBeLessThanOrEqual(11);
     expect(emulator.state.requests.at(-1)?.path).toBe('/x49');
   });
+
+  it('shows exactly the newest maxRequestLog entries, also between two trims of the log', async () => {
+    const emulator = createPushApiHandler({ maxRequestLog: 10 });
+    for (let i = 0; i < 11; i++) await emulator.handle(new Request(`${emulator.baseUrl}/x${i}`));
+    expect(emulator.state.requests.map((entry) => entry.path)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `/x${i + 1}`),
+    );
+  });
 });

@@ -292,6 +292,22 @@ describe("the HTTP emulator refuses a page's requests that carry no Origin", () 
     expect(emulator.mock.state.requests.length).toBe(before);
   });
 
+  it('answers 403 to a link from elsewhere to the event stream, which would hold one of its slots', async () => {
+    const navigation = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' };
+    for (const site of ['cross-site', 'same-site']) {
+      const answer = await send(`${emulator.url}/_emulator/events`, {
+        headers: { ...navigation, 'sec-fetch-site': site },
+      });
+      expectRefused(answer);
+    }
+    // Typed in the address bar, or from the inspector's own page, it is still served.
+    const typed = await fetch(`${emulator.url}/_emulator/events`, {
+      headers: { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+    });
+    expect(typed.status).toBe(200);
+    await typed.body?.cancel();
+  });
+
   it("serves the emulator's own page, a person's own navigation and a link from elsewhere to the inspector", async () => {
     const accepted: { path: string; headers: Record<string, string> }[] = [
       { path: '/_emulator/state', headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' } },

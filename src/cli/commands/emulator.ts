@@ -22,6 +22,7 @@ import {
   parseFault,
   parsePublicUrl,
 } from './emulator-flags.js';
+import { listenError } from './emulator-listen.js';
 
 /**
  * Seams for tests: where output goes (`write`: stdout; `writeInfo`: what must stay off stdout under
@@ -286,7 +287,9 @@ export function emulatorCommand(io: EmulatorCommandIo = {}): Command {
     .action(async (options: EmulatorFlags) => {
       // Loaded here: the HTTP server (srvx) and the emulated service are only this command's cost.
       const { startEmulator } = await import('../../testing/server.js');
-      const running = await startEmulator(await startOptions(options));
+      const running = await startEmulator(await startOptions(options)).catch((error: unknown) => {
+        throw listenError(error, options.host, options.port);
+      });
       for (const rule of options.fault ?? []) running.mock.faults.add(rule);
       const settings = settingsOf(running, options.clientSecretFile !== undefined);
       // Under --json, stdout carries that one object; everything else goes to stderr.

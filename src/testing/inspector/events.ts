@@ -15,9 +15,23 @@ const HEARTBEAT_MS = 15_000;
 /** Open event streams per emulator; more are answered 503. */
 export const MAX_EVENT_STREAMS = 32;
 
+/**
+ * One open stream. Each message is the whole overview, so a stream whose client reads slower than
+ * the overview changes (a suspended `curl`, a frozen tab) needs only the newest: while its socket
+ * has not drained it is sent nothing, and once it drains it gets the overview of that moment. What
+ * the emulator buffers for it stays one message, however long the client stays away.
+ */
+interface Stream {
+  readonly res: ServerResponse;
+  /** The overview version last written to it. */
+  sent: string | undefined;
+  /** Set while the socket holds more than its high-water mark: nothing more is written. */
+  waitingForDrain: boolean;
+}
+
 class Feed {
   readonly #emulator: PushApiEmulator;
-  readonly #streams = new Set<ServerResponse>();
+  readonly #streams = new Map<ServerResponse, Stream>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #version: string | undefined;
   #message = '';
@@ -33,8 +47,9 @@ class Feed {
 
   add(res: ServerResponse): void {
     this.#refresh();
-    res.write(this.#message);
-    this.#streams.add(res);
+    const stream: Stream = { res, sent: undefined, waitingForDrain: false };
+    this.#streams.set(res, stream);
+    this.#send(stream, this.#message);
     if (!this.#timer) {
       this.#timer = setInterval(() => this.#tick(), POLL_MS);
       // An open stream must not keep a test's process alive once everything else is done.
@@ -72,7 +87,21 @@ class Feed {
         text = ': alive\n\n';
       }
     }
-    if (text !== undefined) for (const res of this.#streams) res.write(text);
+    if (text !== undefined) for (const stream of this.#streams.values()) this.#send(stream, text);
+  }
+
+  /** Writes `text` unless the stream is still behind, or already has this overview. */
+  #send(stream: Stream, text: string): void {
+    if (stream.waitingForDrain) return;
+    const isOverview = text === this.#message;
+    if (isOverview && stream.sent === this.#version) return;
+    if (isOverview) stream.sent = this.#version;
+    if (stream.res.write(text)) return;
+    stream.waitingForDrain = true;
+    stream.res.once('drain', () => {
+      stream.waitingForDrain = false;
+      if (this.#streams.has(stream.res)) this.#send(stream, this.#message);
+    });
   }
 }
 

@@ -4,8 +4,9 @@
  * emulator holds (the last requests and tokens only), and free of secrets: token values, client
  * secrets and request headers are left out.
  */
+import { stateOf } from '../emulator-internals.js';
 import type { PushApiEmulator } from '../handler.js';
-import type { RequestLogEntry } from '../state.js';
+import type { RequestLogEntry, TokenRecord } from '../state.js';
 
 /** Requests and tokens the overview carries: the newest ones. */
 const OVERVIEW_LIMITS = { requests: 100, tokens: 100, filesPerApp: 200 } as const;
@@ -61,10 +62,35 @@ function summarize(entry: RequestLogEntry): RequestSummary {
   };
 }
 
+/** The request log as held, oldest first: not copied, since it may hold 100,000 entries. */
+function requestLog(emulator: PushApiEmulator): readonly RequestLogEntry[] {
+  return stateOf(emulator)?.requests ?? emulator.state.requests;
+}
+
+/**
+ * The newest `limit` tokens, newest first, and how many there are. Tokens are kept for the
+ * emulator's life: copying them all on every change would make a long run's open inspector cost
+ * the emulator most of its time.
+ */
+function newestTokens(emulator: PushApiEmulator, limit: number): { newest: TokenRecord[]; count: number } {
+  const held = stateOf(emulator)?.tokens;
+  if (!held) {
+    const all = emulator.state.tokens;
+    return { newest: all.slice(-limit).reverse(), count: all.length };
+  }
+  const newest: TokenRecord[] = [];
+  let skip = held.size - limit;
+  for (const token of held.values()) {
+    if (skip > 0) skip -= 1;
+    else newest.push(token);
+  }
+  return { newest: newest.reverse(), count: held.size };
+}
+
 export function inspectorOverview(emulator: PushApiEmulator): InspectorOverview {
   const { state } = emulator;
-  const requests = state.requests;
-  const tokens = state.tokens;
+  const requests = requestLog(emulator);
+  const tokens = newestTokens(emulator, OVERVIEW_LIMITS.tokens);
   return {
     now: emulator.now(),
     apps: state.apps.map((appId) => ({
@@ -83,17 +109,14 @@ export function inspectorOverview(emulator: PushApiEmulator): InspectorOverview 
         })),
     })),
     // The token value is a bearer credential: only who holds it, what it grants and until when.
-    tokens: tokens
-      .slice(-OVERVIEW_LIMITS.tokens)
-      .reverse()
-      .map(({ clientId, scopes, issuedAt, expiresAt, revoked }) => ({
-        clientId,
-        scopes,
-        issuedAt,
-        expiresAt,
-        revoked,
-      })),
-    tokenCount: tokens.length,
+    tokens: tokens.newest.map(({ clientId, scopes, issuedAt, expiresAt, revoked }) => ({
+      clientId,
+      scopes: [...scopes],
+      issuedAt,
+      expiresAt,
+      revoked,
+    })),
+    tokenCount: tokens.count,
     faults: emulator.faults.list().map((rule) => ({
       match: rule.match ?? null,
       status: rule.status ?? null,
@@ -110,7 +133,7 @@ export function inspectorOverview(emulator: PushApiEmulator): InspectorOverview 
  * only change through requests), a fault added or used up, the clock moved, a reset.
  */
 export function overviewVersion(emulator: PushApiEmulator): string {
-  const requests = emulator.state.requests;
+  const requests = requestLog(emulator);
   const clockOffsetSeconds = Math.round((emulator.now() - Date.now()) / 1000);
   return `${requests.length}:${requests.at(-1)?.id ?? ''}:${emulator.faults.injected}:${emulator.faults.list().length}:${clockOffsetSeconds}`;
 }

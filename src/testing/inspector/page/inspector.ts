@@ -261,18 +261,65 @@ function show(data: Overview): void {
   if ((app?.records ?? 0) !== shownTotal && onFirstPage) reloadRecords();
 }
 
-function connect(): void {
+/**
+ * A browser opens at most six HTTP/1.1 connections to one origin, and an event stream holds one for
+ * as long as its tab is open: six inspector tabs would leave none for a seventh tab, a record page
+ * or a control. So one tab of the browser holds the stream (the holder of a Web Lock, which passes
+ * to a waiting tab when it closes) and hands each overview to the others over a BroadcastChannel.
+ * Where the page is not a secure context (a `--public-url` that is not loopback), Web Locks do not
+ * exist, and each tab opens its own stream.
+ */
+const FEED = 'push-api-emulator-feed';
+
+type FeedMessage = { kind: 'overview'; overview: Overview } | { kind: 'down' };
+
+function showStatus(live: boolean): void {
   const status = byId('connection');
+  status.textContent = live ? 'live' : 'disconnected, retrying…';
+  status.className = live ? 'status live' : 'status down';
+}
+
+/** Opens this tab's event stream, passing what it hears to the other tabs when there is a channel. */
+function openStream(channel: BroadcastChannel | undefined): void {
   const events = new EventSource('events');
-  events.addEventListener('open', () => {
-    status.textContent = 'live';
-    status.className = 'status live';
-  });
+  events.addEventListener('open', () => showStatus(true));
   events.addEventListener('error', () => {
-    status.textContent = 'disconnected, retrying…';
-    status.className = 'status down';
+    showStatus(false);
+    channel?.postMessage({ kind: 'down' } satisfies FeedMessage);
   });
-  events.addEventListener('overview', (event) => show(JSON.parse((event as MessageEvent<string>).data) as Overview));
+  events.addEventListener('overview', (event) => {
+    const overview = JSON.parse((event as MessageEvent<string>).data) as Overview;
+    showStatus(true);
+    show(overview);
+    channel?.postMessage({ kind: 'overview', overview } satisfies FeedMessage);
+  });
+}
+
+function connect(): void {
+  if (!window.isSecureContext || !('locks' in navigator) || typeof BroadcastChannel !== 'function') {
+    openStream(undefined);
+    return;
+  }
+  const channel = new BroadcastChannel(FEED);
+  let heard = false;
+  channel.addEventListener('message', (event: MessageEvent<FeedMessage>) => {
+    heard = true;
+    showStatus(event.data.kind === 'overview');
+    if (event.data.kind === 'overview') show(event.data.overview);
+  });
+  // Until the tab holding the stream has news, show the overview of the moment.
+  fetch('overview')
+    .then((response) => (response.ok ? (response.json() as Promise<Overview>) : Promise.reject(response.status)))
+    .then(
+      (overview) => {
+        if (heard) return;
+        showStatus(true);
+        show(overview);
+      },
+      () => showStatus(false),
+    );
+  // Held until this tab closes: then the next waiting tab opens the stream.
+  void navigator.locks.request(FEED, () => new Promise<never>(() => openStream(channel)));
 }
 
 function wireControls(): void {

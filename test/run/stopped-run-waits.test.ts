@@ -315,6 +315,44 @@ describe('a stop ends the waits before a re-send', () => {
     expectAccounted(error.report, 30);
     expect(await within(refreshClosed, WITHIN_MS)).toBe('hung up');
   });
+
+  it('publish: batches waiting for the first token are not read once the input fails, and the token request is hung up', async () => {
+    let hungUp: () => void = () => {};
+    const tokenClosed = new Promise<'hung up'>((resolve) => {
+      hungUp = () => resolve('hung up');
+    });
+    const service = await start((request, res) => {
+      if (request.route !== 'token') return false;
+      res.on('close', () => {
+        if (!res.writableEnded) hungUp();
+      });
+      return true; // never answered
+    });
+    const thrown = new Error('the export broke');
+    async function* records() {
+      yield* financeRecords(10);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      throw thrown;
+    }
+    const sending: number[] = [];
+    const client = service.client(); // a 5 s timeout: far past the bound below
+    const { outcome, ms } = await timed(
+      client.finance.publish('app-1', records(), {
+        batchSize: 5,
+        onBatchSending: ({ index }) => void sending.push(index),
+      }),
+    );
+
+    expect(outcome).toBeInstanceOf(PublishStoppedError);
+    const error = outcome as PublishStoppedError;
+    expect(error.cause).toBe(thrown);
+    expect(ms).toBeLessThan(WITHIN_MS);
+    expect(service.on('finance')).toHaveLength(0);
+    expect(sending).toEqual([]);
+    expect(error.report.batches).toEqual([]);
+    expect(error.report.recordsNotRead).toBe(10);
+    expect(await within(tokenClosed, WITHIN_MS)).toBe('hung up');
+  });
 });
 
 function within<T>(promise: Promise<T>, ms: number): Promise<T | 'still open'> {

@@ -13,14 +13,17 @@
  * which 52 kB is the inspector screenshot, quantized to 8 bits): 498 kB packed and 1,558 kB
  * unpacked then (the CLI had grown meanwhile too), with about 12% of headroom. Raised again when
  * the SDK gained middleware, tracing, raw requests, `.withResponse()` and the adaptive window, with
- * their docs: 568 kB packed and 1,796 kB unpacked then, again with about 12% of headroom. The
- * unpacked budget was raised to 2,050 kB when runs gave up their waits at a stop (2,004 kB then):
- * a decision to review with the next budget, not headroom.
+ * their docs: 568 kB packed and 1,796 kB unpacked then, again with about 12% of headroom. Raised
+ * again when stopped runs gave up their waits, batches waited for their token before being
+ * announced, and the emulator gained reset generations and a shared inspector stream: 645 kB
+ * packed and 2,034 kB unpacked then, with about 8% of headroom. Most of the package is the two
+ * builds (ESM and CJS, each with its declarations) and the docs; the next raise should come with a
+ * look at what could leave (the CHANGELOG's history, the declarations' JSDoc).
  */
 import { execFileSync } from 'node:child_process';
 
-const PACKED_BUDGET = 640_000;
-const UNPACKED_BUDGET = 2_050_000;
+const PACKED_BUDGET = 700_000;
+const UNPACKED_BUDGET = 2_200_000;
 
 /** Nothing of these belongs in the tarball. */
 const FORBIDDEN: [RegExp, string][] = [

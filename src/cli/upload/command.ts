@@ -1,8 +1,10 @@
+import { existsSync } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { AbortError, type UploadFileType, type UploadReport, UploadStoppedError } from '../../index.js';
 import { DEFAULT_UPLOAD_CONCURRENCY } from '../../uploads/limits.js';
+import { fileNameProblem } from '../../uploads/upload-urls.js';
 import {
   addConnectionOptions,
   appOption,
@@ -57,6 +59,10 @@ async function expandPaths(patterns: string[]): Promise<string[]> {
     );
     if (exists || !isDynamicPattern(pattern)) {
       const info = await stat(pattern).catch(() => undefined);
+      if (info === undefined && pattern.includes('\uFFFD'))
+        throw new UsageError(
+          `${pattern}: no such file; a name that is not valid UTF-8 cannot be named: rename the file`,
+        );
       if (info === undefined) throw new UsageError(`${pattern}: no such file`);
       if (info.isDirectory()) {
         const glob = `${pattern.replace(/[\\/]+$/, '')}/*`;
@@ -71,10 +77,20 @@ async function expandPaths(patterns: string[]): Promise<string[]> {
     paths.push(...matches);
   }
   const unique = [...new Set(paths)];
+  // A name that is not valid UTF-8 on disk (a zip from Windows) reaches Node with U+FFFD in it,
+  // and that path no longer opens: say why instead of "no such file".
+  for (const path of unique) {
+    if (basename(path).includes('\uFFFD') && !existsSync(path))
+      throw new UsageError(`${path}: the file name is not valid UTF-8; rename the file`);
+  }
   for (const path of unique) refuseForeignLinks(path);
   const names = new Map<string, string>();
   for (const path of unique) {
     const name = basename(path);
+    // Refused here rather than by the upload: a name the service cannot take is the input's fault
+    // (exit 2), and the message names the path.
+    const problem = fileNameProblem(name);
+    if (problem !== undefined) throw new UsageError(`${path}: this file name cannot be uploaded: it ${problem}`);
     const other = names.get(name);
     // The service stores files by name, so two files with one name would overwrite each other.
     if (other !== undefined) throw new UsageError(`${other} and ${path} would both be uploaded as "${name}"`);

@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { type Command, Option } from 'commander';
 import { ENV_VARS } from '../defaults.js';
 import { ConfigurationError, PushClient } from '../index.js';
 import { UsageError } from './exit-codes.js';
+import { readBounded, readSecretFile } from './secret-file.js';
 import { writeHumanLine } from './terminal-text.js';
 import { proxyDispatcher, verboseHooks } from './transport.js';
 
@@ -59,12 +59,6 @@ function pick(
   return value;
 }
 
-async function readAll(stream: Readable): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** Only the first line counts, so a trailing newline from `echo` or an editor is not part of the secret. */
 function firstLine(text: string): string {
   return (text.split(/\r?\n/, 1)[0] ?? '').trim();
@@ -76,16 +70,10 @@ async function readSecret(flags: ConnectionFlags, env: NodeJS.ProcessEnv, stdin:
   }
   let secret: string | undefined;
   if (flags.clientSecretFile !== undefined) {
-    try {
-      secret = firstLine(await readFile(flags.clientSecretFile, 'utf8'));
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      // No path in the message: a secret pasted where the path belongs would be printed.
-      throw new UsageError(`cannot read the file given to --client-secret-file (${code})`);
-    }
+    secret = firstLine(await readSecretFile(flags.clientSecretFile));
     if (secret === '') throw new UsageError('the file given to --client-secret-file is empty');
   } else if (flags.clientSecretStdin) {
-    secret = firstLine(await readAll(stdin));
+    secret = firstLine(await readBounded(stdin, '--client-secret-stdin'));
     if (secret === '') throw new UsageError('--client-secret-stdin: nothing was read from stdin');
   }
   return (

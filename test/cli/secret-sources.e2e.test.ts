@@ -98,7 +98,7 @@ describe('--client-secret-stdin', () => {
   it('a flood on stdin is refused past 64 KiB with exit 2', async () => {
     const result = await runCli(ctx.cli, publishArgs(['--client-secret-stdin']), {
       env: envWithoutSecret(),
-      stdin: 'y'.repeat(200_000),
+      stdin: 'y'.repeat(4_000_000), // far past what the CLI reads: it exits while the rest is unwritten
     });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--client-secret-stdin: more than 64 KiB');

@@ -45,6 +45,9 @@ export function startCli(
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  // A CLI may stop reading its stdin and exit before taking all of it (a bound it enforces): the
+  // write then fails with EPIPE, which is the child's answer, not the test's error.
+  child.stdin?.on('error', () => {});
   if (options.stdin !== undefined) child.stdin?.end(options.stdin);
   else child.stdin?.end();
   // A bound for a run that hangs; long enough that a slow start on a busy machine is not one.

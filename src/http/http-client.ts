@@ -436,8 +436,6 @@ export class FetchHttpClient implements HttpClient {
     const tokens = this.#options.tokens?.();
     if (!tokens) return;
     if (call.signal?.aborted) throw abortErrorFrom(call.signal);
-    // A token at hand: asked on every batch, so the usual answer costs no promise or signal.
-    if (tokens.hasToken?.(this.#tokenRequest(call, undefined))) return;
     try {
       await this.#token(tokens, call, undefined, runStopped);
     } catch (error) {

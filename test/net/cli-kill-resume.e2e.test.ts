@@ -198,27 +198,33 @@ describe('push-api finance publish --checkpoint over a far path, killed and resu
       const stored = emulator.mock.state.recordCount(DEMO_APP_ID);
       const file = JSON.parse(readFileSync(checkpoint, 'utf8')) as Record<string, Range[]>;
       const delivered = new RangeSet(file.delivered ?? []);
-      // Nothing was in flight: every batch the run had read was waiting for its token.
-      expect({ inFlight: new RangeSet(file.inFlight ?? []).size(), delivered: delivered.size() }).toEqual({
-        inFlight: 0,
-        delivered: stored,
-      });
+      // Nothing was in flight: every batch the run had read was waiting for its token. Only a batch
+      // the service refused with a 401 (its token ended on the way, which a loaded machine's delays
+      // allow) stays reserved while it waits for the refresh; before, the whole window did.
+      const refused = emulator.mock.state.requests.filter(
+        (request) => request.operation === 'finance' && request.status === 401,
+      ).length;
+      const reserved = new RangeSet(file.inFlight ?? []).size();
+      expect(reserved).toBeLessThanOrEqual(20 * refused);
+      expect(delivered.size()).toBe(stored);
       emulator.mock.faults.clear();
 
       const result = await startCli(cli, args, { env, timeoutMs: 60_000 }).done;
       const report = JSON.parse(result.stdout) as Counts;
+      // The reserved rows, if any, are the re-run's unknown ones (not sent again); every other row is sent once.
       expect({
         code: result.code,
         unknown: report.recordsUnknown,
         sent: report.recordsSent + report.recordsSkipped,
       }).toEqual({
-        code: 3, // the invalid rows
-        unknown: 0,
-        sent: rowCount - invalidRows.size,
+        code: 3, // the invalid rows (and the unknown ones, when there are)
+        unknown: reserved,
+        sent: rowCount - invalidRows.size - reserved,
       });
       const rows = emulator.mock.state.records(DEMO_APP_ID).map((record) => Number(record.created) - FIRST_CREATED);
-      expect(new Set(rows).size).toBe(rowCount - invalidRows.size);
-      expect(rows).toHaveLength(rowCount - invalidRows.size);
+      expect(new Set(rows).size).toBe(rows.length);
+      expect(rows.length).toBeGreaterThanOrEqual(rowCount - invalidRows.size - reserved);
+      expect(rows.length).toBeLessThanOrEqual(rowCount - invalidRows.size);
     },
     60_000,
   );

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEMO_APP_ID } from 'push-api-client/testing';
+import { DEMO_APP_ID, seededRandom } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import { type Range, RangeSet } from '../../src/cli/ranges.js';
 import { useCliFixture } from '../support/cli/emulator.js';
@@ -42,18 +42,6 @@ function fixedWidthCsv(rows: number): { text: string; invalidRows: Set<number> }
   return { text: `${lines.join('\n')}\n`, invalidRows };
 }
 
-/** mulberry32: a small seeded generator, so that a failing sequence of kills can be replayed. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface CheckpointView {
   delivered: RangeSet;
   unknown: RangeSet;
@@ -79,7 +67,7 @@ describe('push-api finance publish killed at random moments and resumed', () => 
   ] as const)(
     '%s: each row stored exactly once unless reported unknown, unknown rows per kill within the batches in flight',
     async (_, maxBatchBytes) => {
-      const random = seeded(SEED + (maxBatchBytes ?? 0));
+      const random = seededRandom(SEED + (maxBatchBytes ?? 0));
       const { text, invalidRows } = fixedWidthCsv(ROWS);
       writeFileSync(ctx.temp.path('in.csv'), text);
       // The checkpoint numbers valid records: ordinal k is the k-th valid row.
@@ -92,14 +80,14 @@ describe('push-api finance publish killed at random moments and resumed', () => 
         match: { operation: 'finance' },
         status: 503,
         probability: 0.08,
-        random: seeded(SEED + 1),
+        random: seededRandom(SEED + 1),
       });
       // 429s shrink the client's window: workers then hold batches read ahead while they wait for a slot.
       const limited = mock.faults.add({
         match: { operation: 'finance' },
         status: 429,
         probability: 0.06,
-        random: seeded(SEED + 2),
+        random: seededRandom(SEED + 2),
       });
       mock.faults.add({ match: { operation: 'finance' }, delayMs: 60, times: Infinity });
       const storedRows = (): number[] =>

@@ -7,12 +7,12 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEMO_APP_ID } from 'push-api-client/testing';
+import { DEMO_APP_ID, seededRandom } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Range, RangeSet } from '../../src/cli/ranges.js';
 import { buildCli } from '../support/cli/build.js';
 import { emulatorEnv, killChildren, makeTempDir, startCli } from '../support/cli/run.js';
-import { seeded, useFarEmulator } from '../support/far-emulator.js';
+import { useFarEmulator } from '../support/far-emulator.js';
 
 const startFar = useFarEmulator();
 const SEED = Number(process.env.NET_SEED ?? 20_261_128);
@@ -59,7 +59,7 @@ describe('push-api finance publish --checkpoint over a far path, killed and resu
   it.each([25, 75])(
     'one way %i ms: no row stored twice, every row stored once or reported unknown',
     async (oneWay) => {
-      const random = seeded(SEED + oneWay);
+      const random = seededRandom(SEED + oneWay);
       const { emulator, proxy } = await startFar({
         oneWayDelayMs: oneWay,
         // 3 % of connections, and always the fourth (mid-request: a connection opens to carry one), so that a reset does fire.

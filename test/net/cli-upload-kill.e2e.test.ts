@@ -6,11 +6,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEMO_APP_ID } from 'push-api-client/testing';
+import { DEMO_APP_ID, seededRandom } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from '../support/cli/build.js';
 import { emulatorEnv, killChildren, makeTempDir, startCli } from '../support/cli/run.js';
-import { seeded, useFarEmulator } from '../support/far-emulator.js';
+import { useFarEmulator } from '../support/far-emulator.js';
 
 const startFar = useFarEmulator();
 const SEED = Number(process.env.NET_SEED ?? 20_261_128);
@@ -27,7 +27,7 @@ afterAll(() => {
 
 describe('push-api upload over a far path, killed mid-transfer and run again', () => {
   it('holds only whole files after each kill, and every file byte for byte after the re-run', async () => {
-    const random = seeded(SEED);
+    const random = seededRandom(SEED);
     const { emulator } = await startFar({ oneWayDelayMs: 75, bytesPerSecond: 1e6 });
     const files = Array.from({ length: 6 }, (_, i) => {
       const path = temp.path(`part-${i}.csv`);

@@ -8,11 +8,11 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FinanceRecord } from 'push-api-client';
-import { DEMO_APP_ID } from 'push-api-client/testing';
+import { DEMO_APP_ID, seededRandom } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import type { ConnectionFaults } from '../../bench/net/delay-proxy.js';
 import { clientFor } from '../support/clients.js';
-import { seeded, useFarEmulator } from '../support/far-emulator.js';
+import { useFarEmulator } from '../support/far-emulator.js';
 import { financeRecord } from '../support/records.js';
 
 const startFar = useFarEmulator();
@@ -34,7 +34,7 @@ async function coldStart(proxy: { reset(): void }): Promise<void> {
  * carries, so that every run meets at least one reset, whatever the seed.
  */
 function resets(seed: number, rate: number, upBytes: number): (connection: number) => ConnectionFaults | undefined {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   return (connection) => {
     if (connection === 5) return { up: { kind: 'reset', afterBytes: 2_000 } };
     if (random() >= rate) return undefined;

@@ -139,7 +139,8 @@ export interface PrefetchedToken {
 }
 
 let prefetchFrom: (manager: TokenManager, options: GetTokenOptions) => PrefetchedToken;
-let hasTokenFrom: (manager: TokenManager, options: GetTokenOptions) => boolean;
+let freshTokenFrom: (manager: TokenManager, options: GetTokenOptions) => string | undefined;
+let stillValidFrom: (manager: TokenManager, options: GetTokenOptions, accessToken: string) => boolean;
 
 /**
  * The token manager as the transport sees it: its tokens, their invalidation, the secret's forms,
@@ -151,7 +152,8 @@ export function bearerSourceOf(manager: TokenManager): BearerTokenSource {
     invalidate: (accessToken) => manager.invalidate(accessToken),
     clientSecretForms: () => manager.clientSecretForms(),
     prefetch: (options) => prefetchFrom(manager, options),
-    hasToken: (options) => hasTokenFrom(manager, options),
+    freshToken: (options) => freshTokenFrom(manager, options),
+    stillValid: (options, accessToken) => stillValidFrom(manager, options, accessToken),
   };
 }
 
@@ -315,16 +317,36 @@ export class TokenManager {
     entry.controller.abort();
   }
 
-  /** Whether `getToken(options)` would answer from the cache, asking nobody. */
-  #hasToken(options: GetTokenOptions): boolean {
+  #cached(options: GetTokenOptions): CacheEntry | undefined {
     const scopes = options.scopes ? normalizeScopes(options.scopes) : this.#scopes;
-    const cached = this.#cache.get(scopes.join(' '));
-    return cached !== undefined && this.#now() < cached.refreshAt;
+    return this.#cache.get(scopes.join(' '));
+  }
+
+  /** The access token `getToken(options)` would answer with from the cache, asking nobody. */
+  #freshToken(options: GetTokenOptions): string | undefined {
+    const cached = this.#cached(options);
+    return cached !== undefined && this.#now() < cached.refreshAt ? cached.token.accessToken : undefined;
+  }
+
+  /**
+   * Whether a token handed out earlier is still the cached one and has not expired: a caller that
+   * took it before a refresh began may still send with it. One that was refused, replaced or
+   * has expired is not: its caller asks again.
+   */
+  #stillValid(options: GetTokenOptions, accessToken: string): boolean {
+    const cached = this.#cached(options);
+    return (
+      cached !== undefined &&
+      cached.token.accessToken === accessToken &&
+      this.#now() < cached.token.expiresAt.getTime() &&
+      !this.#rejected.has(accessToken)
+    );
   }
 
   static {
     prefetchFrom = (manager, options) => manager.#prefetch(options);
-    hasTokenFrom = (manager, options) => manager.#hasToken(options);
+    freshTokenFrom = (manager, options) => manager.#freshToken(options);
+    stillValidFrom = (manager, options, accessToken) => manager.#stillValid(options, accessToken);
   }
 
   async #getToken(options: GetTokenOptions, onJoin?: (join: Joined) => void): Promise<Refreshed> {

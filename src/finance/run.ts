@@ -1,8 +1,9 @@
 import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
-import { AbortError, type PushError } from '../errors.js';
+import { AbortError, PushError } from '../errors.js';
 import type { CallSettings } from '../http/call-options.js';
 import { requestIdOf } from '../http/hooks.js';
+import type { ReadyBearer } from '../http/http-client.js';
 import { MAX_FINANCE_RESPONSE_BYTES } from '../http/response-body.js';
 import { statusOf } from '../http/retry.js';
 import type { RequestPacing } from '../http/types.js';
@@ -133,7 +134,7 @@ export class PublishRun {
     const turn = this.#turn();
     let outcome: BatchOutcome | undefined;
     try {
-      const noToken = await this.#tokenReady();
+      const token = await this.#tokenReady();
       // Stopped or aborted while it waited for its token: never announced, never sent.
       if (this.shouldStop() || !(await this.#announce(batch))) {
         this.dropUnsent(batch);
@@ -141,7 +142,9 @@ export class PublishRun {
       }
       // A 429 from the token endpoint gets a rate limit's patience, which the request's lifecycle gives.
       outcome =
-        noToken === undefined || statusOf(noToken) === 429 ? await this.#send(batch, turn) : this.#unsent(noToken);
+        !(token instanceof PushError) || statusOf(token) === 429
+          ? await this.#send(batch, turn, token instanceof PushError ? undefined : token)
+          : this.#unsent(token);
       if (outcome === undefined) {
         // Aborted before any request carried it (while it waited for its token): not sent.
         this.dropUnsent(batch);
@@ -162,13 +165,13 @@ export class PublishRun {
    * Waits for the batch's token before the batch is announced, so that `onBatchSending` (where the
    * CLI's checkpoint reserves a batch's records) means "its request leaves now". A batch waiting
    * for a slow token endpoint, at the start or at a refresh mid-run, was sent nowhere: announced
-   * earlier, a run killed meanwhile left the whole window's records unknown. Undefined once the
-   * token is at hand; otherwise the failure the batch's request would have met.
+   * earlier, a run killed meanwhile left the whole window's records unknown. The token at hand,
+   * which the batch's request then leaves with (a refresh begun after the announcement must not
+   * hold it back), or the failure that request would have met.
    */
-  async #tokenReady(): Promise<PushError | undefined> {
+  async #tokenReady(): Promise<ReadyBearer | PushError | undefined> {
     try {
-      await this.#ctx.http.bearerReady(this.#call, this.#stopped.signal);
-      return undefined;
+      return await this.#ctx.http.bearerReady(this.#call, this.#stopped.signal);
     } catch (error) {
       return asPushError(error);
     }
@@ -205,7 +208,11 @@ export class PublishRun {
    * `rateLimitDeadlineMs`. Undefined when the caller aborted before any attempt carried the body
    * (it waited for its token): the batch was not sent, like one read ahead and never announced.
    */
-  async #send(batch: PendingBatch, turn: RequestPacing): Promise<BatchOutcome | undefined> {
+  async #send(
+    batch: PendingBatch,
+    turn: RequestPacing,
+    bearer: ReadyBearer | undefined,
+  ): Promise<BatchOutcome | undefined> {
     const { signal } = this.#options;
     const { body } = batch;
     // When the last attempt left: its round trip, not the token request's or a retry's wait, is what feeds the window.
@@ -224,6 +231,7 @@ export class PublishRun {
       },
       onBackPressure: ({ reason, retryAfterMs }) => this.#window.onBackPressure(reason, retryAfterMs, sentAt),
       auth: 'bearer',
+      ...(bearer !== undefined && { bearer }),
       retryPolicy: 'non-idempotent',
       maxResponseBytes: MAX_FINANCE_RESPONSE_BYTES,
       call: this.#call,

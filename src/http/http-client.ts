@@ -36,11 +36,44 @@ export interface BearerTokenSource {
   clientSecretForms?(): readonly string[];
   /** Like `getToken`, for a caller that may give the token up: a request nobody else waits for is then aborted. */
   prefetch?(options: TokenRequestOptions): { ready: Promise<unknown>; release(): void };
-  /** Whether a token for these options is at hand, so that `getToken` would ask nobody. */
-  hasToken?(options: TokenRequestOptions): boolean;
+  /** The token `getToken` would answer with at once, asking nobody; undefined if it would have to ask. */
+  freshToken?(options: TokenRequestOptions): string | undefined;
+  /** Whether a token taken earlier is still the current one, unexpired and not refused. */
+  stillValid?(options: TokenRequestOptions, accessToken: string): boolean;
+}
+
+/**
+ * A bearer token a caller waited for before it announced its request (`bearerReady`). The
+ * request's first send uses it while it is still the current token: asked for again at send time,
+ * the token manager could be in the middle of a refresh begun meanwhile, and the announced request
+ * would wait after all. The token sits in a `#` field, which `util.inspect`, `JSON.stringify` and
+ * object spreads do not see.
+ */
+export class ReadyBearer {
+  readonly #token: string;
+
+  constructor(token: string) {
+    this.#token = token;
+  }
+
+  /** The token, for the transport's first send only. */
+  static tokenOf(ready: ReadyBearer): string {
+    return ready.#token;
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return 'ReadyBearer {}';
+  }
+
+  toJSON(): string {
+    return 'ReadyBearer';
+  }
 }
 
 type TokenRequestOptions = TokenCallOptions & { signal?: AbortSignal; scopes?: readonly string[] };
+
+/** Asks about the token of the token manager's own scopes. */
+const DEFAULT_SCOPES: TokenRequestOptions = {};
 
 export interface FetchHttpClientOptions {
   fetch?: FetchLike;
@@ -369,7 +402,13 @@ export class FetchHttpClient implements HttpClient {
         authorization: `Bearer ${token}`,
         credentials: tokens.clientSecretForms?.() ?? [],
       });
-    let token = await this.#token(tokens, call, spec.scopes, spec.runStopped);
+    // The first attempt of a request announced once its token was at hand leaves with that token,
+    // while it is still valid: asked again, a refresh begun in between would hold it back.
+    const held = attempt === 1 && spec.bearer !== undefined ? ReadyBearer.tokenOf(spec.bearer) : undefined;
+    let token =
+      held !== undefined && spec.scopes === undefined && tokens.stillValid?.(DEFAULT_SCOPES, held)
+        ? held
+        : await this.#token(tokens, call, spec.scopes, spec.runStopped);
     let refused: unknown;
     try {
       return await send(token);
@@ -413,7 +452,7 @@ export class FetchHttpClient implements HttpClient {
     if (!tokens) return call;
     const request = this.#tokenRequest(call, undefined);
     // A token at hand: nothing to ask for, and no turn to give (the common case of a warm client).
-    if (tokens.hasToken?.(request)) return call;
+    if (tokens.freshToken?.(request) !== undefined) return call;
     const early = tokens.prefetch?.(request) ?? { ready: tokens.getToken(request), release: () => {} };
     const earlyBearer: EarlyBearer = { release: early.release };
     const ready = early.ready.then(
@@ -432,12 +471,15 @@ export class FetchHttpClient implements HttpClient {
     return { ...call, earlyBearer };
   }
 
-  async bearerReady(call: CallSettings = NO_CALL, runStopped?: AbortSignal): Promise<void> {
+  async bearerReady(call: CallSettings = NO_CALL, runStopped?: AbortSignal): Promise<ReadyBearer | undefined> {
     const tokens = this.#options.tokens?.();
-    if (!tokens) return;
+    if (!tokens) return undefined;
     if (call.signal?.aborted) throw abortErrorFrom(call.signal);
+    // The common case, a token at hand: no waiting, and nothing to link to the run's stop.
+    const fresh = call.earlyBearer?.failure === undefined ? tokens.freshToken?.(DEFAULT_SCOPES) : undefined;
+    if (fresh !== undefined) return new ReadyBearer(fresh);
     try {
-      await this.#token(tokens, call, undefined, runStopped);
+      return new ReadyBearer(await this.#token(tokens, call, undefined, runStopped));
     } catch (error) {
       if (error instanceof StoppedWaitingForToken) throw new AbortError('the run stopped while waiting for a token');
       throw asPushError(error instanceof TokenUnavailable ? error.error : error, 'token');
@@ -459,7 +501,7 @@ export class FetchHttpClient implements HttpClient {
     const early = call.earlyBearer;
     if (scopes === undefined && early?.failure !== undefined) {
       // The refusal stands until a token came by other means (another caller's request): then it is stale.
-      if (!tokens.hasToken?.(request)) throw early.failure;
+      if (tokens.freshToken?.(request) === undefined) throw early.failure;
       early.failure = undefined;
     }
     const waiting = runStopped === undefined ? undefined : eitherSignal(call.signal, runStopped);

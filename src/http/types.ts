@@ -1,5 +1,6 @@
 import type { PushError } from '../errors.js';
 import type { CallSettings } from './call-options.js';
+import type { ReadyBearer } from './http-client.js';
 import type { Credentials } from './middleware.js';
 
 /**
@@ -54,6 +55,13 @@ export interface RequestSpec {
   credentials?: Credentials;
   /** The scopes of a bearer request's token. @default the token manager's scopes */
   scopes?: readonly string[];
+  /**
+   * The token the first attempt sends with, from `bearerReady` (default scopes only). A refusal of
+   * it is handled as any 401: the current token, or a refresh, and one re-send. Later attempts ask
+   * the token manager afresh.
+   * @default asked of the token manager at each attempt
+   */
+  bearer?: ReadyBearer;
   retryPolicy: RetryPolicy;
   /**
    * The per-call settings of the operation this request belongs to, applied here once: the
@@ -201,8 +209,10 @@ export interface HttpClient {
    * to be sent" from "waiting for a token". Rejects with what a request would meet instead: the
    * token's failure after its own retries, or an `AbortError` for the call's signal or once
    * `runStopped` fires (the caller's run stopped: a token request only it waited for is given up).
+   * The token it resolves with goes into the request's `bearer`, so that the request leaves with
+   * it even if a refresh began meanwhile; undefined when the client has no token source.
    */
-  bearerReady(call?: CallSettings, runStopped?: AbortSignal): Promise<void>;
+  bearerReady(call?: CallSettings, runStopped?: AbortSignal): Promise<ReadyBearer | undefined>;
 }
 
 /**

@@ -47,6 +47,37 @@ describe('onBatchSending', () => {
     expect(issuedWhenAnnounced).toEqual([1, 1, 1, 1, 1, 1]);
   });
 
+  it('leaves with the token it was announced with: a refresh begun during the callback does not hold it back', async () => {
+    // Tokens live 2 s and are refreshed after 1 s; the refresh's answer is held 1.5 s.
+    const mock = createPushApiMock({ tokenTtlSeconds: 2 });
+    const client = clientFor(mock, { refreshMarginMs: 1000 });
+    let refresh: Promise<unknown> | undefined;
+    let refreshed = false;
+    const refreshedWhenSettled: boolean[] = [];
+    const report = await client.finance.publish(mock.appId, financeRecords(20), {
+      batchSize: 10,
+      concurrency: 1,
+      onBatchSending: async (batch) => {
+        if (batch.index !== 1) return;
+        // A slow durable write: the token crosses its refresh time, and another caller starts the refresh.
+        mock.faults.add({ match: { operation: 'token' }, delayMs: 1500 });
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        refresh = client.tokens.getToken().then(() => {
+          refreshed = true;
+        });
+      },
+      onBatchSettled: () => {
+        refreshedWhenSettled.push(refreshed);
+      },
+    });
+    await refresh;
+    expect(report.recordsSent).toBe(20);
+    expect(mock.state.recordCount(mock.appId)).toBe(20);
+    // Batch 1 was sent, and answered, while the refresh was still on its way.
+    expect(refreshedWhenSettled).toEqual([false, false]);
+    expect(refreshed).toBe(true);
+  });
+
   it('never has more than `concurrency` batches announced and unsettled, however far the input is read', async () => {
     const mock = createPushApiMock();
     const client = clientFor(mock);

@@ -120,6 +120,18 @@ export class AdaptiveLimit implements RateBudget {
     }
   }
 
+  /**
+   * Takes a slot when one is free at once: no pause, no throttle that could hold the request, room
+   * in the budget. False, with nothing changed, when `acquire` would have to decide or wait.
+   */
+  tryAcquire(): boolean {
+    if (this.pauseRemainingMs > 0 || (this.adaptive && this.#lastWaitMs > 0)) return false;
+    if (this.#inFlight >= this.limit) return false;
+    this.#inFlight++;
+    this.#startedInPeriod++;
+    return true;
+  }
+
   /** Gives a slot back, whatever the outcome of its request. */
   release(): void {
     this.#inFlight = Math.max(0, this.#inFlight - 1);

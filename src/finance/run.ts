@@ -268,6 +268,12 @@ export class PublishRun {
    */
   async #takeTurn(): Promise<boolean> {
     const { signal } = this.#options;
+    // The common case, a free slot of the run's own budget: nothing to wait for, no signal to link.
+    if (this.#limit instanceof AdaptiveLimit && !signal?.aborted && this.#limit.tryAcquire()) {
+      if (!this.#stopped.signal.aborted) return true;
+      this.#limit.release();
+      return false;
+    }
     const waiting = eitherSignal(signal, this.#stopped.signal);
     try {
       await this.#limit.acquire(waiting.signal);

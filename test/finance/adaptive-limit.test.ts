@@ -21,6 +21,24 @@ describe('AdaptiveLimit', () => {
     expect(fifth).toBe(true);
   });
 
+  it('tryAcquire takes a free slot at once, and leaves a pause, a possible hold and a full budget to acquire', () => {
+    const time = clock();
+    const limit = new AdaptiveLimit({ max: 2, now: time.now });
+    expect([limit.tryAcquire(), limit.tryAcquire(), limit.tryAcquire()]).toEqual([true, true, false]);
+    expect(limit.inFlight).toBe(2);
+    limit.release();
+    limit.onRateLimited(500);
+    // Paused: nothing taken.
+    expect(limit.tryAcquire()).toBe(false);
+    expect(limit.inFlight).toBe(1);
+    time.advance(600);
+    // After a 429 the client-side throttle may hold a request back: acquire decides, at random.
+    expect(limit.tryAcquire()).toBe(false);
+    const fixed = new AdaptiveLimit({ max: 1, adaptive: false, now: time.now });
+    fixed.onRateLimited(500);
+    expect(fixed.tryAcquire()).toBe(true);
+  });
+
   it('pauses once per 429 event, stretched by at most a tenth of Retry-After as jitter', () => {
     const time = clock();
     const limit = new AdaptiveLimit({ max: 16, now: time.now, random: () => 0.999 });

@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { PushClient, type PushClientOptions } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReadyBearer } from '../../src/http/http-client.js';
 import { recordingLogger } from '../support/recorders.js';
 import { financeRecord } from '../support/records.js';
 
@@ -101,5 +102,20 @@ describe('secret hygiene', () => {
     // Control: the scanned text does hold the client's description, so the scan sees real output.
     expect(text).toContain(`clientId: '${mock.clientId}'`);
     for (const secret of secrets) expect(text.includes(secret), `found a secret: ${secret.slice(0, 4)}…`).toBe(false);
+  });
+
+  it('a token held for a request between its announcement and its send is out of sight', () => {
+    const token = 'held-token-value-0123456789';
+    const spec = { operation: 'finance', url: new URL('https://api.push.test/x'), bearer: new ReadyBearer(token) };
+    const shown = [
+      inspect(spec, { depth: Infinity, showHidden: true }),
+      JSON.stringify(spec),
+      inspect({ ...spec }, { depth: Infinity, showHidden: true }),
+      String(spec.bearer),
+    ].join('\n');
+    expect(shown).toContain('ReadyBearer');
+    expect(shown).not.toContain(token);
+    // Control: the transport can still read it.
+    expect(ReadyBearer.tokenOf(spec.bearer)).toBe(token);
   });
 });

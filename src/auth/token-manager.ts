@@ -330,16 +330,13 @@ export class TokenManager {
 
   /**
    * Whether a token handed out earlier is still the cached one and has not expired: a caller that
-   * took it before a refresh began may still send with it. One that was refused, replaced or
-   * has expired is not: its caller asks again.
+   * took it before a refresh began may still send with it. One that was refused (`invalidate`
+   * drops it from the cache), replaced or has expired is not: its caller asks again.
    */
   #stillValid(options: GetTokenOptions, accessToken: string): boolean {
     const cached = this.#cached(options);
     return (
-      cached !== undefined &&
-      cached.token.accessToken === accessToken &&
-      this.#now() < cached.token.expiresAt.getTime() &&
-      !this.#rejected.has(accessToken)
+      cached !== undefined && cached.token.accessToken === accessToken && this.#now() < cached.token.expiresAt.getTime()
     );
   }
 
@@ -483,6 +480,9 @@ export class TokenManager {
     // connection's handshake (with TLS, two or three round trips).
     await nextTurn();
     this.#remember(key, { token, refreshAt: token.expiresAt.getTime() - this.#refreshMargin(lifetimeMs) });
+    // A token the endpoint hands out again after a refusal (many issue the same one while it is
+    // valid) is current again: the store may give it back to this manager.
+    this.#rejected.delete(token.accessToken);
     // Never the scopes themselves: they held the token or the client secret.
     if (scopesLeftOut > 0)
       this.#logger.warn('push-api-client granted scopes holding a secret left out', { scopesLeftOut });

@@ -42,6 +42,9 @@ export interface BearerTokenSource {
   stillValid?(options: TokenRequestOptions, accessToken: string): boolean;
 }
 
+/** The token a `ReadyBearer` holds: readable in this module only, for the first send of its request. */
+let heldToken: (ready: ReadyBearer) => string;
+
 /**
  * A bearer token a caller waited for before it announced its request (`bearerReady`). The
  * request's first send uses it while it is still the current token: asked for again at send time,
@@ -56,9 +59,8 @@ export class ReadyBearer {
     this.#token = token;
   }
 
-  /** The token, for the transport's first send only. */
-  static tokenOf(ready: ReadyBearer): string {
-    return ready.#token;
+  static {
+    heldToken = (ready) => ready.#token;
   }
 
   [Symbol.for('nodejs.util.inspect.custom')](): string {
@@ -404,7 +406,7 @@ export class FetchHttpClient implements HttpClient {
       });
     // The first attempt of a request announced once its token was at hand leaves with that token,
     // while it is still valid: asked again, a refresh begun in between would hold it back.
-    const held = attempt === 1 && spec.bearer !== undefined ? ReadyBearer.tokenOf(spec.bearer) : undefined;
+    const held = attempt === 1 && spec.bearer !== undefined ? heldToken(spec.bearer) : undefined;
     let token =
       held !== undefined && spec.scopes === undefined && tokens.stillValid?.(DEFAULT_SCOPES, held)
         ? held

@@ -4,7 +4,10 @@ import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { expectAccounted } from '../support/accounting.js';
 import { clientFor } from '../support/clients.js';
+import { HOSTILE_APP_ID, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
 import { financeRecords, toAsync } from '../support/records.js';
+
+const startService = useHostileService();
 
 describe('onBatchSending', () => {
   it('is called once per batch, with its input indexes, before the service has stored it', async () => {
@@ -76,6 +79,55 @@ describe('onBatchSending', () => {
     // Batch 1 was sent, and answered, while the refresh was still on its way.
     expect(refreshedWhenSettled).toEqual([false, false]);
     expect(refreshed).toBe(true);
+  });
+
+  it('leaves with its token also when the endpoint hands out again a token that met a 401', async () => {
+    // The service issues the same token every time (2 s lifetime, refreshed after 1 s), and refuses
+    // the first finance request once; refreshes are held 1.5 s once batch 1 is being announced.
+    let slowRefresh = false;
+    const service = await startService((request, res) => {
+      if (request.route === 'token') {
+        const answer = () =>
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ access_token: HOSTILE_TOKEN, token_type: 'Bearer', expires_in: 2 }));
+        if (slowRefresh) setTimeout(answer, 1500);
+        else answer();
+        return true;
+      }
+      if (request.route === 'finance' && request.hit === 1) {
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{"success":false}');
+        return true;
+      }
+      return false;
+    });
+    const client = service.client({ refreshMarginMs: 1000 });
+    let refresh: Promise<unknown> | undefined;
+    let refreshed = false;
+    const refreshedWhenSettled: boolean[] = [];
+    const report = await client.finance.publish(HOSTILE_APP_ID, financeRecords(20), {
+      batchSize: 10,
+      concurrency: 1,
+      onBatchSending: async (batch) => {
+        if (batch.index !== 1) return;
+        slowRefresh = true;
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        refresh = client.tokens.getToken().then(() => {
+          refreshed = true;
+        });
+      },
+      onBatchSettled: () => {
+        refreshedWhenSettled.push(refreshed);
+      },
+    });
+    await refresh;
+    expect(report.recordsSent).toBe(20);
+    // Batch 0: the 401, then the same token again; batch 1 sent with it while the refresh was on its way.
+    expect(service.on('finance').map((request) => request.authorization)).toEqual(
+      Array(3).fill(`Bearer ${HOSTILE_TOKEN}`),
+    );
+    expect(refreshedWhenSettled).toEqual([false, false]);
+    expect(service.on('token')).toHaveLength(3);
   });
 
   it('never has more than `concurrency` batches announced and unsettled, however far the input is read', async () => {

@@ -115,7 +115,8 @@ describe('secret hygiene', () => {
     ].join('\n');
     expect(shown).toContain('ReadyBearer');
     expect(shown).not.toContain(token);
-    // Control: the transport can still read it.
-    expect(ReadyBearer.tokenOf(spec.bearer)).toBe(token);
+    expect(Object.values(spec.bearer)).toEqual([]);
+    // No static accessor: only the transport's module reads it.
+    expect(Object.getOwnPropertyNames(ReadyBearer).sort()).toEqual(['length', 'name', 'prototype']);
   });
 });

@@ -1,4 +1,4 @@
-import type { SendingBatch } from 'push-api-client';
+import type { PushClient, SendingBatch } from 'push-api-client';
 import { AbortError, PublishStoppedError } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +8,36 @@ import { HOSTILE_APP_ID, HOSTILE_TOKEN, useHostileService } from '../support/hos
 import { financeRecords, toAsync } from '../support/records.js';
 
 const startService = useHostileService();
+
+/**
+ * Publishes 20 records in two batches, one at a time. Batch 1's `onBatchSending` is a slow durable
+ * write: `slowRefreshes()` makes the token endpoint slow, 1.1 s pass (the 2 s token crosses its
+ * refresh point), and another caller starts the refresh. Says, as each batch settled, whether that
+ * refresh had been answered yet; resolves once it has.
+ */
+async function publishWithRefreshDuringAnnouncement(client: PushClient, appId: string, slowRefreshes: () => void) {
+  let refresh: Promise<unknown> | undefined;
+  let refreshed = false;
+  const refreshedWhenSettled: boolean[] = [];
+  const report = await client.finance.publish(appId, financeRecords(20), {
+    batchSize: 10,
+    concurrency: 1,
+    onBatchSending: async (batch) => {
+      if (batch.index !== 1) return;
+      slowRefreshes();
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      refresh = client.tokens.getToken().then(() => {
+        refreshed = true;
+      });
+    },
+    onBatchSettled: () => {
+      refreshedWhenSettled.push(refreshed);
+    },
+  });
+  await refresh;
+  expect(refreshed).toBe(true);
+  return { report, refreshedWhenSettled };
+}
 
 describe('onBatchSending', () => {
   it('is called once per batch, with its input indexes, before the service has stored it', async () => {
@@ -54,31 +84,13 @@ describe('onBatchSending', () => {
     // Tokens live 2 s and are refreshed after 1 s; the refresh's answer is held 1.5 s.
     const mock = createPushApiMock({ tokenTtlSeconds: 2 });
     const client = clientFor(mock, { refreshMarginMs: 1000 });
-    let refresh: Promise<unknown> | undefined;
-    let refreshed = false;
-    const refreshedWhenSettled: boolean[] = [];
-    const report = await client.finance.publish(mock.appId, financeRecords(20), {
-      batchSize: 10,
-      concurrency: 1,
-      onBatchSending: async (batch) => {
-        if (batch.index !== 1) return;
-        // A slow durable write: the token crosses its refresh time, and another caller starts the refresh.
-        mock.faults.add({ match: { operation: 'token' }, delayMs: 1500 });
-        await new Promise((resolve) => setTimeout(resolve, 1100));
-        refresh = client.tokens.getToken().then(() => {
-          refreshed = true;
-        });
-      },
-      onBatchSettled: () => {
-        refreshedWhenSettled.push(refreshed);
-      },
-    });
-    await refresh;
+    const { report, refreshedWhenSettled } = await publishWithRefreshDuringAnnouncement(client, mock.appId, () =>
+      mock.faults.add({ match: { operation: 'token' }, delayMs: 1500 }),
+    );
     expect(report.recordsSent).toBe(20);
     expect(mock.state.recordCount(mock.appId)).toBe(20);
     // Batch 1 was sent, and answered, while the refresh was still on its way.
     expect(refreshedWhenSettled).toEqual([false, false]);
-    expect(refreshed).toBe(true);
   });
 
   it('leaves with its token also when the endpoint hands out again a token that met a 401', async () => {
@@ -102,25 +114,9 @@ describe('onBatchSending', () => {
       return false;
     });
     const client = service.client({ refreshMarginMs: 1000 });
-    let refresh: Promise<unknown> | undefined;
-    let refreshed = false;
-    const refreshedWhenSettled: boolean[] = [];
-    const report = await client.finance.publish(HOSTILE_APP_ID, financeRecords(20), {
-      batchSize: 10,
-      concurrency: 1,
-      onBatchSending: async (batch) => {
-        if (batch.index !== 1) return;
-        slowRefresh = true;
-        await new Promise((resolve) => setTimeout(resolve, 1100));
-        refresh = client.tokens.getToken().then(() => {
-          refreshed = true;
-        });
-      },
-      onBatchSettled: () => {
-        refreshedWhenSettled.push(refreshed);
-      },
+    const { report, refreshedWhenSettled } = await publishWithRefreshDuringAnnouncement(client, HOSTILE_APP_ID, () => {
+      slowRefresh = true;
     });
-    await refresh;
     expect(report.recordsSent).toBe(20);
     // Batch 0: the 401, then the same token again; batch 1 sent with it while the refresh was on its way.
     expect(service.on('finance').map((request) => request.authorization)).toEqual(

@@ -8,10 +8,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID, seededRandom } from 'push-api-client/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Range, RangeSet } from '../../src/cli/ranges.js';
-import { buildCli } from '../support/cli/build.js';
-import { emulatorEnv, killChildren, makeTempDir, startCli } from '../support/cli/run.js';
+import { useBuiltCli } from '../support/cli/emulator.js';
+import { emulatorEnv, startCli } from '../support/cli/run.js';
 import { useFarEmulator } from '../support/far-emulator.js';
 
 const startFar = useFarEmulator();
@@ -20,15 +20,8 @@ const ROWS = 3000;
 const FIRST_CREATED = 1704067200000;
 const KILLS = 8;
 
-let cli = '';
-const temp = makeTempDir();
-beforeAll(async () => {
-  cli = await buildCli();
-}, 60_000);
-afterAll(() => {
-  killChildren();
-  temp.remove();
-});
+const built = useBuiltCli();
+const { temp } = built;
 
 type Counts = Record<'recordsSkipped' | 'recordsSent' | 'recordsUnknown' | 'recordsInvalid' | 'recordsFailed', number>;
 
@@ -92,7 +85,7 @@ describe('push-api finance publish --checkpoint over a far path, killed and resu
       let finished: Counts | undefined;
       let kills = 0;
       for (let cycle = 0; finished === undefined && cycle < 40; cycle++) {
-        const run = startCli(cli, args, { env, timeoutMs: 60_000 });
+        const run = startCli(built.cli, args, { env, timeoutMs: 60_000 });
         if (kills < KILLS) {
           // From the first round trips (the token on its way) to well into the batches.
           await sleep(Math.floor(random() * 1200));
@@ -185,7 +178,7 @@ describe('push-api finance publish --checkpoint over a far path, killed and resu
         input,
       ];
       const env = emulatorEnv(emulator);
-      const run = startCli(cli, args, { env, timeoutMs: 60_000 });
+      const run = startCli(built.cli, args, { env, timeoutMs: 60_000 });
       if (when === 'first') await sleep(2_000);
       else {
         // Once the first batches are stored, every token request takes 5 s: the 1 s token's refresh is then on its way.
@@ -209,7 +202,7 @@ describe('push-api finance publish --checkpoint over a far path, killed and resu
       expect(delivered.size()).toBe(stored);
       emulator.mock.faults.clear();
 
-      const result = await startCli(cli, args, { env, timeoutMs: 60_000 }).done;
+      const result = await startCli(built.cli, args, { env, timeoutMs: 60_000 }).done;
       const report = JSON.parse(result.stdout) as Counts;
       // The reserved rows, if any, are the re-run's unknown ones (not sent again); every other row is sent once.
       expect({

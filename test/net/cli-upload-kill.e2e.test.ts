@@ -7,23 +7,16 @@
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID, seededRandom } from 'push-api-client/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli } from '../support/cli/build.js';
-import { emulatorEnv, killChildren, makeTempDir, startCli } from '../support/cli/run.js';
+import { describe, expect, it } from 'vitest';
+import { useBuiltCli } from '../support/cli/emulator.js';
+import { emulatorEnv, startCli } from '../support/cli/run.js';
 import { useFarEmulator } from '../support/far-emulator.js';
 
 const startFar = useFarEmulator();
 const SEED = Number(process.env.NET_SEED ?? 20_261_128);
 
-let cli = '';
-const temp = makeTempDir();
-beforeAll(async () => {
-  cli = await buildCli();
-}, 60_000);
-afterAll(() => {
-  killChildren();
-  temp.remove();
-});
+const built = useBuiltCli();
+const { temp } = built;
 
 describe('push-api upload over a far path, killed mid-transfer and run again', () => {
   it('holds only whole files after each kill, and every file byte for byte after the re-run', async () => {
@@ -46,7 +39,7 @@ describe('push-api upload over a far path, killed mid-transfer and run again', (
     let kills = 0;
     const heldAtKills: number[] = [];
     for (let cycle = 0; cycle < 4; cycle++) {
-      const run = startCli(cli, args, { env, timeoutMs: 60_000 });
+      const run = startCli(built.cli, args, { env, timeoutMs: 60_000 });
       await sleep(300 + Math.floor(random() * 1500));
       run.child.kill('SIGKILL');
       if ((await run.done).signal === 'SIGKILL') kills++;
@@ -57,7 +50,7 @@ describe('push-api upload over a far path, killed mid-transfer and run again', (
     console.info(`upload kills (seed ${SEED}): files held at each kill ${JSON.stringify(heldAtKills)}`);
     // The kills came mid-transfer: some files not yet stored.
     expect(Math.min(...heldAtKills)).toBeLessThan(files.length);
-    const result = await startCli(cli, args, { env, timeoutMs: 60_000 }).done;
+    const result = await startCli(built.cli, args, { env, timeoutMs: 60_000 }).done;
     const report = JSON.parse(result.stdout) as { filesUploaded: number };
     expect({ code: result.code, uploaded: report.filesUploaded }).toEqual({ code: 0, uploaded: files.length });
     wholeOrAbsent('after the re-run');

@@ -7,10 +7,10 @@
  */
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FinanceRecord } from 'push-api-client';
 import { DEMO_APP_ID, seededRandom } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import type { ConnectionFaults } from '../../bench/net/delay-proxy.js';
+import { timesStored } from '../support/accounting.js';
 import { clientFor } from '../support/clients.js';
 import { useFarEmulator } from '../support/far-emulator.js';
 import { financeRecord } from '../support/records.js';
@@ -42,15 +42,6 @@ function resets(seed: number, rate: number, upBytes: number): (connection: numbe
       ? { up: { kind: 'reset', afterBytes: Math.floor(random() * upBytes) } }
       : { down: { kind: 'reset', afterBytes: Math.floor(random() * 400) } };
   };
-}
-
-function timesStored(records: readonly FinanceRecord[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const record of records) {
-    const key = String(record.transactionNumber);
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return counts;
 }
 
 describe('publishes whose connections reset at random over a far path', () => {

@@ -4,10 +4,10 @@
  * in bounded time, the stalled batch or file must be retried or reported as what it may be, and
  * nothing may be reported `sent` that the service did not store.
  */
-import type { FinanceRecord } from 'push-api-client';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import type { ConnectionFaults } from '../../bench/net/delay-proxy.js';
+import { timesStored } from '../support/accounting.js';
 import { clientFor } from '../support/clients.js';
 import { useFarEmulator } from '../support/far-emulator.js';
 import { financeRecord } from '../support/records.js';
@@ -22,15 +22,6 @@ const ANSWER: ConnectionFaults = { down: { kind: 'stall', afterBytes: 0, forMs: 
 
 function stallOn(faults: ConnectionFaults): (connection: number) => ConnectionFaults | undefined {
   return (connection) => (connection === STALLED_CONNECTION ? faults : undefined);
-}
-
-function timesStored(records: readonly FinanceRecord[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const record of records) {
-    const key = String(record.transactionNumber);
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return counts;
 }
 
 describe('a publish with one connection stalled for 20 s', () => {

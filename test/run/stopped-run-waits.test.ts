@@ -7,7 +7,7 @@
  * it is not read.
  */
 import type { ServerResponse } from 'node:http';
-import { AbortError, NotFoundError, PublishStoppedError, UploadStoppedError } from 'push-api-client';
+import { AbortError, NotFoundError, PublishStoppedError, type PushClient, UploadStoppedError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { expectAccounted } from '../support/accounting.js';
 import { type HostileRequest, useHostileService } from '../support/hostile-service.js';
@@ -26,6 +26,43 @@ async function timed<T>(promise: Promise<T>): Promise<{ outcome: unknown; ms: nu
     (error: unknown) => error,
   );
   return { outcome, ms: performance.now() - started };
+}
+
+/** Resolves with 'hung up' once the client closes a response held open (`watch(res)`) before its end. */
+function hangUpWatcher(): { closed: Promise<'hung up'>; watch(res: ServerResponse): void } {
+  let hungUp: () => void = () => {};
+  const closed = new Promise<'hung up'>((resolve) => {
+    hungUp = () => resolve('hung up');
+  });
+  return {
+    closed,
+    watch: (res) =>
+      res.on('close', () => {
+        if (!res.writableEnded) hungUp();
+      }),
+  };
+}
+
+/**
+ * Uploads `first` and `fast.csv` two at a time; `fast.csv`'s `onFileSettled` throws `thrown`,
+ * which stops the run while `first` still waits.
+ */
+function uploadStoppedByFastFile(client: PushClient, first: string, thrown: Error) {
+  return timed(
+    client.uploads.upload(
+      'app-1',
+      [
+        { name: first, data: 'a' },
+        { name: 'fast.csv', data: 'b' },
+      ],
+      {
+        concurrency: 2,
+        onFileSettled: (file) => {
+          if (file.name === 'fast.csv') throw thrown;
+        },
+      },
+    ),
+  );
 }
 
 /** Finance requests after the one that stopped the run (the second). */
@@ -122,21 +159,7 @@ describe('a stop ends the waits before a re-send', () => {
     });
     const client = service.client({ maxRetries: 1 });
     const thrown = new Error('my callback failed');
-    const { outcome, ms } = await timed(
-      client.uploads.upload(
-        'app-1',
-        [
-          { name: 'slow.csv', data: 'a' },
-          { name: 'fast.csv', data: 'b' },
-        ],
-        {
-          concurrency: 2,
-          onFileSettled: (file) => {
-            if (file.name === 'fast.csv') throw thrown;
-          },
-        },
-      ),
-    );
+    const { outcome, ms } = await uploadStoppedByFastFile(client, 'slow.csv', thrown);
 
     expect(outcome).toBeInstanceOf(UploadStoppedError);
     const error = outcome as UploadStoppedError;
@@ -161,21 +184,7 @@ describe('a stop ends the waits before a re-send', () => {
       return true;
     });
     const client = service.client({ maxRetries: 1 });
-    const { outcome } = await timed(
-      client.uploads.upload(
-        'app-1',
-        [
-          { name: 'expired.csv', data: 'a' },
-          { name: 'fast.csv', data: 'b' },
-        ],
-        {
-          concurrency: 2,
-          onFileSettled: (file) => {
-            if (file.name === 'fast.csv') throw new Error('stop');
-          },
-        },
-      ),
-    );
+    const { outcome } = await uploadStoppedByFastFile(client, 'expired.csv', new Error('stop'));
 
     expect(outcome).toBeInstanceOf(UploadStoppedError);
     const error = outcome as UploadStoppedError;
@@ -186,16 +195,11 @@ describe('a stop ends the waits before a re-send', () => {
   });
 
   it('upload: a fresh address still on its way when the run stops is given up, and the file failed with its refusal', async () => {
-    let hungUp: () => void = () => {};
-    const resignClosed = new Promise<'hung up'>((resolve) => {
-      hungUp = () => resolve('hung up');
-    });
+    const resignClosed = hangUpWatcher();
     const service = await start((request, res) => {
       if (request.route === 'upload-urls' && request.hit > 1) {
         // The fresh address never comes.
-        res.on('close', () => {
-          if (!res.writableEnded) hungUp();
-        });
+        resignClosed.watch(res);
         return true;
       }
       if (request.route !== 'storage') return false;
@@ -208,21 +212,7 @@ describe('a stop ends the waits before a re-send', () => {
     });
     const client = service.client(); // a 5 s timeout: far past the bound below
     const thrown = new Error('my callback failed');
-    const { outcome, ms } = await timed(
-      client.uploads.upload(
-        'app-1',
-        [
-          { name: 'expired.csv', data: 'a' },
-          { name: 'fast.csv', data: 'b' },
-        ],
-        {
-          concurrency: 2,
-          onFileSettled: (file) => {
-            if (file.name === 'fast.csv') throw thrown;
-          },
-        },
-      ),
-    );
+    const { outcome, ms } = await uploadStoppedByFastFile(client, 'expired.csv', thrown);
 
     expect(outcome).toBeInstanceOf(UploadStoppedError);
     const error = outcome as UploadStoppedError;
@@ -231,24 +221,19 @@ describe('a stop ends the waits before a re-send', () => {
     expect(service.on('upload-urls')).toHaveLength(2);
     expect(error.report.files[0]).toMatchObject({ name: 'expired.csv', status: 'failed', attempts: 1 });
     expect(error.report.files[0]?.error?.status).toBe(403);
-    expect(await within(resignClosed, WITHIN_MS)).toBe('hung up');
+    expect(await within(resignClosed.closed, WITHIN_MS)).toBe('hung up');
   });
 
   /** A service whose token endpoint answers the first request only, and holds the others open. */
   async function tokenEndpointSilentAfterFirst(finance: (hit: number, res: ServerResponse) => boolean) {
-    let hungUp: () => void = () => {};
-    const refreshClosed = new Promise<'hung up'>((resolve) => {
-      hungUp = () => resolve('hung up');
-    });
+    const refreshClosed = hangUpWatcher();
     const service = await start((request, res) => {
       if (request.route === 'finance') return finance(request.hit, res);
       if (request.route !== 'token' || request.hit === 1) return false;
-      res.on('close', () => {
-        if (!res.writableEnded) hungUp();
-      });
+      refreshClosed.watch(res);
       return true;
     });
-    return { service, refreshClosed };
+    return { service, refreshClosed: refreshClosed.closed };
   }
 
   it('publish: a batch waiting for a refreshed token after its 401 when a 404 stops the run is failed at once, and the refresh dropped', async () => {
@@ -317,15 +302,10 @@ describe('a stop ends the waits before a re-send', () => {
   });
 
   it('publish: batches waiting for the first token are not read once the input fails, and the token request is hung up', async () => {
-    let hungUp: () => void = () => {};
-    const tokenClosed = new Promise<'hung up'>((resolve) => {
-      hungUp = () => resolve('hung up');
-    });
+    const tokenClosed = hangUpWatcher();
     const service = await start((request, res) => {
       if (request.route !== 'token') return false;
-      res.on('close', () => {
-        if (!res.writableEnded) hungUp();
-      });
+      tokenClosed.watch(res);
       return true; // never answered
     });
     const thrown = new Error('the export broke');
@@ -351,7 +331,7 @@ describe('a stop ends the waits before a re-send', () => {
     expect(sending).toEqual([]);
     expect(error.report.batches).toEqual([]);
     expect(error.report.recordsNotRead).toBe(10);
-    expect(await within(tokenClosed, WITHIN_MS)).toBe('hung up');
+    expect(await within(tokenClosed.closed, WITHIN_MS)).toBe('hung up');
   });
 });
 

@@ -1,5 +1,5 @@
 /** Assertions on a publish run's accounting, and on what the emulator answered. */
-import type { PublishReport } from 'push-api-client';
+import type { FinanceRecord, PublishReport } from 'push-api-client';
 import type { PushApiEmulator } from 'push-api-client/testing';
 
 /**
@@ -24,4 +24,14 @@ export function expectAccounted(report: PublishReport, expected: number): void {
 /** Finance requests the emulator answered, by status. */
 export function financeStatuses(emulator: PushApiEmulator): number[] {
   return emulator.state.requests.filter((r) => r.operation === 'finance').map((r) => r.status);
+}
+
+/** How many times the service stored each record, by its `transactionNumber`: a record sent twice counts 2. */
+export function timesStored(records: readonly FinanceRecord[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const record of records) {
+    const key = String(record.transactionNumber);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
 }

@@ -1,5 +1,5 @@
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
-import { afterEach, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { buildCli } from './build.js';
 import { killChildren, makeTempDir } from './run.js';
 
@@ -29,6 +29,23 @@ export function useCliFixture(): CliFixture {
   afterEach(async () => {
     killChildren();
     await fixture.emulator.close();
+    fixture.temp.remove();
+  });
+  return fixture;
+}
+
+/**
+ * For an end-to-end CLI test file that brings its own service (a far emulator, say): builds the
+ * CLI once and makes one temporary directory for the file; after the file, kills every child and
+ * removes the directory. Read `cli` inside hooks and tests, not at module level.
+ */
+export function useBuiltCli(): Pick<CliFixture, 'cli' | 'temp'> {
+  const fixture: Pick<CliFixture, 'cli' | 'temp'> = { cli: '', temp: makeTempDir() };
+  beforeAll(async () => {
+    fixture.cli = await buildCli();
+  }, 60_000);
+  afterAll(() => {
+    killChildren();
     fixture.temp.remove();
   });
   return fixture;

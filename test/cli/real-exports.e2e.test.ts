@@ -3,7 +3,8 @@
  * process against the emulator: the stored records are checked field by field, `created` to the
  * millisecond, also across daylight-saving changes.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useCliFixture } from '../support/cli/emulator.js';
@@ -634,11 +635,10 @@ describe('real exports: bad option values are exit 2 before anything is sent', (
       /--timezone: unknown time zone "Mars\/Olympus_Mons"/,
     ],
     ['a --set of an unknown field', ['--set', 'merchant=Acme'], /--set: "merchant" is not a field.*"vendor"/],
-    [
-      'a --transform that does not exist',
-      ['--transform', 'nope.mjs'],
-      /--transform nope\.mjs: the module cannot be loaded/,
-    ],
+    ['a --transform that does not exist', ['--transform', 'nope.mjs'], /--transform nope\.mjs: no such file/],
+    // Node's loader would block on a FIFO nobody writes to: the run would hang before it starts.
+    ['a --transform that is a FIFO', ['--transform', 'fifo.mjs'], /--transform fifo\.mjs: not a regular file/],
+    ['a --transform that is a directory', ['--transform', 'dir.mjs'], /--transform dir\.mjs: not a regular file/],
     [
       'a --transform that does not parse',
       ['--transform', 'syntax.mjs'],
@@ -667,6 +667,8 @@ describe('real exports: bad option values are exit 2 before anything is sent', (
       write(file, 'created,amount,currency,identifier,type,vendor\n2025-01-31,1,EUR,a,expense,V\n');
       write('syntax.mjs', 'export default (row) => {\n');
       write('nodefault.mjs', 'export const shape = (row) => row;\n');
+      if (!existsSync(ctx.temp.path('fifo.mjs'))) execFileSync('mkfifo', [ctx.temp.path('fifo.mjs')]);
+      mkdirSync(ctx.temp.path('dir.mjs'), { recursive: true });
       const result = await run(publish(...args, file));
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(message);

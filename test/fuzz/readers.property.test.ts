@@ -3,8 +3,10 @@
  * bytes, BOMs, huge fields. Nothing throws but the readers' typed InputError, every rejection
  * names its line and a field ('' for the row as a whole), and valid input is never rejected.
  */
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { rowRules } from '../../src/cli/normalize/rules.js';
 import { MAX_ROW_BYTES, type SourceRow } from '../../src/cli/readers/types.js';
 import { readCsv, readJson, readJsonl } from '../support/readers.js';
 import { FUZZ_SEED } from './arbitraries.js';
@@ -121,6 +123,68 @@ describe('valid input is never rejected', () => {
         },
       ),
       { seed: FUZZ_SEED, numRuns: 200 },
+    );
+  });
+});
+
+describe('an input cut short', () => {
+  /** A CSV export of `rows`, as a producer writes it, with every row ended by a line break. */
+  const exported = (
+    rows: readonly Record<(typeof COLUMNS)[number], string | number>[],
+    crlf: boolean,
+    quoteAll: boolean,
+  ) => {
+    const eol = crlf ? '\r\n' : '\n';
+    const lines = [COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((c) => csvCell(r[c], quoteAll)).join(','))];
+    return Buffer.from(`${lines.join(eol)}${eol}`);
+  };
+  /** The export cut at any byte past its header: what a producer killed mid-write leaves. */
+  const cutExport = fc
+    .tuple(fc.array(row, { minLength: 1, maxLength: 8 }), fc.boolean(), fc.boolean())
+    .chain(([rows, crlf, quoteAll]) => {
+      const bytes = exported(rows, crlf, quoteAll);
+      const header = COLUMNS.join(',').length + 1;
+      return fc.record({
+        rows: fc.constant(rows),
+        bytes: fc.integer({ min: header, max: bytes.length }).map((end) => bytes.subarray(0, end)),
+      });
+    });
+
+  it('csv with requireFinalNewline: the records read are always whole rows of the export, in order', async () => {
+    await fc.assert(
+      fc.asyncProperty(cutExport, cuts, async ({ rows, bytes }, sizes) => {
+        const rules = rowRules({ requireFinalNewline: true });
+        const { rows: out, fatal } = await drain(readCsv(chunked(bytes, sizes), 'cut.csv', { rules }));
+        expect(fatal).toBeUndefined();
+        const records = out.flatMap((r) => (r.kind === 'record' ? [r.record] : []));
+        expect(records).toEqual(rows.slice(0, records.length));
+        // Cut anywhere but after a line break, the last row is refused and named.
+        const last = bytes[bytes.length - 1];
+        if (last !== 0x0a && last !== 0x0d) expect(out.at(-1)?.kind).toBe('reject');
+      }),
+      { seed: FUZZ_SEED, numRuns: 300 },
+    );
+  });
+
+  it('csv by default: a record that is not a whole row of the export is always noted as the unended last row', async () => {
+    await fc.assert(
+      fc.asyncProperty(cutExport, cuts, async ({ rows, bytes }, sizes) => {
+        const rules = rowRules();
+        const { rows: out } = await drain(readCsv(chunked(bytes, sizes), 'cut.csv', { rules }));
+        const records = out.filter((r) => r.kind === 'record');
+        records.forEach((r, i) => {
+          if (r.kind === 'record' && !isDeepStrictEqual({ ...r.record }, { ...rows[i] })) {
+            expect(rules.rowsWithoutFinalNewline).toEqual([{ file: 'cut.csv', line: r.line }]);
+            expect(r).toBe(records.at(-1));
+          }
+        });
+        // An input that ends with a line break is never noted: it cannot end inside a row.
+        const last = bytes.at(-1);
+        if (last === 0x0a || last === 0x0d) {
+          expect(rules.rowsWithoutFinalNewline).toEqual([]);
+        }
+      }),
+      { seed: FUZZ_SEED, numRuns: 300 },
     );
   });
 });

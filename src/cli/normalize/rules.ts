@@ -27,6 +27,8 @@ export interface RowRuleOptions {
   /** `--encoding` of CSV and TSV files, any WHATWG label. @default 'utf-8' */
   encoding?: string;
   transform?: RowTransform;
+  /** `--require-final-newline`. @default false */
+  requireFinalNewline?: boolean;
 }
 
 const DECIMALS = new Set(['.', ',']);
@@ -73,5 +75,7 @@ export function rowRules(options: RowRuleOptions = {}): RowRules {
     ...(options.transform !== undefined && { transform: options.transform }),
     ...(options.encoding !== undefined && { encoding: textEncoding(options.encoding) }),
     ignoredColumns: new Set(),
+    ...(options.requireFinalNewline === true && { requireFinalNewline: true }),
+    rowsWithoutFinalNewline: [],
   };
 }

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { UsageError } from '../exit-codes.js';
@@ -30,6 +31,14 @@ export async function loadTransform(path: string): Promise<RowTransform> {
   if (!EXTENSIONS.has(extension)) {
     throw new UsageError(`--transform ${path}: expected a .mjs, .js or .cjs module`);
   }
+  // Node's loader reads a module with a blocking read: a FIFO nobody writes to would hang the run
+  // before it starts, and a device would never end.
+  const info = await stat(path).catch((error: NodeJS.ErrnoException) => error);
+  if (info instanceof Error) {
+    const reason = info.code === 'ENOENT' ? 'no such file' : `cannot read it (${info.code ?? info.message})`;
+    throw new UsageError(`--transform ${path}: ${reason}`);
+  }
+  if (!info.isFile()) throw new UsageError(`--transform ${path}: not a regular file`);
   let module: Record<string, unknown>;
   try {
     module = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>;

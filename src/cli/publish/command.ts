@@ -25,6 +25,7 @@ import { checkCsvHeaders, type InputSpec, parseFormat, resolveInputs } from '../
 import { InputError, type RowRules } from '../readers/types.js';
 import { RejectsWriter } from '../rejects.js';
 import { onInterrupt } from '../signals.js';
+import { terminalLine } from '../terminal-text.js';
 import { type PublishRunResult, runPublish } from './run.js';
 import { closeRunFiles } from './run-files.js';
 import { templateCommand } from './template.js';
@@ -56,6 +57,7 @@ interface PublishFlags extends ConnectionFlags, CommonFlags {
   strictColumns?: boolean;
   transform?: string;
   encoding?: string;
+  requireFinalNewline?: boolean;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -92,6 +94,10 @@ export function financeCommand(): Command {
     .option('--decimal <char>', 'decimal separator in amounts: . or , (default: .)')
     .option('--thousands <char>', "thousands separator in amounts: , . ' or space (default: none)")
     .option('--strict-columns', 'refuse CSV columns that fill no field, instead of ignoring them')
+    .option(
+      '--require-final-newline',
+      'refuse a CSV row that ends the input with no line break after it (a producer killed mid-write leaves one cut short)',
+    )
     .option(
       '--transform <module>',
       'a .mjs, .js or .cjs module whose default export turns each raw row into a record, or null to skip it',
@@ -252,8 +258,8 @@ async function publishLocked(
   // the exit code is 130 whatever moment the signal chose.
   if (signals.stop.aborted) result.interrupted = true;
   const endpoints = { authUrl: config?.authUrl, baseUrl: config?.baseUrl, appId };
-  const ignored = [...rules.ignoredColumns];
-  return summarize(output, flags, result, rejects, checkpoint?.carried().delivered ?? 0, endpoints, ignored);
+  const notes = { ignoredColumns: [...rules.ignoredColumns], rowsWithoutFinalNewline: rules.rowsWithoutFinalNewline };
+  return summarize(output, flags, result, rejects, checkpoint?.carried().delivered ?? 0, endpoints, notes);
 }
 
 /**
@@ -279,6 +285,7 @@ async function readingRules(flags: PublishFlags): Promise<RowRules> {
     decimal: flags.decimal,
     thousands: flags.thousands,
     encoding: flags.encoding,
+    requireFinalNewline: flags.requireFinalNewline,
   });
   if (flags.transform !== undefined) rules.transform = await loadTransform(flags.transform);
   return rules;
@@ -304,7 +311,15 @@ function readingFingerprint(flags: PublishFlags, rules: RowRules): unknown {
     transform: flags.transform,
     // Only an encoding other than the default changes which rows are valid.
     encoding: rules.encoding?.name === 'utf-8' ? undefined : rules.encoding?.name,
+    // Left out unless given, so that checkpoints written before the option still resume.
+    finalNewline: rules.requireFinalNewline === true ? 'required' : undefined,
   };
+}
+
+/** What reading the inputs noticed that is no error: the summary and the JSON report name it. */
+interface ReadingNotes {
+  ignoredColumns: string[];
+  rowsWithoutFinalNewline: { file: string; line: number }[];
 }
 
 function summarize(
@@ -314,8 +329,9 @@ function summarize(
   rejects: RejectsWriter,
   carriedDelivered: number,
   endpoints: { authUrl?: string; baseUrl?: string; appId: string },
-  ignoredColumns: string[],
+  notes: ReadingNotes,
 ): number {
+  const { ignoredColumns, rowsWithoutFinalNewline } = notes;
   const { counts, stoppedBy } = result;
   const nothingSent = counts.recordsSent === 0 && counts.batchesFailed === 0 && counts.batchesUnknown === 0;
   let exitCode: number = exitCodeFor(counts, { stopped: stoppedBy !== undefined, interrupted: result.interrupted });
@@ -370,6 +386,15 @@ function summarize(
     const names = `${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
     output.summary(`ignored columns (they fill no field; --strict-columns refuses them): ${names}`, succeeded);
   }
+  // With --require-final-newline the row is an invalid row, shown with its reason like the others.
+  if (!flags.requireFinalNewline) {
+    for (const { file, line } of rowsWithoutFinalNewline) {
+      output.summary(
+        `${terminalLine(file)} ends with no line break after its last row (line ${line}), which was read as it is: if the file was cut short while it was written, that row may be cut too (--require-final-newline refuses such a row)`,
+        succeeded,
+      );
+    }
+  }
   if (rejects.written && (counts.recordsInvalid > 0 || counts.recordsFailed > 0 || counts.recordsUnknown > 0)) {
     output.summary(`rejected rows and unsent records: ${flags.rejects}`, succeeded);
   }
@@ -389,6 +414,7 @@ function summarize(
     dryRun: flags.dryRun === true,
     ...counts,
     ignoredColumns,
+    rowsWithoutFinalNewline,
     durationMs: result.durationMs,
     interrupted: result.interrupted,
     stopped: stoppedBy !== undefined,

@@ -270,14 +270,22 @@ export async function* readCsvChunks(
     rows = [];
     return out;
   };
+  // Whether the bytes read so far end with a line break (LF, or CR; encodings here keep both as one byte).
+  let endsWithLineBreak = true;
   try {
     // Each chunk is parsed before the next is read: memory holds one chunk's rows, whatever the input.
     for await (const bytes of csvBytes(source, file, bytesOptions)) {
+      if (bytes.length > 0) endsWithLineBreak = isLineBreakByte(bytes[bytes.length - 1] as number);
       await parser.write(bytes);
       if (parser.failure !== undefined) break;
       if (rows.length > 0) yield take();
     }
-    if (parser.failure === undefined) await parser.end();
+    if (parser.failure === undefined) {
+      // A row with no line break after it can only end at the end of the input: it comes out here.
+      const ended = rows.length;
+      await parser.end();
+      if (!endsWithLineBreak && rows.length > ended) lastRowUnterminated(rows, rules);
+    }
     if (rows.length > 0) yield take();
     if (parser.failure !== undefined) throw parser.failure;
   } catch (error) {
@@ -286,6 +294,36 @@ export async function* readCsvChunks(
     // Stopping early (Ctrl-C, a fatal error elsewhere): for-await has closed the source already.
     parser.destroy();
   }
+}
+
+function isLineBreakByte(byte: number): boolean {
+  return byte === 0x0a || byte === 0x0d;
+}
+
+/**
+ * The input's last row, which has no line break after it. A producer killed mid-write leaves such a
+ * row, cut anywhere (`1234.56` as `12`), and it may still read as valid; so may a complete row of a
+ * file saved without a final line break, which is common. It is noted for the run's summary, or,
+ * with `--require-final-newline`, made invalid.
+ */
+function lastRowUnterminated(rows: SourceRow[], rules: RowRules): void {
+  const row = rows[rows.length - 1] as SourceRow;
+  if (row.kind === 'reject') return;
+  rules.rowsWithoutFinalNewline.push({ file: row.file, line: row.line });
+  if (row.kind !== 'record' || rules.requireFinalNewline !== true) return;
+  const issue = {
+    field: '',
+    message:
+      'the input ends inside this row, with no line break after it: it may have been cut short (--require-final-newline)',
+  };
+  rows[rows.length - 1] = {
+    kind: 'reject',
+    file: row.file,
+    line: row.line,
+    issues: [issue],
+    // A transform has not seen the row: it is shown as read.
+    ...(rules.transform === undefined ? { record: row.record } : { source: row.record }),
+  };
 }
 
 function toInputError(file: string, error: unknown): InputError {

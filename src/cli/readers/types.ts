@@ -54,6 +54,14 @@ export interface RowRules {
   ignoredColumns: Set<string>;
   /** `--encoding`: how a CSV file's bytes are read as text. @default UTF-8, strictly */
   encoding?: TextEncoding;
+  /**
+   * `--require-final-newline`: a CSV row at the end of its input with no line break after it is
+   * invalid. A producer killed mid-write leaves its last cell cut short (`1234.56` as `12`), and
+   * such a row reads as valid; an input that ends with a line break cannot end inside a row.
+   */
+  requireFinalNewline?: boolean;
+  /** CSV rows that ended their input with no line break after them, added to as inputs end. */
+  rowsWithoutFinalNewline: { file: string; line: number }[];
 }
 
 /** A fatal problem with a whole input (a broken header, an unreadable file): the run stops reading. */

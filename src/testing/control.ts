@@ -10,7 +10,7 @@
  */
 import type { z } from 'zod';
 import { readBodyWithLimit } from './body.js';
-import type { FaultRule } from './faults.js';
+import { type FaultRule, MAX_FAULT_RULES } from './faults.js';
 import type { PushApiEmulator } from './handler.js';
 import { apiError, jsonResponse } from './responses.js';
 
@@ -72,6 +72,12 @@ async function faultsRoute(emulator: PushApiEmulator, request: Request): Promise
   if (!body.ok) return body.response;
   const parsed = (await schemas()).faultRuleSchema.safeParse(body.value);
   if (!parsed.success) return firstIssue(parsed.error);
+  if (emulator.faults.list().length >= MAX_FAULT_RULES) {
+    return apiError(
+      409,
+      `the emulator holds at most ${MAX_FAULT_RULES} fault rules at once: DELETE ${FAULTS_PATH} clears them, or give one rule a number of times`,
+    );
+  }
   try {
     const handle = emulator.faults.add(parsed.data as FaultRule);
     return jsonResponse(201, { id: handle.id });

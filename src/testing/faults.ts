@@ -118,6 +118,12 @@ function validate(rule: FaultRule): void {
 }
 
 /**
+ * The most fault rules one emulator holds at once: far more than a test scripts, and a bound on
+ * the memory and the per-request scan of a loop that adds rules and never removes them.
+ */
+export const MAX_FAULT_RULES = 10_000;
+
+/**
  * The fault rules of one emulator (`mock.faults`). Faults are decided before authentication, as
  * they model the infrastructure in front of the service (a gateway answering 503, a reset socket).
  * `mock.reset()` clears them.
@@ -132,6 +138,7 @@ export class FaultInjector {
    * @throws {RangeError | TypeError} the rule is inconsistent (a status and a drop, no effect at
    *   all, a probability outside 0..1...) or its answer cannot be sent (a `retryAfter` with a line
    *   break, a `body` JSON cannot write), so that a typo fails the test instead of injecting nothing.
+   * @throws {RangeError} {@link MAX_FAULT_RULES} rules are active already.
    *
    * @example
    * ```ts
@@ -147,6 +154,11 @@ export class FaultInjector {
    */
   add(rule: FaultRule): FaultHandle {
     validate(rule);
+    if (this.#entries.length >= MAX_FAULT_RULES) {
+      throw new RangeError(
+        `the emulator holds at most ${MAX_FAULT_RULES} fault rules at once: remove some (handle.remove(), faults.clear()), or give one rule a number of times`,
+      );
+    }
     const entry: Entry = {
       id: this.#nextId++,
       rule: { ...rule, match: rule.match ? { ...rule.match } : undefined },

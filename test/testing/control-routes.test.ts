@@ -53,6 +53,19 @@ describe('POST /_emulator/faults', () => {
     expect(second.id).not.toBe(id);
   });
 
+  it('holds at most 10,000 rules: past them a POST is a 409 and faults.add a RangeError, and nothing is added', async () => {
+    const handles = Array.from({ length: 10_000 }, (_, i) =>
+      emulator.mock.faults.add({ match: { pathIncludes: `/nowhere-${i}` }, status: 503 }),
+    );
+    const answer = await post('/_emulator/faults', { match: { operation: 'finance' }, status: 503 });
+    expect(answer.status).toBe(409);
+    expect(String(json(answer).message)).toContain('at most 10000 fault rules');
+    expect(() => emulator.mock.faults.add({ status: 503 })).toThrow(RangeError);
+    expect(emulator.mock.faults.list()).toHaveLength(10_000);
+    handles[0]?.remove();
+    expect((await post('/_emulator/faults', { match: { operation: 'finance' }, status: 503 })).status).toBe(201);
+  });
+
   it('makes the next SDK call meet the fault', async () => {
     await post('/_emulator/faults', { match: { operation: 'finance' }, status: 503, times: 'Infinity' });
     const sdk = client();

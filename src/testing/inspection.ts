@@ -78,6 +78,41 @@ export function emulatorSnapshot(
   };
 }
 
+/** Text handed to the socket at a time while a snapshot is written. */
+const SNAPSHOT_CHUNK_CHARS = 64 * 1024;
+
+/**
+ * The snapshot as `JSON.stringify(snapshot, null, 2)` writes it, and a line break, in pieces: the
+ * request log can hold 100,000 entries and 128 MB, and one string of all of it (pretty-printed,
+ * about twice that) would hold the process's memory, or pass V8's longest string, for one GET.
+ */
+export function* snapshotText(emulator: PushApiEmulator, requestLimit = DEFAULT_SNAPSHOT_REQUESTS): Generator<string> {
+  const snapshot = emulatorSnapshot(emulator, requestLimit);
+  const { log } = snapshot.requests;
+  const outline = JSON.stringify({ ...snapshot, requests: { ...snapshot.requests, log: [] } }, null, 2);
+  // The log is the outline's last value, and a quote inside a string is escaped: this is the one.
+  const slot = outline.lastIndexOf(EMPTY_LOG);
+  if (log.length === 0 || slot < 0) {
+    yield `${outline}\n`;
+    return;
+  }
+  let text = `${outline.slice(0, slot)}"log": [\n`;
+  for (let i = 0; i < log.length; i++) {
+    const entry = JSON.stringify(log[i], null, 2).replaceAll('\n', `\n${ENTRY_INDENT}`);
+    text += `${ENTRY_INDENT}${entry}${i < log.length - 1 ? ',' : ''}\n`;
+    if (text.length >= SNAPSHOT_CHUNK_CHARS) {
+      yield text;
+      text = '';
+    }
+  }
+  yield `${text}${LOG_INDENT}]${outline.slice(slot + EMPTY_LOG.length)}\n`;
+}
+
+const EMPTY_LOG = '"log": []';
+/** Where `JSON.stringify(…, null, 2)` puts `requests.log` (depth 2) and its entries (depth 3). */
+const LOG_INDENT = ' '.repeat(4);
+const ENTRY_INDENT = ' '.repeat(6);
+
 /**
  * The received records as JSON Lines, app by app in arrival order: one
  * `{"appId":…,"requestId":…,"record":{…}}` per line, the request id being the `x-request-id` of the

@@ -15,7 +15,7 @@ import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import { handleControl } from './control.js';
 import { createPushApiHandler, type EmulatorClientOptions, type PushApiEmulator } from './handler.js';
 import { acceptsFetchSite, HostAllowList } from './host-guard.js';
-import { DEFAULT_SNAPSHOT_REQUESTS, emulatorSnapshot, RECORDS_PATH, recordLines, STATE_PATH } from './inspection.js';
+import { DEFAULT_SNAPSHOT_REQUESTS, RECORDS_PATH, recordLines, STATE_PATH, snapshotText } from './inspection.js';
 import { INSPECTOR_PATH, serveInspector } from './inspector/routes.js';
 import { exposedWarning, isLoopbackAddress } from './loopback.js';
 import type { EmulatorOptions } from './options.js';
@@ -64,7 +64,7 @@ function inspect(emulator: PushApiEmulator, url: URL, req: IncomingMessage, res:
     const asked = Number(url.searchParams.get('requests') ?? DEFAULT_SNAPSHOT_REQUESTS);
     const limit = Number.isSafeInteger(asked) && asked >= 0 ? asked : DEFAULT_SNAPSHOT_REQUESTS;
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(`${JSON.stringify(emulatorSnapshot(emulator, limit), null, 2)}\n`);
+    Readable.from(snapshotText(emulator, limit)).pipe(res);
   } else {
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
     Readable.from(recordLines(emulator)).pipe(res);

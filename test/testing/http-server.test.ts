@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { emulatorSnapshot } from '../../src/testing/inspection.js';
 import { financeRecord } from '../support/records.js';
 
 let emulator: RunningEmulator;
@@ -192,6 +193,20 @@ describe('startEmulator over real HTTP', () => {
     });
     await expect(attempt).rejects.toThrow(TypeError);
     expect(emulator.mock.state.records('demo-app').map((record) => record.identifier)).toEqual(['after-drop']);
+  });
+
+  it('writes /_emulator/state as JSON.stringify(snapshot, null, 2) would, a long log in pieces', async () => {
+    // Paths that look like the snapshot's own text, escapes and non-ASCII, over many chunks of output.
+    const paths = ['/x"log": []', '/caf\u00e9\\n', '/services/push/v1/customer/apps/a/finance'];
+    for (let i = 0; i < 1200; i++) await fetch(`${emulator.baseUrl}${paths[i % paths.length]}?i=${i}`);
+    for (const requests of ['0', '1', '5', '1200', 'lots']) {
+      const body = await (await fetch(`${emulator.url}/_emulator/state?requests=${requests}`)).text();
+      const limit = requests === 'lots' ? undefined : Number(requests);
+      expect(body).toBe(`${JSON.stringify(emulatorSnapshot(emulator.mock, limit), null, 2)}\n`);
+    }
+    const whole = JSON.parse(await (await fetch(`${emulator.url}/_emulator/state?requests=1200`)).text());
+    expect(whole.requests.log).toHaveLength(1200);
+    expect(whole.requests.log[0].path).toBe('/x%22log%22:%20[]');
   });
 
   it('routes by path whatever Host header the client sends', async () => {

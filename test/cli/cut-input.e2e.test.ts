@@ -70,6 +70,16 @@ describe('an input that ends inside its last row', () => {
     expect(result.stderr).not.toContain('line break');
   });
 
+  it('names a file whose only row is cut once, though its head is read before the run to check the header', async () => {
+    ctx.emulator.mock.reset();
+    const file = ctx.temp.path('one-row.csv');
+    writeFileSync(file, `${HEADER}\n2024-03-01,EUR,inv-1,expense,Acme,12`);
+    const result = await publish(['--json', file]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).rowsWithoutFinalNewline).toEqual([{ file, line: 2 }]);
+    expect(result.stderr.match(/ends with no line break/g)).toHaveLength(1);
+  });
+
   it('does not resume, with the option, a checkpoint written without it: the rows it makes differ', async () => {
     ctx.emulator.mock.reset();
     const file = ctx.temp.path('cut.csv');

@@ -64,9 +64,12 @@ export async function checkCsvHeaders(
     spec.delimiter = delimiter ?? spec.delimiter ?? detectDelimiter(firstLine(head).toString('utf8'));
     // The whole head goes to the reader, which finds the header as the run will: past empty lines,
     // and with a quoted line break in a column name.
+    // The head ends where the peek ended, not where the file does: what its last row looks like is
+    // no news for the run, which reads the file again.
+    const headRules = { ...rules, rowsWithoutFinalNewline: [] };
     const chunks = readCsvChunks(once(head), spec.name, {
       // Already UTF-8: read as such, whatever the file was.
-      rules: utf16 === undefined ? rules : { ...rules, encoding: UTF8 },
+      rules: utf16 === undefined ? headRules : { ...headRules, encoding: UTF8 },
       delimiter: spec.delimiter,
       requireFields: true,
     });

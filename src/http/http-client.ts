@@ -278,11 +278,20 @@ export class FetchHttpClient implements HttpClient {
       state.waits += 1;
       this.#announce(spec, callId, attempt, error as PushError, step.delayMs, step.waitClass);
       try {
+        let waited: boolean;
         if (step.waitClass === 'rate-limited' && pacing !== undefined) {
           pacing.release();
-          if (!(await this.#wait(step.delayMs, signal, spec.runStopped))) return failed(error);
-          if (!(await pacing.acquire(signal))) return failed(error);
-        } else if (!(await this.#wait(step.delayMs, signal, spec.runStopped))) {
+          waited = (await this.#wait(step.delayMs, signal, spec.runStopped)) && (await pacing.acquire(signal));
+        } else {
+          waited = await this.#wait(step.delayMs, signal, spec.runStopped);
+        }
+        if (!waited) {
+          // The retry announced above never comes: say so, or the log reads as a re-send.
+          this.#options.logger.info('push-api-client retry not sent: its run stopped', {
+            operation: spec.operation,
+            path: spec.url.pathname,
+            attempt,
+          });
           return failed(error);
         }
       } catch (waitError) {

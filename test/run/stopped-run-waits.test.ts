@@ -11,6 +11,7 @@ import { AbortError, NotFoundError, PublishStoppedError, type PushClient, Upload
 import { describe, expect, it } from 'vitest';
 import { expectAccounted } from '../support/accounting.js';
 import { type HostileRequest, useHostileService } from '../support/hostile-service.js';
+import { recordingLogger } from '../support/recorders.js';
 import { financeRecords } from '../support/records.js';
 
 const start = useHostileService();
@@ -83,10 +84,16 @@ describe('a stop ends the waits before a re-send', () => {
         else setTimeout(() => res.writeHead(404).end('{"message":"no such app"}'), 50);
         return true;
       });
-      const client = service.client({ maxRetries: 1 });
+      const logger = recordingLogger();
+      const client = service.client({ maxRetries: 1, logger, logLevel: 'info' });
       const { outcome, ms } = await timed(
         client.finance.publish('app-1', financeRecords(20), { batchSize: 10, concurrency: 2 }),
       );
+      // The retry announced for batch 0 is followed by the line that says it never came.
+      expect(logger.lines.map((line) => line.message).filter((message) => message.includes('retry'))).toEqual([
+        'push-api-client retrying',
+        'push-api-client retry not sent: its run stopped',
+      ]);
 
       expect(outcome).toBeInstanceOf(PublishStoppedError);
       const error = outcome as PublishStoppedError;

@@ -205,7 +205,7 @@ export class Checkpoint {
     const here = { appId: target.appId, baseUrl: normalizeBaseUrl(target.baseUrl) };
     let previous: CheckpointFile | undefined;
     // Checked again here, on the file actually read: the lock was taken by name.
-    const text = readBoundedFile(path, MAX_CHECKPOINT_BYTES, '--checkpoint', { singleLink: true });
+    const text = readBoundedFile(path, MAX_CHECKPOINT_BYTES, '--checkpoint', { singleLink: true, ownOnly: true });
     if (text !== undefined) {
       try {
         previous = JSON.parse(text) as CheckpointFile;

@@ -202,6 +202,16 @@ export function hardLinkedMessage(option: string, path: string, links: number): 
 }
 
 /**
+ * Why a file another user created is refused where the CLI writes (also through a link of this
+ * user's): what it says was chosen by that user (a checkpoint listing records as delivered makes
+ * a run skip them), and in a shared directory such as `/tmp` the sticky bit keeps this user from
+ * replacing it, which a run would find out only after sending its records.
+ */
+export function ownedByAnotherUser(option: string, path: string): string {
+  return `${option} ${path}: owned by another user; name a file of your own, or remove this one`;
+}
+
+/**
  * Reads a small file the CLI wrote earlier (a checkpoint, a lock) with a bound: opened without
  * blocking (a FIFO put in its place must not hang the run), refused unless it is a regular file,
  * and never read past `maxBytes` (a link to `/dev/zero` must not eat memory). Undefined when the
@@ -211,7 +221,7 @@ export function readBoundedFile(
   path: string,
   maxBytes: number,
   option: string,
-  { singleLink = false } = {},
+  { singleLink = false, ownOnly = false } = {},
 ): string | undefined {
   let fd: number;
   try {
@@ -225,6 +235,10 @@ export function readBoundedFile(
     const info = fstatSync(fd);
     if (!info.isFile()) throw new UsageError(`${option} ${path}: not a regular file`);
     if (singleLink && info.nlink > 1) throw new UsageError(hardLinkedMessage(option, path, info.nlink));
+    // Checked again on the file opened: another user may create it after the path was checked.
+    if (ownOnly && process.getuid !== undefined && info.uid !== process.getuid()) {
+      throw new UsageError(ownedByAnotherUser(option, path));
+    }
     if (info.size > maxBytes) {
       throw new UsageError(`${option} ${path}: ${info.size} bytes, more than the ${maxBytes} this file may hold`);
     }

@@ -1,0 +1,119 @@
+/**
+ * Another local user's files at the paths a publish writes: a checkpoint, rejects file or lock
+ * that someone else created first (in `/tmp`, or in a directory a group shares). Such a file says
+ * what that user chose, and in a sticky directory it cannot even be replaced: the run must refuse
+ * it before anything is sent. Runs as root, as CI does: only root can give a file to another user,
+ * and only root can start the CLI as one.
+ */
+import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEMO_APP_ID } from 'push-api-client/testing';
+import { describe, expect, it } from 'vitest';
+import { useCliFixture } from '../support/cli/emulator.js';
+import { CSV_HEADER, csvRows, emulatorEnv, type RunResult, runCli } from '../support/cli/run.js';
+
+const ctx = useCliFixture();
+const INPUT = `${CSV_HEADER}\n${csvRows(30)}\n`;
+/** `nobody`: a user other than the one running the CLI. */
+const OTHER = 65534;
+
+function publish(extra: string[], options: { uid?: number } = {}): Promise<RunResult> {
+  const args = ['finance', 'publish', '--app', DEMO_APP_ID, '--batch-size', '10', ...extra];
+  return runCli(ctx.cli, args, { env: emulatorEnv(ctx.emulator), timeoutMs: 30_000, ...options });
+}
+
+/** A directory like `/tmp`: sticky and world-writable. */
+function sharedDirectory(): string {
+  // The other user must be able to reach it through the test's own temporary directory.
+  chmodSync(ctx.temp.dir, 0o755);
+  const shared = ctx.temp.path('shared');
+  mkdirSync(shared);
+  chmodSync(shared, 0o1777);
+  return shared;
+}
+
+function writeInput(directory: string): string {
+  const input = join(directory, 'in.csv');
+  writeFileSync(input, INPUT);
+  chmodSync(input, 0o644);
+  return input;
+}
+
+/** Refused with exit 2, naming the option, and nothing (not even a token request) sent. */
+function expectRefusedBeforeSending(result: RunResult, message: RegExp): void {
+  expect(result.signal).toBeNull();
+  expect(result.stderr).toMatch(message);
+  expect(result.code).toBe(2);
+  expect(ctx.emulator.mock.state.tokenRequestCount).toBe(0);
+  expect(ctx.emulator.mock.state.requests).toHaveLength(0);
+}
+
+/**
+ * A checkpoint for `input` and the emulator's app that says the first `delivered` records were
+ * sent, as another user can write for an input they can read: the fingerprint comes from a run of
+ * their own against a service that is not there.
+ */
+async function forgedCheckpoint(input: string, delivered: number): Promise<string> {
+  const own = ctx.temp.path('fingerprint.json');
+  const base = ['--base-url', 'http://127.0.0.1:9', '--auth-url', 'http://127.0.0.1:9/auth'];
+  await runCli(ctx.cli, ['finance', 'publish', '--app', DEMO_APP_ID, '--checkpoint', own, ...base, input], {
+    env: emulatorEnv(ctx.emulator),
+    timeoutMs: 30_000,
+  });
+  const { fingerprint } = JSON.parse(readFileSync(own, 'utf8')) as { fingerprint: string };
+  expect(fingerprint).toMatch(/^sha256:/);
+  return JSON.stringify({
+    version: 1,
+    fingerprint,
+    target: { appId: DEMO_APP_ID, baseUrl: new URL(ctx.emulator.baseUrl).href },
+    inputs: [{ name: input, size: INPUT.length }],
+    inFlight: [],
+    delivered: [[0, delivered - 1]],
+    failed: [],
+    unknown: [],
+    complete: false,
+    updatedAt: new Date().toISOString(),
+  });
+}
+
+describe('files another user created at an output path', () => {
+  it('refuses a checkpoint another user wrote, instead of skipping the records it says were delivered', async () => {
+    const shared = sharedDirectory();
+    const input = writeInput(shared);
+    const planted = join(shared, 'nightly.checkpoint.json');
+    writeFileSync(planted, await forgedCheckpoint(input, 20));
+    chownSync(planted, OTHER, OTHER);
+    const forged = readFileSync(planted, 'utf8');
+    const result = await publish(['--checkpoint', planted, input]);
+    expectRefusedBeforeSending(result, /--checkpoint .*nightly\.checkpoint\.json: owned by another user/);
+    expect(readFileSync(planted, 'utf8')).toBe(forged);
+  });
+
+  it.each([
+    ['--rejects', 'r.jsonl', 'r.jsonl'],
+    ['--checkpoint', 'cp.json', 'cp.json.lock'],
+  ])('refuses %s when another user created the file (%s) first', async (option, name, plantedName) => {
+    const shared = sharedDirectory();
+    const input = writeInput(shared);
+    const planted = join(shared, plantedName);
+    writeFileSync(planted, 'planted\n');
+    chownSync(planted, OTHER, OTHER);
+    const result = await publish([option, join(shared, name), input]);
+    expectRefusedBeforeSending(
+      result,
+      new RegExp(`--${option.slice(2)}( lock)? .*${plantedName}: owned by another user`),
+    );
+    expect(readFileSync(planted, 'utf8')).toBe('planted\n');
+  });
+
+  it('refuses, run by another user, a rejects file this user left in /tmp, before sending anything', async () => {
+    // Without the check the run sent every record, and only then found that the sticky directory
+    // let it not replace the file: the rejected rows were lost, with exit 1.
+    const shared = sharedDirectory();
+    const input = writeInput(shared);
+    const planted = join(shared, 'r.jsonl');
+    writeFileSync(planted, 'planted\n');
+    const result = await publish(['--rejects', planted, input], { uid: OTHER });
+    expectRefusedBeforeSending(result, /--rejects .*r\.jsonl: owned by another user/);
+  });
+});

@@ -6,6 +6,7 @@ import {
   fstatSync,
   fsync as fsyncCallback,
   fsyncSync,
+  lstatSync,
   openSync,
   readdirSync,
   readSync,
@@ -37,6 +38,8 @@ const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 
 
 /** Temp files this process created and has not renamed or removed yet. */
 const liveTemps = new Set<string>();
+/** Empty files this process created to hold a target's name, not yet replaced by the file itself. */
+const heldNames = new Set<string>();
 /** Directories and targets already swept for temp files of earlier runs. */
 const swept = new Set<string>();
 
@@ -46,6 +49,15 @@ process.on('exit', () => {
   for (const path of liveTemps) {
     try {
       unlinkSync(path);
+    } catch {
+      // already gone
+    }
+  }
+  // The run ended before its file was put in place: the file is missing, as if never held.
+  for (const path of heldNames) {
+    try {
+      const info = lstatSync(path);
+      if (info.isFile() && info.size === 0) unlinkSync(path);
     } catch {
       // already gone
     }
@@ -136,6 +148,35 @@ export function createTempBeside(target: string, option: string): TempFile {
   return { path, fd };
 }
 
+/**
+ * Holds the name `target` for this run when nothing is there yet: an empty file of this user's,
+ * created exclusively, which the temp file replaces when the run ends. Without it, another user
+ * could create the name in a sticky directory (`/tmp`) once the run's temp file appeared, and the
+ * rename would fail (EPERM) after every record was sent. An existing file stays as it is
+ * (resolveOutputPath found it to be this user's); one that appeared since must be this user's too.
+ */
+export function holdName(target: string, option: string): void {
+  let fd: number;
+  try {
+    fd = openSync(target, 'wx', FILE_MODE);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    if (code !== 'EEXIST') throw new UsageError(`${option} ${target}: cannot write there (${code})`);
+    let owner: number | undefined;
+    try {
+      owner = lstatSync(target).uid;
+    } catch {
+      return; // removed in between: the rename creates it
+    }
+    if (process.getuid !== undefined && owner !== process.getuid()) {
+      throw new UsageError(ownedByAnotherUser(option, target));
+    }
+    return;
+  }
+  closeSync(fd);
+  heldNames.add(target);
+}
+
 /** Flushes a directory entry change (a rename) to the disk, where the platform allows it. */
 function fsyncDirectory(directory: string): void {
   let fd: number | undefined;
@@ -160,6 +201,7 @@ export function commitTemp(temp: TempFile, target: string): void {
   closeSync(temp.fd);
   renameSync(temp.path, target);
   liveTemps.delete(temp.path);
+  heldNames.delete(target);
   if (sync) fsyncDirectory(dirname(target));
 }
 

@@ -5,12 +5,22 @@
  * it before anything is sent. Runs as root, as CI does: only root can give a file to another user,
  * and only root can start the CLI as one.
  */
-import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import { useCliFixture } from '../support/cli/emulator.js';
-import { CSV_HEADER, csvRows, emulatorEnv, type RunResult, runCli } from '../support/cli/run.js';
+import { CSV_HEADER, csvRows, emulatorEnv, type RunResult, runCli, startCli } from '../support/cli/run.js';
 
 const ctx = useCliFixture();
 const INPUT = `${CSV_HEADER}\n${csvRows(30)}\n`;
@@ -115,5 +125,39 @@ describe('files another user created at an output path', () => {
     writeFileSync(planted, 'planted\n');
     const result = await publish(['--rejects', planted, input], { uid: OTHER });
     expectRefusedBeforeSending(result, /--rejects .*r\.jsonl: owned by another user/);
+  });
+});
+
+describe('a name another user takes while the run goes on', () => {
+  it('keeps the --rejects name from the start, so another user cannot take it before the rename', async () => {
+    // The rejects file is renamed into place at the end; another user who waited for the run's
+    // temp file to appear and then created the name made that rename fail in a sticky directory:
+    // every record sent, the rejected rows lost, exit 1.
+    const shared = sharedDirectory();
+    const input = join(shared, 'in.csv');
+    writeFileSync(input, `${CSV_HEADER}\n${csvRows(20)}\nnot,a,valid,row\n`);
+    chmodSync(input, 0o644);
+    const rejects = join(shared, 'r.jsonl');
+    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 1500 });
+    const run = startCli(ctx.cli, ['finance', 'publish', '--app', DEMO_APP_ID, '--rejects', rejects, input], {
+      env: emulatorEnv(ctx.emulator),
+      timeoutMs: 30_000,
+      uid: OTHER,
+    });
+    const deadline = Date.now() + 10_000;
+    const started = () => readdirSync(shared).some((name) => name.startsWith('.r.jsonl.'));
+    while (!started() && Date.now() < deadline) await sleep(10);
+    expect(started()).toBe(true);
+    let taken = true;
+    try {
+      symlinkSync('/nonexistent', rejects);
+    } catch {
+      taken = false;
+    }
+    const result = await run.done;
+    expect(taken).toBe(false);
+    expect(result.code, result.stderr).toBe(3);
+    expect(readFileSync(rejects, 'utf8')).toContain('"kind":"invalid"');
+    expect(lstatSync(rejects).uid).toBe(OTHER);
   });
 });

@@ -160,4 +160,27 @@ describe('a name another user takes while the run goes on', () => {
     expect(readFileSync(rejects, 'utf8')).toContain('"kind":"invalid"');
     expect(lstatSync(rejects).uid).toBe(OTHER);
   });
+
+  it("keeps the emulator's --save name from the start, so the records it received are saved on stop", async () => {
+    const shared = sharedDirectory();
+    const save = join(shared, 'received.jsonl');
+    const run = startCli(ctx.cli, ['emulator', '--port', '0', '--save', save], { timeoutMs: 30_000, uid: OTHER });
+    let out = '';
+    run.child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const deadline = Date.now() + 20_000;
+    while (!out.includes('Press Ctrl+C') && run.child.exitCode === null && Date.now() < deadline) await sleep(20);
+    expect(out).toContain('Press Ctrl+C');
+    let taken = true;
+    try {
+      symlinkSync('/nonexistent', save);
+    } catch {
+      taken = false;
+    }
+    await sleep(300); // a SIGINT at the banner's instant may end the process by the signal
+    run.child.kill('SIGINT');
+    const result = await run.done;
+    expect(taken).toBe(false);
+    expect(result.stdout, result.stderr).toContain('saved 0 records');
+    expect(lstatSync(save).uid).toBe(OTHER);
+  });
 });

@@ -15,6 +15,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
@@ -125,6 +126,24 @@ describe('files another user created at an output path', () => {
     writeFileSync(planted, 'planted\n');
     const result = await publish(['--rejects', planted, input], { uid: OTHER });
     expectRefusedBeforeSending(result, /--rejects .*r\.jsonl: owned by another user/);
+  });
+});
+
+describe("the checkpoint lock's takeover claim", () => {
+  it('names a takeover claim another user planted beside a stale lock, which this user cannot remove', async () => {
+    // A run killed in /tmp leaves its lock; another user who then planted the takeover claim, as
+    // held by a live process, kept every later run from taking the lock over, with a message
+    // telling this user to delete a file the sticky bit keeps them from deleting.
+    const shared = sharedDirectory();
+    const input = writeInput(shared);
+    const checkpoint = join(shared, 'cp.json');
+    const holder = (token: string) => JSON.stringify({ pid: 1, host: hostname(), since: 'x', token });
+    // pid 1 is alive; for this user's own lock a dead pid makes it stale.
+    writeFileSync(`${checkpoint}.lock`, JSON.stringify({ pid: 2 ** 31 - 2, host: hostname(), since: 'x', token: 'a' }));
+    writeFileSync(`${checkpoint}.lock.takeover`, holder('b'));
+    chownSync(`${checkpoint}.lock.takeover`, OTHER, OTHER);
+    const result = await publish(['--checkpoint', checkpoint, input]);
+    expectRefusedBeforeSending(result, /--checkpoint .*cp\.json: .*cp\.json\.lock\.takeover is owned by another user/);
   });
 });
 

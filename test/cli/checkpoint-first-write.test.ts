@@ -4,7 +4,7 @@
  * fails with EPERM. That is a usage error naming the option (exit 2), not an unexpected error.
  */
 import * as fs from 'node:fs';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { makeTempDir } from '../support/cli/run.js';
 
 /** The next rename fails as the sticky bit makes it fail; the rest of node:fs is untouched. */
@@ -26,10 +26,12 @@ vi.mock('node:fs', async (importOriginal) => {
 const { Checkpoint } = await import('../../src/cli/checkpoint.js');
 const { UsageError } = await import('../../src/cli/exit-codes.js');
 
-let temp = makeTempDir();
+let temp: ReturnType<typeof makeTempDir>;
+beforeEach(() => {
+  temp = makeTempDir();
+});
 afterEach(() => {
   temp.remove();
-  temp = makeTempDir();
 });
 
 describe('the first checkpoint write', () => {

@@ -5,17 +5,19 @@
  */
 import { statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { acquireCheckpointLock } from '../../src/cli/checkpoint-lock.js';
 import { holdName } from '../../src/cli/files.js';
 import { resolveOutputPath } from '../../src/cli/output-paths.js';
 import { makeTempDir } from '../support/cli/run.js';
 
-let temp = makeTempDir();
+let temp: ReturnType<typeof makeTempDir>;
+beforeEach(() => {
+  temp = makeTempDir();
+});
 afterEach(() => {
   vi.restoreAllMocks();
   temp.remove();
-  temp = makeTempDir();
 });
 
 /** From here on, this process runs as a user other than the owner of `path`. */

@@ -11,7 +11,8 @@ export const LANE_EXCLUDES = ['test/integration/**', 'test/consumers/**', 'node_
  * loaded before the first fetch, makes its own Agent the dispatcher of Node's fetch in every later
  * file (stricter about headers than Node's own); and those
  * that start msw's `setupServer`, which replaces the global fetch while it listens, so that a file
- * stopped before its `afterAll` cannot leave it in place for the files after it.
+ * stopped before its `afterAll` cannot leave it in place for the files after it; and those that mock
+ * a `node:` module, which must reach the modules they import afresh and no other file's.
  */
 export const ISOLATED = [
   'test/finance/lazy-schema.test.ts',
@@ -30,6 +31,7 @@ export const ISOLATED = [
   'test/uploads/uploader-input.test.ts',
   'test/uploads/uploader-stops.test.ts',
   'test/uploads/undici-loaded.test.ts',
+  'test/cli/checkpoint-first-write.test.ts',
 ];
 
 /**

@@ -158,6 +158,13 @@ function linkExclusive(from: string, to: string, checkpointPath: string): boolea
 function takeOverStale(path: string, stale: LockHolder, candidate: string, checkpointPath: string): boolean {
   const claim = `${path}.takeover`;
   if (!linkExclusive(candidate, claim, checkpointPath)) {
+    // Never a claim of a run of this user's: waiting for it, or removing it, cannot work.
+    if (isAnotherUsersFile(claim)) {
+      throw new UsageError(
+        `--checkpoint ${checkpointPath}: ${claim} is owned by another user, so the stale lock cannot be taken over; ` +
+          'copy the checkpoint to a directory of your own and resume from there',
+      );
+    }
     const claimant = readHolder(claim);
     // A claim is held for a few system calls; one left by a run killed in between is removed.
     if (typeof claimant === 'object' && isStale(claimant)) removeIfStill(claim, claimant.token);
@@ -173,6 +180,20 @@ function takeOverStale(path: string, stale: LockHolder, candidate: string, check
   } finally {
     // Never remove a claim that is no longer ours (removed as stale, and taken by another run).
     if (typeof ours === 'object') removeIfStill(claim, ours.token);
+  }
+}
+
+/**
+ * Whether another user owns the file at `path`: in a sticky directory such as `/tmp` this user can
+ * neither remove nor replace it.
+ */
+function isAnotherUsersFile(path: string): boolean {
+  const me = process.getuid?.();
+  if (me === undefined) return false;
+  try {
+    return lstatSync(path).uid !== me;
+  } catch {
+    return false; // removed in between: the next round looks again
   }
 }
 

@@ -205,7 +205,7 @@ export class Checkpoint {
     const here = { appId: target.appId, baseUrl: normalizeBaseUrl(target.baseUrl) };
     let previous: CheckpointFile | undefined;
     // Checked again here, on the file actually read: the lock was taken by name.
-    const text = readBoundedFile(path, MAX_CHECKPOINT_BYTES, '--checkpoint', { singleLink: true });
+    const text = readBoundedFile(path, MAX_CHECKPOINT_BYTES, '--checkpoint', { singleLink: true, ownOnly: true });
     if (text !== undefined) {
       try {
         previous = JSON.parse(text) as CheckpointFile;
@@ -240,8 +240,15 @@ export class Checkpoint {
     }
     const described = inputs.map((input) => ({ name: input.name, size: input.size }));
     const checkpoint = new Checkpoint(path, fingerprint, here, described, previous, resendUnknown);
-    // Written at once: an unwritable path is a usage error before anything is sent.
-    checkpoint.#file.saveNow();
+    // Written at once: an unwritable path is a usage error before anything is sent. The rename
+    // can still be refused (EPERM) where another user took the name in `/tmp` since it was checked.
+    try {
+      checkpoint.#file.saveNow();
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      throw new UsageError(`--checkpoint ${path}: cannot write there (${code})`);
+    }
     flushOnExit(checkpoint);
     return checkpoint;
   }

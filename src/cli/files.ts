@@ -6,6 +6,7 @@ import {
   fstatSync,
   fsync as fsyncCallback,
   fsyncSync,
+  lstatSync,
   openSync,
   readdirSync,
   readSync,
@@ -37,6 +38,8 @@ const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 
 
 /** Temp files this process created and has not renamed or removed yet. */
 const liveTemps = new Set<string>();
+/** Empty files this process created to hold a target's name, not yet replaced by the file itself. */
+const heldNames = new Set<string>();
 /** Directories and targets already swept for temp files of earlier runs. */
 const swept = new Set<string>();
 
@@ -46,6 +49,15 @@ process.on('exit', () => {
   for (const path of liveTemps) {
     try {
       unlinkSync(path);
+    } catch {
+      // already gone
+    }
+  }
+  // The run ended before its file was put in place: the file is missing, as if never held.
+  for (const path of heldNames) {
+    try {
+      const info = lstatSync(path);
+      if (info.isFile() && info.size === 0) unlinkSync(path);
     } catch {
       // already gone
     }
@@ -136,6 +148,35 @@ export function createTempBeside(target: string, option: string): TempFile {
   return { path, fd };
 }
 
+/**
+ * Holds the name `target` for this run when nothing is there yet: an empty file of this user's,
+ * created exclusively, which the temp file replaces when the run ends. Without it, another user
+ * could create the name in a sticky directory (`/tmp`) once the run's temp file appeared, and the
+ * rename would fail (EPERM) after every record was sent. An existing file stays as it is
+ * (resolveOutputPath found it to be this user's); one that appeared since must be this user's too.
+ */
+export function holdName(target: string, option: string): void {
+  let fd: number;
+  try {
+    fd = openSync(target, 'wx', FILE_MODE);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    if (code !== 'EEXIST') throw new UsageError(`${option} ${target}: cannot write there (${code})`);
+    let owner: number | undefined;
+    try {
+      owner = lstatSync(target).uid;
+    } catch {
+      return; // removed in between: the rename creates it
+    }
+    if (process.getuid !== undefined && owner !== process.getuid()) {
+      throw new UsageError(ownedByAnotherUser(option, target));
+    }
+    return;
+  }
+  closeSync(fd);
+  heldNames.add(target);
+}
+
 /** Flushes a directory entry change (a rename) to the disk, where the platform allows it. */
 function fsyncDirectory(directory: string): void {
   let fd: number | undefined;
@@ -160,6 +201,7 @@ export function commitTemp(temp: TempFile, target: string): void {
   closeSync(temp.fd);
   renameSync(temp.path, target);
   liveTemps.delete(temp.path);
+  heldNames.delete(target);
   if (sync) fsyncDirectory(dirname(target));
 }
 
@@ -202,6 +244,16 @@ export function hardLinkedMessage(option: string, path: string, links: number): 
 }
 
 /**
+ * Why a file another user created is refused where the CLI writes (also through a link of this
+ * user's): what it says was chosen by that user (a checkpoint listing records as delivered makes
+ * a run skip them), and in a shared directory such as `/tmp` the sticky bit keeps this user from
+ * replacing it, which a run would find out only after sending its records.
+ */
+export function ownedByAnotherUser(option: string, path: string): string {
+  return `${option} ${path}: owned by another user; name a file of your own, or remove this one`;
+}
+
+/**
  * Reads a small file the CLI wrote earlier (a checkpoint, a lock) with a bound: opened without
  * blocking (a FIFO put in its place must not hang the run), refused unless it is a regular file,
  * and never read past `maxBytes` (a link to `/dev/zero` must not eat memory). Undefined when the
@@ -211,7 +263,7 @@ export function readBoundedFile(
   path: string,
   maxBytes: number,
   option: string,
-  { singleLink = false } = {},
+  { singleLink = false, ownOnly = false } = {},
 ): string | undefined {
   let fd: number;
   try {
@@ -225,6 +277,10 @@ export function readBoundedFile(
     const info = fstatSync(fd);
     if (!info.isFile()) throw new UsageError(`${option} ${path}: not a regular file`);
     if (singleLink && info.nlink > 1) throw new UsageError(hardLinkedMessage(option, path, info.nlink));
+    // Checked again on the file opened: another user may create it after the path was checked.
+    if (ownOnly && process.getuid !== undefined && info.uid !== process.getuid()) {
+      throw new UsageError(ownedByAnotherUser(option, path));
+    }
     if (info.size > maxBytes) {
       throw new UsageError(`${option} ${path}: ${info.size} bytes, more than the ${maxBytes} this file may hold`);
     }

@@ -1,6 +1,7 @@
 import { lstatSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './exit-codes.js';
+import { ownedByAnotherUser } from './files.js';
 import { distrustedLinkOnPath } from './path-links.js';
 
 /** A file the CLI will write, as the user named it and as it resolves. */
@@ -97,6 +98,8 @@ export function resolveOutputPath(option: string, given: string): OutputPath & {
   }
   // Checked before the real path: `/dev/stdout` can lead to a pipe, which has no path at all.
   if (!info.isFile()) throw new UsageError(`${option} ${given}: is ${kindOf(info)}; name a regular file`);
+  if (process.getuid !== undefined && info.uid !== process.getuid())
+    throw new UsageError(ownedByAnotherUser(option, given));
   const resolved = realpathSync(absolute);
   return { option, given, resolved, identity: { dev: info.dev, ino: info.ino } };
 }

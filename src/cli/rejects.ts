@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { commitTemp, createTempBeside, discardTemp, type TempFile } from './files.js';
+import { commitTemp, createTempBeside, discardTemp, holdName, type TempFile } from './files.js';
 import { jsonSafe } from './json-safe.js';
 import type { RowIssue } from './readers/types.js';
 import { terminalSafeJson } from './terminal-text.js';
@@ -61,6 +61,7 @@ export class RejectsWriter {
 
   constructor(readonly path: string | undefined) {
     if (path === undefined) return;
+    holdName(path, '--rejects');
     const temp = createTempBeside(path, '--rejects');
     this.#temp = temp;
     // The descriptor stays open after the stream ends: it is flushed to the disk before the rename.

@@ -1,5 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Checkpoint, MAX_CHECKPOINT_RANGES } from '../../src/cli/checkpoint.js';
 import { UsageError } from '../../src/cli/exit-codes.js';
 import { type Range, RangeSet } from '../../src/cli/ranges.js';
@@ -110,6 +110,25 @@ describe('Checkpoint', () => {
     const path = temp.path('cp.json');
     Checkpoint.open(path, 'sha256:x', inputs, false, target).save();
     expect(() => Checkpoint.open(path, 'sha256:y', inputs, false, target)).toThrow(UsageError);
+  });
+
+  it('refuses a checkpoint another user owns, checked on the file it opens', () => {
+    const path = temp.path('cp.json');
+    const first = Checkpoint.open(path, 'sha256:x', inputs, false, target);
+    first.settle('sent', [0, 1]);
+    first.save();
+    // As if another user had created the file between the check of its path and this read: seen
+    // from a user id other than the file's, whoever runs the test.
+    const owner = statSync(path).uid;
+    const getuid = vi.spyOn(process, 'getuid').mockReturnValue(owner + 1);
+    try {
+      expect(() => Checkpoint.open(path, 'sha256:x', inputs, false, target)).toThrow(
+        /--checkpoint .*cp\.json: owned by another user/,
+      );
+    } finally {
+      getuid.mockRestore();
+    }
+    expect(Checkpoint.open(path, 'sha256:x', inputs, false, target).decide(0)).toBe('skip-delivered');
   });
 
   it('refuses a checkpoint written for another app or another base URL, naming both', () => {

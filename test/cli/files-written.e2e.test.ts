@@ -1,5 +1,5 @@
 /** Files the CLI writes (checkpoint, rejects) and inputs it refuses: exclusive temp files, clear input errors. */
-import { existsSync, lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../src/cli/checkpoint.js';
 import { UsageError } from '../../src/cli/exit-codes.js';
@@ -51,7 +51,8 @@ describe('files the CLI writes', () => {
   it('writes rejects under a temporary name and renames it into place; messages are truncated', async () => {
     const path = temp.path('rejects.jsonl');
     const rejects = new RejectsWriter(path);
-    expect(existsSync(path)).toBe(false);
+    // Until the rename, the name is held by an empty file of this user's, never the run's rows.
+    expect(readFileSync(path, 'utf8')).toBe('');
     await rejects.write({
       file: 'a.csv',
       line: 2,

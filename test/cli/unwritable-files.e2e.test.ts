@@ -3,7 +3,7 @@
  * gone): the run stops in order with exit 1 and one report with its counts, writes what it still
  * can, and names the file that failed; never exit 2 ("nothing was sent") nor an unexpected error.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { expect, it } from 'vitest';
@@ -69,7 +69,9 @@ it('stops in order with exit 1 and its counts when the rejects file cannot be pu
   const rejectsPath = ctx.temp.path('rejects.jsonl');
   const run = slowRun(ctx.temp.path('cp.json'), rejectsPath);
   await waitUntil(() => stored() >= 60);
-  // Something takes the rejects file's name: renaming the finished file over it fails.
+  // Something takes the rejects file's name (the empty file holding it goes): renaming the
+  // finished file over it fails.
+  rmSync(rejectsPath);
   mkdirSync(rejectsPath);
   writeFileSync(`${rejectsPath}/occupied`, '');
   const result = await run.done;

@@ -1,7 +1,8 @@
 /**
  * The fast lane shares modules and globals between test files (vitest.config.ts). A file that
  * replaces the global fetch (msw's setupServer) or loads the npm undici package (which, on Node 20,
- * takes over the dispatcher of Node's fetch) must run isolated, or a later file's uploads fail.
+ * takes over the dispatcher of Node's fetch) must run isolated, or a later file's uploads fail; so
+ * must a file that mocks a `node:` module, or the mock misses modules another file loaded first.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { glob } from 'tinyglobby';
@@ -10,7 +11,7 @@ import { ALONE, ISOLATED } from '../../vitest.config.js';
 import { E2E_ISOLATED } from '../../vitest.e2e.config.js';
 
 const ROOT = new URL('../../', import.meta.url);
-const GLOBAL_CHANGERS = [/\bsetupServer\(/, /from 'undici'/, /\bdispatcher:/];
+const GLOBAL_CHANGERS = [/\bsetupServer\(/, /from 'undici'/, /\bdispatcher:/, /\bvi\.mock\('node:/];
 
 describe('the fast lane', () => {
   it('isolates every test file that changes the global fetch, and lists only files that exist', async () => {

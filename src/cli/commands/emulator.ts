@@ -9,7 +9,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { FaultRule } from '../../testing/faults.js';
 import type { RunningEmulator, StartEmulatorOptions } from '../../testing/server.js';
 import { UsageError } from '../exit-codes.js';
-import { commitTemp, createTempBeside, discardTemp } from '../files.js';
+import { commitTemp, createTempBeside, discardTemp, holdName } from '../files.js';
 import { resolveOutputPath } from '../output-paths.js';
 import { claimStopSignal } from '../signals.js';
 import { writeHumanRaw } from '../terminal-text.js';
@@ -285,6 +285,9 @@ export function emulatorCommand(io: EmulatorCommandIo = {}): Command {
     .option('--json', 'print the settings as one JSON object on stdout, then keep serving')
     .option('--save <file>', 'on stop, write the received finance records to FILE as JSON Lines', parseSavePath)
     .action(async (options: EmulatorFlags) => {
+      // Held from the start: another user taking the name while the emulator runs would make the
+      // rename on stop fail in a sticky directory, and the received records would be lost.
+      if (options.save !== undefined) holdName(options.save, '--save');
       // Loaded here: the HTTP server (srvx) and the emulated service are only this command's cost.
       const { startEmulator } = await import('../../testing/server.js');
       const running = await startEmulator(await startOptions(options)).catch((error: unknown) => {

@@ -16,6 +16,8 @@ export interface RunOptions {
   stdin?: string;
   cwd?: string;
   timeoutMs?: number;
+  /** Runs the CLI as this user (and the group of the same id): only root can. */
+  uid?: number;
 }
 
 const children = new Set<ChildProcess>();
@@ -39,7 +41,13 @@ export function startCli(
 ): { child: ChildProcess; done: Promise<RunResult> } {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', NO_COLOR: '' };
   for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value;
-  const child = spawn(process.execPath, [cli, ...args], { cwd: options.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const user = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
+  const child = spawn(process.execPath, [cli, ...args], {
+    cwd: options.cwd,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    ...user,
+  });
   children.add(child);
   let stdout = '';
   let stderr = '';

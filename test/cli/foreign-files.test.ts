@@ -1,0 +1,67 @@
+/**
+ * Files another user created where the CLI writes, seen from a user id other than the file's: the
+ * checks that test/hostile/local-user-files.e2e.test.ts makes with a real second user (as root),
+ * made here for whoever runs the tests.
+ */
+import { statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { acquireCheckpointLock } from '../../src/cli/checkpoint-lock.js';
+import { holdName } from '../../src/cli/files.js';
+import { resolveOutputPath } from '../../src/cli/output-paths.js';
+import { makeTempDir } from '../support/cli/run.js';
+
+let temp: ReturnType<typeof makeTempDir>;
+beforeEach(() => {
+  temp = makeTempDir();
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  temp.remove();
+});
+
+/** From here on, this process runs as a user other than the owner of `path`. */
+function becomeAnotherUserThan(path: string): void {
+  const owner = statSync(path).uid;
+  vi.spyOn(process, 'getuid').mockReturnValue(owner + 1);
+}
+
+describe('an existing file of another user at an output path', () => {
+  it('is refused, naming the option; its owner may use it', () => {
+    const path = temp.path('r.jsonl');
+    writeFileSync(path, 'theirs\n');
+    expect(resolveOutputPath('--rejects', path).resolved).toBe(path);
+    becomeAnotherUserThan(path);
+    expect(() => resolveOutputPath('--rejects', path)).toThrow(/^--rejects .*r\.jsonl: owned by another user/);
+  });
+});
+
+describe('holdName', () => {
+  it('creates an empty file of this user, 0600, where nothing was', () => {
+    const path = temp.path('r.jsonl');
+    holdName(path, '--rejects');
+    const info = statSync(path);
+    expect(info.size).toBe(0);
+    expect(info.mode & 0o777).toBe(0o600);
+  });
+
+  it('leaves a file of this user as it is, and refuses one of another user that appeared since the check', () => {
+    const path = temp.path('r.jsonl');
+    writeFileSync(path, 'mine\n');
+    holdName(path, '--rejects');
+    expect(statSync(path).size).toBe(5);
+    becomeAnotherUserThan(path);
+    expect(() => holdName(path, '--rejects')).toThrow(/^--rejects .*r\.jsonl: owned by another user/);
+  });
+});
+
+describe('the takeover claim of a stale checkpoint lock', () => {
+  it('is refused at once when another user owns it, instead of being waited on', () => {
+    const checkpoint = temp.path('cp.json');
+    const holder = (pid: number, token: string) => JSON.stringify({ pid, host: hostname(), since: 'x', token });
+    writeFileSync(`${checkpoint}.lock`, holder(2 ** 31 - 2, 'dead')); // no such process: stale
+    writeFileSync(`${checkpoint}.lock.takeover`, holder(1, 'live')); // pid 1 is alive
+    becomeAnotherUserThan(`${checkpoint}.lock.takeover`);
+    expect(() => acquireCheckpointLock(checkpoint)).toThrow(/\.lock\.takeover is owned by another user/);
+  });
+});

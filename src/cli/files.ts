@@ -11,6 +11,7 @@ import {
   readdirSync,
   readSync,
   renameSync,
+  type Stats,
   statSync,
   unlinkSync,
   write as writeCallback,
@@ -162,15 +163,15 @@ export function holdName(target: string, option: string): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     if (code !== 'EEXIST') throw new UsageError(`${option} ${target}: cannot write there (${code})`);
-    let owner: number | undefined;
+    let found: Stats;
+    let directory: Stats;
     try {
-      owner = lstatSync(target).uid;
+      found = lstatSync(target);
+      directory = statSync(dirname(target));
     } catch {
       return; // removed in between: the rename creates it
     }
-    if (process.getuid !== undefined && owner !== process.getuid()) {
-      throw new UsageError(ownedByAnotherUser(option, target));
-    }
+    if (!replaceable(directory, found)) throw new UsageError(ownedByAnotherUser(option, target));
     return;
   }
   closeSync(fd);
@@ -243,11 +244,25 @@ export function hardLinkedMessage(option: string, path: string, links: number): 
   );
 }
 
+/** The sticky bit of a directory's mode: in such a directory (`/tmp`) only owners remove or replace a file. */
+const STICKY = 0o1000;
+
+/**
+ * Whether this user may put a file of its own in place of `file` by a rename in `directory` (whose
+ * write permission the run's temp file tests): root may; in a sticky directory only the file's or
+ * the directory's owner may.
+ */
+export function replaceable(directory: Stats, file: Stats): boolean {
+  const me = process.getuid?.();
+  if (me === undefined || me === 0 || file.uid === me) return true;
+  return (directory.mode & STICKY) === 0 || directory.uid === me;
+}
+
 /**
  * Why a file another user created is refused where the CLI writes (also through a link of this
- * user's): what it says was chosen by that user (a checkpoint listing records as delivered makes
- * a run skip them), and in a shared directory such as `/tmp` the sticky bit keeps this user from
- * replacing it, which a run would find out only after sending its records.
+ * user's): a file read back says what that user chose (a checkpoint listing records as delivered
+ * makes a run skip them), and one in a sticky directory such as `/tmp` this user cannot replace,
+ * which a run would find out only after sending its records.
  */
 export function ownedByAnotherUser(option: string, path: string): string {
   return `${option} ${path}: owned by another user; name a file of your own, or remove this one`;

@@ -1,7 +1,7 @@
 import { lstatSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './exit-codes.js';
-import { ownedByAnotherUser } from './files.js';
+import { ownedByAnotherUser, replaceable } from './files.js';
 import { distrustedLinkOnPath } from './path-links.js';
 
 /** A file the CLI will write, as the user named it and as it resolves. */
@@ -62,7 +62,11 @@ function checkDirectoryLinks(option: string, given: string, directory: string): 
  * nothing, to a directory, a FIFO, a socket or a device (`/dev/stdout`, `/dev/zero`), or a link
  * owned by another user is refused with exit 2.
  */
-export function resolveOutputPath(option: string, given: string): OutputPath & { identity: FileIdentity | undefined } {
+export function resolveOutputPath(
+  option: string,
+  given: string,
+  { readBack = false }: { readBack?: boolean } = {},
+): OutputPath & { identity: FileIdentity | undefined } {
   const absolute = resolve(given);
   checkDirectoryLinks(option, given, dirname(absolute));
   let link: Stats | undefined;
@@ -98,9 +102,14 @@ export function resolveOutputPath(option: string, given: string): OutputPath & {
   }
   // Checked before the real path: `/dev/stdout` can lead to a pipe, which has no path at all.
   if (!info.isFile()) throw new UsageError(`${option} ${given}: is ${kindOf(info)}; name a regular file`);
-  if (process.getuid !== undefined && info.uid !== process.getuid())
-    throw new UsageError(ownedByAnotherUser(option, given));
   const resolved = realpathSync(absolute);
+  // Another user's file: what a file read back says was chosen by them (a checkpoint listing
+  // records as delivered makes a run skip them), and one this user cannot replace (in a sticky
+  // directory such as /tmp) would fail the run only after its records were sent.
+  if (process.getuid !== undefined && info.uid !== process.getuid()) {
+    if (readBack || !replaceable(statSync(dirname(resolved)), info))
+      throw new UsageError(ownedByAnotherUser(option, given));
+  }
   return { option, given, resolved, identity: { dev: info.dev, ino: info.ino } };
 }
 
@@ -121,13 +130,13 @@ function inputIdentity(path: string): FileIdentity | undefined {
  */
 export function checkOutputPaths(
   inputs: readonly string[],
-  outputs: readonly { option: string; path: string | undefined }[],
+  outputs: readonly { option: string; path: string | undefined; readBack?: boolean }[],
 ): OutputPath[] {
   const checked: ReturnType<typeof resolveOutputPath>[] = [];
   const inputFiles = inputs.filter((path) => path !== '-').map((path) => ({ path, identity: inputIdentity(path) }));
-  for (const { option, path } of outputs) {
+  for (const { option, path, readBack } of outputs) {
     if (path === undefined) continue;
-    const output = resolveOutputPath(option, path);
+    const output = resolveOutputPath(option, path, { readBack });
     for (const input of inputFiles) {
       if (sameFile(output.identity, input.identity)) {
         throw new UsageError(`${option} ${path} is the input file ${input.path}: writing it would destroy the input`);

@@ -3,7 +3,7 @@
  * checks that test/hostile/local-user-files.e2e.test.ts makes with a real second user (as root),
  * made here for whoever runs the tests.
  */
-import { statSync, writeFileSync } from 'node:fs';
+import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { acquireCheckpointLock } from '../../src/cli/checkpoint-lock.js';
@@ -27,12 +27,23 @@ function becomeAnotherUserThan(path: string): void {
 }
 
 describe('an existing file of another user at an output path', () => {
-  it('is refused, naming the option; its owner may use it', () => {
+  it('is refused where this user cannot replace it (a sticky directory), naming the option', () => {
+    chmodSync(temp.dir, 0o1777);
     const path = temp.path('r.jsonl');
     writeFileSync(path, 'theirs\n');
     expect(resolveOutputPath('--rejects', path).resolved).toBe(path);
     becomeAnotherUserThan(path);
     expect(() => resolveOutputPath('--rejects', path)).toThrow(/^--rejects .*r\.jsonl: owned by another user/);
+  });
+
+  it('is replaced where this user may (a directory without the sticky bit), unless it is read back', () => {
+    const path = temp.path('cp.json');
+    writeFileSync(path, '{}');
+    becomeAnotherUserThan(path);
+    expect(resolveOutputPath('--rejects', path).resolved).toBe(path);
+    expect(() => resolveOutputPath('--checkpoint', path, { readBack: true })).toThrow(
+      /^--checkpoint .*cp\.json: owned by another user/,
+    );
   });
 });
 
@@ -45,12 +56,15 @@ describe('holdName', () => {
     expect(info.mode & 0o777).toBe(0o600);
   });
 
-  it('leaves a file of this user as it is, and refuses one of another user that appeared since the check', () => {
+  it('leaves a file it may replace as it is, and refuses one of another user in a sticky directory', () => {
     const path = temp.path('r.jsonl');
     writeFileSync(path, 'mine\n');
     holdName(path, '--rejects');
     expect(statSync(path).size).toBe(5);
     becomeAnotherUserThan(path);
+    holdName(path, '--rejects');
+    expect(statSync(path).size).toBe(5);
+    chmodSync(temp.dir, 0o1777);
     expect(() => holdName(path, '--rejects')).toThrow(/^--rejects .*r\.jsonl: owned by another user/);
   });
 });

@@ -101,20 +101,35 @@ describe('files another user created at an output path', () => {
   });
 
   it.each([
-    ['--rejects', 'r.jsonl', 'r.jsonl'],
-    ['--checkpoint', 'cp.json', 'cp.json.lock'],
-  ])('refuses %s when another user created the file (%s) first', async (option, name, plantedName) => {
+    // A file only written: refused where this user cannot replace it (not root, in a sticky directory).
+    ['--rejects', 'r.jsonl', 'r.jsonl', OTHER - 1],
+    // A file read back: refused whoever runs, root included.
+    ['--checkpoint', 'cp.json', 'cp.json.lock', undefined],
+  ])('refuses %s when another user created the file (%s) first', async (option, name, plantedName, uid) => {
     const shared = sharedDirectory();
     const input = writeInput(shared);
     const planted = join(shared, plantedName);
     writeFileSync(planted, 'planted\n');
     chownSync(planted, OTHER, OTHER);
-    const result = await publish([option, join(shared, name), input]);
+    const result = await publish([option, join(shared, name), input], { uid });
     expectRefusedBeforeSending(
       result,
       new RegExp(`--${option.slice(2)}( lock)? .*${plantedName}: owned by another user`),
     );
     expect(readFileSync(planted, 'utf8')).toBe('planted\n');
+  });
+
+  it('lets root replace a rejects file another user left in /tmp: nothing of theirs is read, and root may', async () => {
+    const shared = sharedDirectory();
+    const input = join(shared, 'in.csv');
+    writeFileSync(input, `${CSV_HEADER}\n${csvRows(20)}\nnot,a,valid,row\n`);
+    const planted = join(shared, 'r.jsonl');
+    writeFileSync(planted, 'planted\n');
+    chownSync(planted, OTHER, OTHER);
+    const result = await publish(['--rejects', planted, input]);
+    expect(result.code, result.stderr).toBe(3);
+    expect(readFileSync(planted, 'utf8')).toContain('"kind":"invalid"');
+    expect(lstatSync(planted).uid).toBe(0);
   });
 
   it('refuses, run by another user, a rejects file this user left in /tmp, before sending anything', async () => {

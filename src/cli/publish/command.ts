@@ -182,12 +182,14 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
  * other (nor the checkpoint's lock), never a FIFO, device or directory.
  */
 function outputPaths(inputs: InputSpec[], flags: PublishFlags): { rejects?: string; checkpoint?: string } {
-  const checkpoint = flags.checkpoint && resolveOutputPath('--checkpoint', flags.checkpoint).resolved;
+  const checkpoint =
+    flags.checkpoint && resolveOutputPath('--checkpoint', flags.checkpoint, { readBack: true }).resolved;
   const checked = checkOutputPaths(
     inputs.map((input) => input.path),
     [
-      { option: '--checkpoint', path: flags.checkpoint },
-      { option: '--checkpoint lock', path: checkpoint && lockPathFor(checkpoint) },
+      { option: '--checkpoint', path: flags.checkpoint, readBack: true },
+      // The lock's holder is read back too: a planted one could claim a live run forever.
+      { option: '--checkpoint lock', path: checkpoint && lockPathFor(checkpoint), readBack: true },
       { option: '--rejects', path: flags.rejects },
     ],
   );

@@ -259,6 +259,15 @@ export function replaceable(directory: Stats, file: Stats): boolean {
 }
 
 /**
+ * Whether users other than the owner may remove or rename entries of `directory`: it is writable
+ * by its group or by everyone, and not sticky. Such a user can move a checkpoint away, and the next
+ * run, finding none, sends every record again.
+ */
+export function othersMayMoveFilesIn(directory: Stats): boolean {
+  return (directory.mode & 0o022) !== 0 && (directory.mode & STICKY) === 0;
+}
+
+/**
  * Why a file another user created is refused where the CLI writes (also through a link of this
  * user's): a file read back says what that user chose (a checkpoint listing records as delivered
  * makes a run skip them), and one in a sticky directory such as `/tmp` this user cannot replace,

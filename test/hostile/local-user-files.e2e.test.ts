@@ -218,3 +218,21 @@ describe('a name another user takes while the run goes on', () => {
     expect(lstatSync(save).uid).toBe(OTHER);
   });
 });
+
+describe('a checkpoint in a directory other users may change', () => {
+  it.each([
+    [0o775, true],
+    [0o757, true],
+    [0o755, false],
+    [0o1777, false],
+  ])('mode %o: a note that others could move the checkpoint is shown: %s', async (mode, noted) => {
+    chmodSync(ctx.temp.dir, 0o755);
+    const directory = ctx.temp.path(`cp-${mode.toString(8)}`);
+    mkdirSync(directory);
+    chmodSync(directory, mode);
+    const input = writeInput(directory);
+    const result = await publish(['--checkpoint', join(directory, 'cp.json'), input]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr.includes('lets other users move or replace the checkpoint')).toBe(noted);
+  });
+});

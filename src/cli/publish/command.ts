@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { FINANCE_DEFAULTS } from '../../defaults.js';
 import { Checkpoint, fingerprintInputs } from '../checkpoint.js';
@@ -12,6 +14,7 @@ import {
 } from '../config.js';
 import { ExitCode, exitCodeFor, UsageError } from '../exit-codes.js';
 import { describeStop, jsonError } from '../failure.js';
+import { othersMayMoveFilesIn } from '../files.js';
 import { installInterrupts } from '../interrupts.js';
 import { parseColumnMap, parseSets } from '../normalize/columns.js';
 import { rowRules } from '../normalize/rules.js';
@@ -167,6 +170,7 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
   if (flags.dryRun && flags.checkpoint !== undefined)
     throw new UsageError('--checkpoint cannot be used with --dry-run');
   const paths = outputPaths(inputs, flags);
+  if (paths.checkpoint !== undefined) noteSharedCheckpointDirectory(output, paths.checkpoint);
   await checkCsvHeaders(inputs, rules, flags.delimiter);
   // Taken before the token request and before the input is fingerprinted: a second run stops at once.
   const lock = paths.checkpoint === undefined ? undefined : acquireCheckpointLock(paths.checkpoint);
@@ -175,6 +179,21 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
   } finally {
     lock?.release();
   }
+}
+
+/**
+ * A checkpoint in a directory others may change (a group's shared directory, mode 0775) can be
+ * moved away or replaced between runs, and the next run would send its records again: said once,
+ * not refused, since such directories are how teams share a pipeline's files.
+ */
+function noteSharedCheckpointDirectory(output: Output, checkpoint: string): void {
+  const directory = dirname(checkpoint);
+  const info = statSync(directory);
+  if (!othersMayMoveFilesIn(info)) return;
+  const mode = (info.mode & 0o7777).toString(8).padStart(4, '0');
+  output.log(
+    `push-api: note: ${terminalLine(directory)} (mode ${mode}) lets other users move or replace the checkpoint; a re-run that finds none sends every record again. Keep checkpoints in a directory only you can write, or a sticky one`,
+  );
 }
 
 /**

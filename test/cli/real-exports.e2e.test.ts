@@ -870,6 +870,42 @@ describe('real exports: field-tested shapes', () => {
     ]);
   });
 
+  it('matches a header and --map written in different Unicode forms (Währung composed or decomposed)', async () => {
+    // macOS tools may write é as e + U+0301; the terminal sends what was typed, usually composed.
+    const decomposed = (text: string) => text.normalize('NFD');
+    const file = write(
+      'nfd.csv',
+      [
+        `Datum;Betrag;${decomposed('Währung')};${decomposed('Empfänger')};Art;Kennung`,
+        `31.01.2025;-12,50;EUR;${decomposed('Bäcker')};expense;k1`,
+      ].join('\n'),
+    );
+    const result = await run(
+      publish(
+        '--date-format',
+        'DD.MM.YYYY',
+        '--decimal',
+        ',',
+        '--map',
+        'created=Datum,amount=Betrag,currency=Währung,vendor=Empfänger,type=Art,identifier=Kennung',
+        file,
+      ),
+    );
+    expect(result.stderr).not.toContain('push-api:');
+    expect(result.code).toBe(0);
+    // The cells are stored as written: only the column names are compared in one form.
+    expect(stored()).toEqual([
+      {
+        created: Date.UTC(2025, 0, 31),
+        amount: -12.5,
+        currency: 'EUR',
+        vendor: decomposed('Bäcker'),
+        type: 'expense',
+        identifier: 'k1',
+      },
+    ]);
+  });
+
   it('reads Swiss amounts grouped with ’ (U+2019, as macOS and CLDR write them) under --thousands "\'"', async () => {
     const file = write(
       'swiss.csv',

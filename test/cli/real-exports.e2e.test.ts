@@ -979,4 +979,16 @@ describe('real exports: field-tested shapes', () => {
     ]);
   });
 
+  it('names --date-format unix for a created of Unix seconds', async () => {
+    const file = write(
+      'seconds.csv',
+      'created,amount,currency,identifier,type,vendor\n1738315800,10.00,USD,a,expense,V\n',
+    );
+    const result = await run(publish('--rejects', ctx.temp.path('r.jsonl'), file));
+    expect(result.code).toBe(3);
+    expect(count()).toBe(0);
+    expect(rejectsOf('r.jsonl')[0]?.reasons).toEqual([
+      { field: 'created', message: '"1738315800" looks like Unix seconds: use --date-format unix' },
+    ]);
+  });
 });

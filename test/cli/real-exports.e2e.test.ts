@@ -906,6 +906,42 @@ describe('real exports: field-tested shapes', () => {
     ]);
   });
 
+  it('matches a header that has a no-break space (U+00A0) where --map has a space', async () => {
+    // French-locale tools put a no-break space before a bracket or a colon; it looks like a space.
+    const file = write(
+      'releve.csv',
+      [
+        'Date opération;Montant\u00a0(EUR);Devise;Libellé;Type;Compte',
+        '31/01/2025;-12,50;EUR;Boulangerie;expense;c1',
+      ].join('\n'),
+    );
+    const result = await run(
+      publish(
+        '--date-format',
+        'DD/MM/YYYY',
+        '--timezone',
+        'Europe/Paris',
+        '--decimal',
+        ',',
+        '--map',
+        'created=Date opération,amount=Montant (EUR),currency=Devise,vendor=Libellé,identifier=Compte',
+        file,
+      ),
+    );
+    expect(result.stderr).not.toContain('push-api:');
+    expect(result.code).toBe(0);
+    expect(stored()).toEqual([
+      {
+        created: Date.parse('2025-01-30T23:00:00Z'),
+        amount: -12.5,
+        currency: 'EUR',
+        vendor: 'Boulangerie',
+        type: 'expense',
+        identifier: 'c1',
+      },
+    ]);
+  });
+
   it('reads Swiss amounts grouped with ’ (U+2019, as macOS and CLDR write them) under --thousands "\'"', async () => {
     const file = write(
       'swiss.csv',

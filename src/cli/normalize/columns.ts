@@ -43,13 +43,16 @@ export function parseSets(pairs: string[] | undefined): Map<RecordField, string>
   return sets;
 }
 
+/** No-break spaces, which French-locale tools put before a bracket or a colon (`Montant (EUR)`). */
+const NO_BREAK_SPACES = /[\u00a0\u202f]/g;
+
 /**
- * A column name as it is compared: lower-cased, and composed (NFC), since a header from a macOS tool
- * may spell `ä` as `a` and U+0308 while the terminal sends the composed `ä`: the two look the same
- * in every message.
+ * A column name as it is compared: lower-cased, composed (NFC) and with no-break spaces as spaces.
+ * A header from a macOS tool may spell `ä` as `a` and U+0308 while the terminal sends the composed
+ * `ä`, and `--map` is typed with plain spaces: each pair looks the same in every message.
  */
 export function columnKey(name: string): string {
-  return name.normalize('NFC').toLowerCase();
+  return name.normalize('NFC').replace(NO_BREAK_SPACES, ' ').toLowerCase();
 }
 
 /** `--map` keyed by {@link columnKey}, for matching names case-insensitively and in either Unicode form. */

@@ -833,3 +833,198 @@ describe('real exports: more shapes', () => {
     ]);
   });
 });
+
+describe('real exports: field-tested shapes', () => {
+  it('never stores a row whose amount names another dollar (C$, RD$) under the currency column', async () => {
+    // A letter before `$` names one dollar (or a few): stripping it as a bare `$` would store the
+    // row's currency for an amount the file says is in another one.
+    const file = write(
+      'dollars.csv',
+      [
+        'created,amount,currency,identifier,type,vendor',
+        '2025-01-31,C$12.00,CAD,a,expense,Toronto',
+        '2025-01-31,C$12.00,USD,a,expense,Toronto',
+        '2025-01-31,RD$12.00,USD,a,expense,Santo Domingo',
+        '2025-01-31,US$12.00,USD,a,expense,New York',
+        '2025-01-31,$12.00,USD,a,expense,Anywhere',
+      ].join('\n'),
+    );
+    const result = await run(publish('--rejects', ctx.temp.path('r.jsonl'), file));
+    expect(result.code).toBe(3);
+    expect(stored().map((record) => [record.vendor, record.amount, record.currency])).toEqual([
+      ['Toronto', 12, 'CAD'],
+      ['New York', 12, 'USD'],
+      ['Anywhere', 12, 'USD'],
+    ]);
+    expect(rejectsOf('r.jsonl').map((entry) => [entry.line, entry.reasons])).toEqual([
+      [3, [{ field: 'currency', message: 'the amount is in CAD or NIO, the currency says USD' }]],
+      [
+        4,
+        [
+          {
+            field: 'amount',
+            message: expect.stringMatching(/^not an amount: "RD\$12\.00": RD\$ names a currency by a prefix/),
+          },
+        ],
+      ],
+    ]);
+  });
+
+  it('matches a header and --map written in different Unicode forms (Währung composed or decomposed)', async () => {
+    // macOS tools may write é as e + U+0301; the terminal sends what was typed, usually composed.
+    const decomposed = (text: string) => text.normalize('NFD');
+    const file = write(
+      'nfd.csv',
+      [
+        `Datum;Betrag;${decomposed('Währung')};${decomposed('Empfänger')};Art;Kennung`,
+        `31.01.2025;-12,50;EUR;${decomposed('Bäcker')};expense;k1`,
+      ].join('\n'),
+    );
+    const result = await run(
+      publish(
+        '--date-format',
+        'DD.MM.YYYY',
+        '--decimal',
+        ',',
+        '--map',
+        'created=Datum,amount=Betrag,currency=Währung,vendor=Empfänger,type=Art,identifier=Kennung',
+        file,
+      ),
+    );
+    expect(result.stderr).not.toContain('push-api:');
+    expect(result.code).toBe(0);
+    // The cells are stored as written: only the column names are compared in one form.
+    expect(stored()).toEqual([
+      {
+        created: Date.UTC(2025, 0, 31),
+        amount: -12.5,
+        currency: 'EUR',
+        vendor: decomposed('Bäcker'),
+        type: 'expense',
+        identifier: 'k1',
+      },
+    ]);
+  });
+
+  it('matches a header that has a no-break space (U+00A0) where --map has a space', async () => {
+    // French-locale tools put a no-break space before a bracket or a colon; it looks like a space.
+    const file = write(
+      'releve.csv',
+      [
+        'Date opération;Montant\u00a0(EUR);Devise;Libellé;Type;Compte',
+        '31/01/2025;-12,50;EUR;Boulangerie;expense;c1',
+      ].join('\n'),
+    );
+    const result = await run(
+      publish(
+        '--date-format',
+        'DD/MM/YYYY',
+        '--timezone',
+        'Europe/Paris',
+        '--decimal',
+        ',',
+        '--map',
+        'created=Date opération,amount=Montant (EUR),currency=Devise,vendor=Libellé,identifier=Compte',
+        file,
+      ),
+    );
+    expect(result.stderr).not.toContain('push-api:');
+    expect(result.code).toBe(0);
+    expect(stored()).toEqual([
+      {
+        created: Date.parse('2025-01-30T23:00:00Z'),
+        amount: -12.5,
+        currency: 'EUR',
+        vendor: 'Boulangerie',
+        type: 'expense',
+        identifier: 'c1',
+      },
+    ]);
+  });
+
+  it('reads Swiss amounts grouped with ’ (U+2019, as macOS and CLDR write them) under --thousands "\'"', async () => {
+    const file = write(
+      'swiss.csv',
+      [
+        'Datum,Buchungstext,Betrag,Währung',
+        "31.01.2025,Migros,CHF -1'234.50,CHF",
+        '01.02.2025,Coop,CHF -1\u2019234.50,CHF',
+        '02.02.2025,Post,1\u2019234\u2019567.05,CHF',
+      ].join('\n'),
+    );
+    const result = await run(
+      publish(
+        '--date-format',
+        'DD.MM.YYYY',
+        '--timezone',
+        'Europe/Zurich',
+        '--thousands',
+        "'",
+        '--map',
+        'created=Datum,vendor=Buchungstext,amount=Betrag,currency=Währung',
+        '--set',
+        'type=expense',
+        '--set',
+        'identifier=ubs-1',
+        file,
+      ),
+    );
+    expect(result.stderr).not.toContain('push-api:');
+    expect(result.code).toBe(0);
+    expect(stored().map((record) => [record.vendor, record.amount, record.currency, record.created])).toEqual([
+      ['Migros', -1234.5, 'CHF', Date.parse('2025-01-30T23:00:00Z')],
+      ['Coop', -1234.5, 'CHF', Date.parse('2025-01-31T23:00:00Z')],
+      ['Post', 1234567.05, 'CHF', Date.parse('2025-02-01T23:00:00Z')],
+    ]);
+  });
+
+  it('reads accounting brackets after the currency sign: $(1,234.56), " $ (1,234.56) ", (1,234.56) EUR', async () => {
+    const file = write(
+      'accounting.csv',
+      [
+        'Date,Merchant,Amount,Currency,User',
+        '2025-01-31,Acme,"$(1,234.56)",USD,a@example.com',
+        '2025-01-31,Acme," $ (1,234.56) ",USD,a@example.com',
+        '2025-01-31,Acme,"EUR (1,234.56)",,a@example.com',
+        '2025-01-31,Acme,"(1,234.56) EUR",,a@example.com',
+        '2025-01-31,Acme,"-$(1.00)",USD,a@example.com',
+      ].join('\n'),
+    );
+    const result = await run(
+      publish(
+        '--thousands',
+        ',',
+        '--map',
+        'created=Date,vendor=Merchant,identifier=User',
+        '--set',
+        'type=expense',
+        '--rejects',
+        ctx.temp.path('r.jsonl'),
+        file,
+      ),
+    );
+    expect(result.code).toBe(3);
+    expect(stored().map((record) => [record.amount, record.currency])).toEqual([
+      [-1234.56, 'USD'],
+      [-1234.56, 'USD'],
+      [-1234.56, 'EUR'],
+      [-1234.56, 'EUR'],
+    ]);
+    expect(rejectsOf('r.jsonl').map((entry) => [entry.line, entry.reasons])).toEqual([
+      [6, [{ field: 'amount', message: 'two minus signs: "-$(1.00)"' }]],
+    ]);
+  });
+
+  it('names --date-format unix for a created of Unix seconds', async () => {
+    const file = write(
+      'seconds.csv',
+      'created,amount,currency,identifier,type,vendor\n1738315800,10.00,USD,a,expense,V\n',
+    );
+    const result = await run(publish('--rejects', ctx.temp.path('r.jsonl'), file));
+    expect(result.code).toBe(3);
+    expect(count()).toBe(0);
+    expect(rejectsOf('r.jsonl')[0]?.reasons).toEqual([
+      { field: 'created', message: '"1738315800" looks like Unix seconds: use --date-format unix' },
+    ]);
+  });
+});

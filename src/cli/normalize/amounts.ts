@@ -47,6 +47,9 @@ const POWERS = Array.from({ length: 23 }, (_, n) => 10 ** n);
 const CURRENCY_SYMBOL = /^\p{Sc}$/u;
 /** U+2212, the typographic minus that word processors and some ledgers write. */
 const MINUS_SIGN = '\u2212';
+const APOSTROPHE = 39;
+/** ’ (U+2019): the Swiss thousands separator as CLDR, macOS and Numbers write it (`1’234.50`). */
+const RIGHT_SINGLE_QUOTE = 0x2019;
 
 /** What `£` stands for: the pound sterling and the pounds written with its sign (Crown dependencies' included). */
 const POUNDS = ['GBP', 'EGP', 'FKP', 'GIP', 'SHP', 'SSP', 'SYP', 'LBP', 'GGP', 'JEP', 'IMP'];
@@ -54,8 +57,9 @@ const POUNDS = ['GBP', 'EGP', 'FKP', 'GIP', 'SHP', 'SSP', 'SYP', 'LBP', 'GGP', '
 /**
  * Symbols (with the letter prefixes exports write) that stand for one currency or a few: a row whose
  * currency is none of them is invalid rather than stored with the wrong currency, and one that has
- * no currency gets the symbol's when it stands for one. Any other currency sign (`$`, `kr`) says
- * nothing about which currency it is, and is only stripped.
+ * no currency gets the symbol's when it stands for one. Any other bare currency sign (`$`) says
+ * nothing about which currency it is, and is only stripped; a sign with a letter prefix that is not
+ * here (`RD$`) names a currency this table cannot check, and is refused.
  */
 const SYMBOL_CURRENCIES: ReadonlyMap<string, readonly string[]> = new Map([
   ['€', ['EUR']],
@@ -86,6 +90,7 @@ const SYMBOL_CURRENCIES: ReadonlyMap<string, readonly string[]> = new Map([
   ['NT$', ['TWD']],
   ['MX$', ['MXN']],
   ['CA$', ['CAD']],
+  ['C$', ['CAD', 'NIO']],
 ]);
 
 /** Signs of a currency's hundredth (`50¢`): the number is not in the currency's units. */
@@ -164,7 +169,12 @@ function currencyMark(text: string): CurrencyMark | undefined {
   if (SUBUNIT_SIGNS.has(rest))
     return { refused: `${rest} counts hundredths: write the amount in the currency's units` };
   const known = SYMBOL_CURRENCIES.get(text.toUpperCase());
-  return known === undefined ? ANY_CURRENCY : { currencies: known };
+  if (known !== undefined) return { currencies: known };
+  // `RD$` is a Dominican peso, not any dollar: stripped like `$`, the row's currency would be stored for it.
+  if (letters > 0) {
+    return { refused: `${text} names a currency by a prefix this reader does not know: write its ISO code instead` };
+  }
+  return ANY_CURRENCY;
 }
 
 /** The currencies both marks allow: one mark's alone when the other names none; empty when they disagree. */
@@ -184,7 +194,9 @@ export function amountReader(format: AmountFormat): AmountReader {
   const decimal = format.decimal.charCodeAt(0);
   const thousands = format.thousands?.charCodeAt(0);
   const thousandsIsSpace = thousands === SPACE;
-  const isThousands = (code: number) => code === thousands || (thousandsIsSpace && isSpace(code));
+  const thousandsIsApostrophe = thousands === APOSTROPHE;
+  const isThousands = (code: number) =>
+    code === thousands || (thousandsIsSpace && isSpace(code)) || (thousandsIsApostrophe && code === RIGHT_SINGLE_QUOTE);
   const ambiguous = format.decimal === ',' && format.thousands === undefined ? 46 /* . */ : undefined;
   const unexpectedGroup = format.decimal === '.' && format.thousands === undefined ? 44 /* , */ : undefined;
   const success: {
@@ -232,6 +244,7 @@ export function amountReader(format: AmountFormat): AmountReader {
     let currencies: readonly string[] | undefined;
     let unlisted = false;
     let before = text.slice(start, numberStart).trim();
+    let after = text.slice(numberEnd, end).trim();
     let minus = false;
     const first = before[0];
     const last = before[before.length - 1];
@@ -242,6 +255,14 @@ export function amountReader(format: AmountFormat): AmountReader {
       minus = last !== '+';
       before = before.slice(0, -1).trim();
     }
+    // Accounting brackets inside the currency mark: `$(1,234.56)`, ` $ (1,234.56) ` as a
+    // spreadsheet's accounting format shows them, or `(1.234,56) EUR`.
+    if (before.endsWith('(') && after.startsWith(')')) {
+      if (minus || negative) return { ok: false, message: `two minus signs: ${show(raw)}` };
+      negative = true;
+      before = before.slice(0, -1).trim();
+      after = after.slice(1).trim();
+    }
     if (minus && negative) return { ok: false, message: `two minus signs: ${show(raw)}` };
     negative ||= minus;
     if (before !== '') {
@@ -251,7 +272,6 @@ export function amountReader(format: AmountFormat): AmountReader {
       currencies = mark.currencies;
       unlisted = mark.unlisted === true;
     }
-    let after = text.slice(numberEnd, end).trim();
     // A sign after the number, as SAP and some ledgers write it: 42.50-
     const trailing = after[0];
     if (trailing === '-' || trailing === MINUS_SIGN || trailing === '+') {

@@ -20,7 +20,7 @@ export function parseColumnMap(spec: string | undefined): Map<string, RecordFiel
     }
     const field = recordField(name);
     if (field === undefined) throw new UsageError(`--map: ${notAFieldMessage(name)}`);
-    if ([...map.keys()].some((known) => known.toLowerCase() === column.toLowerCase())) {
+    if ([...map.keys()].some((known) => columnKey(known) === columnKey(column))) {
       throw new UsageError(`--map: column ${JSON.stringify(column)} is mapped twice`);
     }
     map.set(column, field);
@@ -43,9 +43,21 @@ export function parseSets(pairs: string[] | undefined): Map<RecordField, string>
   return sets;
 }
 
-/** `--map` keyed by the lower-cased column, for matching names case-insensitively. */
+/** No-break spaces, which French-locale tools put before a bracket or a colon (`Montant (EUR)`). */
+const NO_BREAK_SPACES = /[\u00a0\u202f]/g;
+
+/**
+ * A column name as it is compared: lower-cased, composed (NFC) and with no-break spaces as spaces.
+ * A header from a macOS tool may spell `ä` as `a` and U+0308 while the terminal sends the composed
+ * `ä`, and `--map` is typed with plain spaces: each pair looks the same in every message.
+ */
+export function columnKey(name: string): string {
+  return name.normalize('NFC').replace(NO_BREAK_SPACES, ' ').toLowerCase();
+}
+
+/** `--map` keyed by {@link columnKey}, for matching names case-insensitively and in either Unicode form. */
 export function byLowerCase(columnMap: ReadonlyMap<string, RecordField>): Map<string, RecordField> {
-  return new Map([...columnMap].map(([column, field]) => [column.toLowerCase(), field]));
+  return new Map([...columnMap].map(([column, field]) => [columnKey(column), field]));
 }
 
 /** How the columns of a CSV header are read. */
@@ -96,9 +108,9 @@ export function planColumns(header: string[], rules: ColumnRules, requireFields:
   const columnMap = byLowerCase(rules.columnMap);
   const keys = names.map((name): string | false => {
     if (name === '') return UNNAMED_COLUMN;
-    const lower = name.toLowerCase();
-    const byMap = columnMap.get(lower);
-    if (byMap !== undefined) mapped.add(lower);
+    const key = columnKey(name);
+    const byMap = columnMap.get(key);
+    if (byMap !== undefined) mapped.add(key);
     const field = byMap ?? recordField(name);
     if (field === undefined || rules.sets.has(field)) {
       ignored.push(name);
@@ -109,14 +121,14 @@ export function planColumns(header: string[], rules: ColumnRules, requireFields:
     return field;
   });
   const found = `columns found: ${listed(names.filter((name) => name !== ''))}`;
-  const unmapped = [...rules.columnMap.keys()].filter((column) => !mapped.has(column.toLowerCase()));
+  const unmapped = [...rules.columnMap.keys()].filter((column) => !mapped.has(columnKey(column)));
   if (unmapped.length > 0) {
     const list = unmapped.map((column) => JSON.stringify(column)).join(', ');
     throw new HeaderError(`--map names ${list}, which the header does not have (${found})`);
   }
   if (rules.strict) {
     const extra = ignored.filter((name) => {
-      const field = columnMap.get(name.toLowerCase()) ?? recordField(name);
+      const field = columnMap.get(columnKey(name)) ?? recordField(name);
       return field === undefined;
     });
     if (extra.length > 0) {

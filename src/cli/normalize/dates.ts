@@ -235,9 +235,20 @@ function notThirteenDigits(text: string): DateReading {
   };
 }
 
+/**
+ * Milliseconds this small are Unix seconds of 1973 to 2286 (Stripe's `created`, most APIs' epoch):
+ * the record check would say to multiply by 1000, where the CLI has an option that reads them.
+ */
+function looksLikeSeconds(ms: number): boolean {
+  return ms < CREATED_LIMITS.min && ms * 1000 >= CREATED_LIMITS.min && ms * 1000 < LATEST_DIGITS_MS;
+}
+
 /** Unix milliseconds as the default reader takes them, text or JSON number; see above. */
 function plausibleMilliseconds(ms: number, text: string, ok: (ms: number) => DateReading): DateReading {
   if (ms >= LATEST_DIGITS_MS) return tooLateForMilliseconds(text);
+  if (looksLikeSeconds(ms)) {
+    return { ok: false, message: `${shownDate(text)} looks like Unix seconds: use --date-format unix` };
+  }
   if (ms >= CREATED_LIMITS.min && ms < EARLIEST_DIGITS_MS) return notThirteenDigits(text);
   return ok(ms);
 }

@@ -1,18 +1,19 @@
+import { columnKey } from '../normalize/columns.js';
 import type { RecordField } from '../normalize/fields.js';
 import type { RowIssue, SourceRow } from './types.js';
 
 /**
- * `--map` applied to a JSON record: each key that a `--map` column names (case-insensitively,
- * ignoring surrounding spaces) is renamed to its field. A record holding both the mapped key and
- * the field it maps to is rejected rather than guessing which one counts.
+ * `--map` applied to a JSON record: each key that a `--map` column names (case-insensitively, in
+ * either Unicode form, ignoring surrounding spaces) is renamed to its field. A record holding both
+ * the mapped key and the field it maps to is rejected rather than guessing which one counts.
  */
 export function renameKeys(row: SourceRow, columnMap: ReadonlyMap<string, RecordField>): SourceRow {
-  // columnMap is keyed by the lower-cased column (byLowerCase).
+  // columnMap is keyed by columnKey (byLowerCase).
   if (row.kind !== 'record') return row;
   const record: Record<string, unknown> = {};
   const issues: RowIssue[] = [];
   for (const [key, value] of Object.entries(row.record)) {
-    const field = columnMap.get(key.trim().toLowerCase()) ?? key;
+    const field = columnMap.get(columnKey(key.trim())) ?? key;
     if (Object.hasOwn(record, field)) {
       issues.push({ field, message: `"${field}" is given twice (once through --map)` });
       continue;

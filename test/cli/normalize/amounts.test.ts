@@ -28,6 +28,8 @@ describe('amountReader', () => {
     expect(read({ decimal: ',', thousands: ' ' }, '1\u00a0234,50')).toEqual([1234.5, undefined]);
     expect(read({ decimal: ',', thousands: ' ' }, '1\u202f234,50')).toEqual([1234.5, undefined]);
     expect(read({ thousands: "'" }, "1'234.50")).toEqual([1234.5, undefined]);
+    expect(read({ thousands: "'" }, '1\u2019234\u2019567.50')).toEqual([1234567.5, undefined]);
+    expect(read({ thousands: ',' }, '1\u2019234.50')).toMatch(/not an amount/);
     expect(read({ thousands: ',' }, '999')).toEqual([999, undefined]);
   });
 
@@ -68,6 +70,11 @@ describe('amountReader', () => {
     expect(read({}, '£7 EUR')).toMatch(/two currencies/);
     // A sign that names no currency says nothing either way.
     expect(read({}, '$4.00 CAD')).toEqual([4, 'CAD']);
+    // A letter before `$` names a dollar: C$ is Canada's (or Nicaragua's córdoba); one not known is refused.
+    expect(currenciesOf('C$12.00')).toEqual(['CAD', 'NIO']);
+    expect(read({}, 'C$12.00 CAD')).toEqual([12, 'CAD']);
+    expect(read({}, 'RD$12.00')).toMatch(/not an amount: "RD\$12\.00": RD\$ names a currency by a prefix/);
+    expect(read({}, '12.00 J$')).toMatch(/J\$ names a currency by a prefix/);
   });
 
   it('refuses hundredths (¢), and marks a word beside the number that is no ISO 4217 code', () => {
@@ -103,6 +110,13 @@ describe('amountReader', () => {
     expect(read({}, '42.50\u2212')).toEqual([-42.5, undefined]);
     expect(read({}, '\u2212€42.50')).toEqual([-42.5, 'EUR']);
     expect(read({}, '(\u221242.50)')).toMatch(/two minus signs/);
+    // Brackets inside the currency mark, as a spreadsheet's accounting format shows them.
+    expect(read({ thousands: ',' }, '$(1,000.00)')).toEqual([-1000, undefined]);
+    expect(read({ thousands: ',' }, ' $ (1,000.00) ')).toEqual([-1000, undefined]);
+    expect(read({ decimal: ',', thousands: '.' }, '(1.234,50) EUR')).toEqual([-1234.5, 'EUR']);
+    expect(read({}, '-$(1.00)')).toMatch(/two minus signs/);
+    expect(read({}, '$(1.00)-')).toMatch(/two minus signs/);
+    expect(read({}, '$(1.00')).toMatch(/not an amount/);
   });
 
   it('says "missing" for an empty amount', () => {

@@ -32,6 +32,18 @@ describe('planColumns', () => {
     expect(plan.ignored).toEqual([]);
   });
 
+  it('matches a --map column in either Unicode form: composed (NFC) or decomposed (NFD)', () => {
+    const nfd = 'Währung'.normalize('NFD');
+    expect(planColumns([nfd], rules('currency=Währung'), false).keys).toEqual(['currency']);
+    expect(planColumns(['Währung'], rules(`currency=${nfd}`), false).keys).toEqual(['currency']);
+    expect(() => parseColumnMap(`currency=Währung,vendor=${nfd}`)).toThrow(/mapped twice/);
+  });
+
+  it('matches a --map column with spaces to a header with no-break spaces (U+00A0, U+202F)', () => {
+    expect(planColumns(['Montant\u00a0(EUR)'], rules('amount=Montant (EUR)'), false).keys).toEqual(['amount']);
+    expect(planColumns(['Montant\u202f(EUR)'], rules('amount=Montant (EUR)'), false).keys).toEqual(['amount']);
+  });
+
   it('ignores and lists columns that fill no field; empty trailing ones are not listed', () => {
     const plan = planColumns(
       ['Date', 'Cost Center ', 'Amount', 'Supplier', '', ''],

@@ -39,6 +39,15 @@ describe('Unix seconds and early calendar dates', () => {
     expect(date('unix', '1700000000.5')).toBe(1_700_000_000_500);
   });
 
+  it('names --date-format unix for Unix seconds read as milliseconds, text or number', () => {
+    expect(date(undefined, '1738315800')).toBe('"1738315800" looks like Unix seconds: use --date-format unix');
+    expect(date(undefined, 1_738_315_800)).toMatch(/looks like Unix seconds: use --date-format unix/);
+    expect(date(undefined, 1_738_315_800.5)).toMatch(/looks like Unix seconds/);
+    expect(date('unix', '1738315800')).toBe(1_738_315_800_000);
+    // Before 1973-03-03 as seconds too: no option reads it, and the record check refuses it.
+    expect(date(undefined, '99999999')).toBe(99_999_999);
+  });
+
   it('says a calendar date before 1973 is too early, not that it looks like seconds', () => {
     for (const [format, text] of [
       ['DD/MM/YYYY', '01/01/0000'],

@@ -628,7 +628,7 @@ describe('real exports: --transform', () => {
 describe('real exports: bad option values are exit 2 before anything is sent', () => {
   const file = 'ok.csv';
   const cases: [string, string[], RegExp][] = [
-    ['an unknown --date-format token', ['--date-format', 'DD/MMM/YYYY'], /--date-format .*unknown token "MMM"/],
+    ['an unknown --date-format token', ['--date-format', 'DD/MMMMM/YYYY'], /--date-format .*unknown token "MMMMM"/],
     [
       'an unknown --timezone',
       ['--timezone', 'Mars/Olympus_Mons'],
@@ -835,6 +835,36 @@ describe('real exports: more shapes', () => {
 });
 
 describe('real exports: field-tested shapes', () => {
+  it("reads month names and two-digit years: an Oracle-style 31-JAN-25 and a ledger's 03 Jan 2025", async () => {
+    const oracle = write(
+      'oracle.csv',
+      [
+        'TRX_DATE,AMOUNT,CURRENCY,IDENTIFIER,TYPE,VENDOR',
+        '31-JAN-25,12.5,USD,o1,expense,Acme',
+        '29-FEB-24,1,USD,o2,expense,Acme',
+      ].join('\n'),
+    );
+    expect((await run(publish('--date-format', 'DD-MMM-YY', '--map', 'created=TRX_DATE', oracle))).code).toBe(0);
+    const ledger = write(
+      'ledger.csv',
+      [
+        'Date,Amount,Currency,Identifier,Type,Vendor',
+        '03 Jan 2025,7,GBP,l1,expense,Tesco',
+        '3 Sept 2025,7,GBP,l2,expense,Tesco',
+      ].join('\n'),
+    );
+    const result = await run(
+      publish('--date-format', 'D MMM YYYY', '--timezone', 'Europe/London', '--map', 'created=Date', ledger),
+    );
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('ledger.csv:3: created: not a date: "3 Sept 2025"');
+    expect(stored().map((record) => [record.identifier, record.created])).toEqual([
+      ['o1', Date.UTC(2025, 0, 31)],
+      ['o2', Date.UTC(2024, 1, 29)],
+      ['l1', Date.UTC(2025, 0, 3)],
+    ]);
+  });
+
   it('never stores a row whose amount names another dollar (C$, RD$) under the currency column', async () => {
     // A letter before `$` names one dollar (or a few): stripping it as a bare `$` would store the
     // row's currency for an amount the file says is in another one.

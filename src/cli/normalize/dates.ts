@@ -34,14 +34,27 @@ type Field = 'year' | 'month' | 'day' | 'hour' | 'hour12' | 'meridiem' | 'minute
  * One piece of a compiled pattern: a number of `min` to `max` digits (a meridiem is two letters),
  * or a literal character that must match.
  */
-type Piece = { field: Field; min: number; max: number } | { literal: number };
+type Piece = TokenPiece | { literal: number };
+
+interface TokenPiece {
+  field: Field;
+  min: number;
+  max: number;
+  /** Read as letters rather than digits: a month's English name, abbreviated (`Jan`) or whole. */
+  name?: 'abbreviated' | 'whole';
+  /** Two digits of a year: 69–99 are 1969–1999 and 00–68 are 2000–2068, as POSIX `strptime` reads `%y`. */
+  century?: 'pivot';
+}
 
 /**
  * The tokens of day.js's format strings that a date cell can hold. Doubled tokens are that many
  * digits exactly; single ones (`M`, `D`, `H`, `h`) one or two, as in `1/31/2025 9:30 AM`.
  */
-const TOKENS: Record<string, { field: Field; min: number; max: number }> = {
+const TOKENS: Record<string, TokenPiece> = {
   YYYY: { field: 'year', min: 4, max: 4 },
+  YY: { field: 'year', min: 2, max: 2, century: 'pivot' },
+  MMMM: { field: 'month', min: 3, max: 9, name: 'whole' },
+  MMM: { field: 'month', min: 3, max: 3, name: 'abbreviated' },
   MM: { field: 'month', min: 2, max: 2 },
   M: { field: 'month', min: 1, max: 2 },
   DD: { field: 'day', min: 2, max: 2 },
@@ -58,6 +71,36 @@ const TOKENS: Record<string, { field: Field; min: number; max: number }> = {
 };
 
 const DIGIT_0 = 48;
+
+/** English month names, as bank and ERP exports write them (`03 Jan 2025`, `31-JAN-25`), any case. */
+const MONTH_NAMES = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+
+/** The month (1–12) named at `at` in `text`, and its length; undefined when none is. */
+function monthNameAt(text: string, at: number, piece: TokenPiece): { month: number; length: number } | undefined {
+  let end = at;
+  while (end < text.length && end - at < piece.max && isLetter(text[end] as string)) end++;
+  const word = text.slice(at, end).toLowerCase();
+  const index = MONTH_NAMES.findIndex((name) => (piece.name === 'whole' ? name : name.slice(0, 3)) === word);
+  return index < 0 ? undefined : { month: index + 1, length: end - at };
+}
+
+/** A year written with two digits, read with the POSIX pivot (see {@link TokenPiece.century}). */
+function pivotYear(twoDigits: number): number {
+  return twoDigits + (twoDigits >= 69 ? 1900 : 2000);
+}
 
 function isLetter(ch: string): boolean {
   return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
@@ -124,7 +167,11 @@ export function compilePattern(pattern: string): Piece[] {
     i = end;
   }
   for (const field of ['year', 'month', 'day'] as const) {
-    if (!seen.has(field)) throw new DateFormatError('a pattern needs YYYY, MM (or M) and DD (or D)');
+    if (!seen.has(field)) {
+      throw new DateFormatError(
+        'a pattern needs a year (YYYY or YY), a month (MM, M, MMM or MMMM) and a day (DD or D)',
+      );
+    }
   }
   if (seen.has('hour') && (seen.has('hour12') || seen.has('meridiem'))) {
     throw new DateFormatError('HH is a 24-hour clock: use hh with A, or HH alone');
@@ -314,6 +361,13 @@ function patternReader(pattern: string, resolve: LocalTimeResolver): DateReader 
         at += 2;
         continue;
       }
+      if (piece.name !== undefined) {
+        const named = monthNameAt(text, at, piece);
+        if (named === undefined) return invalid(text, expected);
+        month = named.month;
+        at += named.length;
+        continue;
+      }
       let number = 0;
       let digits = 0;
       while (digits < piece.max) {
@@ -326,7 +380,7 @@ function patternReader(pattern: string, resolve: LocalTimeResolver): DateReader 
       if (digits < piece.min) return invalid(text, expected);
       switch (piece.field) {
         case 'year':
-          year = number;
+          year = piece.century === 'pivot' ? pivotYear(number) : number;
           break;
         case 'month':
           month = number;

@@ -50,9 +50,11 @@ describe('dateReader with a --date-format pattern', () => {
   });
 
   it('refuses unknown tokens and patterns without a whole date', () => {
-    expect(() => dateReader('DD/MMM/YYYY', 'UTC')).toThrow(DateFormatError);
-    expect(() => dateReader('DD/MMM/YYYY', 'UTC')).toThrow(/unknown token "MMM"/);
-    expect(() => dateReader('DD/MM', 'UTC')).toThrow(/needs YYYY, MM/);
+    expect(() => dateReader('DD/MMMMM/YYYY', 'UTC')).toThrow(DateFormatError);
+    expect(() => dateReader('DD/MMMMM/YYYY', 'UTC')).toThrow(/unknown token "MMMMM"/);
+    expect(() => dateReader('DD/MM/YYY', 'UTC')).toThrow(/unknown token "YYY"/);
+    expect(() => dateReader('DD/MM', 'UTC')).toThrow(/needs a year \(YYYY or YY\), a month/);
+    expect(() => dateReader('DD/MMM/YY/YYYY', 'UTC')).toThrow(/appears twice/);
     expect(() => dateReader('YYYY-MM-DD mm', 'UTC')).toThrow(/hours/);
     expect(() => dateReader('YYYY-MM-DD[T]HH:mm', 'UTC')).not.toThrow();
   });
@@ -80,6 +82,76 @@ describe('dateReader with a --date-format pattern', () => {
           if (!seconds) expected.setUTCSeconds(0);
           if (!minutes) expected.setUTCHours(0, 0);
           expect(ms(dateReader(pattern, 'UTC'), text)).toBe(expected.getTime());
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('dateReader with month names and two-digit years', () => {
+  it('reads English month names in any case, abbreviated (MMM) or whole (MMMM)', () => {
+    expect(ms(dateReader('DD MMM YYYY', 'UTC'), '03 Jan 2025')).toBe(Date.UTC(2025, 0, 3));
+    expect(ms(dateReader('DD-MMM-YYYY', 'UTC'), '31-DEC-2024')).toBe(Date.UTC(2024, 11, 31));
+    expect(ms(dateReader('MMM D, YYYY', 'UTC'), 'sep 5, 2025')).toBe(Date.UTC(2025, 8, 5));
+    expect(ms(dateReader('D MMMM YYYY', 'Europe/London'), '1 July 2025')).toBe(Date.UTC(2025, 5, 30, 23));
+    expect(ms(dateReader('MMMM D, YYYY h:mm A', 'UTC'), 'May 9, 2025 3:05 PM')).toBe(Date.UTC(2025, 4, 9, 15, 5));
+  });
+
+  it('refuses what is not a month of the form the pattern names', () => {
+    expect(ms(dateReader('DD MMM YYYY', 'UTC'), '03 Janu 2025')).toMatch(/^not a date/);
+    expect(ms(dateReader('DD MMM YYYY', 'UTC'), '03 January 2025')).toMatch(/^not a date/);
+    expect(ms(dateReader('DD MMMM YYYY', 'UTC'), '03 Sept 2025')).toMatch(/^not a date/);
+    expect(ms(dateReader('DD MMM YYYY', 'UTC'), '03 Mär 2025')).toMatch(/^not a date/);
+    expect(ms(dateReader('DD MMM YYYY', 'UTC'), '03 01 2025')).toMatch(/^not a date/);
+    expect(ms(dateReader('DD MMM YYYY', 'UTC'), '31 Feb 2025')).toMatch(/^not a date/);
+  });
+
+  it('reads YY with the POSIX pivot: 69-99 are the 1900s, 00-68 the 2000s', () => {
+    const reader = dateReader('DD/MM/YY', 'UTC');
+    expect(ms(reader, '31/01/25')).toBe(Date.UTC(2025, 0, 31));
+    expect(ms(reader, '31/12/99')).toBe(Date.UTC(1999, 11, 31));
+    expect(ms(reader, '01/01/00')).toBe(Date.UTC(2000, 0, 1));
+    expect(ms(reader, '01/01/68')).toBe(Date.UTC(2068, 0, 1));
+    expect(ms(reader, '31/12/2025')).toMatch(/^not a date/);
+    expect(ms(dateReader('DD-MMM-YY', 'UTC'), '29-FEB-24')).toBe(Date.UTC(2024, 1, 29));
+    expect(ms(dateReader('DD-MMM-YY', 'UTC'), '29-FEB-25')).toMatch(/^not a date/);
+  });
+
+  it('round-trips: a date written with month names and a two-digit year reads back as that day', () => {
+    const months = [
+      'January',
+      'February',
+      'March',
+      'April',
+      'May',
+      'June',
+      'July',
+      'August',
+      'September',
+      'October',
+      'November',
+      'December',
+    ];
+    const pad = (n: number) => String(n).padStart(2, '0');
+    const cased = (text: string, how: number) =>
+      how === 0 ? text : how === 1 ? text.toUpperCase() : text.toLowerCase();
+    fc.assert(
+      fc.property(
+        fc.constantFrom('DD-MMM-YY', 'DD MMMM YYYY', 'MMM DD, YYYY', 'DD/MM/YY'),
+        fc.date({ min: new Date('1973-03-04T00:00:00Z'), max: new Date('2068-12-31T00:00:00Z'), noInvalidDate: true }),
+        fc.integer({ min: 0, max: 2 }),
+        (pattern, date, how) => {
+          const month = months[date.getUTCMonth()] as string;
+          const text = pattern
+            .replace('YYYY', String(date.getUTCFullYear()))
+            .replace('YY', pad(date.getUTCFullYear() % 100))
+            .replace('MMMM', cased(month, how))
+            .replace('MMM', cased(month.slice(0, 3), how))
+            .replace('MM', pad(date.getUTCMonth() + 1))
+            .replace('DD', pad(date.getUTCDate()));
+          const day = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
+          expect(ms(dateReader(pattern, 'UTC'), text)).toBe(day);
         },
       ),
       { numRuns: 500 },

@@ -83,7 +83,7 @@ describe('the record normaliser', () => {
 
   it('refuses bad option values with a message naming the option', () => {
     expect(() => rowRules({ timeZone: 'Europe/Atlantis' })).toThrow(/--timezone/);
-    expect(() => rowRules({ dateFormat: 'DD/MM/YY' })).toThrow(/--date-format/);
+    expect(() => rowRules({ dateFormat: 'DD/MM/YYY' })).toThrow(/--date-format/);
     expect(() => rowRules({ decimal: ';' })).toThrow(/--decimal/);
     expect(() => rowRules({ thousands: '_' })).toThrow(/--thousands/);
     expect(() => rowRules({ decimal: ',', thousands: ',' })).toThrow(/--thousands and --decimal/);

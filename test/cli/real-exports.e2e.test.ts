@@ -835,6 +835,35 @@ describe('real exports: more shapes', () => {
 });
 
 describe('real exports: field-tested shapes', () => {
+  it("skips the title lines above a Xero-style table with --skip-lines, keeping the file's line numbers", async () => {
+    const file = write(
+      'account-transactions.csv',
+      [
+        'Account Transactions',
+        '"Demo Company (UK), Ltd"',
+        'For the period 1 January 2025 to 31 January 2025',
+        'Date,Amount,Currency,Identifier,Type,Vendor',
+        '03 Jan 2025,12.50,GBP,x1,expense,Tesco',
+        '04 Jan 2025,n/a,GBP,x2,expense,Tesco',
+        '',
+      ].join('\r\n'),
+    );
+    const args = ['--skip-lines', '3', '--date-format', 'DD MMM YYYY', '--map', 'created=Date'];
+    const result = await run(publish(...args, '--rejects', ctx.temp.path('x.jsonl'), file));
+    expect(result.code, result.stderr).toBe(3);
+    expect(stored().map((record) => [record.identifier, record.amount])).toEqual([['x1', 12.5]]);
+    expect(rejectsOf('x.jsonl').map((entry) => entry.line)).toEqual([6]);
+    // Without it, the first title line is taken for the header: refused before anything is sent.
+    const without = await run(publish('--date-format', 'DD MMM YYYY', file));
+    expect(without.code).toBe(2);
+    expect(without.stderr).toContain('account-transactions.csv:1:');
+    const tooMany = await run(publish('--skip-lines', '9', file));
+    expect(tooMany.code).toBe(2);
+    expect(tooMany.stderr).toContain('account-transactions.csv: 6 lines, fewer than --skip-lines 9');
+    const json = write('a.jsonl', '{}\n');
+    expect((await run(publish('--skip-lines', '1', json))).stderr).toContain('--skip-lines skips the lines above');
+  });
+
   it("reads month names and two-digit years: an Oracle-style 31-JAN-25 and a ledger's 03 Jan 2025", async () => {
     const oracle = write(
       'oracle.csv',

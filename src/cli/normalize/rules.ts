@@ -29,6 +29,8 @@ export interface RowRuleOptions {
   transform?: RowTransform;
   /** `--require-final-newline`. @default false */
   requireFinalNewline?: boolean;
+  /** `--skip-lines`. @default 0 */
+  skipLines?: number;
 }
 
 const DECIMALS = new Set(['.', ',']);
@@ -76,6 +78,7 @@ export function rowRules(options: RowRuleOptions = {}): RowRules {
     ...(options.encoding !== undefined && { encoding: textEncoding(options.encoding) }),
     ignoredColumns: new Set(),
     ...(options.requireFinalNewline === true && { requireFinalNewline: true }),
+    ...(options.skipLines !== undefined && options.skipLines > 0 && { skipLines: options.skipLines }),
     rowsWithoutFinalNewline: [],
   };
 }

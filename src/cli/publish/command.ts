@@ -61,6 +61,7 @@ interface PublishFlags extends ConnectionFlags, CommonFlags {
   transform?: string;
   encoding?: string;
   requireFinalNewline?: boolean;
+  skipLines?: number;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -97,6 +98,11 @@ export function financeCommand(): Command {
     .option('--decimal <char>', 'decimal separator in amounts: . or , (default: .)')
     .option('--thousands <char>', "thousands separator in amounts: , . ' or space (default: none)")
     .option('--strict-columns', 'refuse CSV columns that fill no field, instead of ignoring them')
+    .option(
+      '--skip-lines <n>',
+      "lines before a CSV file's header to skip, such as an export's title and account lines (line numbers stay the file's)",
+      integerOption('--skip-lines', 0, 10_000),
+    )
     .option(
       '--require-final-newline',
       'refuse a CSV row that ends the input with no line break after it (a producer killed mid-write leaves one cut short)',
@@ -160,6 +166,9 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
   const json = inputs.find((input) => input.format !== 'csv');
   if (json !== undefined && rules.encoding !== undefined && rules.encoding.name !== 'utf-8') {
     throw new UsageError(`--encoding reads CSV and TSV files; ${json.name} is JSON, which is always UTF-8`);
+  }
+  if (json !== undefined && rules.skipLines !== undefined) {
+    throw new UsageError(`--skip-lines skips the lines above a CSV or TSV file's header; ${json.name} is JSON`);
   }
   if (flags.clientSecretStdin && inputs.some((input) => input.path === '-')) {
     throw new UsageError('--client-secret-stdin cannot be combined with reading records from stdin (-)');
@@ -307,6 +316,7 @@ async function readingRules(flags: PublishFlags): Promise<RowRules> {
     thousands: flags.thousands,
     encoding: flags.encoding,
     requireFinalNewline: flags.requireFinalNewline,
+    skipLines: flags.skipLines,
   });
   if (flags.transform !== undefined) rules.transform = await loadTransform(flags.transform);
   return rules;
@@ -334,6 +344,7 @@ function readingFingerprint(flags: PublishFlags, rules: RowRules): unknown {
     encoding: rules.encoding?.name === 'utf-8' ? undefined : rules.encoding?.name,
     // Left out unless given, so that checkpoints written before the option still resume.
     finalNewline: rules.requireFinalNewline === true ? 'required' : undefined,
+    skipLines: rules.skipLines,
   };
 }
 

@@ -119,7 +119,9 @@ export class ResyncingCsvParser {
   readonly #delimiter: string;
   readonly #show: ShowBytes;
 
-  constructor(file: string, handlers: CsvRecordHandlers, delimiter = ',', show: ShowBytes = UTF8.show) {
+  /** `firstLine`: the line of the file the first byte given is on (past lines a caller skipped). */
+  constructor(file: string, handlers: CsvRecordHandlers, delimiter = ',', show: ShowBytes = UTF8.show, firstLine = 1) {
+    this.#lineOffset = firstLine - 1;
     this.#file = file;
     this.#handlers = handlers;
     this.#delimiter = delimiter;

@@ -5,6 +5,7 @@ import { rowRules } from '../normalize/rules.js';
 import { csvBytes, type Utf16 } from './csv-bytes.js';
 import { ResyncingCsvParser } from './csv-resync.js';
 import { csvBytesOptions, type TextEncoding, UTF8, utf16Encoding } from './encoding.js';
+import { afterLines } from './skip-lines.js';
 import { InputError, MAX_ROW_BYTES, type RowIssue, type RowRules, type SourceRow } from './types.js';
 
 export interface CsvReadOptions {
@@ -48,11 +49,17 @@ const UNNAMED_PREFIX = '\u0000unnamed';
 /** Keys of columns that fill no field start with U+0001, for the same reason. */
 const IGNORED_PREFIX = '\u0001ignored';
 
-function headerNames(file: string, header: unknown[], encoding: TextEncoding): string[] {
+/** The line of the header: the first after the lines `--skip-lines` dropped. */
+function headerLine(rules: RowRules): number {
+  return (rules.skipLines ?? 0) + 1;
+}
+
+function headerNames(file: string, header: unknown[], rules: RowRules): string[] {
+  const encoding = rules.encoding ?? UTF8;
   return header.map((cell, position) => {
     const name = encoding.decodeCell(String(cell));
     if (name === undefined) {
-      throw new InputError(`${file}:1: header column ${position + 1} is ${invalidIn(encoding)}`);
+      throw new InputError(`${file}:${headerLine(rules)}: header column ${position + 1} is ${invalidIn(encoding)}`);
     }
     return name;
   });
@@ -71,13 +78,15 @@ function invalidIn(encoding: TextEncoding): string {
  * transform, the row keeps every column under its trimmed name. A bad header is fatal.
  */
 export function headerToFields(file: string, rules: RowRules, header: unknown[], requireFields = false): string[] {
-  const names = headerNames(file, header, rules.encoding ?? UTF8);
+  const names = headerNames(file, header, rules);
   if (rules.transform !== undefined) {
     const seen = new Set<string>();
     return names.map((cell, position) => {
       const name = cell.trim();
       if (name === '') return `${UNNAMED_PREFIX}${position}`;
-      if (seen.has(name)) throw new InputError(`${file}:1: the header names the column "${name}" twice`);
+      if (seen.has(name)) {
+        throw new InputError(`${file}:${headerLine(rules)}: the header names the column "${name}" twice`);
+      }
       seen.add(name);
       return name === '__proto__' ? PROTO_COLUMN_KEY : name;
     });
@@ -98,7 +107,7 @@ export function headerToFields(file: string, rules: RowRules, header: unknown[],
     // Excel's export for another locale's separator starts with a line `sep=;`, which is no header.
     const excelSeparatorLine = /^sep=.?$/i.test((names[0] ?? '').trim());
     const hint = excelSeparatorLine
-      ? `; the first line is Excel's "sep=" line, not a header: delete that line (and pass --delimiter if it names a separator other than the header's)`
+      ? `; the first line is Excel's "sep=" line, not a header: skip it with --skip-lines 1 (and pass --delimiter if it names a separator other than the header's)`
       : marked
         ? '; the file starts with a UTF-16 byte-order mark: leave out --encoding, and it is read as UTF-16'
         : names.some((name) => name.includes('\u0000'))
@@ -106,7 +115,7 @@ export function headerToFields(file: string, rules: RowRules, header: unknown[],
           : only.length === 1 && /[;\t|]/.test(only[0] as string) && !error.message.includes('--delimiter')
             ? '; is the delimiter right (--delimiter)?'
             : '';
-    throw new InputError(`${file}:1: ${error.message}${hint}`);
+    throw new InputError(`${file}:${headerLine(rules)}: ${error.message}${hint}`);
   }
 }
 
@@ -264,6 +273,7 @@ export async function* readCsvChunks(
     },
     delimiter,
     encoding.show,
+    headerLine(rules),
   );
   const take = (): SourceRow[] => {
     const out = rows;
@@ -274,7 +284,9 @@ export async function* readCsvChunks(
   let endsWithLineBreak = true;
   try {
     // Each chunk is parsed before the next is read: memory holds one chunk's rows, whatever the input.
-    for await (const bytes of csvBytes(source, file, bytesOptions)) {
+    const read = csvBytes(source, file, bytesOptions);
+    const skip = rules.skipLines ?? 0;
+    for await (const bytes of skip > 0 ? afterLines(read, skip, file) : read) {
       if (bytes.length > 0) endsWithLineBreak = isLineBreakByte(bytes[bytes.length - 1] as number);
       await parser.write(bytes);
       if (parser.failure !== undefined) break;
@@ -289,7 +301,7 @@ export async function* readCsvChunks(
     if (rows.length > 0) yield take();
     if (parser.failure !== undefined) throw parser.failure;
   } catch (error) {
-    throw toInputError(file, error);
+    throw toInputError(file, error, headerLine(rules) - 1);
   } finally {
     // Stopping early (Ctrl-C, a fatal error elsewhere): for-await has closed the source already.
     parser.destroy();
@@ -326,9 +338,11 @@ function lastRowUnterminated(rows: SourceRow[], rules: RowRules): void {
   };
 }
 
-function toInputError(file: string, error: unknown): InputError {
+/** `skipped`: lines before the parser's first, which csv-parse's own line count leaves out. */
+function toInputError(file: string, error: unknown, skipped: number): InputError {
   if (error instanceof InputError) return error;
   if (error instanceof Error && error.cause instanceof InputError) return error.cause;
-  if (error instanceof CsvError) return new InputError(`${file}:${String(error.lines ?? 1)}: ${error.message}`);
+  if (error instanceof CsvError)
+    return new InputError(`${file}:${Number(error.lines ?? 1) + skipped}: ${error.message}`);
   return new InputError(`${file}: ${error instanceof Error ? error.message : String(error)}`);
 }

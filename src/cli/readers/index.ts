@@ -13,6 +13,7 @@ import { assertUnchanged, type FileIdentity, InputChangedError, identityOf } fro
 import { readJsonChunks } from './json.js';
 import { readJsonlChunks } from './jsonl.js';
 import { transformed } from './prepare.js';
+import { headAfterLines } from './skip-lines.js';
 import { InputError, type InputFormat, type RowRules, type SourceRow } from './types.js';
 
 /** One input named on the command line: a path or `-` for stdin, with its resolved format. */
@@ -61,7 +62,8 @@ export async function checkCsvHeaders(
     // A UTF-16 file's header is read from its head as UTF-8, as the run will read the file.
     const utf16 = utf16Of(head, csvBytesOptions(rules.encoding ?? UTF8));
     if (utf16 !== undefined) head = utf16HeadAsUtf8(head, utf16);
-    spec.delimiter = delimiter ?? spec.delimiter ?? detectDelimiter(firstLine(head).toString('utf8'));
+    const header = headAfterLines(head, rules.skipLines ?? 0);
+    spec.delimiter = delimiter ?? spec.delimiter ?? detectDelimiter(firstLine(header).toString('utf8'));
     // The whole head goes to the reader, which finds the header as the run will: past empty lines,
     // and with a quoted line break in a column name.
     // The head ends where the peek ended, not where the file does: what its last row looks like is

@@ -60,6 +60,8 @@ export interface RowRules {
    * such a row reads as valid; an input that ends with a line break cannot end inside a row.
    */
   requireFinalNewline?: boolean;
+  /** `--skip-lines`: lines before a CSV file's header (an export's title lines), dropped unread. @default 0 */
+  skipLines?: number;
   /** CSV rows that ended their input with no line break after them, added to as inputs end. */
   rowsWithoutFinalNewline: { file: string; line: number }[];
 }

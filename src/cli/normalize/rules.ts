@@ -50,7 +50,7 @@ export function rowRules(options: RowRuleOptions = {}): RowRules {
   const timeZone = options.timeZone ?? 'UTC';
   if (!isKnownTimeZone(timeZone)) {
     throw new UsageError(
-      `--timezone: unknown time zone ${JSON.stringify(timeZone)} (use an IANA name such as Europe/Berlin or UTC)`,
+      `--timezone: unknown time zone ${JSON.stringify(timeZone)} (use an IANA name such as Europe/Berlin or UTC, or a fixed offset such as +01:00)`,
     );
   }
   let readDate: ReturnType<typeof dateReader>;

@@ -1,5 +1,5 @@
 /**
- * Local wall-clock times in an IANA time zone, turned into instants. Offsets come from the
+ * Local wall-clock times in an IANA time zone (or at a fixed offset), turned into instants. Offsets come from the
  * platform's time-zone data through `Intl.DateTimeFormat`, never from a table of our own, so
  * daylight-saving rules stay as current as the Node.js that runs the CLI.
  */
@@ -12,9 +12,31 @@ const DAY_MS = 86_400_000;
  */
 const UTC_NAMES = new Set(['utc', 'etc/utc', 'gmt', 'etc/gmt', 'etc/universal', 'universal', 'zulu', 'etc/zulu']);
 
-/** Whether `zone` names a time zone this Node.js knows (`Europe/Berlin`, `UTC`). */
+/** A fixed offset from UTC as ISO 8601 writes it: `+01:00`, `-0530`, `+09`. */
+const FIXED_OFFSET = /^([+-])(\d{2})(?::?(\d{2}))?$/;
+/** The largest offset in use anywhere (Kiribati's +14:00). */
+const MAX_OFFSET_MINUTES = 14 * 60;
+
+/**
+ * The offset of a fixed-offset zone in milliseconds, positive east of Greenwich; undefined for a
+ * zone name. Exports from systems that store local times with one offset write it this way, and
+ * `Etc/GMT-1` (which IANA signs the other way round) is a trap to ask of anyone.
+ */
+export function fixedOffsetMs(zone: string): number | undefined {
+  const match = FIXED_OFFSET.exec(zone.trim());
+  if (match === null) return undefined;
+  const [, sign, hours, minutes = '00'] = match;
+  const total = Number(hours) * 60 + Number(minutes);
+  if (Number(minutes) > 59 || total > MAX_OFFSET_MINUTES) return undefined;
+  return (sign === '-' ? -total : total) * 60_000;
+}
+
+/** Whether `zone` names a time zone this Node.js knows (`Europe/Berlin`, `UTC`), or is a fixed offset (`+01:00`). */
 export function isKnownTimeZone(zone: string): boolean {
   if (UTC_NAMES.has(zone.toLowerCase())) return true;
+  // Decided here, not by Intl: newer ICU versions take offsets up to ±23:59, and the same option
+  // must mean the same on every Node.js.
+  if (/^\s*[+-]/.test(zone)) return fixedOffsetMs(zone) !== undefined;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
     return true;
@@ -63,6 +85,8 @@ const MAX_CACHED_HOURS = 20_000;
  * and what `new Date(y, m, d, h)` does in a local zone.
  */
 export function localTimeResolver(zone: string): LocalTimeResolver {
+  const fixed = fixedOffsetMs(zone);
+  if (fixed !== undefined) return (y, mo, d, h, mi, s, ms) => utcWallClock(y, mo, d, h, mi, s, ms) - fixed;
   if (isUtc(zone)) return utcWallClock;
   const format = new Intl.DateTimeFormat('en-US', {
     timeZone: zone,

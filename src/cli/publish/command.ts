@@ -94,7 +94,10 @@ export function financeCommand(): Command {
       '--date-format <pattern>',
       'how dates are written: DD/MM/YYYY, MM/DD/YYYY, DD.MM.YYYY, YYYY/MM/DD, YYYY-MM-DD, each optionally with HH:mm or HH:mm:ss; or unix, unix-ms (default: ISO 8601 or Unix ms)',
     )
-    .option('--timezone <zone>', 'IANA time zone of dates and times without an offset (default: UTC)')
+    .option(
+      '--timezone <zone>',
+      'IANA time zone, or a fixed offset such as +01:00, of dates and times without an offset (default: UTC)',
+    )
     .option('--decimal <char>', 'decimal separator in amounts: . or , (default: .)')
     .option('--thousands <char>', "thousands separator in amounts: , . ' or space (default: none)")
     .option('--strict-columns', 'refuse CSV columns that fill no field, instead of ignoring them')

@@ -8,6 +8,24 @@ describe('localTimeResolver', () => {
   const sydney = localTimeResolver('Australia/Sydney');
   const iso = (ms: number) => new Date(ms).toISOString();
 
+  it('reads a fixed offset as ISO 8601 writes it, east positive, with no daylight saving', () => {
+    expect(iso(localTimeResolver('+05:30')(2025, 1, 1, 0, 0, 0, 0))).toBe('2024-12-31T18:30:00.000Z');
+    expect(iso(localTimeResolver('-0800')(2025, 7, 1, 9, 0, 0, 0))).toBe('2025-07-01T17:00:00.000Z');
+    expect(iso(localTimeResolver('+09')(2025, 3, 30, 2, 30, 0, 0))).toBe('2025-03-29T17:30:00.000Z');
+    expect(iso(localTimeResolver('+14:00')(2025, 1, 1, 0, 0, 0, 0))).toBe('2024-12-31T10:00:00.000Z');
+    // IANA's Etc/GMT-1 is UTC+1: the fixed offset says what it means.
+    expect(localTimeResolver('+01:00')(2025, 1, 1, 0, 0, 0, 0)).toBe(
+      localTimeResolver('Etc/GMT-1')(2025, 1, 1, 0, 0, 0, 0),
+    );
+  });
+
+  it('knows fixed offsets up to ±14:00 with minutes under 60, and nothing else of that shape', () => {
+    for (const zone of ['+01:00', '-05:30', '+0100', '+01', '-14:00', '+00:00'])
+      expect(isKnownTimeZone(zone)).toBe(true);
+    for (const zone of ['+15:00', '+01:60', '+1', '01:00', '+01:00:00', 'UTC+1', '+1:00'])
+      expect(isKnownTimeZone(zone)).toBe(false);
+  });
+
   it('uses the offset in force on the day, winter and summer', () => {
     expect(iso(berlin(2025, 1, 15, 12, 0, 0, 0))).toBe('2025-01-15T11:00:00.000Z');
     expect(iso(berlin(2025, 7, 15, 12, 0, 0, 0))).toBe('2025-07-15T10:00:00.000Z');

@@ -835,6 +835,29 @@ describe('real exports: more shapes', () => {
 });
 
 describe('real exports: field-tested shapes', () => {
+  it('reads a Nordic bank export: -1 234,50 kr beside its currency, and refuses kr beside EUR', async () => {
+    const file = write(
+      'kontoutdrag.csv',
+      [
+        'created;amount;currency;identifier;type;vendor',
+        '2025-01-31;-1 234,50 kr;SEK;s1;expense;ICA',
+        '2025-01-31;12,00 kr;EUR;s2;expense;ICA',
+        '2025-01-31;99,00 zł;PLN;s3;expense;Biedronka',
+      ].join('\n'),
+    );
+    const result = await run(
+      publish('--decimal', ',', '--thousands', 'space', '--rejects', ctx.temp.path('n.jsonl'), file),
+    );
+    expect(result.code).toBe(3);
+    expect(stored().map((record) => [record.identifier, record.amount, record.currency])).toEqual([
+      ['s1', -1234.5, 'SEK'],
+      ['s3', 99, 'PLN'],
+    ]);
+    expect(rejectsOf('n.jsonl').map((entry) => [entry.line, entry.reasons[0]?.message])).toEqual([
+      [3, 'the amount is in SEK or NOK or DKK or ISK, the currency says EUR'],
+    ]);
+  });
+
   it("skips the title lines above a Xero-style table with --skip-lines, keeping the file's line numbers", async () => {
     const file = write(
       'account-transactions.csv',

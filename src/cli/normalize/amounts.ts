@@ -93,6 +93,24 @@ const SYMBOL_CURRENCIES: ReadonlyMap<string, readonly string[]> = new Map([
   ['C$', ['CAD', 'NIO']],
 ]);
 
+/**
+ * Abbreviations that local exports write beside an amount in place of a symbol (`-1 234,50 kr`,
+ * `12,00 zł`, `R 1 234,50`), any case, with the currencies each may mean: a row whose currency is
+ * none of them is invalid, as for a symbol.
+ */
+const LOCAL_ABBREVIATIONS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['kr', ['SEK', 'NOK', 'DKK', 'ISK']],
+  ['kr.', ['DKK', 'ISK', 'NOK', 'SEK']],
+  ['zł', ['PLN']],
+  ['kč', ['CZK']],
+  ['ft', ['HUF']],
+  ['lei', ['RON', 'MDL']],
+  ['fr.', ['CHF']],
+  ['r', ['ZAR']],
+  ['rs', ['INR', 'PKR', 'LKR', 'NPR', 'MUR', 'SCR']],
+  ['rs.', ['INR', 'PKR', 'LKR', 'NPR', 'MUR', 'SCR']],
+]);
+
 /** Signs of a currency's hundredth (`50¢`): the number is not in the currency's units. */
 const SUBUNIT_SIGNS = new Set(['¢', '₥']);
 
@@ -152,10 +170,13 @@ type CurrencyMark = { currencies: readonly string[]; unlisted?: true } | { refus
 const ANY_CURRENCY: CurrencyMark = { currencies: [] };
 
 /**
- * What may stand beside the number: an ISO 4217 code (any case), or a currency symbol, possibly
- * with a letter prefix such as `US$` or `R$`. Undefined when the text is neither.
+ * What may stand beside the number: an ISO 4217 code (any case), a local abbreviation (`kr`), or
+ * a currency symbol, possibly with a letter prefix such as `US$` or `R$`. Undefined when the text
+ * is none of these.
  */
 function currencyMark(text: string): CurrencyMark | undefined {
+  const local = LOCAL_ABBREVIATIONS.get(text.toLowerCase());
+  if (local !== undefined) return { currencies: local };
   let letters = 0;
   while (letters < text.length && isAsciiLetter(text.charCodeAt(letters))) letters++;
   if (letters === text.length) {

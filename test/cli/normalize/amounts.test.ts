@@ -77,6 +77,21 @@ describe('amountReader', () => {
     expect(read({}, '12.00 J$')).toMatch(/J\$ names a currency by a prefix/);
   });
 
+  it('reads local abbreviations (kr, zł, Kč, Ft, lei, Fr., R, Rs) as the currencies they may mean', () => {
+    const nordic = amountReader({ decimal: ',', thousands: ' ' });
+    const reading = nordic('-1 234,50 kr');
+    expect(reading.ok && [reading.value, reading.currencies]).toEqual([-1234.5, ['SEK', 'NOK', 'DKK', 'ISK']]);
+    expect(read({ decimal: ',' }, '12,00 zł')).toEqual([12, 'PLN']);
+    expect(read({ decimal: ',' }, '12,00 Kč')).toEqual([12, 'CZK']);
+    expect(read({ decimal: ',' }, '1500 Ft')).toEqual([1500, 'HUF']);
+    expect(read({}, 'Fr. 12.50')).toEqual([12.5, 'CHF']);
+    expect(read({}, 'R 99.95')).toEqual([99.95, 'ZAR']);
+    expect(currenciesOf('Rs. 1500')).toEqual(['INR', 'PKR', 'LKR', 'NPR', 'MUR', 'SCR']);
+    expect(currenciesOf('12 LEI')).toEqual(['RON', 'MDL']);
+    // Not an abbreviation: still refused as a word beside the number.
+    expect(read({}, '12 krona')).toMatch(/^not an amount/);
+  });
+
   it('refuses hundredths (¢), and marks a word beside the number that is no ISO 4217 code', () => {
     expect(read({}, '50¢')).toMatch(/not an amount.*hundredths/);
     expect(read({}, '¢50')).toMatch(/hundredths/);

@@ -49,6 +49,25 @@ describe('CSV reader', () => {
     expect(rows[2]).toMatchObject({ issues: [{ field: 'amount', message: 'not an amount: "x"' }] });
   });
 
+  it('says how many cells the header and a row have, and names a separator at the end of every row', async () => {
+    const rows = await collect(
+      readCsv(Readable.from([Buffer.from('a;amount\n1;2;\n1;2;3\n1\n')]), 'f.csv', {
+        rules: rowRules(),
+        delimiter: ';',
+      }),
+    );
+    expect(rows.map((row) => (row.kind === 'reject' ? row.issues[0]?.message : row.kind))).toEqual([
+      'Invalid Record Length: the header has 2 columns, this row 3 (it ends with a ";" the header does not have: give the header line one at its end too)',
+      'Invalid Record Length: the header has 2 columns, this row 3',
+      'Invalid Record Length: the header has 2 columns, this row 1',
+    ]);
+    // The fix the message gives: the header's own separator at its end makes an ignored column with no name.
+    const fixed = await collect(
+      readCsv(Readable.from([Buffer.from('a;amount;\n1;2;\n')]), 'f.csv', { rules: rowRules(), delimiter: ';' }),
+    );
+    expect(fixed.map((row) => row.kind)).toEqual(['record']);
+  });
+
   it('gives a quoted multi-line row the line it starts on', async () => {
     const rows = await csv('a,b\n"x\ny",1\nz,2\n');
     expect(rows.map((row) => row.line)).toEqual([2, 4]);

@@ -37,7 +37,26 @@ function describe(error: CsvError): string {
     const found = /got ("[^"]*"|"")/.exec(error.message)?.[1] ?? 'a character';
     return `Invalid Closing Quote: a quoted cell that opens on this line is followed by ${found} instead of a comma or a line break`;
   }
+  const lengths = /columns length is (\d+), got (\d+)/.exec(error.message);
+  if (error.code === 'CSV_RECORD_INCONSISTENT_COLUMNS' && lengths !== null) {
+    const [, header, row] = lengths;
+    return `Invalid Record Length: the header has ${header} columns, this row ${row}`;
+  }
   return error.message.replace(/ (at|on) line \d+/g, '');
+}
+
+/**
+ * A row with one cell more than the header, the last one empty: the row ends with a separator the
+ * header does not have, as some bank exports write every row. Said outright, since it looks
+ * like a row with one cell too many.
+ */
+function trailingSeparatorHint(message: string, raw: string | undefined, delimiter: string): string {
+  const lengths = /the header has (\d+) columns, this row (\d+)$/.exec(message);
+  if (lengths === null || Number(lengths[2]) !== Number(lengths[1]) + 1) return '';
+  const line = (raw ?? '').replace(/[\r\n]+$/, '').trimEnd();
+  return line.endsWith(delimiter)
+    ? ` (it ends with a ${JSON.stringify(delimiter)} the header does not have: give the header line one at its end too)`
+    : '';
 }
 
 /** CRLF pairs in a cell (only a quoted cell holds one). */
@@ -251,7 +270,9 @@ export class ResyncingCsvParser {
       // A line of spaces or tabs (a fixed-width export's padding, a DOS end-of-file byte) is an
       // empty line, not a row with too few cells.
       if (!this.#onlyPadding(start.offset, this.#parser.info.bytes)) {
-        this.#handlers.reject(start.line, field, describe(error), this.#rawLine(start.offset, this.#parser.info.bytes));
+        const raw = this.#rawLine(start.offset, this.#parser.info.bytes);
+        const message = describe(error);
+        this.#handlers.reject(start.line, field, message + trailingSeparatorHint(message, raw, this.#delimiter), raw);
       }
       this.#rowEnd = this.#parser.info.bytes;
       this.#rowEndLine = endLine;

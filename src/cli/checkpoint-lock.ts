@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { UsageError } from './exit-codes.js';
-import { createTempBeside, discardTemp, hardLinkedMessage, isProcessAlive, readBoundedFile } from './files.js';
+import {
+  createTempBeside,
+  discardTemp,
+  hardLinkedMessage,
+  isProcessAlive,
+  ownedByAnotherUser,
+  readBoundedFile,
+} from './files.js';
 
 /** A lock file is a few dozen bytes; anything larger is not one of ours. */
 const MAX_LOCK_BYTES = 4096;
@@ -120,6 +127,8 @@ function takeLock(checkpointPath: string): CheckpointLock {
         );
       }
       if (!isStale(holder)) {
+        // Its path was checked before the run: one another user planted since would claim a live run forever.
+        if (isAnotherUsersFile(path)) throw new UsageError(ownedByAnotherUser('--checkpoint lock', path));
         const remedy =
           holder.host === hostname()
             ? 'wait for it to end'
@@ -175,6 +184,8 @@ function takeOverStale(path: string, stale: LockHolder, candidate: string, check
   try {
     const current = readHolder(path);
     if (typeof current !== 'object' || current.token !== stale.token) return false;
+    // Planted by another user since its path was checked: a sticky directory refuses the rename (EPERM).
+    if (isAnotherUsersFile(path)) throw new UsageError(ownedByAnotherUser('--checkpoint lock', path));
     renameSync(candidate, path);
     return true;
   } finally {

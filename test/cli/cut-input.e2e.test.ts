@@ -80,6 +80,19 @@ describe('an input that ends inside its last row', () => {
     expect(result.stderr.match(/ends with no line break/g)).toHaveLength(1);
   });
 
+  it('names the first few of many inputs that end with no line break, and counts the rest (--json lists them all)', async () => {
+    const files = Array.from({ length: 30 }, (_, i) => {
+      const file = ctx.temp.path(`many-${String(i).padStart(2, '0')}.csv`);
+      writeFileSync(file, `${HEADER}\n2024-03-01,EUR,many-${i},expense,Acme,12`);
+      return file;
+    });
+    const result = await publish(['--dry-run', '--json', ...files]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).rowsWithoutFinalNewline).toHaveLength(30);
+    expect(result.stderr.match(/ends with no line break/g)).toHaveLength(5);
+    expect(result.stderr).toContain('and 25 more inputs end with no line break after their last row');
+  });
+
   it('does not resume, with the option, a checkpoint written without it: the rows it makes differ', async () => {
     ctx.emulator.mock.reset();
     const file = ctx.temp.path('cut.csv');

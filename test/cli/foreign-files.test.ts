@@ -79,3 +79,25 @@ describe('the takeover claim of a stale checkpoint lock', () => {
     expect(() => acquireCheckpointLock(checkpoint)).toThrow(/\.lock\.takeover is owned by another user/);
   });
 });
+
+describe('a checkpoint lock another user planted after its path was checked', () => {
+  const holder = (pid: number, token: string) => JSON.stringify({ pid, host: hostname(), since: 'x', token });
+
+  it('is refused as theirs, not waited on as a live run of this user', () => {
+    const checkpoint = temp.path('cp.json');
+    writeFileSync(`${checkpoint}.lock`, holder(1, 'live')); // pid 1 is alive
+    becomeAnotherUserThan(`${checkpoint}.lock`);
+    expect(() => acquireCheckpointLock(checkpoint)).toThrow(
+      /^--checkpoint lock .*cp\.json\.lock: owned by another user/,
+    );
+  });
+
+  it('is refused as theirs, not taken over as stale: in a sticky directory the rename over it fails', () => {
+    const checkpoint = temp.path('cp.json');
+    writeFileSync(`${checkpoint}.lock`, holder(2 ** 31 - 2, 'dead')); // no such process: stale
+    becomeAnotherUserThan(`${checkpoint}.lock`);
+    expect(() => acquireCheckpointLock(checkpoint)).toThrow(
+      /^--checkpoint lock .*cp\.json\.lock: owned by another user/,
+    );
+  });
+});

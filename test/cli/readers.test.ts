@@ -339,6 +339,45 @@ describe('CSV reader', () => {
   });
 });
 
+describe('CSV reader: the last row and the final line break', () => {
+  const HEADER = 'created,currency,identifier,type,vendor,amount';
+  const ROW = '2024-03-01,EUR,inv-1,expense,Acme,1234.56';
+  const read = async (chunks: string[], requireFinalNewline: boolean) => {
+    const rules = rowRules({ requireFinalNewline });
+    const source = Readable.from(chunks.map((chunk) => Buffer.from(chunk, 'latin1')));
+    const rows = await collect(readCsv(source, 'f.csv', { rules }));
+    return { kinds: rows.map((row) => `${row.kind}@${row.line}`), noted: rules.rowsWithoutFinalNewline };
+  };
+
+  it('leaves a row ended by its line break whole when padding follows it (spaces, a tab, a DOS end-of-file byte)', async () => {
+    for (const padding of [' ', '   ', '\t', '\x1a', ' \t\x0c\x1a']) {
+      // In one chunk, and with the padding arriving alone, as the last read of a file or a pipe.
+      for (const chunks of [[`${HEADER}\n${ROW}\n${padding}`], [`${HEADER}\n${ROW}\n`, padding]]) {
+        for (const requireFinalNewline of [false, true]) {
+          const { kinds, noted } = await read(chunks, requireFinalNewline);
+          expect({ chunks, requireFinalNewline, kinds, noted }).toEqual({
+            chunks,
+            requireFinalNewline,
+            kinds: ['record@2'],
+            noted: [],
+          });
+        }
+      }
+    }
+  });
+
+  it('still names and refuses a last row cut short, padding or not inside it', async () => {
+    for (const chunks of [
+      [`${HEADER}\n${ROW}\n${ROW.slice(0, -5)}`],
+      [`${HEADER}\n${ROW}\n`, `${ROW.slice(0, -5)}  `],
+    ]) {
+      const { kinds, noted } = await read(chunks, true);
+      expect(kinds).toEqual(['record@2', 'reject@3']);
+      expect(noted).toEqual([{ file: 'f.csv', line: 3 }]);
+    }
+  });
+});
+
 describe('JSON Lines reader', () => {
   it('rejects bad lines with their numbers and reads on; blank lines are not rows', async () => {
     const rows = await collect(

@@ -35,6 +35,8 @@ import { templateCommand } from './template.js';
 
 /** Ignored columns named in the human summary; `--json` lists them all. */
 const IGNORED_COLUMNS_SHOWN = 20;
+/** Inputs ending with no line break that the summary names, one line each. */
+const UNENDED_INPUTS_SHOWN = 5;
 
 /** The most requests in flight unless `--concurrency` says otherwise (the SDK's default). */
 const DEFAULT_CONCURRENCY = FINANCE_DEFAULTS.concurrency;
@@ -423,9 +425,18 @@ function summarize(
   }
   // With --require-final-newline the row is an invalid row, shown with its reason like the others.
   if (!flags.requireFinalNewline) {
-    for (const { file, line } of rowsWithoutFinalNewline) {
+    // A glob of exports from a tool that never writes a final line break names every file: the
+    // summary names the first few (--json has all).
+    for (const { file, line } of rowsWithoutFinalNewline.slice(0, UNENDED_INPUTS_SHOWN)) {
       output.summary(
         `${terminalLine(file)} ends with no line break after its last row (line ${line}), which was read as it is: if the file was cut short while it was written, that row may be cut too (--require-final-newline refuses such a row)`,
+        succeeded,
+      );
+    }
+    const more = rowsWithoutFinalNewline.length - UNENDED_INPUTS_SHOWN;
+    if (more > 0) {
+      output.summary(
+        `and ${more} more inputs end with no line break after their last row (rowsWithoutFinalNewline in --json lists them)`,
         succeeded,
       );
     }

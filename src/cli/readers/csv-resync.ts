@@ -131,6 +131,8 @@ export class ResyncingCsvParser {
   #lost: LostRecord | undefined;
   /** After a lost record whose first line had not ended yet: drop bytes up to its line break. */
   #discarding: 'line' | 'cr' | undefined;
+  /** Where the current parser's last record ended (its byte offset), -1 before its first. */
+  #lastRecordEnd = -1;
 
   readonly #file: string;
   readonly #handlers: CsvRecordHandlers;
@@ -192,6 +194,15 @@ export class ResyncingCsvParser {
     this.#parser.destroy();
   }
 
+  /**
+   * After {@link end}: whether the last record ran to the end of the input. Not so when a line of
+   * padding (spaces, a DOS end-of-file byte) follows its line break, though the input then ends
+   * with no line break either; csv-parse may emit such a record only at the end, with the padding.
+   */
+  get lastRecordReachedEnd(): boolean {
+    return this.#lastRecordEnd === this.#written;
+  }
+
   #startParser(): Parser {
     let emitted = 0;
     /** csv-parse's line counter after the last record it emitted (or the header). */
@@ -236,6 +247,7 @@ export class ResyncingCsvParser {
       if (info.lines - linesBefore > 1) for (const key in cells) this.#crlfsInCells += crlfs(cells[key] as string);
       linesBefore = info.lines;
       this.#rowEnd = info.bytes;
+      this.#lastRecordEnd = info.bytes;
       this.#rowEndLine = this.#line(parser);
       this.#handlers.record(cells, this.#rowEndLine);
     });
@@ -389,6 +401,7 @@ export class ResyncingCsvParser {
     this.#pendingStart = 0;
     this.#written = 0;
     this.#rowEnd = 0;
+    this.#lastRecordEnd = -1;
     this.#rowEndLine = lost.line;
     this.#crlfsInCells = 0;
     this.#parser = this.#startParser();

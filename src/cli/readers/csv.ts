@@ -245,6 +245,8 @@ export async function* readCsvChunks(
   options: CsvReadOptions,
 ): AsyncGenerator<SourceRow[]> {
   let rows: SourceRow[] = [];
+  /** The row of the last record read; undefined for a blank row, which is no row. */
+  let lastRecordRow: SourceRow | undefined;
   const rules = options.rules ?? rowRules();
   // A UTF-16 byte-order mark may make the file UTF-16 once its first bytes are read.
   let encoding = rules.encoding ?? UTF8;
@@ -266,6 +268,7 @@ export async function* readCsvChunks(
       header: (header) => headerToFields(file, rules, header, options.requireFields),
       record: (cells, endLine) => {
         const row = toRow(file, rules, encoding, cells, endLine);
+        lastRecordRow = row;
         if (row !== undefined) rows.push(row);
       },
       reject: (line, field, message, raw) =>
@@ -294,9 +297,16 @@ export async function* readCsvChunks(
     }
     if (parser.failure === undefined) {
       // A row with no line break after it can only end at the end of the input: it comes out here.
-      const ended = rows.length;
+      // It must run to that end: a row emitted here may have ended with its line break, and only
+      // padding, which is no row, came after it.
       await parser.end();
-      if (!endsWithLineBreak && rows.length > ended) lastRowUnterminated(rows, rules);
+      if (
+        !endsWithLineBreak &&
+        parser.lastRecordReachedEnd &&
+        lastRecordRow !== undefined &&
+        rows.at(-1) === lastRecordRow
+      )
+        lastRowUnterminated(rows, rules);
     }
     if (rows.length > 0) yield take();
     if (parser.failure !== undefined) throw parser.failure;

@@ -138,7 +138,7 @@ export class FaultInjector {
    * @throws {RangeError | TypeError} the rule is inconsistent (a status and a drop, no effect at
    *   all, a probability outside 0..1...) or its answer cannot be sent (a `retryAfter` with a line
    *   break, a `body` JSON cannot write), so that a typo fails the test instead of injecting nothing.
-   * @throws {RangeError} {@link MAX_FAULT_RULES} rules are active already.
+   * @throws {RangeError} 10,000 rules (the most one emulator holds) are active already.
    *
    * @example
    * ```ts

@@ -21,16 +21,35 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import { useCliFixture } from '../support/cli/emulator.js';
-import { CSV_HEADER, csvRows, emulatorEnv, type RunResult, runCli, startCli } from '../support/cli/run.js';
+import { useCliForAnotherUser } from '../support/cli/other-user.js';
+import {
+  CSV_HEADER,
+  csvRows,
+  emulatorEnv,
+  type RunOptions,
+  type RunResult,
+  runCli,
+  startCli,
+} from '../support/cli/run.js';
 
 const ctx = useCliFixture();
 const INPUT = `${CSV_HEADER}\n${csvRows(30)}\n`;
 /** `nobody`: a user other than the one running the CLI. */
 const OTHER = 65534;
 
-function publish(extra: string[], options: { uid?: number } = {}): Promise<RunResult> {
+const forAnotherUser = useCliForAnotherUser();
+
+/** The CLI, and the options that start it as `uid` when one is given (see other-user.ts). */
+function cliAs(uid: number | undefined): { cli: string; options: RunOptions } {
+  return uid === undefined
+    ? { cli: ctx.cli, options: {} }
+    : { cli: forAnotherUser().cli, options: { uid, node: forAnotherUser().node } };
+}
+
+function publish(extra: string[], { uid }: { uid?: number } = {}): Promise<RunResult> {
   const args = ['finance', 'publish', '--app', DEMO_APP_ID, '--batch-size', '10', ...extra];
-  return runCli(ctx.cli, args, { env: emulatorEnv(ctx.emulator), timeoutMs: 30_000, ...options });
+  const { cli, options } = cliAs(uid);
+  return runCli(cli, args, { env: emulatorEnv(ctx.emulator), timeoutMs: 30_000, ...options });
 }
 
 /** A directory like `/tmp`: sticky and world-writable. */
@@ -173,10 +192,11 @@ describe('a name another user takes while the run goes on', () => {
     chmodSync(input, 0o644);
     const rejects = join(shared, 'r.jsonl');
     ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 1500 });
-    const run = startCli(ctx.cli, ['finance', 'publish', '--app', DEMO_APP_ID, '--rejects', rejects, input], {
+    const asOther = cliAs(OTHER);
+    const run = startCli(asOther.cli, ['finance', 'publish', '--app', DEMO_APP_ID, '--rejects', rejects, input], {
       env: emulatorEnv(ctx.emulator),
       timeoutMs: 30_000,
-      uid: OTHER,
+      ...asOther.options,
     });
     const deadline = Date.now() + 10_000;
     const started = () => readdirSync(shared).some((name) => name.startsWith('.r.jsonl.'));
@@ -198,7 +218,11 @@ describe('a name another user takes while the run goes on', () => {
   it("keeps the emulator's --save name from the start, so the records it received are saved on stop", async () => {
     const shared = sharedDirectory();
     const save = join(shared, 'received.jsonl');
-    const run = startCli(ctx.cli, ['emulator', '--port', '0', '--save', save], { timeoutMs: 30_000, uid: OTHER });
+    const asOther = cliAs(OTHER);
+    const run = startCli(asOther.cli, ['emulator', '--port', '0', '--save', save], {
+      timeoutMs: 30_000,
+      ...asOther.options,
+    });
     let out = '';
     run.child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const deadline = Date.now() + 20_000;

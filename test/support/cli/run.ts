@@ -16,8 +16,10 @@ export interface RunOptions {
   stdin?: string;
   cwd?: string;
   timeoutMs?: number;
-  /** Runs the CLI as this user (and the group of the same id): only root can. */
+  /** Runs the CLI as this user (and the group of the same id): only root can. See other-user.ts. */
   uid?: number;
+  /** The Node.js binary. @default process.execPath */
+  node?: string;
 }
 
 const children = new Set<ChildProcess>();
@@ -42,7 +44,7 @@ export function startCli(
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', NO_COLOR: '' };
   for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value;
   const user = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
-  const child = spawn(process.execPath, [cli, ...args], {
+  const child = spawn(options.node ?? process.execPath, [cli, ...args], {
     cwd: options.cwd,
     env,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -61,6 +63,12 @@ export function startCli(
   // A bound for a run that hangs; long enough that a slow start on a busy machine is not one.
   const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
   const done = new Promise<RunResult>((resolve) => {
+    // A binary the process cannot start (EACCES, ENOENT) ends the run at once, saying why.
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      children.delete(child);
+      resolve({ code: null, signal: null, stdout, stderr: `${stderr}spawn failed: ${error.message}` });
+    });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       children.delete(child);

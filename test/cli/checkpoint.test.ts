@@ -1,5 +1,5 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Checkpoint, MAX_CHECKPOINT_RANGES } from '../../src/cli/checkpoint.js';
 import { UsageError } from '../../src/cli/exit-codes.js';
 import { type Range, RangeSet } from '../../src/cli/ranges.js';
@@ -8,11 +8,11 @@ import { makeTempDir } from '../support/cli/run.js';
 
 const inputs: InputSpec[] = [{ path: 'a.csv', name: 'a.csv', format: 'csv', size: 10 }];
 const target = { appId: 'app-a', baseUrl: 'http://127.0.0.1:4010' };
-let temp = makeTempDir();
-afterEach(() => {
-  temp.remove();
+let temp: ReturnType<typeof makeTempDir>;
+beforeEach(() => {
   temp = makeTempDir();
 });
+afterEach(() => temp.remove());
 
 describe('RangeSet', () => {
   it('merges ordinals settled out of order into ranges', () => {

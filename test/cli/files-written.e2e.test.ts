@@ -1,6 +1,6 @@
 /** Files the CLI writes (checkpoint, rejects) and inputs it refuses: exclusive temp files, clear input errors. */
 import { lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../src/cli/checkpoint.js';
 import { UsageError } from '../../src/cli/exit-codes.js';
 import type { InputSpec } from '../../src/cli/readers/index.js';
@@ -10,15 +10,15 @@ import { CSV_HEADER, csvRows, killChildren, makeTempDir, runCli } from '../suppo
 
 const inputs: InputSpec[] = [{ path: 'a.csv', name: 'a.csv', format: 'csv', size: 10 }];
 const target = { appId: 'app-a', baseUrl: 'http://127.0.0.1:4010' };
-let temp = makeTempDir();
+let temp: ReturnType<typeof makeTempDir>;
 let cli: string;
 beforeAll(async () => {
   cli = await buildCli();
 }, 60_000);
-afterEach(() => {
-  temp.remove();
+beforeEach(() => {
   temp = makeTempDir();
 });
+afterEach(() => temp.remove());
 afterAll(killChildren);
 
 describe('files the CLI writes', () => {

@@ -1,14 +1,14 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { VersionedFile } from '../../src/cli/versioned-file.js';
 import { makeTempDir } from '../support/cli/run.js';
 
-let temp = makeTempDir();
-afterEach(() => {
-  temp.remove();
+let temp: ReturnType<typeof makeTempDir>;
+beforeEach(() => {
   temp = makeTempDir();
 });
+afterEach(() => temp.remove());
 
 function counterFile(): { file: VersionedFile; bump: () => number; path: string } {
   let state = 0;

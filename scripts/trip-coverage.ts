@@ -21,6 +21,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PushClient } from '../src/client.js';
 import type { FinanceRecordInput } from '../src/index.js';
+import { financeRecord } from '../test/support/records.js';
 
 const SRC = pathToFileURL(path.resolve(import.meta.dirname, '../src')).href + '/';
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -106,17 +107,9 @@ async function filesRun(session: Session, call: () => Promise<void>): Promise<Tr
   return Object.fromEntries(Object.entries(trip).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-/** Three valid records, as a user writes them. */
+/** Three valid records, as a user writes them: the tests' own factory. */
 function records(): FinanceRecordInput[] {
-  return [0, 1, 2].map((i) => ({
-    created: 1_700_000_000_000 + i,
-    amount: i + 0.25,
-    currency: 'EUR',
-    identifier: `user${i}@example.com`,
-    type: i % 2 === 0 ? 'expense' : 'invoice',
-    vendor: `Vendor ${i}`,
-    transactionNumber: `tx-${i}`,
-  }));
+  return [0, 1, 2].map((i) => financeRecord(i));
 }
 
 /** Both trips, each on a client of its own (a fresh token store, so each call fetches a token). */

@@ -6,7 +6,7 @@ import { chmodSync, lchownSync, mkdirSync, symlinkSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { useCliFixture } from '../support/cli/emulator.js';
+import { expectRefusedBeforeSending as expectRefused, useCliFixture } from '../support/cli/emulator.js';
 import { emulatorEnv, type RunResult, runCli } from '../support/cli/run.js';
 
 const ctx = useCliFixture();
@@ -19,13 +19,8 @@ function upload(files: string[]): Promise<RunResult> {
   });
 }
 
-/** Refused with exit 2, and nothing (not even a token request) sent. */
 function expectRefusedBeforeSending(result: RunResult, message: RegExp): void {
-  expect(result.signal).toBeNull();
-  expect(result.stderr).toMatch(message);
-  expect(result.code).toBe(2);
-  expect(ctx.emulator.mock.state.tokenRequestCount).toBe(0);
-  expect(ctx.emulator.mock.state.requests).toHaveLength(0);
+  expectRefused(result, message, ctx.emulator);
 }
 
 /** A directory like /tmp (sticky, world-writable) holding one export, and a private file of this user's. */

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
-import { useCliFixture } from '../support/cli/emulator.js';
+import { expectRefusedBeforeSending as expectRefused, useCliFixture } from '../support/cli/emulator.js';
 import { useCliForAnotherUser } from '../support/cli/other-user.js';
 import {
   CSV_HEADER,
@@ -69,13 +69,8 @@ function writeInput(directory: string): string {
   return input;
 }
 
-/** Refused with exit 2, naming the option, and nothing (not even a token request) sent. */
 function expectRefusedBeforeSending(result: RunResult, message: RegExp): void {
-  expect(result.signal).toBeNull();
-  expect(result.stderr).toMatch(message);
-  expect(result.code).toBe(2);
-  expect(ctx.emulator.mock.state.tokenRequestCount).toBe(0);
-  expect(ctx.emulator.mock.state.requests).toHaveLength(0);
+  expectRefused(result, message, ctx.emulator);
 }
 
 /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { build } from 'tsup';
+import { build, type Options } from 'tsup';
 import { sdkFromPackage } from '../../../scripts/build/sdk-from-package.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -52,32 +52,36 @@ export async function buildCli(): Promise<string> {
     if (existsSync(main)) return main;
     const tmp = `${outDir}.tmp-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
-    await build({
-      config: false,
-      // The SDK beside the CLI, which imports it as ../index.js, as in the package.
-      entry: {
-        index: join(ROOT, 'src/index.ts'),
-        'cli/main': join(ROOT, 'src/cli/main.ts'),
-        'cli/program': join(ROOT, 'src/cli/program.ts'),
-      },
-      format: ['esm'],
-      outDir: tmp,
-      target: 'node20',
-      banner: { js: '#!/usr/bin/env node' },
-      sourcemap: false,
-      clean: false,
-      silent: true,
-      external: ['msw', 'msw/node'],
-      keepNames: true,
-      splitting: true,
-      esbuildOptions(options) {
-        options.chunkNames = 'cli/chunks/[name]-[hash]';
-      },
-      esbuildPlugins: [sdkFromPackage(ROOT)],
-    });
+    await build(cliBuildOptions(tmp));
     renameSync(tmp, outDir);
     return main;
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }
+}
+
+/** The CLI's build as tsup.config.ts makes it, into `outDir`: the SDK beside the CLI, which imports it as ../index.js. */
+export function cliBuildOptions(outDir: string): Options {
+  return {
+    config: false,
+    entry: {
+      index: join(ROOT, 'src/index.ts'),
+      'cli/main': join(ROOT, 'src/cli/main.ts'),
+      'cli/program': join(ROOT, 'src/cli/program.ts'),
+    },
+    format: ['esm'],
+    outDir,
+    target: 'node20',
+    banner: { js: '#!/usr/bin/env node' },
+    sourcemap: false,
+    clean: false,
+    silent: true,
+    external: ['msw', 'msw/node'],
+    keepNames: true,
+    splitting: true,
+    esbuildOptions(options) {
+      options.chunkNames = 'cli/chunks/[name]-[hash]';
+    },
+    esbuildPlugins: [sdkFromPackage(ROOT)],
+  };
 }

@@ -1,7 +1,7 @@
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
-import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { buildCli } from './build.js';
-import { killChildren, makeTempDir } from './run.js';
+import { killChildren, makeTempDir, type RunResult } from './run.js';
 
 export interface CliFixture {
   /** The built CLI's entry point, set in beforeAll. */
@@ -49,4 +49,13 @@ export function useBuiltCli(): Pick<CliFixture, 'cli' | 'temp'> {
     fixture.temp.remove();
   });
   return fixture;
+}
+
+/** A CLI run refused with exit 2 (its message matching), before anything was sent, not even a token request. */
+export function expectRefusedBeforeSending(result: RunResult, message: RegExp, emulator: RunningEmulator): void {
+  expect(result.signal).toBeNull();
+  expect(result.stderr).toMatch(message);
+  expect(result.code).toBe(2);
+  expect(emulator.mock.state.tokenRequestCount).toBe(0);
+  expect(emulator.mock.state.requests).toHaveLength(0);
 }

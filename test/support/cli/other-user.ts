@@ -8,12 +8,10 @@
  */
 import { accessSync, chmodSync, constants, copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { build } from 'tsup';
 import { afterAll, beforeAll } from 'vitest';
-import { sdkFromPackage } from '../../../scripts/build/sdk-from-package.js';
-
-const ROOT = resolve(import.meta.dirname, '../../..');
+import { cliBuildOptions } from './build.js';
 
 export interface CliForAnotherUser {
   /** The Node.js binary to start. */
@@ -45,34 +43,14 @@ export function useCliForAnotherUser(): () => CliForAnotherUser {
 async function buildInto(dir: string): Promise<CliForAnotherUser> {
   chmodSync(dir, 0o755);
   await build({
-    config: false,
-    // The layout of the package: the entry loads the program beside it, which imports the SDK as ../index.js.
-    entry: {
-      index: join(ROOT, 'src/index.ts'),
-      'cli/main': join(ROOT, 'src/cli/main.ts'),
-      'cli/program': join(ROOT, 'src/cli/program.ts'),
-    },
-    format: ['esm'],
-    outDir: dir,
-    target: 'node20',
+    ...cliBuildOptions(dir),
     platform: 'node',
     // Everything in the bundle: the other user may not reach this checkout's node_modules.
     noExternal: [/./],
-    external: ['msw', 'msw/node'],
-    // Modules both load (the signal handlers the entry installs) must be one copy, as in the package.
-    splitting: true,
-    sourcemap: false,
-    clean: false,
-    silent: true,
-    keepNames: true,
     // CommonJS dependencies call require(), which an ES module has to be given.
     banner: {
       js: "import { createRequire as __cliRequire } from 'node:module'; const require = __cliRequire(import.meta.url);",
     },
-    esbuildOptions(options) {
-      options.chunkNames = 'cli/chunks/[name]-[hash]';
-    },
-    esbuildPlugins: [sdkFromPackage(ROOT)],
   });
   let node = process.execPath;
   if (!othersCanRun(node)) {

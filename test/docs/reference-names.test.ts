@@ -1,0 +1,394 @@
+/**
+ * The names the user documentation promises, checked against the code a user would call: every
+ * `push-api` flag in `--help` against docs/cli.md (and the emulator's flags table of
+ * docs/testing.md), the error table of docs/configuration.md against the exported error classes and
+ * the fields each one declares, the literal defaults of its options table, and the defaults the
+ * publishing and upload examples show. What is left out on purpose is listed here, with why.
+ */
+import { join } from 'node:path';
+import * as sdk from 'push-api-client';
+import * as testingKit from 'push-api-client/testing';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { demoCommand } from '../../src/cli/commands/demo.js';
+import { emulatorCommand } from '../../src/cli/commands/emulator.js';
+import { tokenCommand } from '../../src/cli/commands/token.js';
+import { financeCommand } from '../../src/cli/publish/command.js';
+import { uploadCommand } from '../../src/cli/upload/command.js';
+import { DEFAULTS, FINANCE_DEFAULTS } from '../../src/defaults.js';
+import { DEFAULT_UPLOAD_CONCURRENCY } from '../../src/uploads/limits.js';
+import { REPO_ROOT, readDoc } from '../support/doc-files.js';
+
+/** The long flags of each `push-api` command, as commander (and so `--help`) knows them. */
+function cliFlags(): Map<string, string[]> {
+  const flags = new Map<string, string[]>();
+  const finance = financeCommand();
+  const commands = [
+    ...finance.commands.map((command) => ({ name: `finance ${command.name()}`, command })),
+    ...[uploadCommand(), tokenCommand(), emulatorCommand(), demoCommand()].map((command) => ({
+      name: command.name(),
+      command,
+    })),
+  ];
+  for (const { name, command } of commands) {
+    flags.set(
+      name,
+      command.options.flatMap((option) => (option.long === undefined ? [] : [option.long])),
+    );
+  }
+  return flags;
+}
+
+/** Every `--flag` written in a page, code blocks included. */
+function flagsIn(text: string): Set<string> {
+  return new Set(text.match(/(?<![\w-])--[a-z][a-z0-9-]*/g) ?? []);
+}
+
+/** Flags docs/cli.md writes that are no flag of push-api, each for a reason. */
+const NOT_PUSH_API_FLAGS = new Set([
+  '--client-secret', // the page's example of an unknown option, whose value is not echoed
+  '--bogus', // the page's example of an unknown option
+  '--opt', // `--opt=value`, the page's words for any option
+  '--help', // commander's own, on every command
+  '--version',
+]);
+
+describe('docs/cli.md and push-api --help', () => {
+  const cliDoc = readDoc('docs/cli.md');
+  const documented = flagsIn(cliDoc);
+
+  it('documents every flag of every command', () => {
+    const missing = [...cliFlags()].flatMap(([command, flags]) =>
+      flags.filter((flag) => !documented.has(flag)).map((flag) => `${command} ${flag}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('names no flag that no command has', () => {
+    const known = new Set([...cliFlags().values()].flat());
+    expect([...documented].filter((flag) => !known.has(flag) && !NOT_PUSH_API_FLAGS.has(flag))).toEqual([]);
+  });
+
+  it("docs/testing.md's emulator flags table has one row per flag of push-api emulator", () => {
+    const rows = readDoc('docs/testing.md')
+      .split('\n')
+      .flatMap((line) => /^\| `(--[a-z-]+)[ `]/.exec(line)?.[1] ?? []);
+    expect(rows.sort()).toEqual([...(cliFlags().get('emulator') ?? [])].sort());
+  });
+
+  it('the flags --help shows with a default show the default docs/cli.md gives', () => {
+    const publish = financeCommand().commands.find((command) => command.name() === 'publish');
+    const batchSize = publish?.options.find((option) => option.long === '--batch-size');
+    expect(batchSize?.defaultValue).toBe(FINANCE_DEFAULTS.batchSize);
+    expect(cliDoc).toContain(`\`--batch-size\` (at most ${FINANCE_DEFAULTS.maxBatchSize}, the default)`);
+    expect(cliDoc).toContain(`default ${FINANCE_DEFAULTS.concurrency}: the window adapts`);
+    const port = emulatorCommand().options.find((option) => option.long === '--port');
+    expect(cliDoc).toContain(`\`--port\` (default ${String(port?.defaultValue)})`);
+  });
+});
+
+/** The rows of docs/configuration.md's table of error classes: class → its "Carries" cell. */
+function errorTable(): Map<string, string> {
+  const page = readDoc('docs/configuration.md');
+  const start = page.indexOf('\n## Errors\n');
+  expect(start).toBeGreaterThan(-1);
+  const rows = new Map<string, string>();
+  for (const line of page.slice(start).split('\n')) {
+    const cells = /^\| `(\w+)` \|.*\|\s*(.*?)\s*\|$/.exec(line);
+    if (cells?.[1]) rows.set(cells[1], cells[2] ?? '');
+  }
+  return rows;
+}
+
+/** The error classes `push-api-client` exports. */
+function exportedErrorClasses(): string[] {
+  return Object.entries(sdk)
+    .filter(([, value]) => typeof value === 'function' && value.prototype instanceof Error)
+    .map(([name]) => name);
+}
+
+/** One program for the source files whose declarations the docs describe. */
+const SOURCES = ['src/errors.ts', 'src/finance/types.ts', 'src/uploads/types.ts', 'src/http/public-types.ts'].map(
+  (file) => join(REPO_ROOT, file),
+);
+let program: ts.Program | undefined;
+
+function sourceOf(file: string): { checker: ts.TypeChecker; source: ts.SourceFile } {
+  program ??= ts.createProgram(SOURCES, {
+    strict: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    noEmit: true,
+    types: [],
+  });
+  const source = program.getSourceFile(join(REPO_ROOT, file));
+  if (source === undefined) throw new Error(`cannot read ${file}`);
+  return { checker: program.getTypeChecker(), source };
+}
+
+/** Every property of an interface of a source file, inherited ones included. */
+function interfaceKeys(file: string, name: string): string[] {
+  const { checker, source } = sourceOf(file);
+  const declaration = source.statements.find(
+    (statement): statement is ts.InterfaceDeclaration =>
+      ts.isInterfaceDeclaration(statement) && statement.name.text === name,
+  );
+  if (declaration === undefined) throw new Error(`${file} declares no interface ${name}`);
+  return checker.getPropertiesOfType(checker.getTypeAtLocation(declaration)).map((symbol) => symbol.getName());
+}
+
+/** The string literals of an interface property's union type (`reason: 'a' | 'b'` gives a, b). */
+function literalsOf(file: string, name: string, property: string): string[] {
+  const { checker, source } = sourceOf(file);
+  const declaration = source.statements.find(
+    (statement): statement is ts.InterfaceDeclaration =>
+      ts.isInterfaceDeclaration(statement) && statement.name.text === name,
+  );
+  if (declaration === undefined) throw new Error(`${file} declares no interface ${name}`);
+  const symbol = checker.getTypeAtLocation(declaration).getProperty(property);
+  if (symbol === undefined) throw new Error(`${name} has no ${property}`);
+  const type = checker.getNonNullableType(checker.getTypeOfSymbol(symbol));
+  return (type.isUnion() ? type.types : [type]).flatMap((part) => (part.isStringLiteral() ? [part.value] : []));
+}
+
+/**
+ * The public instance fields each error class of src/errors.ts declares itself (not `name`, and
+ * not those it inherits), and every field its instances have, inherited ones included.
+ */
+function declaredErrorFields(): Map<string, { own: string[]; all: Set<string> }> {
+  const { checker, source } = sourceOf('src/errors.ts');
+  const fields = new Map<string, { own: string[]; all: Set<string> }>();
+  for (const statement of source.statements) {
+    if (!ts.isClassDeclaration(statement) || statement.name === undefined) continue;
+    const own = statement.members.flatMap((member) => {
+      if (!ts.isPropertyDeclaration(member) || !ts.isIdentifier(member.name)) return [];
+      const modifiers = ts.getCombinedModifierFlags(member);
+      if (modifiers & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) return [];
+      return member.name.text === 'name' ? [] : [member.name.text];
+    });
+    const instance = checker.getTypeAtLocation(statement);
+    const all = new Set(checker.getPropertiesOfType(instance).map((symbol) => symbol.getName()));
+    fields.set(statement.name.text, { own, all });
+  }
+  return fields;
+}
+
+/** The field names a "Carries" cell gives: its backticked words that are identifiers. */
+function carried(cell: string): string[] {
+  return [...cell.matchAll(/`([a-zA-Z]\w*)[^`]*`/g)].flatMap((match) => match[1] ?? []);
+}
+
+/** Words of a "Carries" cell that are no field: types, a class, `error`'s values, a header it leaves out. */
+const NOT_FIELDS = new Set([
+  'PublishReport',
+  'UploadReport',
+  'PushApiError',
+  'invalid_token_response',
+  'insufficient_scope',
+  'http_error',
+  'location',
+]);
+
+describe("docs/configuration.md's error table", () => {
+  it('lists exactly the error classes push-api-client exports', () => {
+    expect([...errorTable().keys()].sort()).toEqual(exportedErrorClasses().sort());
+  });
+
+  const declared = declaredErrorFields();
+
+  it('names only fields each class has', () => {
+    const unknown = [...errorTable()].flatMap(([name, cell]) =>
+      carried(cell)
+        .filter((field) => !NOT_FIELDS.has(field) && !declared.get(name)?.all.has(field))
+        .map((field) => `${name}.${field}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  it("names every field a class declares (or says it is as PushApiError's)", () => {
+    const table = errorTable();
+    const parentFields = new Set(carried(table.get('PushApiError') ?? ''));
+    const missing = [...table].flatMap(([name, cell]) => {
+      const given = new Set(carried(cell));
+      const inherits = cell.includes('as `PushApiError`');
+      return (declared.get(name)?.own ?? [])
+        .filter((field) => !given.has(field) && !(inherits && parentFields.has(field)))
+        .map((field) => `${name}.${field}`);
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it('finds the fields of the classes it checks', () => {
+    expect(declared.get('TokenError')?.own).toEqual(expect.arrayContaining(['error', 'status', 'requestId']));
+    expect(declared.get('PushApiError')?.all.has('message')).toBe(true);
+  });
+});
+
+describe('literal defaults in the docs are the code defaults', () => {
+  /** Option → its Default cell, for rows whose default is one code literal. */
+  function literalDefaults(): Map<string, string> {
+    const page = readDoc('docs/configuration.md');
+    const start = page.indexOf('\n## Options and environment variables\n');
+    const table = page.slice(start, page.indexOf('\n### ', start));
+    expect(start).toBeGreaterThan(-1);
+    const rows = new Map<string, string>();
+    for (const line of table.split('\n')) {
+      const cells = /^\| `(\w+)` \|[^|]*\|\s*`([^`]+)`\s*\|/.exec(line);
+      if (cells?.[1] && cells[2]) rows.set(cells[1], cells[2]);
+    }
+    return rows;
+  }
+
+  it("configuration.md's options table", () => {
+    const shown = Object.fromEntries(literalDefaults());
+    const expected = {
+      timeoutMs: String(DEFAULTS.timeoutMs),
+      maxRetries: String(DEFAULTS.maxRetries),
+      backoff: `{ initialDelayMs: ${DEFAULTS.retryInitialDelayMs}, maxDelayMs: ${DEFAULTS.retryMaxDelayMs} }`,
+      maxRetryAfterMs: String(DEFAULTS.maxRetryAfterMs),
+      retryAmbiguous: String(DEFAULTS.retryAmbiguous),
+      tokenAuthMethod: `'${DEFAULTS.tokenAuthMethod}'`,
+      allowInsecureHttp: String(DEFAULTS.allowInsecureHttp),
+      dangerouslyAllowBrowser: String(DEFAULTS.dangerouslyAllowBrowser),
+      middleware: '[]',
+      tracing: 'false',
+      env: 'process.env',
+    };
+    expect(shown).toEqual(expected);
+    // A template literal in a code span needs a double-backtick span around it.
+    expect(readDoc('docs/configuration.md')).toContain(
+      `| \`scopes\` | | \`\`[\`\${scopeBase}${DEFAULTS.scopeSuffix}\`]\`\` |`,
+    );
+  });
+
+  it("publishing.md's example options", () => {
+    const page = readDoc('docs/publishing.md');
+    expect(page).toContain(`batchSize: ${FINANCE_DEFAULTS.batchSize},`);
+    expect(page).toContain('maxBatchBytes: 5 * 1024 ** 2,');
+    expect(5 * 1024 ** 2).toBe(FINANCE_DEFAULTS.maxBatchBytes);
+    expect(page).toContain(`concurrency: ${FINANCE_DEFAULTS.concurrency},`);
+    expect(page).toContain(`onInvalid: '${FINANCE_DEFAULTS.onInvalid}',         // or 'skip'`);
+    expect(page).toContain(`adaptive: ${FINANCE_DEFAULTS.adaptive},`);
+    expect(page).toContain(
+      `\`rateLimitDeadlineMs\` (default ${FINANCE_DEFAULTS.rateLimitDeadlineMs / 60_000} minutes)`,
+    );
+  });
+
+  it("uploads.md's example options", () => {
+    expect(readDoc('docs/uploads.md')).toContain(
+      `concurrency: ${DEFAULT_UPLOAD_CONCURRENCY},          // most PUTs in flight (default ${DEFAULT_UPLOAD_CONCURRENCY})`,
+    );
+  });
+});
+
+/** The proxy variables the CLI and undici read: the environment's, not this package's. */
+const PROXY_VARIABLES = new Set(['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']);
+
+describe('constants the docs name', () => {
+  it('every UPPER_CASE name in code spans of the user docs is exported', () => {
+    const exported = new Set([...Object.keys(sdk), ...Object.keys(testingKit)]);
+    const pages = [
+      'README.md',
+      ...['configuration', 'publishing', 'uploads', 'outcomes', 'testing', 'cli'].map((page) => `docs/${page}.md`),
+    ];
+    const named = pages.flatMap((page) =>
+      [...readDoc(page).matchAll(/`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)`/g)].map((match) => ({
+        page,
+        name: match[1] ?? '',
+      })),
+    );
+    // Environment variables and warning codes are names of another kind.
+    const constants = named.filter(({ name }) => !name.startsWith('PUSH_') && !PROXY_VARIABLES.has(name));
+    expect(constants.filter(({ name }) => !exported.has(name))).toEqual([]);
+  });
+
+  it('finds the environment variables the docs name, and only those the code reads', () => {
+    const src = ['src/defaults.ts', 'src/cli/config.ts'].map(readDoc).join('\n');
+    const pages = ['README.md', 'docs/configuration.md', 'docs/cli.md', 'docs/testing.md'].map(readDoc).join('\n');
+    const variables = new Set(pages.match(/\bPUSH_[A-Z_]+/g) ?? []);
+    variables.delete('PUSH_API_INSECURE_HTTP'); // the SecurityWarning's code, not a variable
+    expect([...variables].filter((name) => !src.includes(`'${name}'`))).toEqual([]);
+  });
+});
+
+describe('report fields', () => {
+  it("outcomes.md's report shape names exactly the fields of PublishReport and its parts", () => {
+    const page = readDoc('docs/outcomes.md');
+    const start = page.indexOf('## The report');
+    const block = page.slice(page.indexOf('```text\n', start), page.indexOf('\n```\n', start));
+    const shown = new Set(block.match(/\b[a-zA-Z]\w*(?=\??[,:}\s])/g) ?? []);
+    for (const word of ['text', 'sent', 'failed', 'unknown', 'see', 'below']) shown.delete(word);
+    const fields = new Set([
+      ...interfaceKeys('src/finance/types.ts', 'PublishReport'),
+      ...interfaceKeys('src/finance/types.ts', 'BatchReport'),
+      'path', // RecordIssue, of src/errors.ts
+      'message',
+      'issues',
+      'index',
+    ]);
+    expect([...shown].filter((word) => !fields.has(word))).toEqual([]);
+    expect([...fields].filter((field) => !shown.has(field))).toEqual([]);
+  });
+
+  it("uploads.md's report table names exactly the fields of UploadReport and UploadFileResult", () => {
+    const page = readDoc('docs/uploads.md');
+    const rows = page.split('\n').filter((line) => line.startsWith('| `files') || line.startsWith('| `stoppedBy'));
+    const shown = new Set(
+      rows.flatMap((row) =>
+        [...(row.split(' | ')[0] ?? '').matchAll(/`(?:files\[\]\.)?(\w+)`/g)].map((match) => match[1]),
+      ),
+    );
+    // `files[].name` shows `files` as well as `name`.
+    if (rows.some((row) => row.includes('`files[].'))) shown.add('files');
+    const fields = new Set([
+      ...interfaceKeys('src/uploads/types.ts', 'UploadReport'),
+      ...interfaceKeys('src/uploads/types.ts', 'UploadFileResult'),
+    ]);
+    expect([...shown].sort()).toEqual([...fields].sort());
+  });
+});
+
+describe("configuration.md's hook events", () => {
+  const page = readDoc('docs/configuration.md');
+  const hooks = page.slice(page.indexOf('\n### Hooks\n'), page.indexOf('\n### Middleware\n'));
+  const file = 'src/http/public-types.ts';
+
+  it('names the hooks PushClientHooks has', () => {
+    const named = /`hooks` \| \| none \| (.*?) callbacks/.exec(page)?.[1] ?? '';
+    expect([...named.matchAll(/`(\w+)`/g)].map((match) => match[1]).sort()).toEqual(
+      interfaceKeys(file, 'PushClientHooks').sort(),
+    );
+  });
+
+  it("shows the concurrency event's fields and reasons as ConcurrencyHookEvent declares them", () => {
+    const shape = /`\{ (operation: [^}]*) \}`/.exec(hooks)?.[1] ?? '';
+    const fields = [...shape.matchAll(/(?:^|, )(\w+)\??(?=[:,]|$)/g)].map((match) => match[1]);
+    expect(fields.sort()).toEqual(interfaceKeys(file, 'ConcurrencyHookEvent').sort());
+    const reasons = literalsOf(file, 'ConcurrencyHookEvent', 'reason');
+    expect(reasons.length).toBeGreaterThan(3);
+    for (const reason of reasons) expect(hooks).toContain(`\`${reason}\``);
+  });
+
+  it('names every reason of a tokenRefresh event', () => {
+    const shown = /`tokenRefresh` for each token requested\s+\(([^)]*)\)/.exec(hooks)?.[1] ?? '';
+    expect([...shown.matchAll(/`([\w-]+)`/g)].map((match) => match[1]).sort()).toEqual(
+      literalsOf(file, 'TokenRefreshHookEvent', 'reason').sort(),
+    );
+  });
+
+  it('names the operations a middleware context gives', () => {
+    const middleware = page.slice(page.indexOf('\n### Middleware\n'), page.indexOf('\n### Tracing\n'));
+    const shown = /`operation` is (.*?),\s+and `attempt`/s.exec(middleware)?.[1] ?? '';
+    const operations = middlewareOperations();
+    expect(operations.length).toBeGreaterThan(3);
+    expect([...shown.matchAll(/`(\w+)`/g)].map((match) => match[1]).sort()).toEqual(operations.sort());
+  });
+});
+
+/** The operations of MiddlewareContext, from src/http/middleware.ts's `MiddlewareOperation`. */
+function middlewareOperations(): string[] {
+  const text = readDoc('src/http/middleware.ts');
+  const union = /export type MiddlewareOperation =([^;]*);/.exec(text)?.[1] ?? '';
+  return [...union.matchAll(/'(\w+)'/g)].map((match) => match[1] ?? '');
+}

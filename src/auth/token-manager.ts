@@ -653,6 +653,7 @@ export class TokenManager {
         tokenErrorFromResponse(res.status, text, secrets, {
           retryAfterMs: parseRetryAfterHeader(res.headers.get('retry-after')),
           requestId: requestIdFrom(res.headers),
+          tokenUrl: this.#tokenUrl,
         }),
     };
   }

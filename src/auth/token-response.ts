@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../defaults.js';
 import { TokenError } from '../errors.js';
 import { parseJsonObject } from '../internal/json.js';
 import { REDACTED, scrubJsonValue, scrubSecrets, trimHttpWhitespace, truncateText } from '../internal/redact.js';
@@ -17,7 +18,7 @@ export function tokenErrorFromResponse(
   status: number,
   bodyText: string,
   secrets: readonly string[],
-  answer: { retryAfterMs?: number; requestId?: string } = {},
+  answer: { retryAfterMs?: number; requestId?: string; tokenUrl?: URL } = {},
 ): TokenError {
   // What the answer's headers said (Retry-After, x-request-id), on every error built here.
   const retry = {
@@ -37,15 +38,34 @@ export function tokenErrorFromResponse(
   const code = typeof body?.error === 'string' && /^[\x20-\x7e]{1,100}$/.test(body.error) ? body.error : undefined;
   const rawDescription = typeof body?.error_description === 'string' ? body.error_description : undefined;
   const description = rawDescription === undefined ? undefined : truncateText(rawDescription);
+  const hint = settingToCheck(code, status, answer.tokenUrl);
   if (code === undefined) {
-    return new TokenError('http_error', `Token request failed with HTTP ${status}`, { status, ...retry });
+    return new TokenError('http_error', `Token request failed with HTTP ${status}${hint}`, { status, ...retry });
   }
   const detail = description ? `: ${description}` : '';
-  return new TokenError(code, `Token request failed with HTTP ${status} (${code})${detail}`, {
+  return new TokenError(code, `Token request failed with HTTP ${status} (${code})${detail}${hint}`, {
     status,
     errorDescription: description,
     ...retry,
   });
+}
+
+/**
+ * The setting a person most likely got wrong, for the refusals met while setting up: a wrong
+ * secret or id, a scope prefix the credential does not have, an `authUrl` with no token endpoint
+ * under it (often the token endpoint's own address, to which the path is added a second time).
+ * The token URL is shown without its query; it holds no credential (the client refuses a URL with
+ * `user:password@`).
+ */
+function settingToCheck(code: string | undefined, status: number, tokenUrl: URL | undefined): string {
+  if (code === 'invalid_client' || (code === undefined && status === 401)) {
+    return '; check clientId and clientSecret (PUSH_CLIENT_ID, PUSH_CLIENT_SECRET)';
+  }
+  if (code === 'invalid_scope') return '; check scopeBase (PUSH_SCOPE_BASE) or scopes';
+  if (code !== undefined || (status !== 404 && status !== 405) || tokenUrl === undefined) return '';
+  const doubled = tokenUrl.pathname.replace(/\/+$/, '').endsWith(`${DEFAULTS.tokenPath}${DEFAULTS.tokenPath}`);
+  const given = doubled ? ', which must not end in /oauth2/token' : '';
+  return `: no token endpoint at ${tokenUrl.origin}${tokenUrl.pathname}; check authUrl (PUSH_AUTH_URL)${given}: tokens are requested from {authUrl}${DEFAULTS.tokenPath}`;
 }
 
 function isVisibleAscii(text: string): boolean {

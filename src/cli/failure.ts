@@ -26,6 +26,9 @@ export interface Endpoints {
   appId?: string;
 }
 
+/** OAuth codes (RFC 6749 §5.2) by which a token endpoint says the client itself is refused. */
+const REFUSED_CLIENT = new Set(['invalid_client', 'unauthorized_client', 'invalid_grant']);
+
 /** The first `code` along the `cause` chain (a socket error's ECONNREFUSED, ENOTFOUND, a TLS code). */
 function causeCode(error: unknown): string | undefined {
   let current: unknown = error;
@@ -87,14 +90,21 @@ export function describeStop(error: unknown, endpoints: Endpoints): string {
   }
   if (error instanceof TokenError) {
     const where = hostOf(endpoints.authUrl) ?? 'the token service';
-    return `the token service at ${where} refused the credentials: ${error.message}`;
+    // Only a refusal of the client says the credentials are wrong: a 404 is a wrong --auth-url,
+    // invalid_scope a wrong --scope-base, and the message names what to check.
+    const refused = REFUSED_CLIENT.has(error.error) || (error.error === 'http_error' && error.status === 401);
+    return `the token service at ${where} ${refused ? 'refused the credentials' : 'answered'}: ${error.message}`;
   }
   if (error instanceof AuthenticationError)
     return `the data API at ${api} refused the access token (401): ${error.message}`;
   if (error instanceof PermissionDeniedError) {
     return `the data API at ${api} denied access to ${app} (403): the credential lacks the scope or the app`;
   }
-  if (error instanceof NotFoundError) return `the data API at ${api} does not know ${app} (404): check --app`;
+  if (error instanceof NotFoundError) {
+    // The spec's 404 is an unknown customer or app, but a --base-url that is not the data API's
+    // address is answered 404 too: the service's own words tell the two apart.
+    return `the data API at ${api} answered 404 for ${app} (${error.message}): check --app, and --base-url if that is not the data API's address`;
+  }
   return error.message;
 }
 

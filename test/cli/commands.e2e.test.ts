@@ -34,8 +34,25 @@ describe('push-api token', () => {
     });
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    expect(result.stderr).toMatch(/TokenError/);
+    expect(result.stderr).toMatch(/^push-api: the token service at 127\.0\.0\.1:\d+ refused the credentials: /);
+    expect(result.stderr).toContain('check clientId and clientSecret (PUSH_CLIENT_ID, PUSH_CLIENT_SECRET)');
     expect(result.stderr).not.toContain('wrong-secret');
+  });
+
+  it('names the address tried and PUSH_AUTH_URL when no token endpoint answers there', async () => {
+    const env = emulatorEnv(ctx.emulator);
+    const origin = new URL(env.PUSH_AUTH_URL ?? '').origin;
+    const result = await runCli(ctx.cli, ['token', '--json'], { env: { ...env, PUSH_AUTH_URL: origin } });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      `push-api: the token service at ${new URL(origin).host} answered: Token request failed with HTTP 404: no token endpoint at ${origin}/oauth2/token; check authUrl (PUSH_AUTH_URL): tokens are requested from {authUrl}/oauth2/token`,
+    );
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      ok: false,
+      exitCode: 1,
+      command: 'token',
+      error: { name: 'TokenError', code: 'http_error' },
+    });
   });
 });
 

@@ -102,7 +102,7 @@ describe('a run stopped by an error: one line naming the cause, "stopped", exit 
     const input = writeCsv('in.csv', 20);
     const [text, json] = await both(publish('--app', 'no-such-app', input), env());
     expect(text.code).toBe(1);
-    expect(text.stderr).toContain('does not know app "no-such-app" (404)');
+    expect(text.stderr).toContain('answered 404 for app "no-such-app" (404 Not Found');
     expect(jsonOf(json)).toMatchObject({ exitCode: 1, error: { name: 'NotFoundError' } });
   });
 });
@@ -229,7 +229,7 @@ describe('upload', () => {
     writeFileSync(temp.path('a.txt'), 'a');
     const [text, json] = await both(['upload', '--app', 'no-such-app', temp.path('a.txt')], env());
     expect(text.code).toBe(1);
-    expect(text.stderr).toContain('does not know app "no-such-app" (404)');
+    expect(text.stderr).toContain('answered 404 for app "no-such-app" (404 Not Found');
     expect(jsonOf(json)).toMatchObject({ exitCode: 1, filesNotStarted: 1, error: { name: 'NotFoundError' } });
   });
 });

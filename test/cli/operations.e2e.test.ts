@@ -117,7 +117,7 @@ describe('--quiet', () => {
     const failed = await run(['finance', 'publish', '--app', 'no-such-app', '--quiet', csv]);
     expect(failed.code).toBe(1);
     expect(failed.stdout).toBe('');
-    expect(failed.stderr).toMatch(/^push-api: the data API at .* does not know app "no-such-app" \(404\)/);
+    expect(failed.stderr).toMatch(/^push-api: the data API at .* answered 404 for app "no-such-app" \(404 Not Found/);
     expect(failed.stderr).toContain('publish stopped');
   });
 

@@ -1,6 +1,8 @@
 import { Command } from 'commander';
+import { type AccessToken, ConfigurationError, PushError } from '../../index.js';
 import { addConnectionOptions, type ConnectionFlags, createClient, resolveConfig } from '../config.js';
 import { ExitCode } from '../exit-codes.js';
+import { describeStop, jsonError } from '../failure.js';
 import type { CommonFlags } from '../options.js';
 import { formatTable, Output } from '../output.js';
 import { terminalLine } from '../terminal-text.js';
@@ -23,8 +25,21 @@ export function tokenCommand(): Command {
       verbose: flags.verbose === true,
       quiet: flags.quiet === true,
     });
-    const client = await createClient(await resolveConfig(flags), { verbose: flags.verbose });
-    const token = await client.tokens.getToken();
+    const config = await resolveConfig(flags);
+    const client = await createClient(config, { verbose: flags.verbose });
+    let token: AccessToken;
+    try {
+      token = await client.tokens.getToken();
+    } catch (error) {
+      // A bad setting stays a usage error (exit 2); what the service answered is told as a
+      // publish tells it, naming the address and what to check.
+      if (error instanceof ConfigurationError || !(error instanceof PushError)) throw error;
+      const cause = describeStop(error, config);
+      output.error(cause, error);
+      output.report({ ok: false, exitCode: ExitCode.Stopped, command: 'token', error: jsonError(error, cause) });
+      process.exitCode = ExitCode.Stopped;
+      return;
+    }
     const seconds = Math.round((token.expiresAt.getTime() - Date.now()) / 1000);
     output.result(
       formatTable([

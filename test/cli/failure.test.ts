@@ -1,0 +1,69 @@
+/**
+ * The one line the CLI prints for a stop names what went wrong and what to check, for the
+ * mistakes of a first run: credentials, scope prefix, auth and data addresses, the app id. Errors
+ * come from the emulator, in-process, as the SDK raises them.
+ */
+import { PublishStoppedError, type PushClientOptions, type PushError } from 'push-api-client';
+import { createPushApiHandler } from 'push-api-client/testing';
+import { describe, expect, it } from 'vitest';
+import { describeStop } from '../../src/cli/failure.js';
+import { clientFor } from '../support/clients.js';
+import { financeRecord } from '../support/records.js';
+
+const ORIGIN = 'https://push.example';
+const mock = createPushApiHandler({ authUrl: `${ORIGIN}/auth`, baseUrl: ORIGIN, uploadUrl: `${ORIGIN}/storage` });
+const endpoints = (options: PushClientOptions, appId = mock.appId) => ({
+  authUrl: String(options.authUrl ?? mock.authUrl),
+  baseUrl: String(options.baseUrl ?? mock.baseUrl),
+  appId,
+});
+
+/** The error that stopped a one-record publish with these settings. */
+async function stopOf(options: PushClientOptions, appId = mock.appId): Promise<PushError> {
+  const error = await clientFor(mock, { maxRetries: 0, ...options })
+    .finance.publish(appId, [financeRecord()])
+    .catch((caught: unknown) => caught);
+  expect(error).toBeInstanceOf(PublishStoppedError);
+  return (error as PublishStoppedError).cause as PushError;
+}
+
+describe('describeStop', () => {
+  it('a wrong secret: the token service refused the credentials, check the credential settings', async () => {
+    const options = { clientSecret: 'typed-wrong-secret' };
+    const line = describeStop(await stopOf(options), endpoints(options));
+    expect(line).toMatch(/^the token service at push\.example refused the credentials: .*\(invalid_client\)/);
+    expect(line).toContain('check clientId and clientSecret (PUSH_CLIENT_ID, PUSH_CLIENT_SECRET)');
+    expect(line).not.toContain('typed-wrong-secret');
+  });
+
+  it('an authUrl with no token endpoint is not called a refusal of the credentials', async () => {
+    const options = { authUrl: ORIGIN };
+    const line = describeStop(await stopOf(options), endpoints(options));
+    expect(line).not.toContain('refused the credentials');
+    expect(line).toBe(
+      `the token service at push.example answered: Token request failed with HTTP 404: no token endpoint at ${ORIGIN}/oauth2/token; check authUrl (PUSH_AUTH_URL): tokens are requested from {authUrl}/oauth2/token`,
+    );
+  });
+
+  it('a scope prefix the credential lacks is not called a refusal of the credentials', async () => {
+    const options = { scopeBase: 'https://api.other.example' };
+    const line = describeStop(await stopOf(options), endpoints(options));
+    expect(line).toMatch(/^the token service at push\.example answered: .*\(invalid_scope\).*check scopeBase/);
+  });
+
+  it("an unknown app: the service's words, and what to check", async () => {
+    const line = describeStop(await stopOf({}, 'no-such-app'), endpoints({}, 'no-such-app'));
+    expect(line).toBe(
+      `the data API at push.example answered 404 for app "no-such-app" (404 Not Found: unknown app "no-such-app"): check --app, and --base-url if that is not the data API's address`,
+    );
+  });
+
+  it('a baseUrl that is not the data API: the 404 says so, where "unknown app" would mislead', async () => {
+    const options = { baseUrl: `${ORIGIN}/api` };
+    const line = describeStop(await stopOf(options), endpoints(options));
+    expect(line).toMatch(
+      /^the data API at push\.example answered 404 for app "demo-app" \(404 Not Found: no such path\)/,
+    );
+    expect(line).toContain('--base-url');
+  });
+});

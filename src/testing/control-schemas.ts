@@ -1,13 +1,16 @@
 /** The bodies the control routes take, as zod schemas; loaded only when a control route is used. */
 import { z } from 'zod';
 
-const operation = z.enum(['token', 'upload-urls', 'upload', 'finance']);
+const OPERATIONS = ['token', 'upload-urls', 'upload', 'finance'] as const;
+const operation = z.enum(OPERATIONS);
+/** A union's own message is only "Invalid input": a person needs the names it takes. */
+const operationMessage = `expected one of ${OPERATIONS.join(', ')}, or a list of them`;
 
 /** `FaultRule` as JSON: every field but `random` (a function); `times` may be `"Infinity"`. */
 export const faultRuleSchema = z.strictObject({
   match: z
     .strictObject({
-      operation: z.union([operation, z.array(operation).min(1).max(4)]).optional(),
+      operation: z.union([operation, z.array(operation).min(1).max(4)], { error: operationMessage }).optional(),
       method: z
         .string()
         .regex(/^[A-Za-z]{1,16}$/)

@@ -98,6 +98,14 @@ describe('POST /_emulator/faults', () => {
     expect(emulator.mock.faults.list()).toEqual([]);
   });
 
+  it("names the operations a fault may match, for the SDK's spelling uploadUrls too", async () => {
+    const answer = await post('/_emulator/faults', { status: 503, match: { operation: 'uploadUrls' } });
+    expect(answer.status).toBe(400);
+    expect(json(answer)).toMatchObject({
+      message: 'Bad Request: match.operation: expected one of token, upload-urls, upload, finance, or a list of them',
+    });
+  });
+
   it('refuses a body that is not declared JSON (a cross-site form POST) with 415', async () => {
     for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x']) {
       const answer = await post('/_emulator/faults', '{"status":500}', type);

@@ -37,6 +37,8 @@ describe('--fault syntax', () => {
     ['finance:429:retry-after=1:times=3', { match: { operation: 'finance' }, status: 429, retryAfter: 1, times: 3 }],
     ['token:503', { match: { operation: 'token' }, status: 503 }],
     ['uploadUrls:500:times=2', { match: { operation: 'upload-urls' }, status: 500, times: 2 }],
+    // The spelling of the request log and of POST /_emulator/faults.
+    ['upload-urls:503', { match: { operation: 'upload-urls' }, status: 503 }],
     ['upload:drop=after', { match: { operation: 'upload' }, drop: 'after' }],
     ['finance:drop=before:times=4', { match: { operation: 'finance' }, drop: 'before', times: 4 }],
     ['finance:429:times=2:retry-after=0', { match: { operation: 'finance' }, status: 429, times: 2, retryAfter: 0 }],
@@ -46,6 +48,8 @@ describe('--fault syntax', () => {
 
   it.each([
     ['reports:500', /unknown operation "reports"/],
+    ['constructor:500', /unknown operation "constructor"/],
+    ['toString:drop=after', /unknown operation "toString"/],
     ['finance', /status \(200-599\) or drop/],
     ['finance:99', /status \(200-599\) or drop/],
     ['finance:600', /status \(200-599\) or drop/],

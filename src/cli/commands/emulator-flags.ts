@@ -16,9 +16,21 @@ const FAULT_OPERATIONS: Record<string, Operation> = {
   finance: 'finance',
 };
 
+/**
+ * The emulator's own spelling of an operation, as its request log and `POST /_emulator/faults`
+ * write it: someone who read `upload-urls` there may well type it here.
+ */
+const EMULATOR_SPELLINGS: Record<string, Operation> = { 'upload-urls': 'upload-urls' };
+
 export const FAULT_SYNTAX =
   'operation:status[:retry-after=N][:times=N] or operation:drop=before|after[:times=N], ' +
   `operation one of ${Object.keys(FAULT_OPERATIONS).join(', ')}`;
+
+/** The operation a `--fault` names; own keys only, so that `constructor` or `toString` is no operation. */
+function faultOperation(name: string): Operation | undefined {
+  if (Object.hasOwn(FAULT_OPERATIONS, name)) return FAULT_OPERATIONS[name];
+  return Object.hasOwn(EMULATOR_SPELLINGS, name) ? EMULATOR_SPELLINGS[name] : undefined;
+}
 
 function wholeNumber(text: string, what: string, min: number): number {
   if (!/^\d{1,9}$/.test(text) || Number(text) < min) {
@@ -33,7 +45,7 @@ function wholeNumber(text: string, what: string, min: number): number {
  */
 export function parseFault(spec: string): FaultRule {
   const [name = '', effect = '', ...options] = spec.trim().split(':');
-  const operation = FAULT_OPERATIONS[name];
+  const operation = faultOperation(name);
   if (operation === undefined) {
     throw new InvalidArgumentError(`unknown operation ${JSON.stringify(name)}; expected ${FAULT_SYNTAX}`);
   }

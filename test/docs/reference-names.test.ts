@@ -108,9 +108,14 @@ function exportedErrorClasses(): string[] {
 }
 
 /** One program for the source files whose declarations the docs describe. */
-const SOURCES = ['src/errors.ts', 'src/finance/types.ts', 'src/uploads/types.ts', 'src/http/public-types.ts'].map(
-  (file) => join(REPO_ROOT, file),
-);
+const SOURCES = [
+  'src/errors.ts',
+  'src/finance/types.ts',
+  'src/uploads/types.ts',
+  'src/http/public-types.ts',
+  'src/testing/options.ts',
+  'src/testing/server.ts',
+].map((file) => join(REPO_ROOT, file));
 let program: ts.Program | undefined;
 
 function sourceOf(file: string): { checker: ts.TypeChecker; source: ts.SourceFile } {
@@ -392,3 +397,49 @@ function middlewareOperations(): string[] {
   const union = /export type MiddlewareOperation =([^;]*);/.exec(text)?.[1] ?? '';
   return [...union.matchAll(/'(\w+)'/g)].map((match) => match[1] ?? '');
 }
+
+describe("testing.md's emulator options table", () => {
+  /** Option → its default cell. */
+  function rows(): Map<string, string> {
+    const page = readDoc('docs/testing.md');
+    const start = page.indexOf('\n### Options\n');
+    expect(start).toBeGreaterThan(-1);
+    const table = new Map<string, string>();
+    for (const line of page.slice(start, page.indexOf('\n## ', start)).split('\n')) {
+      const cells = /^\| `(\w+)` \| (.*?) \|/.exec(line);
+      if (cells?.[1]) table.set(cells[1], cells[2] ?? '');
+    }
+    return table;
+  }
+
+  it('has one row per option of createPushApiHandler and startEmulator', () => {
+    const options = new Set([
+      ...interfaceKeys('src/testing/options.ts', 'EmulatorOptions'),
+      ...interfaceKeys('src/testing/server.ts', 'StartEmulatorOptions'),
+    ]);
+    expect([...rows().keys()].sort()).toEqual([...options].sort());
+  });
+
+  it('gives the defaults of EMULATOR_DEFAULTS', () => {
+    const table = rows();
+    const MiB = 1024 ** 2;
+    const shown: Record<string, string> = {
+      authUrl: `'${testingKit.EMULATOR_DEFAULTS.authUrl}'`,
+      baseUrl: `'${testingKit.EMULATOR_DEFAULTS.baseUrl}'`,
+      uploadUrl: `'${testingKit.EMULATOR_DEFAULTS.uploadUrl}'`,
+      scopeBase: `'${testingKit.EMULATOR_DEFAULTS.scopeBase}'`,
+      apps: `['${testingKit.DEMO_APP_ID}']`,
+      tokenTtlSeconds: String(testingKit.EMULATOR_DEFAULTS.tokenTtlSeconds),
+      signedUrlTtlSeconds: String(testingKit.EMULATOR_DEFAULTS.signedUrlTtlSeconds),
+      maxBodyBytes: `${testingKit.EMULATOR_DEFAULTS.maxBodyBytes / MiB} MiB`,
+      maxUploadBytes: `${testingKit.EMULATOR_DEFAULTS.maxUploadBytes / 1024 ** 3} GiB`,
+      maxStoredUploadBytes: `${testingKit.EMULATOR_DEFAULTS.maxStoredUploadBytes / MiB} MiB`,
+      maxRequestLog: String(testingKit.EMULATOR_DEFAULTS.maxRequestLog),
+      maxRequestLogBytes: `${testingKit.EMULATOR_DEFAULTS.maxRequestLogBytes / MiB} MiB`,
+      lenientScope: String(testingKit.EMULATOR_DEFAULTS.lenientScope),
+    };
+    for (const [option, value] of Object.entries(shown)) {
+      expect(table.get(option)?.replaceAll('`', ''), option).toBe(value);
+    }
+  });
+});

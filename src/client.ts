@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { trimTrailingSlashes } from './app-path.js';
 import { bearerSourceOf, type ClientSecretSource, type TokenAuthMethod, TokenManager } from './auth/token-manager.js';
 import type { TokenStore } from './auth/token-store.js';
+import { refuseMiscasedOptions } from './client-option-names.js';
 import { type PushClientOverrides, withOverrides } from './client-overrides.js';
 import type { ClientContext } from './context.js';
 import { DEFAULTS, ENV_VARS } from './defaults.js';
@@ -265,6 +266,7 @@ function resolveOptions(
   options: PushClientOptions,
   warnInsecure = true,
 ): ResolvedOptions & { clientSecret: ClientSecretSource } {
+  refuseMiscasedOptions(options, 'PushClient: ');
   const env = options.env ?? (typeof process !== 'undefined' ? process.env : {});
   const allowInsecureHttp = insecureHttpOption(options.allowInsecureHttp, env);
   const clientId = required(fromEnv(options, env, 'clientId'), 'clientId');

@@ -21,6 +21,26 @@ function sparseMiddleware(): never {
 
 describe('PushClient options', () => {
   it.each([
+    ['baseURL', 'baseUrl'],
+    ['authURL', 'authUrl'],
+    ['clientID', 'clientId'],
+    ['timeoutMS', 'timeoutMs'],
+  ])('an option written %s, which JavaScript would let through, is refused naming %s', (key, meant) => {
+    // With the variables set, the miscased option would otherwise lose to them without a word.
+    const options = { [key]: 'https://other.example.com' } as PushClientOptions;
+    expect(() => make(options)).toThrow(ConfigurationError);
+    expect(() => make(options)).toThrow(`PushClient: unknown option ${key}; did you mean ${meant}?`);
+  });
+
+  it('lets other unknown keys through, so that a wider settings object can be spread in', () => {
+    expect(() => make({ region: 'eu' } as PushClientOptions)).not.toThrow();
+  });
+
+  it('refuses a miscased option in withOptions too', () => {
+    expect(() => make().withOptions({ maxretries: 0 } as never)).toThrow('did you mean maxRetries?');
+  });
+
+  it.each([
     ['clientId', 'PUSH_CLIENT_ID'],
     ['clientSecret', 'PUSH_CLIENT_SECRET'],
     ['authUrl', 'PUSH_AUTH_URL'],

@@ -255,7 +255,15 @@ function userAgentOption(value: string | undefined): string | undefined {
 }
 
 function urlOption(value: string, name: 'authUrl' | 'baseUrl', allowInsecureHttp: boolean): URL {
-  const url = parseUrlOption(value, `PushClient: ${name} (${ENV_VARS[name]})`);
+  const what = `PushClient: ${name} (${ENV_VARS[name]})`;
+  const url = parseUrlOption(value, what);
+  // `localhost:4010/auth` parses, with `localhost:` as its scheme. The value is not repeated: it may
+  // be a secret pasted in the wrong place.
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigurationError(
+      `${what} must start with https:// or http:// (what comes before its first ":" was read as a scheme)`,
+    );
+  }
   url.search = '';
   url.hash = '';
   return assertSecureUrl(url, `PushClient: ${name}`, allowInsecureHttp);

@@ -48,7 +48,9 @@ export function parseUrlOption(value: string | URL, what: string): URL {
   try {
     url = value instanceof URL ? new URL(value.href) : new URL(value);
   } catch {
-    throw new ConfigurationError(`${what} is not an absolute URL`);
+    throw new ConfigurationError(
+      `${what} is not an absolute URL; write it with its scheme, such as https://api.example.com`,
+    );
   }
   if (url.username !== '' || url.password !== '') {
     throw new ConfigurationError(

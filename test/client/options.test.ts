@@ -32,6 +32,20 @@ describe('PushClient options', () => {
     expect(() => make(options)).toThrow(`PushClient: unknown option ${key}; did you mean ${meant}?`);
   });
 
+  it.each([
+    ['api.example.com', 'is not an absolute URL; write it with its scheme, such as https://api.example.com'],
+    ['localhost:4010', 'must start with https:// or http:// (what comes before its first ":" was read as a scheme)'],
+  ])('a baseUrl written %s says how to write it', (baseUrl, message) => {
+    expect(() => make({ baseUrl })).toThrow(`PushClient: baseUrl (PUSH_BASE_URL) ${message}`);
+  });
+
+  it('does not repeat an address that is no URL: it may be a secret pasted in the wrong place', () => {
+    for (const baseUrl of ['s3cret-value:abc', 'no-scheme-s3cret-value']) {
+      expect(() => make({ baseUrl })).toThrow(ConfigurationError);
+      expect(() => make({ baseUrl })).not.toThrow(/s3cret/);
+    }
+  });
+
   it('lets other unknown keys through, so that a wider settings object can be spread in', () => {
     expect(() => make({ region: 'eu' } as PushClientOptions)).not.toThrow();
   });

@@ -76,6 +76,24 @@ describe('docs/cli.md and push-api --help', () => {
     expect(rows.sort()).toEqual([...(cliFlags().get('emulator') ?? [])].sort());
   });
 
+  it.each([
+    ['finance publish', '--concurrency', '64', '65', '1 to 64, default 32'],
+    ['finance publish', '--concurrency', '1', '0', '1 to 64, default 32'],
+    ['upload', '--concurrency', '64', '65', '(1 to 64, default 32)'],
+    ['finance publish', '--max-batch-bytes', '1024', '1023', 'at\n  least 1024'],
+    ['finance publish', '--skip-lines', '10000', '10001', 'at most 10,000'],
+  ])('%s %s takes %s, refuses %s, as the page says (%s)', (command, flag, taken, refused, text) => {
+    const commands = [...financeCommand().commands, uploadCommand()];
+    const option = commands
+      .find((candidate) => (candidate.name() === 'upload' ? 'upload' : `finance ${candidate.name()}`) === command)
+      ?.options.find((candidate) => candidate.long === flag);
+    const parse = option?.parseArg;
+    expect(parse).toBeTypeOf('function');
+    expect(() => parse?.(taken, undefined)).not.toThrow();
+    expect(() => parse?.(refused, undefined)).toThrow();
+    expect(cliDoc).toContain(text);
+  });
+
   it('the flags --help shows with a default show the default docs/cli.md gives', () => {
     const publish = financeCommand().commands.find((command) => command.name() === 'publish');
     const batchSize = publish?.options.find((option) => option.long === '--batch-size');

@@ -102,6 +102,9 @@ export function parseFormat(value: string): { format: InputFormat; delimiter?: s
   throw new UsageError(`unknown format "${value}": use csv, tsv, jsonl or json`);
 }
 
+/** Workbook formats of spreadsheet programs: binary files that no reader here understands. */
+const SPREADSHEETS = new Set(['.xlsx', '.xlsm', '.xls', '.ods', '.numbers']);
+
 /** A file named `.tsv` is tab-separated, unless `--format` or `--delimiter` says otherwise. */
 function isTsv(path: string): boolean {
   return extname(path).toLowerCase() === '.tsv';
@@ -128,6 +131,12 @@ export async function resolveInputs(
       continue;
     }
     if (resolved === undefined) {
+      // A finance team's first try is often the workbook itself; --format csv would read its zip bytes.
+      if (SPREADSHEETS.has(extname(path).toLowerCase())) {
+        throw new UsageError(
+          `${path}: a spreadsheet workbook, which push-api does not read: save the sheet as CSV (in Excel, "CSV UTF-8") and publish the .csv`,
+        );
+      }
       throw new UsageError(
         `${path}: unknown format "${extname(path) || '(no extension)'}": use --format csv|tsv|jsonl|json`,
       );

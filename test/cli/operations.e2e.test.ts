@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LoopbackProxy, startLoopbackProxy, VIA } from '../examples/loopback-proxy.js';
 import { buildCli } from '../support/cli/build.js';
 import { CSV_HEADER, csvRows, emulatorEnv, killChildren, makeTempDir, runCli } from '../support/cli/run.js';
+import { readDoc } from '../support/doc-files.js';
 
 let cli: string;
 let emulator: RunningEmulator;
@@ -85,6 +86,28 @@ describe('--verbose and request ids', () => {
     expect(entries).toHaveLength(5);
     expect(entries.every((entry) => entry.kind === 'failed' && entry.requestId === refused?.id)).toBe(true);
     expect(JSON.parse(result.stdout)).toMatchObject({ recordsSent: 5, recordsFailed: 5 });
+  });
+
+  it('prints the --verbose lines docs/cli.md shows, but for the address, the ids and the durations', async () => {
+    const page = readDoc('docs/cli.md');
+    const start = page.indexOf('- **`--verbose`**');
+    const block = page.slice(page.indexOf('```text\n', start) + '```text\n'.length, page.indexOf('```\n', start + 1));
+    // The page's addresses are the emulator's default port; ids and durations differ per run.
+    const shape = (line: string) =>
+      line
+        .trim()
+        .replace(/http:\/\/127\.0\.0\.1:\d+/, 'http://EMULATOR')
+        .replace(/request-id=\S+/, 'request-id=ID')
+        .replace(/ \d+ms$/, ' Nms');
+    const shown = block
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map(shape);
+    expect(shown.length).toBeGreaterThanOrEqual(3);
+    const result = await run(['finance', 'publish', '--app', DEMO_APP_ID, '--verbose', csv]);
+    expect(result.code).toBe(0);
+    const printed = new Set(result.stderr.split('\n').map(shape));
+    expect(shown.filter((line) => !printed.has(line))).toEqual([]);
   });
 
   it('--json names the request id of an error the service answered, and of each uploaded file', async () => {

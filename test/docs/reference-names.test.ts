@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { demoCommand } from '../../src/cli/commands/demo.js';
 import { emulatorCommand } from '../../src/cli/commands/emulator.js';
 import { tokenCommand } from '../../src/cli/commands/token.js';
+import { ExitCode } from '../../src/cli/exit-codes.js';
 import { financeCommand } from '../../src/cli/publish/command.js';
 import { uploadCommand } from '../../src/cli/upload/command.js';
 import { DEFAULTS, FINANCE_DEFAULTS } from '../../src/defaults.js';
@@ -102,6 +103,15 @@ describe('docs/cli.md and push-api --help', () => {
     expect(cliDoc).toContain(`default ${FINANCE_DEFAULTS.concurrency}: the window adapts`);
     const port = emulatorCommand().options.find((option) => option.long === '--port');
     expect(cliDoc).toContain(`\`--port\` (default ${String(port?.defaultValue)})`);
+  });
+});
+
+describe("docs/cli.md's exit codes", () => {
+  it('has one row per exit code of push-api', () => {
+    const page = readDoc('docs/cli.md');
+    const table = page.slice(page.indexOf('\n## Exit codes\n'));
+    const codes = table.split('\n').flatMap((line) => /^\| (\d+) \|/.exec(line)?.[1] ?? []);
+    expect(codes.map(Number).sort((a, b) => a - b)).toEqual(Object.values(ExitCode).sort((a, b) => a - b));
   });
 });
 
@@ -324,6 +334,32 @@ describe('constants the docs name', () => {
     // Environment variables and warning codes are names of another kind.
     const constants = named.filter(({ name }) => !name.startsWith('PUSH_') && !PROXY_VARIABLES.has(name));
     expect(constants.filter(({ name }) => !exported.has(name))).toEqual([]);
+  });
+
+  it('every error class the user docs name is exported, or is one the CLI names in its reports', () => {
+    const exported = new Set(Object.keys(sdk));
+    // The CLI's own, named in its output and --json reports; RangeError is JavaScript's; the two
+    // Publish… classes are named only in outcomes.md's table of what replaced them.
+    const elsewhere = new Set([
+      'InputChangedError',
+      'UnwritableOutputError',
+      'RangeError',
+      'PublishAbortedError',
+      'PublishInterruptedError',
+    ]);
+    const pages = [
+      'README.md',
+      ...['configuration', 'publishing', 'uploads', 'outcomes', 'testing', 'cli'].map((page) => `docs/${page}.md`),
+    ];
+    const named = new Set(
+      pages.flatMap((page) => [...readDoc(page).matchAll(/`([A-Z][A-Za-z]*Error)`/g)].map((match) => match[1] ?? '')),
+    );
+    expect([...named].filter((name) => !exported.has(name) && !elsewhere.has(name))).toEqual([]);
+    const migration = readDoc('docs/outcomes.md').slice(
+      readDoc('docs/outcomes.md').indexOf('### Migrating from the earlier errors'),
+    );
+    expect(migration).toContain('`PublishAbortedError`');
+    expect(exported.has('PublishAbortedError')).toBe(false);
   });
 
   it('finds the environment variables the docs name, and only those the code reads', () => {

@@ -25,7 +25,9 @@ function buildProgram(argv: readonly string[] = process.argv): Command {
     .addCommand(uploadCommand())
     .addCommand(tokenCommand())
     .addCommand(emulatorCommand())
-    .addCommand(demoCommand());
+    .addCommand(demoCommand())
+    .addCommand(financeSubcommandAlone('publish'), { hidden: true })
+    .addCommand(financeSubcommandAlone('template'), { hidden: true });
   const override = (command: Command): void => {
     command.exitOverride();
     // Commander quotes what was typed (an unknown option, an argument) and may be handed text from a
@@ -39,6 +41,20 @@ function buildProgram(argv: readonly string[] = process.argv): Command {
   };
   override(program);
   return program;
+}
+
+/**
+ * `publish` and `template` typed without `finance` (the README's `push-api finance publish` cut
+ * short): a pointer to the command meant, exit 2, sending nothing. What followed is not echoed.
+ */
+function financeSubcommandAlone(name: string): Command {
+  return new Command(name)
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(() => {
+      throw new UsageError(`unknown command '${name}': did you mean push-api finance ${name}?`);
+    });
 }
 
 function exitCodeOf(error: unknown): number {

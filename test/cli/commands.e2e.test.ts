@@ -56,6 +56,20 @@ describe('push-api token', () => {
   });
 });
 
+describe('a finance command typed without finance', () => {
+  it.each(['publish', 'template'])(
+    'push-api %s points to the finance command, sends nothing and exits 2',
+    async (name) => {
+      const args = [name, '--app', DEMO_APP_ID, '--json', 'expenses.csv'];
+      const result = await runCli(ctx.cli, args, { env: emulatorEnv(ctx.emulator) });
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim()).toBe(`push-api: unknown command '${name}': did you mean push-api finance ${name}?`);
+      expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, exitCode: 2, error: { name: 'UsageError' } });
+      expect(ctx.emulator.mock.state.requests).toEqual([]);
+    },
+  );
+});
+
 describe('a secret typed on the command line', () => {
   const SECRET = 'TOPSECRET-9f3c1a';
   it.each([

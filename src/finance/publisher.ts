@@ -245,8 +245,10 @@ export class FinancePublisher {
     const call = callSettings(options, this.#ctx.defaultHeaders);
     if (!Array.isArray(records) || records.length === 0 || records.length > FINANCE_DEFAULTS.maxBatchSize) {
       const got = Array.isArray(records) ? `${records.length} records` : 'no array';
+      // publish() splits any number into batches; an empty request is one the spec has no use for.
+      const next = Array.isArray(records) && records.length > 0 ? '; use publish() for more' : '';
       throw new ConfigurationError(
-        `publishBatch sends one request of 1 to ${FINANCE_DEFAULTS.maxBatchSize} records (the spec's limit), got ${got}; use publish() for more`,
+        `publishBatch sends one request of 1 to ${FINANCE_DEFAULTS.maxBatchSize} records (the spec's limit), got ${got}${next}`,
       );
     }
     const maxBatchBytes = options.maxBatchBytes ?? FINANCE_DEFAULTS.maxBatchBytes;

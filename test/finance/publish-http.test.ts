@@ -304,6 +304,19 @@ describe('FinancePublisher.publishBatch', () => {
     expect(financeStatuses(server.mock)).toEqual([]);
   });
 
+  it('says publish() takes more than 1000 records, and does not suggest it for none', async () => {
+    const client = clientFor(server);
+    await expect(client.finance.publishBatch(server.mock.appId, financeRecords(1001))).rejects.toThrow(
+      "publishBatch sends one request of 1 to 1000 records (the spec's limit), got 1001 records; use publish() for more",
+    );
+    const empty = await client.finance.publishBatch(server.mock.appId, []).catch((error: unknown) => error);
+    expect(empty).toBeInstanceOf(ConfigurationError);
+    expect((empty as Error).message).toBe(
+      "publishBatch sends one request of 1 to 1000 records (the spec's limit), got 0 records",
+    );
+    expect(financeStatuses(server.mock)).toEqual([]);
+  });
+
   it('refuses a body above maxBatchBytes before sending, instead of meeting a 413', async () => {
     const client = clientFor(server);
     const big = Array.from({ length: 1000 }, (_, i) => financeRecord(i, { description: 'x'.repeat(6000) }));

@@ -347,3 +347,19 @@ describe("testing.md's emulator options table", () => {
     }
   });
 });
+
+describe("testing.md's controls", () => {
+  const page = readDoc('docs/testing.md');
+  /** The names inside the `{ … }` of a control written `name({ a, b })` in the page. */
+  const fieldsOf = (call: string) =>
+    (new RegExp(`\`${call}\\(\\{ ([^}]*) \\}\\)\``).exec(page)?.[1] ?? '').split(', ').filter(Boolean);
+
+  it('faults.add shows every field of FaultRule', () => {
+    expect(fieldsOf('faults.add').sort()).toEqual(interfaceKeys('src/testing/faults.ts', 'FaultRule').sort());
+  });
+
+  it('clientOptions() shows every field of EmulatorClientOptions', () => {
+    const shown = /`clientOptions\(\)` \| `\{ ([^}]*) \}`/.exec(page)?.[1]?.split(', ') ?? [];
+    expect(shown.sort()).toEqual(interfaceKeys('src/testing/handler.ts', 'EmulatorClientOptions').sort());
+  });
+});

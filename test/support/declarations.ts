@@ -15,6 +15,8 @@ const SOURCES = [
   'src/http/public-types.ts',
   'src/testing/options.ts',
   'src/testing/server.ts',
+  'src/testing/faults.ts',
+  'src/testing/handler.ts',
 ].map((file) => join(REPO_ROOT, file));
 let program: ts.Program | undefined;
 

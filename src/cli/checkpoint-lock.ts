@@ -10,6 +10,7 @@ import {
   ownedByAnotherUser,
   readBoundedFile,
 } from './files.js';
+import { pidNamespace } from './pid-namespace.js';
 
 /** A lock file is a few dozen bytes; anything larger is not one of ours. */
 const MAX_LOCK_BYTES = 4096;
@@ -23,6 +24,8 @@ interface LockHolder {
   since: string;
   /** Tells this holder's lock file from a later one at the same path. */
   token: string;
+  /** The holder's pid namespace, where it has one (absent in locks of earlier versions). */
+  pidNamespace?: string;
 }
 
 export interface CheckpointLock {
@@ -51,7 +54,8 @@ function readHolder(path: string): LockHolder | 'missing' | 'unreadable' {
       Number.isSafeInteger(value.pid) &&
       typeof value.host === 'string' &&
       typeof value.since === 'string' &&
-      typeof value.token === 'string'
+      typeof value.token === 'string' &&
+      (value.pidNamespace === undefined || typeof value.pidNamespace === 'string')
     ) {
       return value as LockHolder;
     }
@@ -66,13 +70,37 @@ function describe(holder: LockHolder): string {
 }
 
 /**
- * A lock is stale when its holder ran on this machine and is gone. The holder's own pid counts as
- * gone: this process has not taken the lock yet, so a file naming it was left by an earlier run
- * that had the same pid (containers often give every run the same one).
+ * Whether the holder's pid can be looked up from here: it ran on this host, in this pid namespace.
+ * Two containers with one host name (host networking, a fixed `--hostname`) number their processes
+ * each on its own, so a live run in the other one looks gone from here, and taking its lock over
+ * would let both send the same records. A lock of an earlier version names no namespace.
+ */
+function isCheckableHere(holder: LockHolder): boolean {
+  if (holder.host !== hostname()) return false;
+  const ours = pidNamespace();
+  return holder.pidNamespace === undefined || ours === undefined || holder.pidNamespace === ours;
+}
+
+/**
+ * A lock is stale when its holder ran here (see isCheckableHere) and is gone. The holder's own pid
+ * counts as gone: this process has not taken the lock yet, so a file naming it was left by an
+ * earlier run that had the same pid (containers often give every run the same one).
  */
 function isStale(holder: LockHolder): boolean {
-  if (holder.host !== hostname()) return false;
+  if (!isCheckableHere(holder)) return false;
   return holder.pid === process.pid || !isProcessAlive(holder.pid);
+}
+
+/** What to do about a live holder, or one this machine cannot check. */
+function remedyFor(holder: LockHolder, path: string): string {
+  if (isCheckableHere(holder)) return 'wait for it to end';
+  if (holder.host !== hostname()) {
+    return `wait for it to end; if it is no longer running on ${holder.host}, delete ${path}`;
+  }
+  return (
+    `wait for it to end; it runs in another pid namespace (${holder.pidNamespace}, another container ` +
+    `with this host name), where its process cannot be checked from here: if it is no longer running, delete ${path}`
+  );
 }
 
 /**
@@ -84,8 +112,8 @@ function isStale(holder: LockHolder): boolean {
  * written. A lock left by a dead process on this machine is taken over through a second lock, the
  * takeover claim, taken the same way: only the claim's holder may replace the lock, and only after
  * reading it again and finding the same dead holder, so two runs never both take over one lock.
- * A lock from another machine is never taken over: the message says how to remove it. Released
- * by {@link CheckpointLock.release}, and on process exit.
+ * A lock from another machine, or from another pid namespace of this one, is never taken over: the
+ * message says how to remove it. Released by {@link CheckpointLock.release}, and on process exit.
  */
 export function acquireCheckpointLock(checkpointPath: string): CheckpointLock {
   const lock = takeLock(checkpointPath);
@@ -107,11 +135,13 @@ export function acquireCheckpointLock(checkpointPath: string): CheckpointLock {
 
 function takeLock(checkpointPath: string): CheckpointLock {
   const path = lockPathFor(checkpointPath);
+  const namespace = pidNamespace();
   const me: LockHolder = {
     pid: process.pid,
     host: hostname(),
     since: new Date().toISOString(),
     token: randomBytes(12).toString('hex'),
+    ...(namespace === undefined ? {} : { pidNamespace: namespace }),
   };
   const candidate = createTempBeside(path, '--checkpoint');
   try {
@@ -129,12 +159,8 @@ function takeLock(checkpointPath: string): CheckpointLock {
       if (!isStale(holder)) {
         // Its path was checked before the run: one another user planted since would claim a live run forever.
         if (isAnotherUsersFile(path)) throw new UsageError(ownedByAnotherUser('--checkpoint lock', path));
-        const remedy =
-          holder.host === hostname()
-            ? 'wait for it to end'
-            : `wait for it to end; if it is no longer running on ${holder.host}, delete ${path}`;
         throw new UsageError(
-          `--checkpoint ${checkpointPath} is in use by another push-api run (${describe(holder)}); ${remedy}`,
+          `--checkpoint ${checkpointPath} is in use by another push-api run (${describe(holder)}); ${remedyFor(holder, path)}`,
         );
       }
       if (takeOverStale(path, holder, candidate.path, checkpointPath)) return held(path, me.token);

@@ -22,6 +22,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { UsageError } from './exit-codes.js';
+import { pidNamespace } from './pid-namespace.js';
 
 /** Every file the CLI writes is readable by its owner alone, whatever the umask. */
 const FILE_MODE = 0o600;
@@ -34,8 +35,17 @@ function fsyncEnabled(): boolean {
   return process.env.PUSH_CHECKPOINT_FSYNC !== '0';
 }
 
-/** Short, file-name-safe tag of this machine: a temp file's pid means nothing on another host. */
-const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
+/**
+ * Short, file-name-safe tag of this machine and pid namespace: a temp file's pid means nothing on
+ * another host, nor in another container of this one (see pid-namespace.ts).
+ */
+const HOST_TAG = hostTag();
+
+function hostTag(): string {
+  const namespace = pidNamespace();
+  const identity = namespace === undefined ? hostname() : `${hostname()}\0${namespace}`;
+  return createHash('sha256').update(identity).digest('hex').slice(0, 8);
+}
 
 /** Temp files this process created and has not renamed or removed yet. */
 const liveTemps = new Set<string>();

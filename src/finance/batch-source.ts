@@ -34,6 +34,8 @@ export class BatchSource {
   #nextRecord = 0;
   /** Set when `stopAtInvalid` met an invalid record: reading stopped there. */
   firstInvalid: InvalidRecord | undefined;
+  /** Set when the input was read to its end, rather than reading being stopped. */
+  readToEnd = false;
 
   constructor(assembler: BatchAssembler, report: ReportBuilder, options: BatchSourceOptions) {
     this.#assembler = assembler;
@@ -72,6 +74,7 @@ export class BatchSource {
       if (batch) yield batch;
       if (this.firstInvalid || shouldStop()) return;
     }
+    this.readToEnd = true;
     const last = this.#assembler.flush();
     if (last) yield last;
   }
@@ -85,6 +88,7 @@ export class BatchSource {
       if (batch) yield batch;
       if (shouldStop()) return;
     }
+    this.readToEnd = true;
     const last = this.#assembler.flush();
     if (last) yield last;
   }

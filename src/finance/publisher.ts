@@ -49,7 +49,8 @@ export class FinancePublisher {
    *   in this order: what the input or `onBatchSettled` threw; the `AbortError` of the signal; an
    *   error every further batch would meet: a refused connection (DNS, TLS, nothing listening:
    *   `ConnectionError`), a refused token (`TokenError`), or a 401, 403 or 404
-   *   (`AuthenticationError`, `PermissionDeniedError`, `NotFoundError`).
+   *   (`AuthenticationError`, `PermissionDeniedError`, `NotFoundError`); the `AbortError` of
+   *   `stopSignal`, when it left records unread.
    * @throws {RecordValidationError<PublishReport>} `onInvalid: 'throw'` met invalid records; for an
    *   async iterable, `report` says what was already sent.
    * @throws {AbortError} the signal had fired before the call: nothing was read.
@@ -185,7 +186,10 @@ export class FinancePublisher {
     }
 
     const result = report.build();
-    const cause = run.stopCause();
+    const { stopSignal } = options;
+    // A stop the caller asked for is the outcome only when it left records unread.
+    const cause =
+      run.stopCause() ?? (stopSignal?.aborted && !batches.readToEnd ? abortErrorFrom(stopSignal) : undefined);
     if (cause !== undefined) throw new PublishStoppedError(result, cause);
     if (batches.firstInvalid) throw new RecordValidationError<PublishReport>([batches.firstInvalid], result);
     return result;

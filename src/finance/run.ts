@@ -8,7 +8,7 @@ import { MAX_FINANCE_RESPONSE_BYTES } from '../http/response-body.js';
 import { statusOf } from '../http/retry.js';
 import type { RequestPacing } from '../http/types.js';
 import { ignoreRejection } from '../internal/logger.js';
-import { abortErrorFrom, eitherSignal } from '../internal/waits.js';
+import { abortErrorFrom, eitherSignal, onAbort } from '../internal/waits.js';
 import type { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun, type WorkSource } from '../run/engine.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
@@ -24,7 +24,7 @@ const JSON_CONTENT: Readonly<Record<string, string>> = { 'content-type': 'applic
 /** The publish options a run reads. */
 type RunOptions = Pick<
   PublishOptions,
-  'onProgress' | 'onBatchSending' | 'onBatchSettled' | 'signal' | 'rateLimitDeadlineMs'
+  'onProgress' | 'onBatchSending' | 'onBatchSettled' | 'signal' | 'stopSignal' | 'rateLimitDeadlineMs'
 >;
 
 /**
@@ -48,7 +48,10 @@ export class PublishRun {
   readonly #report: ReportBuilder;
   readonly #options: RunOptions;
   readonly #call: CallSettings;
-  /** Fires at the run's first stop: a batch waiting to be sent again gives up with its last answer. */
+  /**
+   * Fires at the run's first stop, or at the caller's `stopSignal`: a batch waiting to be sent
+   * again gives up with its last answer.
+   */
   readonly #stopped = new AbortController();
 
   constructor(
@@ -76,16 +79,25 @@ export class PublishRun {
       limit instanceof AdaptiveLimit ? limit : new GuardedBudget(limit, (error) => this.#engine.stopBy(error));
   }
 
-  /** True once reading must stop: aborted, a run-stopping API error, or a callback or the input threw. */
-  readonly shouldStop = (): boolean => this.#engine.shouldStop();
+  /**
+   * True once reading must stop: aborted, stopped by the caller, a run-stopping API error, or a
+   * callback or the input threw.
+   */
+  readonly shouldStop = (): boolean => this.#engine.shouldStop() || this.#options.stopSignal?.aborted === true;
 
   /** The error a stopped run rejects with, as its `cause` (the engine's one order); undefined when it was not stopped. */
   stopCause(): unknown {
     return this.#engine.stopCause(abortErrorFrom);
   }
 
-  execute(source: WorkSource<PendingBatch>): Promise<void> {
-    return this.#engine.run(source, this.#window, (batch) => this.#publishBatch(batch));
+  async execute(source: WorkSource<PendingBatch>): Promise<void> {
+    const { stopSignal } = this.#options;
+    const stopListening = stopSignal === undefined ? undefined : onAbort(stopSignal, () => this.#stopped.abort());
+    try {
+      await this.#engine.run(source, this.#window, (batch) => this.#publishBatch(batch));
+    } finally {
+      stopListening?.();
+    }
   }
 
   /** Counts a batch that was read but will not be sent (the run stopped first) as not read. */

@@ -163,6 +163,19 @@ export interface PublishOptions extends RequestOptions {
    */
   signal?: AbortSignal | undefined;
   /**
+   * Ends the run in order, as a scheduler's SIGTERM asks, without the wait of the retries: once it
+   * fires, no further batch is taken from the input (a read already waiting for the input finishes
+   * first) and none is sent; requests on the wire finish; a batch waiting to be sent again (after a
+   * 429, a 503 or a lost connection), or waiting for its token or its turn, gives up with its last
+   * answer: `failed` after a refusal, `unknown` after an answer that may have stored it, and not
+   * sent when it had none. The run then ends within one request timeout, rather than after a
+   * `Retry-After` of the service's choosing. `publish` rejects with `PublishStoppedError` (its
+   * `cause` an `AbortError`) when records were left unread, and resolves when the whole input had
+   * been read. `signal` still aborts the requests in flight.
+   * @default undefined (runs to the end of the input)
+   */
+  stopSignal?: AbortSignal | undefined;
+  /**
    * Find the in-flight window from the network, up to `concurrency`: grow it while round trips
    * stay near their least value, shrink it when they inflate, halve it on a 429 or 503. Without a
    * `rateBudget`, a 429 also pauses every request until the `Retry-After` deadline (with jitter),

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import { useCliFixture } from '../support/cli/emulator.js';
-import { CSV_HEADER, csvRows, emulatorEnv, type RunResult, startCli } from '../support/cli/run.js';
+import { CSV_HEADER, csvRows, emulatorEnv, type RunResult, runCli, startCli } from '../support/cli/run.js';
 
 /**
  * Real CLI processes receiving real SIGINT and SIGTERM at many moments: from the first
@@ -190,6 +190,40 @@ describe('a signal at any moment of push-api finance publish', () => {
     expect(JSON.parse(readFileSync(checkpoint, 'utf8'))).toMatchObject({ inFlight: [], complete: false });
     expect(existsSync(`${checkpoint}.lock`)).toBe(false);
   }, 30_000);
+
+  it('SIGTERM while batches wait out a Retry-After ends within seconds (a Kubernetes grace period), and the re-run sends them once', async () => {
+    writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(200)}\n`);
+    // The service answers 503 and asks for 20 s: waiting that out would outlast a 30 s grace period with two retries.
+    const refusing = ctx.emulator.mock.faults.add({
+      match: { operation: 'finance' },
+      status: 503,
+      retryAfter: 20,
+      times: Infinity,
+    });
+    const checkpoint = ctx.temp.path('grace.json');
+    const args = ['finance', 'publish', '--app', DEMO_APP_ID, '--json', '--batch-size', '20', '--concurrency', '2'];
+    const argv = [...args, '--checkpoint', checkpoint, ctx.temp.path('in.csv')];
+    const env = emulatorEnv(ctx.emulator);
+    const run = startCli(ctx.cli, argv, { env });
+    await expect.poll(() => refusing.hits, { timeout: 20_000, interval: 5 }).toBeGreaterThan(0);
+    const signalled = performance.now();
+    run.child.kill('SIGTERM');
+    const result = await run.done;
+    expect(performance.now() - signalled).toBeLessThan(5_000);
+    expect(judge(result, true, 0).beforeStart).toBe(false);
+    // Refused, so not stored: failed, never unknown, and the checkpoint has nothing in flight.
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({ interrupted: true, recordsSent: 0, recordsUnknown: 0 });
+    expect(report.recordsFailed).toBeGreaterThan(0);
+    expect(JSON.parse(readFileSync(checkpoint, 'utf8'))).toMatchObject({ inFlight: [], unknown: [] });
+
+    ctx.emulator.mock.faults.clear();
+    const again = await runCli(ctx.cli, argv, { env });
+    expect(again.code).toBe(0);
+    const ids = ctx.emulator.mock.state.records(DEMO_APP_ID).map((record) => record.created);
+    expect(ids).toHaveLength(200);
+    expect(new Set(ids).size).toBe(200);
+  }, 60_000);
 
   it('a signal while the input is being fingerprinted ends the run with 130 and one object, no checkpoint written', async () => {
     // Large enough that hashing it takes a while, so the signal lands before the checkpoint opens.

@@ -1,6 +1,7 @@
 /** A publish run stopped by an error every batch would meet: it stops at once and rejects with that error and its report. */
 import type { PublishReport } from 'push-api-client';
 import {
+  AbortError,
   AuthenticationError,
   ConnectionError,
   NotFoundError,
@@ -13,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccounted } from '../support/accounting.js';
 import { clientFor } from '../support/clients.js';
 import { closedPort } from '../support/loopback-server.js';
-import { financeRecords } from '../support/records.js';
+import { financeRecords, toAsync } from '../support/records.js';
 
 let server: RunningEmulator;
 beforeAll(async () => {
@@ -98,5 +99,61 @@ describe('publish stops early, with the cause', () => {
       name: 'PublishStoppedError',
       cause: { name: 'NotFoundError', status: 404 },
     });
+  });
+});
+
+describe('stopSignal ends a run in order', () => {
+  /** Every finance request is refused with 503 and a Retry-After of 30 s, until the test clears it. */
+  function refuseWithLongRetryAfter() {
+    return server.mock.faults.add({ match: { operation: 'finance' }, status: 503, retryAfter: 30, times: Infinity });
+  }
+
+  it('a batch waiting out a Retry-After gives up at once as failed, and records left unread make it reject', async () => {
+    const refusing = refuseWithLongRetryAfter();
+    try {
+      const client = clientFor(server);
+      const stop = new AbortController();
+      const requestsBefore = financeRequests();
+      const started = performance.now();
+      const running = client.finance.publish(server.mock.appId, toAsync(financeRecords(100)), {
+        batchSize: 10,
+        concurrency: 2,
+        stopSignal: stop.signal,
+      });
+      await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBeGreaterThan(0);
+      stop.abort();
+      const { cause, report } = await rejection(running);
+      // Well before the 30 s the service asked for.
+      expect(performance.now() - started).toBeLessThan(3_000);
+      expect(cause).toBeInstanceOf(AbortError);
+      // Each batch sent was answered 503 (nothing stored): failed, so sending it again duplicates nothing.
+      expect(report.recordsFailed).toBeGreaterThan(0);
+      expect(report.recordsSent + report.recordsUnknown).toBe(0);
+      // None was sent again after the stop.
+      expect(financeRequests() - requestsBefore).toBe(refusing.hits);
+      // Reading stopped: the rest of the input was never read, and is in no count.
+      expect(report.recordsFailed + report.recordsNotRead).toBeLessThan(100);
+    } finally {
+      server.mock.faults.clear();
+    }
+  });
+
+  it('resolves with the report when the whole input had been read', async () => {
+    const refusing = refuseWithLongRetryAfter();
+    try {
+      const client = clientFor(server);
+      const stop = new AbortController();
+      const running = client.finance.publish(server.mock.appId, financeRecords(20), {
+        batchSize: 10,
+        stopSignal: stop.signal,
+      });
+      await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(2);
+      stop.abort();
+      const report = await running;
+      expect(report.recordsFailed).toBe(20);
+      expectAccounted(report, 20);
+    } finally {
+      server.mock.faults.clear();
+    }
   });
 });

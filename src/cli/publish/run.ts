@@ -86,6 +86,9 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
         onBatchSending: sink.sending,
         onBatchSettled: sink.settle,
         signal: options.abort,
+        // A batch waiting to be sent again gives up at the first signal, with its last answer:
+        // a scheduler's grace period (Kubernetes gives 30 s) must not be spent on a Retry-After.
+        stopSignal: options.stopReading,
       });
     } catch (error) {
       // A stopped run's report (a PublishStoppedError's, typed) still says which records were refused.

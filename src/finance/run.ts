@@ -83,7 +83,7 @@ export class PublishRun {
    * True once reading must stop: aborted, stopped by the caller, a run-stopping API error, or a
    * callback or the input threw.
    */
-  readonly shouldStop = (): boolean => this.#engine.shouldStop() || this.#options.stopSignal?.aborted === true;
+  readonly shouldStop = (): boolean => this.#engine.shouldStop();
 
   /** The error a stopped run rejects with, as its `cause` (the engine's one order); undefined when it was not stopped. */
   stopCause(): unknown {
@@ -92,7 +92,7 @@ export class PublishRun {
 
   async execute(source: WorkSource<PendingBatch>): Promise<void> {
     const { stopSignal } = this.#options;
-    const stopListening = stopSignal === undefined ? undefined : onAbort(stopSignal, () => this.#stopped.abort());
+    const stopListening = stopSignal === undefined ? undefined : onAbort(stopSignal, () => this.#engine.halt());
     try {
       await this.#engine.run(source, this.#window, (batch) => this.#publishBatch(batch));
     } finally {

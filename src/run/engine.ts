@@ -42,6 +42,8 @@ export class RunEngine {
    */
   #stoppedBy: PushError | undefined;
   #thrown: { error: unknown } | undefined;
+  /** The caller asked the run to end in order (`stopSignal`): no cause, since the caller knows. */
+  #halted = false;
   #exhausted = false;
   readonly #signal: AbortSignal | undefined;
   readonly #onStoppedBy: ((error: PushError) => void) | undefined;
@@ -58,9 +60,9 @@ export class RunEngine {
     this.#onStop = onStop;
   }
 
-  /** True once no more items must be started: aborted, or stopped. */
+  /** True once no more items must be started: aborted, stopped, or halted. */
   readonly shouldStop = (): boolean =>
-    this.#stoppedBy !== undefined || this.#thrown !== undefined || this.#signal?.aborted === true;
+    this.#stoppedBy !== undefined || this.#thrown !== undefined || this.#halted || this.#signal?.aborted === true;
 
   /** Runs up to `window.max` loops over `source` until it runs out or the run stops. */
   async run<T>(source: WorkSource<T>, window: WorkWindow, work: (item: T) => Promise<void>): Promise<void> {
@@ -105,6 +107,17 @@ export class RunEngine {
     this.#stoppedBy = error;
     this.#onStoppedBy?.(error);
     this.#onStop?.();
+  }
+
+  /**
+   * Ends the run in order at the caller's request: no more items start, items in flight finish,
+   * and work waiting on the run's behalf is given up (`onStop`).
+   */
+  halt(): void {
+    if (this.#halted) return;
+    const first = !this.shouldStop();
+    this.#halted = true;
+    if (first) this.#onStop?.();
   }
 
   /** Stops the run because the caller's code threw; the first one is kept, even after a `stopBy`. */

@@ -89,6 +89,16 @@ export interface UploadOptions extends RequestOptions {
    * `report`. @default undefined (no abort)
    */
   signal?: AbortSignal | undefined;
+  /**
+   * Ends the run in order, as a scheduler's SIGTERM asks, without the wait of the retries: once it
+   * fires, no further file starts; PUTs on the wire finish; a file waiting to be sent again (after
+   * a 503, a lost connection, a refused signature) gives up with its last answer (`failed`). The
+   * run then ends within one request timeout, rather than after a `Retry-After` of the storage
+   * host's choosing. `upload` rejects with `UploadStoppedError` (its `cause` an `AbortError`) when
+   * files were left `not-started`, and resolves when every file had started.
+   * @default undefined (every file is uploaded)
+   */
+  stopSignal?: AbortSignal | undefined;
 }
 
 /** Outcome of one file. */

@@ -225,6 +225,8 @@ export class Uploader {
       runStopped.abort();
       addressesWanted.abort();
     });
+    const { stopSignal } = options;
+    const stopRequested = stopSignal === undefined ? () => {} : onAbort(stopSignal, () => engine.halt());
 
     await engine
       .run(sources.keys(), window, async (index) => {
@@ -261,6 +263,7 @@ export class Uploader {
       })
       .finally(() => {
         stopListening();
+        stopRequested();
         addressesWanted.abort();
         // A caller's stream whose file did not start is closed, as publish closes its input.
         sources.forEach((source, index) => {
@@ -269,7 +272,10 @@ export class Uploader {
       });
 
     const report = buildReport(sources, results, started, engine.stoppedBy);
-    const cause = engine.stopCause(abortErrorFrom);
+    // A stop the caller asked for is the outcome only when it left files not started.
+    const cause =
+      engine.stopCause(abortErrorFrom) ??
+      (stopSignal?.aborted && results.includes(undefined) ? abortErrorFrom(stopSignal) : undefined);
     if (cause !== undefined) throw new UploadStoppedError(report, cause);
     return report;
   }

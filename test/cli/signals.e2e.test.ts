@@ -225,6 +225,34 @@ describe('a signal at any moment of push-api finance publish', () => {
     expect(new Set(ids).size).toBe(200);
   }, 60_000);
 
+  it('SIGTERM while a file waits out a Retry-After ends the upload within seconds: that file failed, the rest not started', async () => {
+    for (const name of ['a.csv', 'b.csv', 'c.csv'])
+      writeFileSync(ctx.temp.path(name), `${CSV_HEADER}\n${csvRows(5)}\n`);
+    const refusing = ctx.emulator.mock.faults.add({
+      match: { operation: 'upload' },
+      status: 503,
+      retryAfter: 20,
+      times: Infinity,
+    });
+    const files = ['a.csv', 'b.csv', 'c.csv'].map((name) => ctx.temp.path(name));
+    const argv = ['upload', '--app', DEMO_APP_ID, '--type', 'users', '--json', '--concurrency', '1', ...files];
+    const run = startCli(ctx.cli, argv, { env: emulatorEnv(ctx.emulator) });
+    await expect.poll(() => refusing.hits, { timeout: 20_000, interval: 5 }).toBe(1);
+    const signalled = performance.now();
+    run.child.kill('SIGTERM');
+    const result = await run.done;
+    expect(performance.now() - signalled).toBeLessThan(5_000);
+    expect(judge(result, true, 0).beforeStart).toBe(false);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      interrupted: true,
+      stopped: false,
+      filesUploaded: 0,
+      filesFailed: 1,
+      filesNotStarted: 2,
+    });
+    expect(refusing.hits).toBe(1);
+  }, 60_000);
+
   it('a signal while the input is being fingerprinted ends the run with 130 and one object, no checkpoint written', async () => {
     // Large enough that hashing it takes a while, so the signal lands before the checkpoint opens.
     writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(400_000)}\n`);

@@ -110,3 +110,38 @@ describe('upload outcome contract', () => {
     expect(error.report).toMatchObject({ filesUploaded: 1, filesNotStarted: 4 });
   });
 });
+
+describe('stopSignal ends an upload in order', () => {
+  it('a file waiting out a Retry-After gives up at once as failed, and files not started make it reject', async () => {
+    const refusing = mock.faults.add({ match: { operation: 'upload' }, status: 503, retryAfter: 30, times: Infinity });
+    const stop = new AbortController();
+    const started = performance.now();
+    const running = clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(3), {
+      concurrency: 1,
+      adaptive: false,
+      stopSignal: stop.signal,
+    });
+    await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(1);
+    stop.abort();
+    const error = await rejection(running);
+    // Well before the 30 s the storage host asked for, and with no second PUT.
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(refusing.hits).toBe(1);
+    expect(error.cause).toBeInstanceOf(AbortError);
+    expect(error.report).toMatchObject({ filesUploaded: 0, filesFailed: 1, filesNotStarted: 2 });
+  });
+
+  it('resolves with the report when every file had started', async () => {
+    const refusing = mock.faults.add({ match: { operation: 'upload' }, status: 503, retryAfter: 30, times: Infinity });
+    const stop = new AbortController();
+    const running = clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(2), {
+      concurrency: 2,
+      adaptive: false,
+      stopSignal: stop.signal,
+    });
+    await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(2);
+    stop.abort();
+    const report = await running;
+    expect(report).toMatchObject({ filesUploaded: 0, filesFailed: 2, filesNotStarted: 0 });
+  });
+});

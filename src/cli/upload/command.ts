@@ -122,11 +122,6 @@ export function uploadCommand(): Command {
   });
 }
 
-/** Thrown from `onFileSettled` after the first Ctrl-C: the SDK then starts no more files and lets those in flight finish. */
-class StopStarting extends Error {
-  override name = 'Interrupted';
-}
-
 async function uploadAction(patterns: string[], flags: UploadFlags): Promise<number> {
   const output = new Output({
     json: flags.json === true,
@@ -154,18 +149,20 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
       concurrency: flags.concurrency,
       adaptive: flags.fixedConcurrency !== true,
       signal: signals.abort,
+      // The first signal starts no more files, and a file waiting to be sent again gives up with
+      // its last answer: a scheduler's grace period must not be spent on a Retry-After.
+      stopSignal: signals.stop,
       onProgress: (update) => progress.update(update),
       onFileSettled: (file) => {
         if (file.status === 'uploaded') progress.confirmed(file.name, file.bytes);
-        if (signals.stop.aborted) throw new StopStarting('interrupted');
       },
     });
   } catch (error) {
     if (!(error instanceof UploadStoppedError)) throw error;
     report = error.report;
-    // After a Ctrl-C, the cause is our own StopStarting: the service's error, should it have
-    // stopped the run as well, still goes in the report (as `finance publish` does).
-    stoppedBy = error.cause instanceof StopStarting ? (report.stoppedBy ?? error.cause) : error.cause;
+    // After a Ctrl-C, the cause is the stop's AbortError, unless the service's error stopped the
+    // run as well: that one is reported (as `finance publish` does).
+    stoppedBy = error.cause;
   } finally {
     progress.stop();
     signals.dispose();
@@ -173,8 +170,7 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
   // A signal before the report makes the run interrupted, even one that came after the last file
   // started: the exit code is 130 whatever moment the signal chose.
   const interrupted = signals.stop.aborted;
-  const stopped =
-    stoppedBy !== undefined && !(interrupted && (stoppedBy instanceof AbortError || stoppedBy instanceof StopStarting));
+  const stopped = stoppedBy !== undefined && !(interrupted && stoppedBy instanceof AbortError);
   const cause = stopped ? describeStop(stoppedBy, { ...config, appId }) : undefined;
   if (stopped) output.error(cause as string, stoppedBy);
 

@@ -56,10 +56,11 @@ async function barProgress(output: Output, label: string, total: number | undefi
 }
 
 function plainProgress(output: Output, label: string, total: number | undefined, intervalMs: number): Progress {
-  let last = Date.now();
+  // The monotonic clock: after a wall clock stepped back, lines would stop until it caught up.
+  let last = performance.now();
   return {
     update(done, detail) {
-      const now = Date.now();
+      const now = performance.now();
       if (now - last < intervalMs) return;
       last = now;
       const share =
@@ -72,8 +73,8 @@ function plainProgress(output: Output, label: string, total: number | undefined,
   };
 }
 
-/** Records per second over the run so far. */
+/** Records per second over the run so far; `startedAt` is a `performance.now()` reading. */
 export function rate(count: number, startedAt: number): string {
-  const seconds = (Date.now() - startedAt) / 1000;
+  const seconds = (performance.now() - startedAt) / 1000;
   return seconds > 0 ? `${Math.round(count / seconds)}/s` : '-';
 }

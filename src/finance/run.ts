@@ -332,7 +332,8 @@ export class PublishRun {
       withinDeadline: (delayMs) => {
         // Patience lasts while the run's 429s began (or it last got a batch accepted) within the deadline.
         const deadlineMs = this.#options.rateLimitDeadlineMs ?? FINANCE_DEFAULTS.rateLimitDeadlineMs;
-        const now = Date.now();
+        // The monotonic clock: a wall clock stepped by NTP mid-run must not end or stretch the patience.
+        const now = performance.now();
         this.#rateLimitedSince ??= now;
         return now + delayMs < this.#rateLimitedSince + deadlineMs;
       },

@@ -10,7 +10,7 @@ import {
   ServerError,
 } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { financeUrl } from '../../src/finance/publisher.js';
 import { uploadUrlsEndpoint } from '../../src/uploads/upload-urls.js';
 import { expectAccounted, financeStatuses } from '../support/accounting.js';
@@ -159,6 +159,25 @@ describe('finance publish over HTTP', () => {
     expect(financeStatuses(server.mock).length).toBeGreaterThanOrEqual(2);
     expect(financeStatuses(server.mock).every((status) => status === 429)).toBe(true);
     expect(report.recordsFailed).toBe(10);
+  });
+
+  it("keeps the 429 patience when the wall clock steps forward mid-run (NTP, a resumed VM): the deadline is the run's own time", async () => {
+    const client = clientFor(server, { backoff: { initialDelayMs: 5, maxDelayMs: 20 } });
+    const limited = server.mock.faults.add({ match: { operation: 'finance' }, times: 2, status: 429, retryAfter: 0 });
+    const realNow = Date.now.bind(Date);
+    // An hour later by the wall clock from the second 429 on, which a 60 s deadline must not see.
+    vi.spyOn(Date, 'now').mockImplementation(() => realNow() + (limited.hits > 1 ? 3_600_000 : 0));
+    try {
+      const report = await client.finance.publish(server.mock.appId, financeRecords(10), {
+        rateLimitDeadlineMs: 60_000,
+      });
+      // The emulator's tokens expire by the same clock: a 401 and a fresh token may come in between.
+      expect(financeStatuses(server.mock).filter((status) => status === 429)).toHaveLength(2);
+      expect(financeStatuses(server.mock).at(-1)).toBe(200);
+      expect(report.recordsSent).toBe(10);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 
   it('a rateBudget given to publish paces every send: each acquire released once, 429s reported with Retry-After, no slot without a batch', async () => {

@@ -259,7 +259,7 @@ async function publishLocked(
   const totalBytes = inputs.every((input) => input.size !== undefined)
     ? inputs.reduce((sum, input) => sum + (input.size ?? 0), 0)
     : undefined;
-  const started = Date.now();
+  const started = performance.now();
   const progress = await createProgress(output, flags.dryRun ? 'validate' : 'publish', totalBytes);
   let result: PublishRunResult | undefined;
   try {

@@ -47,7 +47,9 @@ export interface PublishRunResult {
  * contract); the rows it left unsent are counted as not read, and the checkpoint sends them next time.
  */
 export async function runPublish(options: PublishRunOptions): Promise<PublishRunResult> {
-  const started = Date.now();
+  // The monotonic clock: a wall clock stepped back mid-run (NTP, a VM resumed) must not make the
+  // duration negative.
+  const started = performance.now();
   const { checkpoint } = options;
   const counts = emptyCounts();
   let feed: RecordFeed | undefined;
@@ -137,6 +139,6 @@ export async function runPublish(options: PublishRunOptions): Promise<PublishRun
     interrupted,
     stoppedBy,
     unreadRestOf,
-    durationMs: Date.now() - started,
+    durationMs: Math.round(performance.now() - started),
   };
 }

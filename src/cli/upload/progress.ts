@@ -18,10 +18,11 @@ export interface UploadProgressView {
  */
 export async function createUploadProgress(output: Output, totalBytes: number): Promise<UploadProgressView> {
   if (output.interactive) return bars(output, totalBytes);
-  let last = Date.now();
+  // The monotonic clock: after a wall clock stepped back, lines would stop until it caught up.
+  let last = performance.now();
   return {
     update(progress) {
-      const now = Date.now();
+      const now = performance.now();
       if (now - last < PLAIN_PROGRESS_INTERVAL_MS) return;
       last = now;
       output.log(`upload: ${formatBytes(progress.bytes)} of ${formatBytes(progress.totalBytes)} written`);

@@ -3,6 +3,7 @@ import type { PublishReport } from 'push-api-client';
 import {
   AbortError,
   AuthenticationError,
+  ConfigurationError,
   ConnectionError,
   NotFoundError,
   PublishStoppedError,
@@ -57,6 +58,20 @@ describe('publish stops early, with the cause', () => {
     expect(report.recordsNotRead).toBeGreaterThanOrEqual(120);
     expect(report.recordsSent + report.recordsUnknown).toBe(0);
     expectAccounted(report, 200);
+  });
+
+  it('rejects with a ConfigurationError, nothing unknown, for a port fetch refuses to connect to (a "bad port")', async () => {
+    // 6000 (X11) is on the Fetch standard's list: fetch fails before it connects, with no error code.
+    const client = clientFor(server, { ...fast, baseUrl: 'http://127.0.0.1:6000' });
+    await client.tokens.getToken();
+    const { cause: error, report } = await rejection(
+      client.finance.publish(server.mock.appId, financeRecords(20), { batchSize: 10 }),
+    );
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error.message).toContain('bad port');
+    expect(report.recordsUnknown).toBe(0);
+    expect(report.recordsFailed).toBeGreaterThan(0);
+    expectAccounted(report, 20);
   });
 
   it('rejects with the TokenError for a wrong secret; no finance request is made', async () => {

@@ -10,9 +10,16 @@
  * This file imports nothing: the entry point installs it before it loads anything else.
  */
 export function outliveClosedOutputs(): void {
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', () => {
-      // Node has destroyed the stream: later writes to it are dropped, and nobody is left to tell.
-    });
-  }
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    // Node has destroyed the stream: later writes to it are dropped. A reader that went away
+    // (EPIPE) chose to; a redirect to a full disk (`--json > report.json`, ENOSPC) or a failing
+    // device did not, and whoever reads stderr is told once that the report is missing.
+    if (error.code === 'EPIPE' || process.stderr.destroyed) return;
+    process.stderr.write(
+      `push-api: stdout could not be written (${error.code ?? 'error'}): what the run printed there is lost (with --json, its report); the exit code and the files written say how it ended\n`,
+    );
+  });
+  process.stderr.on('error', () => {
+    // Destroyed too: later writes to it are dropped, and nobody is left to tell.
+  });
 }

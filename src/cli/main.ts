@@ -16,4 +16,5 @@ const programPath = './program.js';
 const { run } = (await import(programPath)) as typeof import('./program.js');
 const code = await run(process.argv);
 // Exit explicitly: idle keep-alive sockets or a stdin left open must not keep a finished run alive.
-process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+// One turn later than the flushes, so that a stream's 'error' (a full disk under stdout) is heard first.
+process.stdout.write('', () => process.stderr.write('', () => setImmediate(() => process.exit(code))));

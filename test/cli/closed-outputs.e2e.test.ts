@@ -3,7 +3,9 @@
  * log shipper that restarts): the run goes on to its ordered end, writes its files and exits with
  * the code it would have had, instead of dying at its next line of output.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { expect, it } from 'vitest';
 import { useCliFixture } from '../support/cli/emulator.js';
@@ -70,5 +72,39 @@ it('finishes the run with its files and exit code when the one reader of stdout 
   run.child.stderr?.once('data', () => run.child.stderr?.destroy());
   const result = await run.done;
   expect(result.code).toBe(3);
+  expectFilesOfAFinishedRun();
+});
+
+it('says once on stderr that the report is lost when stdout is a full disk, and keeps its exit code and files', async () => {
+  // /dev/full answers every write with ENOSPC, as a redirect (`--json > report.json`) to a full disk does.
+  const full = openSync('/dev/full', 'w');
+  writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(VALID)}\nnot a date,1,USD,x,expense,V,bad\n`);
+  const args = ['finance', 'publish', '--app', DEMO_APP_ID, '--json', '--batch-size', '20'];
+  const files = ['--rejects', ctx.temp.path('rejects.jsonl'), '--checkpoint', ctx.temp.path('cp.json')];
+  const child = spawn(process.execPath, [ctx.cli, ...args, ...files, ctx.temp.path('in.csv')], {
+    env: { PATH: process.env.PATH ?? '', ...emulatorEnv(ctx.emulator) },
+    stdio: ['ignore', full, 'pipe'],
+    timeout: 30_000,
+  });
+  closeSync(full);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const [code] = (await once(child, 'close')) as [number | null];
+  expect(code).toBe(3);
+  const notes = stderr.split('\n').filter((line) => line.startsWith('push-api: stdout could not be written'));
+  expect(notes).toEqual([
+    'push-api: stdout could not be written (ENOSPC): what the run printed there is lost (with --json, its report); the exit code and the files written say how it ended',
+  ]);
+  expectFilesOfAFinishedRun();
+});
+
+it('says nothing of a lost report when the reader of stdout went away by itself', async () => {
+  const run = slowRun(['--json']);
+  run.child.stdout?.destroy();
+  const result = await run.done;
+  expect(result.code).toBe(3);
+  expect(result.stderr).not.toContain('stdout could not be written');
   expectFilesOfAFinishedRun();
 });

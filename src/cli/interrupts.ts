@@ -25,6 +25,8 @@ export interface Interrupts {
   readonly unclaimed: Promise<NodeJS.Signals>;
   /** Whether a command has claimed the signals; once claimed, they stay claimed until the process ends. */
   readonly claimed: boolean;
+  /** Fires `abort` as a second signal would, once `stop` has fired (`--stop-timeout` ran out). */
+  abortNow(): void;
   /**
    * Claims the signals for the running command; `listener` hears each one (or none, with
    * `undefined`). Throws {@link EndedByEarlySignal} if the first signal came before any claim.
@@ -73,6 +75,9 @@ export function installInterrupts(): Interrupts {
     unclaimed,
     get claimed() {
       return claimed;
+    },
+    abortNow() {
+      if (stop.signal.aborted && !abort.signal.aborted) abort.abort();
     },
     claim(next) {
       // The first signal came before any claim: the run is ending with exit 130 and nothing was

@@ -253,6 +253,30 @@ describe('a signal at any moment of push-api finance publish', () => {
     expect(refusing.hits).toBe(1);
   }, 60_000);
 
+  it('--stop-timeout aborts the requests still in flight that long after SIGTERM: the run ends, reports and releases its lock before a SIGKILL', async () => {
+    writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(200)}\n`);
+    // A service that takes 20 s to answer: a 10 s grace period (docker stop) would end in SIGKILL.
+    const held = ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 20_000, times: Infinity });
+    const checkpoint = ctx.temp.path('stop-timeout.json');
+    const args = ['finance', 'publish', '--app', DEMO_APP_ID, '--json', '--batch-size', '20', '--concurrency', '2'];
+    const argv = [...args, '--stop-timeout', '2', '--checkpoint', checkpoint, ctx.temp.path('in.csv')];
+    const run = startCli(ctx.cli, argv, { env: emulatorEnv(ctx.emulator) });
+    await expect.poll(() => held.hits, { timeout: 20_000, interval: 5 }).toBeGreaterThan(0);
+    const signalled = performance.now();
+    run.child.kill('SIGTERM');
+    const result = await run.done;
+    const elapsed = performance.now() - signalled;
+    expect(elapsed).toBeGreaterThanOrEqual(1_900);
+    expect(elapsed).toBeLessThan(8_000);
+    expect(judge(result, true, 0).beforeStart).toBe(false);
+    expect(result.stderr).toContain('--stop-timeout: 2 s since the signal; aborting in-flight requests');
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({ interrupted: true, recordsSent: 0 });
+    expect(report.recordsUnknown).toBeGreaterThan(0);
+    expect(JSON.parse(readFileSync(checkpoint, 'utf8'))).toMatchObject({ inFlight: [] });
+    expect(existsSync(`${checkpoint}.lock`)).toBe(false);
+  }, 60_000);
+
   it('a signal while the input is being fingerprinted ends the run with 130 and one object, no checkpoint written', async () => {
     // Large enough that hashing it takes a while, so the signal lands before the checkpoint opens.
     writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(400_000)}\n`);

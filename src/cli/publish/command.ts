@@ -27,7 +27,7 @@ import { InputChangedError } from '../readers/file-identity.js';
 import { checkCsvHeaders, type InputSpec, parseFormat, resolveInputs } from '../readers/index.js';
 import { InputError, type RowRules } from '../readers/types.js';
 import { RejectsWriter } from '../rejects.js';
-import { onInterrupt } from '../signals.js';
+import { onInterrupt, STOP_TIMEOUT_FLAG, STOP_TIMEOUT_HELP } from '../signals.js';
 import { terminalLine } from '../terminal-text.js';
 import { type PublishRunResult, runPublish } from './run.js';
 import { closeRunFiles } from './run-files.js';
@@ -43,6 +43,7 @@ const DEFAULT_CONCURRENCY = FINANCE_DEFAULTS.concurrency;
 
 interface PublishFlags extends ConnectionFlags, CommonFlags {
   app?: string;
+  stopTimeout?: number;
   format?: string;
   map?: string;
   delimiter?: string;
@@ -145,6 +146,7 @@ export function financeCommand(): Command {
     .option('--rejects <file>', 'write invalid rows and failed or unknown records to this JSONL file')
     .option('--checkpoint <file>', 'record delivered records here; a re-run with the same input resumes')
     .option('--resend-unknown', 'with --checkpoint: send again records whose outcome was unknown (may duplicate)')
+    .option(STOP_TIMEOUT_FLAG, STOP_TIMEOUT_HELP, integerOption('--stop-timeout', 1, 86_400))
     .option('--json', 'print one JSON report on stdout; human text goes to stderr')
     .option(
       '--verbose',
@@ -254,6 +256,7 @@ async function publishLocked(
   const signals = onInterrupt(
     output,
     'stopping: reading no more input; in-flight batches finish (Ctrl-C or SIGTERM again to abort them)',
+    flags.stopTimeout,
   );
   const rejects = new RejectsWriter(paths.rejects);
   const totalBytes = inputs.every((input) => input.size !== undefined)

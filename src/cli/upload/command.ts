@@ -18,7 +18,7 @@ import { describeStop, jsonError } from '../failure.js';
 import { type CommonFlags, integerOption } from '../options.js';
 import { formatBytes, formatDuration, formatTable, Output } from '../output.js';
 import { foreignLinkOnPath } from '../path-links.js';
-import { onInterrupt } from '../signals.js';
+import { onInterrupt, STOP_TIMEOUT_FLAG, STOP_TIMEOUT_HELP } from '../signals.js';
 import { createUploadProgress } from './progress.js';
 
 interface UploadFlags extends ConnectionFlags, CommonFlags {
@@ -26,6 +26,7 @@ interface UploadFlags extends ConnectionFlags, CommonFlags {
   type?: UploadFileType;
   concurrency?: number;
   fixedConcurrency?: boolean;
+  stopTimeout?: number;
 }
 
 function fileType(value: string): UploadFileType {
@@ -111,6 +112,7 @@ export function uploadCommand(): Command {
       integerOption('--concurrency', 1, 64),
     )
     .option('--fixed-concurrency', 'up to --concurrency files at once, no adaptive window')
+    .option(STOP_TIMEOUT_FLAG, STOP_TIMEOUT_HELP, integerOption('--stop-timeout', 1, 86_400))
     .option('--json', 'print one JSON report on stdout; human text goes to stderr')
     .option(
       '--verbose',
@@ -140,6 +142,7 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
   const signals = onInterrupt(
     output,
     'stopping: starting no more files; uploads in flight finish (Ctrl-C or SIGTERM again to abort them)',
+    flags.stopTimeout,
   );
   let report: UploadReport;
   let stoppedBy: unknown;

@@ -50,9 +50,13 @@ export class Output {
     this.stderr = options.stderr ?? process.stderr;
   }
 
-  /** Progress bars only where a person is watching: stderr is a terminal. */
+  /**
+   * Progress bars only where a person is watching: stderr is a terminal, and one that can move
+   * its cursor. `TERM=dumb` (Emacs' shell, an IDE's run pane, some CI runners' pseudo-terminals)
+   * says it cannot: the bars' escape codes would show as text, so it gets the plain lines.
+   */
   get interactive(): boolean {
-    return !this.quiet && this.stderr.isTTY === true;
+    return !this.quiet && this.stderr.isTTY === true && process.env.TERM !== 'dumb';
   }
 
   /**

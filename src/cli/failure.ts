@@ -86,7 +86,8 @@ export function describeStop(error: unknown, endpoints: Endpoints): string {
     const code = causeCode(error);
     const where = addressOf(error, endpoints) ?? 'the service';
     if (error.requestMaybeSent) return `connection to ${where} lost: ${error.message}`;
-    return `cannot connect to ${where}${code ? ` (${code})` : ''}`;
+    // Without a socket's code the message is the only account of it (a proxy that refused the tunnel).
+    return `cannot connect to ${where}${code ? ` (${code})` : `: ${error.message}`}`;
   }
   if (error instanceof TokenError) {
     const where = hostOf(endpoints.authUrl) ?? 'the token service';

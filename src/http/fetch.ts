@@ -107,6 +107,34 @@ function localRequestProblem(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * undici's words for a proxy that answered a `CONNECT` with anything but 200. The tunnel never
+ * opened, so the request never left this machine, whatever the status.
+ */
+const TUNNEL_REFUSED = /^Proxy response \((\d{3})\) !== 200 when HTTP Tunneling$/;
+
+/**
+ * The error for a proxy that refused to open a tunnel, or undefined when `code` and `message` say
+ * something else. A 4xx of the proxy (407: its credentials are missing or wrong; 403: its policy
+ * forbids the host) answers every attempt the same: a configuration error, never re-sent. A 5xx
+ * (the proxy could not reach the host) may pass, so it is retried like a refused connection. The
+ * message names the status only: the proxy URL may hold a password.
+ */
+function proxyTunnelRefusal(code: string | undefined, message: string | undefined, operation: string) {
+  if (code !== 'UND_ERR_ABORTED' || message === undefined) return undefined;
+  const status = Number(TUNNEL_REFUSED.exec(message)?.[1]);
+  if (!Number.isInteger(status)) return undefined;
+  const what = `${operation} request not sent: the proxy refused to open a tunnel (${status}${PROXY_HINTS[status] ?? ''})`;
+  if (status >= 500) return new ConnectionError(what, { requestMaybeSent: false });
+  return new ConfigurationError(what);
+}
+
+/** What a proxy's refusal of a tunnel most often means, for the statuses that have one cause. */
+const PROXY_HINTS: Record<number, string> = {
+  407: ' Proxy Authentication Required: check the user and password in the proxy URL',
+  403: ' Forbidden: the proxy does not allow this host',
+};
+
 /** A PushError that fetch wrapped (it reports a failed body stream as a TypeError caused by it). */
 function pushErrorCause(error: unknown): PushError | undefined {
   let current = error instanceof Error ? error.cause : undefined;
@@ -155,6 +183,8 @@ export function toTransportError(
   }
   const coded = findCodedError(error);
   const code = coded?.code;
+  const tunnel = proxyTunnelRefusal(code, coded?.message, context.operation);
+  if (tunnel !== undefined) return tunnel;
   const requestMaybeSent = code === undefined || !BEFORE_SEND_CODES.has(code);
   // undici's own errors say what went wrong in words a code cannot ("Proxy response (407) !== 200
   // when HTTP Tunneling"); they name no header value. System errors (ECONNRESET...) need none.

@@ -41,6 +41,15 @@ function causeCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** Codes of a certificate signed by an authority this machine does not trust (a private CA, a self-signed one). */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+]);
+
 /** host:port of a URL, as a person would type it; the URL text itself when it does not parse. */
 function hostOf(url: string | undefined): string | undefined {
   if (url === undefined) return undefined;
@@ -86,6 +95,10 @@ export function describeStop(error: unknown, endpoints: Endpoints): string {
     const code = causeCode(error);
     const where = addressOf(error, endpoints) ?? 'the service';
     if (error.requestMaybeSent) return `connection to ${where} lost: ${error.message}`;
+    if (code !== undefined && UNTRUSTED_CERTIFICATE.has(code)) {
+      // Node's fetch trusts its own CA list only; a company's CA is added from a file.
+      return `cannot connect to ${where} (${code}): its TLS certificate is not signed by an authority this machine trusts; for a private CA, set NODE_EXTRA_CA_CERTS to its PEM file`;
+    }
     // Without a socket's code the message is the only account of it (a proxy that refused the tunnel).
     return `cannot connect to ${where}${code ? ` (${code})` : `: ${error.message}`}`;
   }

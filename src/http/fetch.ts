@@ -43,13 +43,50 @@ const BEFORE_SEND_CODES = new Set([
   'EADDRNOTAVAIL',
   'UND_ERR_CONNECT_TIMEOUT',
   'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_TLS_HANDSHAKE_TIMEOUT',
+]);
+
+/**
+ * The codes of a server certificate that failed verification (OpenSSL's X509 verify results, as
+ * Node names them). Verification ends the handshake, before a byte of the request is written.
+ */
+const CERTIFICATE_CODES = new Set([
   'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_REJECTED',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_CHAIN_TOO_LONG',
   'DEPTH_ZERO_SELF_SIGNED_CERT',
   'SELF_SIGNED_CERT_IN_CHAIN',
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+  'ERROR_IN_CERT_NOT_AFTER_FIELD',
+  'INVALID_CA',
+  'INVALID_PURPOSE',
+  'PATH_LENGTH_EXCEEDED',
+  'HOSTNAME_MISMATCH',
 ]);
+
+/**
+ * OpenSSL's codes for a handshake that could not agree (a protocol version, a cipher, a
+ * certificate either side refused, a plain-http port answering TLS). The server's TLS layer
+ * delivers no request data before its handshake completes, so even under TLS 1.3, where the
+ * client may write before the server has judged its certificate, nothing reached the service.
+ * Alerts that can come mid-stream (a bad record MAC, a decode error) are not among them.
+ */
+const TLS_HANDSHAKE_REFUSAL =
+  /^ERR_SSL_(?:\w+_ALERT_(?:PROTOCOL_VERSION|HANDSHAKE_FAILURE|UNKNOWN_CA|BAD_CERTIFICATE|UNSUPPORTED_CERTIFICATE|CERTIFICATE_(?:REVOKED|EXPIRED|UNKNOWN|REQUIRED)|INSUFFICIENT_SECURITY|UNRECOGNIZED_NAME|NO_APPLICATION_PROTOCOL)|UNSUPPORTED_PROTOCOL|NO_PROTOCOLS_AVAILABLE|NO_SHARED_CIPHER|NO_CIPHERS_AVAILABLE|WRONG_VERSION_NUMBER|DH_KEY_TOO_SMALL|EE_KEY_TOO_SMALL|CA_MD_TOO_WEAK|CA_KEY_TOO_SMALL)$/;
+
+/** Whether a failure with this code surely came before the request was written. */
+function failedBeforeSending(code: string): boolean {
+  return BEFORE_SEND_CODES.has(code) || CERTIFICATE_CODES.has(code) || TLS_HANDSHAKE_REFUSAL.test(code);
+}
 
 /** Walks `cause` links (fetch wraps the socket error in a TypeError) and returns the first `code`. */
 function findErrorCode(error: unknown): string | undefined {
@@ -185,11 +222,15 @@ export function toTransportError(
   const code = coded?.code;
   const tunnel = proxyTunnelRefusal(code, coded?.message, context.operation);
   if (tunnel !== undefined) return tunnel;
-  const requestMaybeSent = code === undefined || !BEFORE_SEND_CODES.has(code);
-  // undici's own errors say what went wrong in words a code cannot ("Proxy response (407) !== 200
-  // when HTTP Tunneling"); they name no header value. System errors (ECONNRESET...) need none.
+  const requestMaybeSent = code === undefined || !failedBeforeSending(code);
+  // undici's own errors say what went wrong in words a code cannot ("other side closed"); so do
+  // Node's for a certificate ("self-signed certificate", the names a certificate holds). Neither
+  // names a header value. System errors (ECONNRESET...) need none; OpenSSL's are a source path.
+  const worded =
+    code !== undefined &&
+    (code.startsWith('UND_ERR_') || CERTIFICATE_CODES.has(code) || code === 'ERR_TLS_CERT_ALTNAME_INVALID');
   const detail =
-    code?.startsWith('UND_ERR_') && coded?.message !== undefined
+    worded && coded?.message !== undefined
       ? `${code} (${truncateText(coded.message, 200)})`
       : (code ?? (error instanceof Error ? error.message : 'network error'));
   return new ConnectionError(`${context.operation} request failed: ${detail}`, { requestMaybeSent, cause: error });

@@ -292,8 +292,9 @@ function resolveOptions(
   const baseUrl = urlOption(required(fromEnv(options, env, 'baseUrl'), 'baseUrl'), 'baseUrl', allowInsecureHttp);
   // A derived client has the original's addresses, which were warned about already.
   if (allowInsecureHttp && warnInsecure) warnInsecureHosts([authUrl, baseUrl]);
-  // Relative paths resolve under the base only when it ends with a slash.
-  if (!baseUrl.pathname.endsWith('/')) baseUrl.pathname += '/';
+  // Relative paths resolve under the base only when it ends with a slash; one slash, as for the
+  // token address: `https://api.example.com//` (a templated value) would put `//services` in the path.
+  baseUrl.pathname = `${trimTrailingSlashes(baseUrl.pathname)}/`;
   let scopes: string[];
   if (options.scopes !== undefined) {
     if (

@@ -103,6 +103,14 @@ describe('PushClient options', () => {
     expect(client.tokens.scopes).toEqual(['https://x.test/report.read']);
   });
 
+  it.each([
+    ['https://api.example.com//', 'https://api.example.com/'],
+    ['https://api.example.com:8443///', 'https://api.example.com:8443/'],
+    ['https://gw.example.com/push//', 'https://gw.example.com/push/'],
+  ])('a baseUrl ending in slashes (%s) ends in one, as authUrl does', (baseUrl, expected) => {
+    expect(make({ baseUrl }).toJSON().baseUrl).toBe(expected);
+  });
+
   it('the default scope is {scopeBase}/connector.write, without a doubled slash', () => {
     expect(make({ scopeBase: 'https://s.test/' }).toJSON().scopes).toEqual(['https://s.test/connector.write']);
   });

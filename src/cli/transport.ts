@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { ConcurrencyHookEvent, PushClientHooks, ResponseHookEvent, RetryHookEvent } from '../index.js';
 import { UsageError } from './exit-codes.js';
+import { parseNoProxy } from './no-proxy.js';
 
 /** The proxy variables, lower-case first: curl's order, and undici's. */
 const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
@@ -37,23 +38,55 @@ function proxyUrl(env: NodeJS.ProcessEnv, lower: string, upper: string): string 
 }
 
 /**
- * An undici `EnvHttpProxyAgent` when `HTTPS_PROXY` or `HTTP_PROXY` is set (either case; lower-case
- * wins, as with curl), else undefined: Node's fetch ignores these variables. undici is imported
- * only then, so that runs without a proxy never pay for loading it.
+ * A dispatcher that honours `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` (either case; lower-case
+ * wins, as with curl) when a proxy variable is set, else undefined: Node's fetch ignores these
+ * variables. undici is imported only then, so that runs without a proxy never pay for loading it.
+ * `NO_PROXY` is read here (no-proxy.ts), not by undici's `EnvHttpProxyAgent`, which reads no
+ * CIDR range nor bare IPv6 address, and `*` only as the whole value: forms curl, Go and Python take.
  */
 export async function proxyDispatcher(env: NodeJS.ProcessEnv = process.env): Promise<Dispatcher | undefined> {
   if (!PROXY_VARIABLES.some((name) => env[name]?.trim())) return undefined;
   const httpProxy = proxyUrl(env, 'http_proxy', 'HTTP_PROXY');
   const httpsProxy = proxyUrl(env, 'https_proxy', 'HTTPS_PROXY');
-  const { EnvHttpProxyAgent } = await import('undici');
-  return new EnvHttpProxyAgent({
-    httpProxy,
-    httpsProxy,
-    noProxy: firstSet(env, 'no_proxy', 'NO_PROXY') ?? '',
-    // Plain http targets are sent to the proxy in absolute form, as curl does; https ones always
-    // go through a CONNECT tunnel, so TLS stays end to end.
-    proxyTunnel: false,
-  });
+  const noProxy = parseNoProxy(firstSet(env, 'no_proxy', 'NO_PROXY') ?? '');
+  const { Agent, ProxyAgent, Dispatcher } = await import('undici');
+  const direct = new Agent();
+  // Plain http targets are sent to the proxy in absolute form, as curl does; https ones always
+  // go through a CONNECT tunnel, so TLS stays end to end.
+  const forHttp = httpProxy ? new ProxyAgent({ uri: httpProxy, proxyTunnel: false }) : direct;
+  // An https address without HTTPS_PROXY goes through HTTP_PROXY, as undici's EnvHttpProxyAgent
+  // (and npm) do; curl would go direct.
+  const forHttps = httpsProxy ? new ProxyAgent({ uri: httpsProxy, proxyTunnel: false }) : forHttp;
+  const all = [...new Set([direct, forHttp, forHttps])];
+
+  class ProxyRouter extends Dispatcher {
+    override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+      const url = new URL(String(options.origin));
+      const via = noProxy.bypasses(url) ? direct : url.protocol === 'https:' ? forHttps : forHttp;
+      return via.dispatch(options, handler);
+    }
+    override close(): Promise<void>;
+    override close(callback: () => void): void;
+    override close(callback?: () => void): Promise<void> | undefined {
+      const closed = Promise.all(all.map((agent) => agent.close())).then(() => undefined);
+      if (callback === undefined) return closed;
+      void closed.then(callback);
+      return undefined;
+    }
+    override destroy(): Promise<void>;
+    override destroy(err: Error | null): Promise<void>;
+    override destroy(callback: () => void): void;
+    override destroy(err: Error | null, callback: () => void): void;
+    override destroy(errOrCallback?: Error | null | (() => void), callback?: () => void): Promise<void> | undefined {
+      const err = typeof errOrCallback === 'function' ? null : (errOrCallback ?? null);
+      const done = typeof errOrCallback === 'function' ? errOrCallback : callback;
+      const destroyed = Promise.all(all.map((agent) => agent.destroy(err))).then(() => undefined);
+      if (done === undefined) return destroyed;
+      void destroyed.then(done);
+      return undefined;
+    }
+  }
+  return new ProxyRouter();
 }
 
 function attemptLine(event: ResponseHookEvent | RetryHookEvent): string {

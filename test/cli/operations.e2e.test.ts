@@ -202,6 +202,16 @@ describe('proxy variables', () => {
     expect(proxy.tunnels).toEqual([]);
   });
 
+  it.each([['127.0.0.0/8'], ['10.0.0.0/8, 127.0.0.1/32'], ['example.com *']])(
+    'goes direct for NO_PROXY=%s (a CIDR range, * among other entries), as curl does',
+    async (noProxy) => {
+      const result = await run(publish(), { HTTP_PROXY: proxy.url, NO_PROXY: noProxy });
+      expect(result.code).toBe(0);
+      expect(emulator.mock.state.recordCount(DEMO_APP_ID)).toBe(10);
+      expect(proxy.requests).toEqual([]);
+    },
+  );
+
   it.each([
     ['HTTP_PROXY', 'http://user:hunter2@[bad'],
     ['https_proxy', 'user:hunter2@proxy.internal:3128'],

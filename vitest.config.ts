@@ -18,6 +18,7 @@ export const ISOLATED = [
   'test/finance/lazy-schema.test.ts',
   'test/client/insecure-http.test.ts',
   'test/http/proxy-errors.test.ts',
+  'test/cli/proxy-tunnel.test.ts',
   'test/http/transport.test.ts',
   'test/client/msw.test.ts',
   'test/client/retry-timing.test.ts',

@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { ConcurrencyHookEvent, PushClientHooks, ResponseHookEvent, RetryHookEvent } from '../index.js';
 import { UsageError } from './exit-codes.js';
 import { parseNoProxy } from './no-proxy.js';
+import { tunnelFactory } from './proxy-tunnel.js';
 
 /** The proxy variables, lower-case first: curl's order, and undici's. */
 const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
@@ -49,14 +50,16 @@ export async function proxyDispatcher(env: NodeJS.ProcessEnv = process.env): Pro
   const httpProxy = proxyUrl(env, 'http_proxy', 'HTTP_PROXY');
   const httpsProxy = proxyUrl(env, 'https_proxy', 'HTTPS_PROXY');
   const noProxy = parseNoProxy(firstSet(env, 'no_proxy', 'NO_PROXY') ?? '');
-  const { Agent, ProxyAgent, Dispatcher } = await import('undici');
+  const undici = await import('undici');
+  const { Agent, ProxyAgent, Dispatcher } = undici;
   const direct = new Agent();
   // Plain http targets are sent to the proxy in absolute form, as curl does; https ones always
   // go through a CONNECT tunnel, so TLS stays end to end.
-  const forHttp = httpProxy ? new ProxyAgent({ uri: httpProxy, proxyTunnel: false }) : direct;
+  const through = (uri: string) => new ProxyAgent({ uri, proxyTunnel: false, factory: tunnelFactory(undici, uri) });
+  const forHttp = httpProxy ? through(httpProxy) : direct;
   // An https address without HTTPS_PROXY goes through HTTP_PROXY, as undici's EnvHttpProxyAgent
   // (and npm) do; curl would go direct.
-  const forHttps = httpsProxy ? new ProxyAgent({ uri: httpsProxy, proxyTunnel: false }) : forHttp;
+  const forHttps = httpsProxy ? through(httpsProxy) : forHttp;
   const all = [...new Set([direct, forHttp, forHttps])];
 
   class ProxyRouter extends Dispatcher {

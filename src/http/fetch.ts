@@ -151,13 +151,19 @@ function localRequestProblem(error: unknown): string | undefined {
 const TUNNEL_REFUSED = /^Proxy response \((\d{3})\) !== 200 when HTTP Tunneling$/;
 
 /**
- * The error for a proxy that refused to open a tunnel, or undefined when `code` and `message` say
- * something else. A 4xx of the proxy (407: its credentials are missing or wrong; 403: its policy
+ * The error for a proxy that refused to open a tunnel or to forward a plain http request, or
+ * undefined when `code` and `message` say something else. A 4xx of the proxy (407: its credentials are missing or wrong; 403: its policy
  * forbids the host) answers every attempt the same: a configuration error, never re-sent. A 5xx
  * (the proxy could not reach the host) may pass, so it is retried like a refused connection. The
  * message names the status only: the proxy URL may hold a password.
  */
-function proxyTunnelRefusal(code: string | undefined, message: string | undefined, operation: string) {
+function proxyRefusal(code: string | undefined, message: string | undefined, operation: string) {
+  // A plain http request the proxy was to forward (absolute form): undici turns its 407 into this.
+  if (code === 'UND_ERR_INVALID_ARG' && message === 'Proxy Authentication Required (407)') {
+    return new ConfigurationError(
+      `${operation} request not sent: the proxy refused to forward it (407${PROXY_HINTS[407]})`,
+    );
+  }
   if (code !== 'UND_ERR_ABORTED' || message === undefined) return undefined;
   const status = Number(TUNNEL_REFUSED.exec(message)?.[1]);
   if (!Number.isInteger(status)) return undefined;
@@ -214,14 +220,14 @@ export function toTransportError(
   }
   // Every attempt would fail the same way, and nothing was sent: fatal, never "maybe sent". The
   // cause is left out: fetch quotes the offending value, which may be a header holding a token.
+  const refusal = proxyRefusal(findErrorCode(error), findCodedError(error)?.message, context.operation);
+  if (refusal !== undefined) return refusal;
   const problem = localRequestProblem(error);
   if (problem !== undefined) {
     return new ConfigurationError(`${context.operation} request could not be sent: ${problem}`);
   }
   const coded = findCodedError(error);
   const code = coded?.code;
-  const tunnel = proxyTunnelRefusal(code, coded?.message, context.operation);
-  if (tunnel !== undefined) return tunnel;
   const requestMaybeSent = code === undefined || !failedBeforeSending(code);
   // undici's own errors say what went wrong in words a code cannot ("other side closed"); so do
   // Node's for a certificate ("self-signed certificate", the names a certificate holds). Neither

@@ -95,6 +95,23 @@ describe('a proxy that refuses the tunnel', () => {
     expectNoPassword(error);
   });
 
+  it('with a 407 to a plain http request it was to forward: a ConfigurationError naming it, sent once', async () => {
+    let forwarded = 0;
+    proxy.once('request', () => forwarded++);
+    const url = `http://user:${encodeURIComponent(PASSWORD)}@127.0.0.1:${proxyPort}`;
+    const dispatcher = new EnvHttpProxyAgent({ httpProxy: url, noProxy: '', proxyTunnel: false });
+    const error = await tokenClient(dispatcher, { authUrl: 'http://127.0.0.1:4999', maxRetries: 3 })
+      .tokens.getToken()
+      .catch((caught: unknown) => caught);
+    await dispatcher.close();
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as Error).message).toBe(
+      'token request not sent: the proxy refused to forward it (407 Proxy Authentication Required: check the user and password in the proxy URL)',
+    );
+    expect(forwarded).toBe(1);
+    expectNoPassword(error);
+  });
+
   it('with a 502: a ConnectionError whose request was not sent, retried', async () => {
     refusal = 502;
     tunnels.length = 0;

@@ -126,6 +126,11 @@ function localRequestProblem(error: unknown): string | undefined {
   const code = findErrorCode(error);
   if (code !== undefined && !LOCAL_CODES.has(code) && !UNDICI_REFUSALS.has(code)) return undefined;
   const message = error.message;
+  // The Fetch standard's "bad ports" (6000, 6665-6669, 10080 and others, services that must never
+  // receive an HTTP request): fetch refuses them before connecting, saying only "bad port".
+  if (error.cause instanceof Error && error.cause.message === 'bad port') {
+    return 'its port is one fetch never connects to (the Fetch standard blocks ports such as 6000, 6665-6669 and 10080); use another port';
+  }
   if (/invalid header (name|value)|ByteString/i.test(message)) {
     return 'a header name or value is invalid (CR, LF, NUL or a character above U+00FF)';
   }

@@ -190,6 +190,8 @@ describe('push-api emulator flags', () => {
     ['--public-url', 'http://emulator:4010/path', /--public-url/],
     ['--public-url', 'ftp://emulator', /--public-url/],
     ['--allowed-host', 'evil/x', /--allowed-host/],
+    ['--port', '6000', /--port.*6000 is a port fetch never connects to/],
+    ['--port', '10080', /--port.*10080 is a port fetch never connects to/],
   ])('refuses %s %j naming the flag, before starting', async (flag, value, message) => {
     const command = emulatorCommand({ write: () => undefined })
       .exitOverride()

@@ -41,7 +41,11 @@ export function tunnelFactory(
 /** Whether `error` is one undici words well enough to pass unchanged (see tunnelFactory). */
 function passesUnchanged(error: Error): boolean {
   const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && code !== 'UND_ERR_SOCKET' && !code.startsWith('HPE_');
+  // UND_ERR_PRX_CONN: what undici releases after 7.x call a tunnel the proxy dropped (their own end
+  // to the loop), worded here like the rest.
+  return (
+    typeof code === 'string' && code !== 'UND_ERR_SOCKET' && code !== 'UND_ERR_PRX_CONN' && !code.startsWith('HPE_')
+  );
 }
 
 function guardTunnel(

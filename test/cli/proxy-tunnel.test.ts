@@ -13,7 +13,9 @@ import { type Dispatcher, ProxyAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tunnelFactory } from '../../src/cli/proxy-tunnel.js';
 import { proxyDispatcher } from '../../src/cli/transport.js';
+import { startLoopbackProxy } from '../examples/loopback-proxy.js';
 import { financeRecords } from '../support/records.js';
+import { selfSignedCertificate, startTlsFront } from '../support/tls.js';
 
 type Behaviour = 'close' | 'garbage' | 'stall';
 const closers: (() => Promise<unknown>)[] = [];
@@ -107,5 +109,40 @@ describe('the CLI proxy dispatcher, against a proxy that does not answer CONNECT
     const { report } = error as PublishStoppedError;
     expect(report).toMatchObject({ recordsFailed: 1, recordsUnknown: 0, recordsNotRead: 2 });
     expect(proxy.connects()).toBe(3);
+  });
+});
+
+describe('a proxy tunnel to a certificate for another name', () => {
+  it('a finance batch is failed, never unknown, and the run stops', async () => {
+    const certificate = selfSignedCertificate();
+    closers.push(() => Promise.resolve(certificate.remove()));
+    const emulator = await startEmulator({ port: 0 });
+    closers.push(() => emulator.close());
+    const front = await startTlsFront(Number(new URL(emulator.url).port), {
+      key: certificate.key,
+      cert: certificate.cert,
+    });
+    closers.push(() => front.close());
+    // The proxy sends api.invalid to the TLS front, whose certificate names localhost only.
+    const proxy = await startLoopbackProxy({ host: '127.0.0.1', port: Number(new URL(front.url).port) });
+    closers.push(() => proxy.close());
+    // The certificate is trusted, so that its name is what fails (NODE_EXTRA_CA_CERTS, in the CLI).
+    const dispatcher = new ProxyAgent({
+      uri: proxy.url,
+      requestTls: { ca: certificate.cert },
+      factory: tunnelFactory(undici, proxy.url),
+    });
+    const error = await client(dispatcher, { ...emulator.clientOptions(), baseUrl: 'https://api.invalid' })
+      .finance.publish(DEMO_APP_ID, financeRecords(2), { batchSize: 1, concurrency: 1 })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(PublishStoppedError);
+    const { report, cause } = error as PublishStoppedError;
+    expect(cause).toMatchObject({ requestMaybeSent: false });
+    expect((cause as Error).message).toMatch(
+      /^finance request failed: ERR_TLS_CERT_ALTNAME_INVALID \(Hostname\/IP does not match/,
+    );
+    expect(report).toMatchObject({ recordsFailed: 1, recordsUnknown: 0, recordsNotRead: 1 });
+    expect(proxy.tunnels.filter((tunnel) => tunnel === 'api.invalid:443')).toHaveLength(3);
+    expect(emulator.mock.state.records(DEMO_APP_ID)).toHaveLength(0);
   });
 });

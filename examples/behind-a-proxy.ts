@@ -13,6 +13,10 @@
  *   which some proxies require.
  * - NO_PROXY has no built-in entries: loopback is proxied too unless NO_PROXY lists it
  *   (`NO_PROXY=localhost,127.0.0.1`). Entries match the host and its subdomains, optionally a port.
+ * - A proxy that closes the connection without answering a CONNECT makes undici 7's ProxyAgent
+ *   open tunnel after tunnel, without pause, until the process ends; such a proxy is named in no
+ *   error. The `push-api` command guards its tunnels against it; a long-lived service behind a
+ *   flaky proxy should watch for it.
  * - Without PUSH_* variables the demo uses the embedded emulator on 127.0.0.1.
  */
 import { pathToFileURL } from 'node:url';

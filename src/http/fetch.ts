@@ -126,20 +126,16 @@ function localRequestProblem(error: unknown): string | undefined {
   const code = findErrorCode(error);
   if (code !== undefined && !LOCAL_CODES.has(code) && !UNDICI_REFUSALS.has(code)) return undefined;
   const message = error.message;
-  // The Fetch standard's "bad ports" (6000, 6665-6669, 10080 and others, services that must never
-  // receive an HTTP request): fetch refuses them before connecting, saying only "bad port".
+  // The Fetch standard's "bad ports" (1, 6000, 6665-6669, 10080 and others, services that must never
+  // receive an HTTP request): fetch refuses them before connecting, saying only "bad port", with no
+  // code. Nothing was sent, and every request there would meet it.
   if (error.cause instanceof Error && error.cause.message === 'bad port') {
-    return 'its port is one fetch never connects to (the Fetch standard blocks ports such as 6000, 6665-6669 and 10080); use another port';
+    return 'its port is one fetch never connects to (a "bad port": the Fetch standard blocks ports such as 1, 6000, 6665-6669 and 10080); use another port';
   }
   if (/invalid header (name|value)|ByteString/i.test(message)) {
     return 'a header name or value is invalid (CR, LF, NUL or a character above U+00FF)';
   }
   if (code === 'ERR_INVALID_URL' || /parse URL|invalid URL/i.test(message)) return 'the URL is invalid';
-  // The Fetch standard refuses some ports before connecting (1, 6000 for X11, 6665-6669, 10080...),
-  // with an error that carries no code: nothing was sent, and every request there would meet it.
-  if (code === undefined && error.cause instanceof Error && error.cause.message === 'bad port') {
-    return 'fetch refuses to connect to this port (a "bad port" of the Fetch standard, such as 1, 6000 or 10080): use another';
-  }
   if (/cannot have body/i.test(message)) return 'a GET or HEAD request cannot have a body';
   // undici checks a request's headers and options before it writes a byte (a `transfer-encoding`,
   // `upgrade` or `expect` header a middleware set): refused there, nothing was sent.

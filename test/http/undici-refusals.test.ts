@@ -69,7 +69,7 @@ describe('a port fetch never connects to (the Fetch standard bad ports)', () => 
       const { cause, report } = error as PublishStoppedError;
       expect(cause).toBeInstanceOf(ConfigurationError);
       expect((cause as Error).message).toBe(
-        'finance request could not be sent: its port is one fetch never connects to (the Fetch standard blocks ports such as 6000, 6665-6669 and 10080); use another port',
+        'finance request could not be sent: its port is one fetch never connects to (a "bad port": the Fetch standard blocks ports such as 1, 6000, 6665-6669 and 10080); use another port',
       );
       expect(report).toMatchObject({ recordsFailed: 1, recordsUnknown: 0, recordsNotRead: 1 });
     } finally {

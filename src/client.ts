@@ -439,6 +439,7 @@ export class PushClient {
         logger,
         hooks,
         defaultHeaders,
+        timeoutMs: settings.timeoutMs,
       });
     const context: ClientContext = {
       http,

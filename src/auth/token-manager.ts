@@ -69,6 +69,11 @@ export interface TokenManagerOptions {
   /** Headers for every token request (the client's `defaultHeaders`, checked). @default none */
   defaultHeaders?: Readonly<Record<string, string>>;
   /**
+   * The client's `timeoutMs`: also the longest a `tokenStore` call may take when the call sets none.
+   * @default 30000
+   */
+  timeoutMs?: number;
+  /**
    * How long before expiry a token is refreshed, so that no request sets out with a token about to
    * expire on the way. Capped at half the token's lifetime, so a token is always used for a while.
    * @default min(60000, 10% of the token's lifetime)
@@ -217,6 +222,7 @@ export class TokenManager {
   readonly #invalidated = new Set<string>();
   readonly #hooks: SafeHooks;
   readonly #defaultHeaders: Readonly<Record<string, string>>;
+  readonly #timeoutMs: number;
   /** The client secret in the forms it was last sent in: data answers are scrubbed of it too. */
   #sentSecretForms: readonly string[] = [];
 
@@ -233,6 +239,7 @@ export class TokenManager {
     this.#now = options.now ?? Date.now;
     this.#hooks = options.hooks ?? noHooks;
     this.#defaultHeaders = options.defaultHeaders ?? {};
+    this.#timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
     this.#store = options.tokenStore ?? new MemoryTokenStore({ now: this.#now });
     this.#logger = options.logger ?? silentLogger;
   }
@@ -463,8 +470,9 @@ export class TokenManager {
           ? 'expiring'
           : 'initial';
     const storeKey = await this.#storeKey(key);
+    const storeTimeoutMs = call.timeoutMs ?? this.#timeoutMs;
     if (!force) {
-      const stored = await this.#readStore(storeKey);
+      const stored = await this.#readStore(storeKey, storeTimeoutMs, abandoned);
       if (stored) {
         const refreshAt = this.#storedRefreshAt(key, stored);
         if (this.#now() < refreshAt) {
@@ -487,10 +495,15 @@ export class TokenManager {
     if (scopesLeftOut > 0)
       this.#logger.warn('push-api-client granted scopes holding a secret left out', { scopesLeftOut });
     this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
-    try {
-      await this.#store.set(storeKey, copy(token), new Date(token.expiresAt.getTime()));
-    } catch (error) {
-      this.#logger.warn('push-api-client tokenStore.set failed; using the token anyway', { error: String(error) });
+    const stored = await askStore(
+      () => this.#store.set(storeKey, copy(token), new Date(token.expiresAt.getTime())),
+      storeTimeoutMs,
+      abandoned,
+    );
+    if (!stored.answered && !abandoned.aborted) {
+      this.#logger.warn('push-api-client tokenStore.set failed; using the token anyway', {
+        error: String(stored.error),
+      });
     }
     return { data: token, response };
   }
@@ -658,9 +671,18 @@ export class TokenManager {
     };
   }
 
-  async #readStore(storeKey: string): Promise<AccessToken | undefined> {
+  async #readStore(storeKey: string, timeoutMs: number, abandoned: AbortSignal): Promise<AccessToken | undefined> {
+    const answer = await askStore(() => this.#store.get(storeKey), timeoutMs, abandoned);
+    if (!answer.answered) {
+      if (!abandoned.aborted) {
+        this.#logger.warn('push-api-client tokenStore.get failed; fetching a new token', {
+          error: String(answer.error),
+        });
+      }
+      return undefined;
+    }
     try {
-      const stored = await this.#store.get(storeKey);
+      const stored = answer.value;
       if (!stored || typeof stored.accessToken !== 'string' || this.#rejected.has(stored.accessToken)) return undefined;
       // Stores that serialize (JSON in Redis) return the date as a string.
       const expiresAt = new Date(stored.expiresAt);
@@ -699,6 +721,46 @@ export class TokenManager {
   toJSON(): Record<string, unknown> {
     return { clientId: this.#clientId, tokenUrl: this.#tokenUrl.href, scopes: [...this.#scopes], method: this.#method };
   }
+}
+
+/** What a store call came to: its value, or why there is none (it threw, took too long, or was given up). */
+type StoreAnswer<T> = { answered: true; value: T } | { answered: false; error: unknown };
+
+/**
+ * Calls the token store, for at most `timeoutMs`. A store that never answers (Redis unreachable,
+ * its client queueing commands until the server is back) would otherwise hold the refresh, and with
+ * it every request of the client that joins it, for as long as the outage lasts: one that takes
+ * longer than a request's attempt may counts as one that failed. Given up by the refresh's last
+ * caller (`abandoned`), it stops waiting at once, so that no timer of it keeps the process alive.
+ */
+async function askStore<T>(
+  work: () => T | Promise<T>,
+  timeoutMs: number,
+  abandoned: AbortSignal,
+): Promise<StoreAnswer<T>> {
+  let pending: T | Promise<T>;
+  try {
+    pending = work();
+  } catch (error) {
+    return { answered: false, error };
+  }
+  // A synchronous store (the default MemoryTokenStore) answers without a timer.
+  if (!isThenable(pending)) return { answered: true, value: pending };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return { answered: true, value: await raceSignal(Promise.race([Promise.resolve(pending), late]), abandoned) };
+  } catch (error) {
+    return { answered: false, error };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /** Sorted and de-duplicated, so that the same set in any order shares one cache entry. */

@@ -19,7 +19,9 @@ export interface AccessToken {
  * contain no secret; values contain the access token, so keep the store private.
  *
  * A store that throws never fails a request: the error is logged as a warning and the client
- * fetches (or keeps using) a token of its own. The default is a {@link MemoryTokenStore}.
+ * fetches (or keeps using) a token of its own. Nor does one that hangs: a `get` or `set` that has
+ * not settled within the call's `timeoutMs` counts as failed, so a store that stopped answering
+ * delays a refresh, never stops it. The default is a {@link MemoryTokenStore}.
  *
  * @example
  * A store in Redis (with ioredis). `examples/redis-token-store.ts` adds a lock, so that workers

@@ -6,8 +6,9 @@ import { sha256Hex as nodeSha256Hex } from '../../src/auth/store-key-digest.js';
 import { sha256Hex as webSha256Hex } from '../../src/auth/store-key-digest.web.js';
 import type { TokenManagerOptions } from '../../src/auth/token-manager.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
-import { emulatorTokenManager } from '../support/clients.js';
+import { clientFor, emulatorTokenManager } from '../support/clients.js';
 import { capturingFetch, recordingLogger } from '../support/recorders.js';
+import { financeRecord } from '../support/records.js';
 
 type Mock = ReturnType<typeof createPushApiMock>;
 
@@ -368,6 +369,82 @@ describe('early refresh with the default store', () => {
     expect(store.get('k')?.accessToken).toBe('t');
     now = 1_000;
     expect(store.get('k')).toBeUndefined();
+  });
+});
+
+describe('a token store that never answers', () => {
+  // Redis unreachable: ioredis queues commands until it reconnects, so get and set never settle.
+  const hanging = () => ({
+    calls: [] as string[],
+    get(key: string) {
+      this.calls.push(`get ${key.slice(0, 10)}`);
+      return new Promise<undefined>(() => {});
+    },
+    set() {
+      this.calls.push('set');
+      return new Promise<void>(() => {});
+    },
+  });
+
+  it('holds getToken for the call timeout at most, then fetches and hands out a token, with a warning for each call', async () => {
+    const store = hanging();
+    const logger = recordingLogger();
+    const { mock, tokens } = setup(createPushApiMock(), { tokenStore: store, logger });
+    const started = performance.now();
+    const token = await tokens.getToken({ timeoutMs: 100 });
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(mock.state.tokens.map((t) => t.token)).toEqual([token.accessToken]);
+    expect(store.calls).toEqual(['get push-api-c', 'set']);
+    const warnings = logger.lines.filter((line) => line.level === 'warn');
+    expect(warnings.map((line) => line.message)).toEqual([
+      'push-api-client tokenStore.get failed; fetching a new token',
+      'push-api-client tokenStore.set failed; using the token anyway',
+    ]);
+    expect(warnings[0]?.fields).toEqual({ error: 'Error: no answer within 100 ms' });
+    // The token came back without the store: the next call takes it from the cache.
+    expect((await tokens.getToken()).accessToken).toBe(token.accessToken);
+    expect(mock.state.tokenRequestCount).toBe(1);
+  });
+
+  it("bounds the store by the client's timeoutMs, so that concurrent requests of a client all go through", async () => {
+    const mock = createPushApiMock();
+    const client = clientFor(mock, { tokenStore: hanging(), timeoutMs: 150 });
+    const started = performance.now();
+    const results = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => client.finance.publishBatch(mock.appId, [financeRecord(i)])),
+    );
+    expect(results.every((result) => result.success)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(mock.state.recordCount(mock.appId)).toBe(5);
+    expect(mock.state.tokenRequestCount).toBe(1);
+  });
+
+  it('a caller that gives up is not held by the store', async () => {
+    const { mock, tokens } = setup(createPushApiMock(), { tokenStore: hanging() });
+    const started = performance.now();
+    await expect(tokens.getToken({ signal: AbortSignal.timeout(50) })).rejects.toBeInstanceOf(AbortError);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(mock.state.tokenRequestCount).toBe(0);
+  });
+
+  it('a slow store that answers within the timeout is used', async () => {
+    const mock = createPushApiMock();
+    const inner = new MemoryTokenStore();
+    const slow = {
+      get: async (key: string) => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return inner.get(key);
+      },
+      set: async (key: string, token: Parameters<MemoryTokenStore['set']>[1], expiresAt: Date) => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        inner.set(key, token);
+        expect(expiresAt.getTime()).toBe(token.expiresAt.getTime());
+      },
+    };
+    const first = await setup(mock, { tokenStore: slow }).tokens.getToken({ timeoutMs: 1_000 });
+    const second = await setup(mock, { tokenStore: slow }).tokens.getToken({ timeoutMs: 1_000 });
+    expect(second.accessToken).toBe(first.accessToken);
+    expect(mock.state.tokenRequestCount).toBe(1);
   });
 });
 

@@ -41,9 +41,51 @@ import type { UploadReport } from './uploads/types.js';
 /** Response headers as a plain object with lower-case names, so that errors serialize and compare simply. */
 export type HeadersRecord = Record<string, string>;
 
+/**
+ * The class an error of this package was made by, on each class of the family. A process may load
+ * the package twice: its ESM build through `import` and its CJS build through `require` (a
+ * dependency written in CommonJS, a CLI tool, a test runner), or the web build beside the Node one.
+ * Each build has its own classes, so an error thrown by one would not be an `instanceof` the
+ * other's, and a `catch` that tests for `NotFoundError` would rethrow a 404. A registered symbol is
+ * the same in every build, so `instanceof` looks for it along the error's prototype chain.
+ */
+const ERROR_CLASS = Symbol.for('push-api-client.error-class');
+
+/** The registered class name of `prototype`'s own constructor, when it is one of this family's classes. */
+function errorClassOf(prototype: object): unknown {
+  const made: unknown = Object.hasOwn(prototype, 'constructor')
+    ? (prototype as { constructor: unknown }).constructor
+    : undefined;
+  return typeof made === 'function' && Object.hasOwn(made, ERROR_CLASS)
+    ? (made as unknown as Record<symbol, unknown>)[ERROR_CLASS]
+    : undefined;
+}
+
+/** `value instanceof errorClass`, by the prototype chain or, for this family's classes, by their registered names. */
+function isInstanceOf(errorClass: object, value: unknown): boolean {
+  if (Function.prototype[Symbol.hasInstance].call(errorClass, value)) return true;
+  if (!Object.hasOwn(errorClass, ERROR_CLASS) || typeof value !== 'object' || value === null) return false;
+  const wanted = (errorClass as Record<symbol, unknown>)[ERROR_CLASS];
+  for (let proto = Object.getPrototypeOf(value); proto !== null; proto = Object.getPrototypeOf(proto)) {
+    if (errorClassOf(proto) === wanted) return true;
+  }
+  return false;
+}
+
 /** Base class of every error this package throws. */
 export class PushError extends Error {
   override name = 'PushError';
+
+  /**
+   * `error instanceof NotFoundError` holds for an error made by any build of this package (ESM,
+   * CJS, web) that a process loaded, not only by the build this class comes from. Subclasses of a
+   * user's own keep the plain rule.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class on the right of `instanceof`, a subclass as much as PushError.
+    return isInstanceOf(this, value);
+  }
+
   /**
    * Set on the error a stopped `finance.publish()` or `uploads.upload()` run rejects with
    * (`PublishStoppedError`, `UploadStoppedError`, whose `report` is typed for that operation):
@@ -442,6 +484,33 @@ export class RecordValidationError<TReport extends PublishReport = PublishReport
     const more = invalid.length > shown.length ? ` (and ${invalid.length - shown.length} more)` : '';
     return `${invalid.length} invalid record(s): ${shown.join(' | ')}${more}`;
   }
+}
+
+// Named here rather than read from `name`: a user's subclass may rename itself without joining the family's checks.
+for (const [name, errorClass] of Object.entries({
+  PushError,
+  ConfigurationError,
+  PushApiError,
+  BadRequestError,
+  AuthenticationError,
+  PermissionDeniedError,
+  NotFoundError,
+  UnprocessableEntityError,
+  RateLimitError,
+  ServerError,
+  RedirectError,
+  UnexpectedResponseError,
+  TokenError,
+  UploadError,
+  ResponseTooLargeError,
+  ConnectionError,
+  TimeoutError,
+  AbortError,
+  PublishStoppedError,
+  UploadStoppedError,
+  RecordValidationError,
+})) {
+  Object.defineProperty(errorClass, ERROR_CLASS, { value: name });
 }
 
 /** Caps any server-requested wait: a misconfigured server must not park a pipeline for hours. */

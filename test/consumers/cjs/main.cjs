@@ -1,6 +1,6 @@
 // Plain CommonJS consumer: `require` from the installed tarball, token + upload + publish against the emulator.
 const assert = require('node:assert/strict');
-const { PushClient, RecordValidationError } = require('push-api-client');
+const { NotFoundError, PublishStoppedError, PushClient, RecordValidationError } = require('push-api-client');
 const { startEmulator } = require('push-api-client/testing');
 
 // zod is loaded on first need only (by import(), so it never shows in require.cache): the client entry must not require it.
@@ -38,6 +38,15 @@ async function main() {
     assert.equal(mock.state.tokenRequestCount, 1);
 
     await assert.rejects(client.finance.publish(mock.appId, [{ amount: 1 }]), RecordValidationError);
+
+    // The ESM build loaded beside this one (a dependency that imports it): its errors are still this build's classes.
+    const esm = await import('push-api-client');
+    assert.notEqual(esm.PushError, require('push-api-client').PushError);
+    const esmClient = new esm.PushClient(emulator.clientOptions());
+    await assert.rejects(
+      esmClient.finance.publish('no-such-app', records.slice(0, 1)),
+      (error) => error instanceof PublishStoppedError && error.cause instanceof NotFoundError,
+    );
 
     const { financeRecordSchema } = require('push-api-client/schema');
     assert.equal(financeRecordSchema.safeParse(records[0]).success, true);

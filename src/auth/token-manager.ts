@@ -709,6 +709,9 @@ export class TokenManager {
       const hex = sha256Hex(`${this.#tokenUrl.href}\n${this.#clientId}\n${key}`);
       storeKey = typeof hex === 'string' ? STORE_KEY_PREFIX + hex : hex.then((digest) => STORE_KEY_PREFIX + digest);
       this.#storeKeys.set(key, storeKey);
+      // Bounded as the cache is: scopes can come from each call, and a key dropped is only hashed again.
+      if (this.#storeKeys.size > MAX_MEMORY_TOKENS)
+        this.#storeKeys.delete(this.#storeKeys.keys().next().value as string);
     }
     return storeKey;
   }

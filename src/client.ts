@@ -52,7 +52,8 @@ export interface PushClientOptions {
   /** How the credentials travel to the token endpoint. @default 'client_secret_post' (form body, as the spec shows) */
   tokenAuthMethod?: TokenAuthMethod | undefined;
   /**
-   * How long before expiry a token is refreshed; capped at half the token's lifetime.
+   * How long before expiry a token is refreshed; capped at half the token's lifetime. A refresh
+   * that fails within it leaves the current token in use until it expires.
    * @default min(60000, 10% of the token's lifetime)
    */
   refreshMarginMs?: number | undefined;

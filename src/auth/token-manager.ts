@@ -261,7 +261,8 @@ export class TokenManager {
    * A valid access token for the scope set, from the cache, the store, or the token endpoint.
    * Tokens are refreshed `refreshMarginMs` (by default min(60 s, 10% of their lifetime)) before
    * they expire, so that a request
-   * does not set out with a token about to expire on the way.
+   * does not set out with a token about to expire on the way. When that early refresh fails, the
+   * current token is answered until it expires (a `warn` line says so), unless `forceRefresh`.
    * @throws {TokenError} the token endpoint answered an error status (after retries, for those that
    *   are retryable) or an unusable token; its `error` holds the OAuth code, such as `invalid_client`.
    * @throws {AbortError} `signal` fired before the token arrived (a refresh shared with other
@@ -482,7 +483,21 @@ export class TokenManager {
       }
     }
     if (abandoned.aborted) throw abortErrorFrom(abandoned);
-    const { token, lifetimeMs, scopesLeftOut, response } = await this.#reportedRequest(scopes, reason, call, abandoned);
+    let answer: TokenAnswer;
+    try {
+      answer = await this.#reportedRequest(scopes, reason, call, abandoned);
+    } catch (error) {
+      const current = force || abandoned.aborted ? undefined : this.#validUntilExpiry(key);
+      if (current === undefined) throw error;
+      // An early refresh is a precaution: the token it replaces is still good at the service. A
+      // token endpoint down for a moment then fails no request; the next call tries again.
+      this.#logger.warn('push-api-client token refresh failed; using the current token until it expires', {
+        expiresAt: new Date(current.expiresAt.getTime()),
+        error: error instanceof Error ? error.name : 'Error',
+      });
+      return { data: copy(current), response: null };
+    }
+    const { token, lifetimeMs, scopesLeftOut, response } = answer;
     // Node's fetch puts the token request's connection back in its pool a turn after the answer
     // ended: the data request that waited for this token then reuses it instead of paying a new
     // connection's handshake (with TLS, two or three round trips).
@@ -506,6 +521,13 @@ export class TokenManager {
       });
     }
     return { data: token, response };
+  }
+
+  /** The cached token of a scope set while the service still takes it: not expired, not refused. */
+  #validUntilExpiry(key: string): AccessToken | undefined {
+    const cached = this.#cache.get(key);
+    if (cached === undefined || this.#rejected.has(cached.token.accessToken)) return undefined;
+    return this.#now() < cached.token.expiresAt.getTime() ? cached.token : undefined;
   }
 
   /**

@@ -372,6 +372,73 @@ describe('early refresh with the default store', () => {
   });
 });
 
+describe('an early refresh that fails', () => {
+  const start = Date.now();
+  // A 100 s token is refreshed from 90 s on; at 95 s the service still takes it.
+  const setupDown = () => {
+    let now = start;
+    const mock = createPushApiMock({ tokenTtlSeconds: 100, now: () => now });
+    const logger = recordingLogger();
+    const { tokens } = setup(mock, { now: () => now, logger });
+    return { mock, logger, tokens, at: (ms: number) => (now = start + ms) };
+  };
+
+  it('hands out the current token until it expires, with a warning, while the token endpoint fails', async () => {
+    const { mock, logger, tokens, at } = setupDown();
+    const first = await tokens.getToken();
+    mock.faults.add({ match: { operation: 'token' }, status: 503, times: Infinity });
+    at(95_000);
+    expect((await tokens.getToken()).accessToken).toBe(first.accessToken);
+    // Tried, with its retries, and tried again by the next call.
+    expect(tokenRequests(mock)).toBe(1 + 3);
+    expect((await tokens.getToken()).accessToken).toBe(first.accessToken);
+    expect(tokenRequests(mock)).toBe(1 + 6);
+    const warnings = logger.lines.filter((line) => line.level === 'warn' && line.message.includes('refresh failed'));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]?.fields).toEqual({ expiresAt: first.expiresAt, error: 'TokenError' });
+    expect(JSON.stringify(logger.lines)).not.toContain(first.accessToken);
+    at(100_000);
+    await expect(tokens.getToken()).rejects.toBeInstanceOf(TokenError);
+    mock.faults.clear();
+    expect((await tokens.getToken()).accessToken).not.toBe(first.accessToken);
+  });
+
+  it('concurrent callers of a failed early refresh all get the current token, from one refresh and one warning', async () => {
+    const { mock, logger, tokens, at } = setupDown();
+    const first = await tokens.getToken();
+    mock.faults.add({ match: { operation: 'token' }, status: 503, times: Infinity });
+    at(95_000);
+    const all = await Promise.all(Array.from({ length: 10 }, () => tokens.getToken()));
+    expect(new Set(all.map((token) => token.accessToken))).toEqual(new Set([first.accessToken]));
+    expect(tokenRequests(mock)).toBe(1 + 3);
+    expect(logger.lines.filter((line) => line.message.includes('refresh failed'))).toHaveLength(1);
+  });
+
+  it('falls back neither for a forced refresh nor for a token the service refused', async () => {
+    const { mock, tokens, at } = setupDown();
+    const first = await tokens.getToken();
+    mock.faults.add({ match: { operation: 'token' }, status: 503, times: Infinity });
+    at(95_000);
+    await expect(tokens.getToken({ forceRefresh: true })).rejects.toBeInstanceOf(TokenError);
+    tokens.invalidate(first.accessToken);
+    await expect(tokens.getToken()).rejects.toBeInstanceOf(TokenError);
+  });
+
+  it('publishes through a token endpoint that is down while the current token is valid', async () => {
+    const mock = createPushApiMock({ tokenTtlSeconds: 2 });
+    // Half the lifetime at most: refreshed from 1 s on, taken by the service until 2 s.
+    const client = clientFor(mock, { refreshMarginMs: 60_000, backoff: { initialDelayMs: 0, maxDelayMs: 0 } });
+    await client.finance.publishBatch(mock.appId, [financeRecord(0)]);
+    mock.faults.add({ match: { operation: 'token' }, status: 503, times: Infinity });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const report = await client.finance.publish(mock.appId, [financeRecord(1), financeRecord(2)]);
+    expect(report.recordsSent).toBe(2);
+    await expect(client.finance.publishBatch(mock.appId, [financeRecord(3)])).resolves.toEqual({ success: true });
+    expect(mock.state.recordCount(mock.appId)).toBe(4);
+    expect(mock.state.tokenRequestCount).toBe(1);
+  });
+});
+
 describe('a token store that never answers', () => {
   // Redis unreachable: ioredis queues commands until it reconnects, so get and set never settle.
   const hanging = () => ({

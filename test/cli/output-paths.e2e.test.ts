@@ -27,6 +27,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import { MAX_CHECKPOINT_BYTES } from '../../src/cli/checkpoint.js';
+import { pidNamespace } from '../../src/cli/pid-namespace.js';
 import { useCliFixture } from '../support/cli/emulator.js';
 import { CSV_HEADER, csvRows, emulatorEnv, type RunResult, runCli, startCli } from '../support/cli/run.js';
 
@@ -245,7 +246,10 @@ describe('files are written 0600 and no temp file is left behind', () => {
     writeFileSync(input, `${CSV_HEADER}\n${csvRows(200)}\n`);
     const rejects = ctx.temp.path('r.jsonl');
     // A temp file a live process (this test runner) might be writing: never removed.
-    const tag = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
+    // The tag names this host and its pid namespace (where Linux has one), as the CLI's temp files do.
+    const namespace = pidNamespace();
+    const identity = namespace === undefined ? hostname() : `${hostname()}\0${namespace}`;
+    const tag = createHash('sha256').update(identity).digest('hex').slice(0, 8);
     const live = `.r.jsonl.${process.pid}.${tag}.0123456789ab.tmp`;
     writeFileSync(ctx.temp.path(live), 'live');
     ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 5000 });

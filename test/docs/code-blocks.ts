@@ -46,6 +46,7 @@ declare global {
   const appId: string;
   const records: FinanceRecordInput[];
   const signal: AbortSignal;
+  const stopSignal: AbortSignal;
 }
 export {};
 `;

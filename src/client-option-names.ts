@@ -7,7 +7,7 @@
 import type { PushClientOptions } from './client.js';
 import { ConfigurationError } from './errors.js';
 
-const OPTION_NAMES = [
+export const OPTION_NAMES = [
   'clientId',
   'clientSecret',
   'authUrl',

@@ -49,6 +49,12 @@ describe('afterLines', () => {
     );
   });
 
+  it('keeps the line break that starts the next chunk after a whole CRLF ending the last skipped line', async () => {
+    // The shrunk counterexample of the property above: the 6th break is a CRLF that ends the first chunk.
+    const input = Buffer.from('aa\naaaaaa\naaaaa\r\naa\na\r\na\r\n\nheader\n', 'latin1');
+    expect(await text(afterLines(chunked(input, [26]), 6, 'in.csv'))).toBe('\nheader\n');
+  });
+
   it('names the file and how many lines it has when it has fewer than asked', async () => {
     await expect(text(afterLines(chunked(Buffer.from('title\r\n'), [3]), 3, 'bank.csv'))).rejects.toThrow(
       'bank.csv: 1 line, fewer than --skip-lines 3',

@@ -47,9 +47,11 @@ function lineBreaksEnd(
   while (i < chunk.length) {
     const byte = chunk[i++];
     if (byte === LF || byte === CR) {
-      if (byte === CR && chunk[i] === LF) i++;
+      const crlf = byte === CR && chunk[i] === LF;
+      if (crlf) i++;
       breaks++;
-      if (breaks === wanted) return { offset: i, breaks, afterCr: byte === CR && i === chunk.length };
+      // Only a CR that ends the chunk may still have its LF to come; a whole CRLF there has not.
+      if (breaks === wanted) return { offset: i, breaks, afterCr: byte === CR && !crlf && i === chunk.length };
     }
   }
   return { offset: chunk.length, breaks, afterCr: chunk[chunk.length - 1] === CR };

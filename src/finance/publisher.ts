@@ -187,9 +187,11 @@ export class FinancePublisher {
 
     const result = report.build();
     const { stopSignal } = options;
-    // A stop the caller asked for is the outcome only when it left records unread.
-    const cause =
-      run.stopCause() ?? (stopSignal?.aborted && !batches.readToEnd ? abortErrorFrom(stopSignal) : undefined);
+    // A stop the caller asked for is the outcome only when it left records unread: batches read but
+    // never sent count as not read, and an array read to its last record is read to its end even
+    // when the batch that record completed was the last one taken (no read saw the end after it).
+    const leftUnread = result.recordsNotRead > 0 || (!Array.isArray(records) && !batches.readToEnd);
+    const cause = run.stopCause() ?? (stopSignal?.aborted && leftUnread ? abortErrorFrom(stopSignal) : undefined);
     if (cause !== undefined) throw new PublishStoppedError(result, cause);
     if (batches.firstInvalid) throw new RecordValidationError<PublishReport>([batches.firstInvalid], result);
     return result;

@@ -472,6 +472,9 @@ export class TokenManager {
           : 'initial';
     const storeKey = await this.#storeKey(key);
     const storeTimeoutMs = call.timeoutMs ?? this.#timeoutMs;
+    // A token still good at the service, in its refresh margin: the cached one, or one another
+    // process stored (a new process finds only that one).
+    let current: AccessToken | undefined;
     if (!force) {
       const stored = await this.#readStore(storeKey, storeTimeoutMs, abandoned);
       if (stored) {
@@ -481,20 +484,27 @@ export class TokenManager {
           return { data: stored, response: null };
         }
       }
+      current =
+        this.#validUntilExpiry(key) ?? (stored && this.#now() < stored.expiresAt.getTime() ? stored : undefined);
     }
     if (abandoned.aborted) throw abortErrorFrom(abandoned);
     let answer: TokenAnswer;
     try {
-      answer = await this.#reportedRequest(scopes, reason, call, abandoned);
+      // With a token at hand, an early refresh is tried once: its retries, waiting out a Retry-After
+      // of the token endpoint's choosing, would hold every request of the margin while that token
+      // could be used. The next call tries again.
+      answer = await this.#reportedRequest(scopes, reason, current ? { ...call, maxRetries: 0 } : call, abandoned);
     } catch (error) {
-      const current = force || abandoned.aborted ? undefined : this.#validUntilExpiry(key);
-      if (current === undefined) throw error;
+      // Checked again: the service may have refused it (`invalidate`) while the refresh was on its way.
+      if (current === undefined || abandoned.aborted || !this.#stillGood(current)) throw error;
       // An early refresh is a precaution: the token it replaces is still good at the service. A
       // token endpoint down for a moment then fails no request; the next call tries again.
       this.#logger.warn('push-api-client token refresh failed; using the current token until it expires', {
         expiresAt: new Date(current.expiresAt.getTime()),
         error: error instanceof Error ? error.name : 'Error',
       });
+      if (!this.#cache.has(key))
+        this.#remember(key, { token: current, refreshAt: this.#storedRefreshAt(key, current) });
       return { data: copy(current), response: null };
     }
     const { token, lifetimeMs, scopesLeftOut, response } = answer;
@@ -526,8 +536,12 @@ export class TokenManager {
   /** The cached token of a scope set while the service still takes it: not expired, not refused. */
   #validUntilExpiry(key: string): AccessToken | undefined {
     const cached = this.#cache.get(key);
-    if (cached === undefined || this.#rejected.has(cached.token.accessToken)) return undefined;
-    return this.#now() < cached.token.expiresAt.getTime() ? cached.token : undefined;
+    return cached !== undefined && this.#stillGood(cached.token) ? cached.token : undefined;
+  }
+
+  /** Whether the service still takes `token`, as far as this manager knows: not expired, not refused. */
+  #stillGood(token: AccessToken): boolean {
+    return !this.#rejected.has(token.accessToken) && this.#now() < token.expiresAt.getTime();
   }
 
   /**

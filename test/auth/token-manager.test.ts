@@ -389,10 +389,10 @@ describe('an early refresh that fails', () => {
     mock.faults.add({ match: { operation: 'token' }, status: 503, times: Infinity });
     at(95_000);
     expect((await tokens.getToken()).accessToken).toBe(first.accessToken);
-    // Tried, with its retries, and tried again by the next call.
-    expect(tokenRequests(mock)).toBe(1 + 3);
+    // Tried once (with a token at hand, no retry is waited for), and tried again by the next call.
+    expect(tokenRequests(mock)).toBe(1 + 1);
     expect((await tokens.getToken()).accessToken).toBe(first.accessToken);
-    expect(tokenRequests(mock)).toBe(1 + 6);
+    expect(tokenRequests(mock)).toBe(1 + 2);
     const warnings = logger.lines.filter((line) => line.level === 'warn' && line.message.includes('refresh failed'));
     expect(warnings).toHaveLength(2);
     expect(warnings[0]?.fields).toEqual({ expiresAt: first.expiresAt, error: 'TokenError' });
@@ -410,7 +410,7 @@ describe('an early refresh that fails', () => {
     at(95_000);
     const all = await Promise.all(Array.from({ length: 10 }, () => tokens.getToken()));
     expect(new Set(all.map((token) => token.accessToken))).toEqual(new Set([first.accessToken]));
-    expect(tokenRequests(mock)).toBe(1 + 3);
+    expect(tokenRequests(mock)).toBe(1 + 1);
     expect(logger.lines.filter((line) => line.message.includes('refresh failed'))).toHaveLength(1);
   });
 
@@ -422,6 +422,52 @@ describe('an early refresh that fails', () => {
     await expect(tokens.getToken({ forceRefresh: true })).rejects.toBeInstanceOf(TokenError);
     tokens.invalidate(first.accessToken);
     await expect(tokens.getToken()).rejects.toBeInstanceOf(TokenError);
+  });
+
+  it('waits out no Retry-After of the token endpoint while the current token is good: one attempt, then that token', async () => {
+    const { mock, tokens, at } = setupDown();
+    const first = await tokens.getToken();
+    // Retried twice, each after 3 s, this held every request of the margin for 6 s.
+    mock.faults.add({ match: { operation: 'token' }, status: 503, retryAfter: 3, times: Infinity });
+    at(95_000);
+    const started = performance.now();
+    expect((await tokens.getToken()).accessToken).toBe(first.accessToken);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(tokenRequests(mock)).toBe(1 + 1);
+  });
+
+  it('retries as before when no token is at hand', async () => {
+    const { mock, tokens } = setupDown();
+    mock.faults.add({ match: { operation: 'token' }, status: 503, times: 2 });
+    await expect(tokens.getToken()).resolves.toMatchObject({ tokenType: expect.any(String) });
+    expect(tokenRequests(mock)).toBe(3);
+  });
+
+  it('a new manager uses a token another process stored, in its margin, while the token endpoint fails', async () => {
+    let now = Date.now();
+    const start = now;
+    const mock = createPushApiMock({ tokenTtlSeconds: 100, now: () => now });
+    const store = new MemoryTokenStore({ now: () => now });
+    const first = await setup(mock, { now: () => now, tokenStore: store }).tokens.getToken();
+    mock.faults.add({ match: { operation: 'token' }, status: 503, times: Infinity });
+    now = start + 95_000;
+    const logger = recordingLogger();
+    const { tokens } = setup(mock, { now: () => now, tokenStore: store, logger });
+    expect((await tokens.getToken()).accessToken).toBe(first.accessToken);
+    expect(logger.lines.some((line) => line.level === 'warn' && line.message.includes('refresh failed'))).toBe(true);
+    expect(JSON.stringify(logger.lines)).not.toContain(first.accessToken);
+    now = start + 100_000;
+    await expect(tokens.getToken()).rejects.toBeInstanceOf(TokenError);
+  });
+
+  it('does not hand out a token the service refused while the failed refresh was on its way', async () => {
+    const { mock, tokens, at } = setupDown();
+    const first = await tokens.getToken();
+    mock.faults.add({ match: { operation: 'token' }, status: 503, delayMs: 100, times: Infinity });
+    at(95_000);
+    const refreshing = tokens.getToken();
+    tokens.invalidate(first.accessToken);
+    await expect(refreshing).rejects.toBeInstanceOf(TokenError);
   });
 
   it('publishes through a token endpoint that is down while the current token is valid', async () => {

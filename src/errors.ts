@@ -51,14 +51,14 @@ export type HeadersRecord = Record<string, string>;
  */
 const ERROR_CLASS = Symbol.for('push-api-client.error-class');
 
-/** The registered class name of `prototype`'s own constructor, when it is one of this family's classes. */
+/**
+ * The registered class name of `prototype`'s own constructor, when it is one of this family's
+ * classes. Read from property descriptors, never through a getter: `instanceof` in a `catch` must
+ * run no code of the object tested, and must not throw where the plain rule would not.
+ */
 function errorClassOf(prototype: object): unknown {
-  const made: unknown = Object.hasOwn(prototype, 'constructor')
-    ? (prototype as { constructor: unknown }).constructor
-    : undefined;
-  return typeof made === 'function' && Object.hasOwn(made, ERROR_CLASS)
-    ? (made as unknown as Record<symbol, unknown>)[ERROR_CLASS]
-    : undefined;
+  const made: unknown = Object.getOwnPropertyDescriptor(prototype, 'constructor')?.value;
+  return typeof made === 'function' ? Object.getOwnPropertyDescriptor(made, ERROR_CLASS)?.value : undefined;
 }
 
 /** `value instanceof errorClass`, by the prototype chain or, for this family's classes, by their registered names. */

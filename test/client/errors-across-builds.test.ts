@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it, vi } from 'vitest';
 import * as errors from '../../src/errors.js';
 
@@ -69,5 +70,38 @@ describe('errors across the builds of the package', () => {
     expect(new AppError('x') instanceof QueueError).toBe(false);
     expect(new errors.PushError('x') instanceof AppError).toBe(false);
     expect(new QueueError('x') instanceof AppError).toBe(false);
+  });
+
+  it('runs no getter of the value tested, and throws no more than the plain rule', () => {
+    let ran = 0;
+    const prototype = {
+      get constructor() {
+        ran++;
+        throw new Error('a getter of the value tested ran');
+      },
+    };
+    const value = Object.create(prototype) as object;
+    expect(value instanceof errors.PushError).toBe(false);
+    expect(value instanceof errors.NotFoundError).toBe(false);
+    // A class whose registered name is a getter is read without running it either.
+    class Claiming extends Error {}
+    Object.defineProperty(Claiming, Symbol.for('push-api-client.error-class'), {
+      get() {
+        ran++;
+        return 'PushError';
+      },
+    });
+    expect(new Claiming('x') instanceof errors.PushError).toBe(false);
+    expect(ran).toBe(0);
+  });
+
+  it("is no instance for another realm's error, a Proxy of a plain object, or a user's class named like ours", () => {
+    const foreign: unknown = runInNewContext('new TypeError("other realm")');
+    expect(foreign instanceof errors.PushError).toBe(false);
+    expect(new Proxy({}, {}) instanceof errors.PushError).toBe(false);
+    // A Proxy of one of ours is one, as under the plain rule.
+    expect(new Proxy(new errors.AbortError('x'), {}) instanceof errors.PushError).toBe(true);
+    const NotFoundError = class NotFoundError extends Error {};
+    expect(new NotFoundError('x') instanceof errors.NotFoundError).toBe(false);
   });
 });

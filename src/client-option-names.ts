@@ -43,12 +43,23 @@ void everyOptionListed;
 
 const BY_LOWER_CASE = new Map<string, string>(OPTION_NAMES.map((name) => [name.toLowerCase(), name]));
 
-/** Throws a ConfigurationError for a key that is an option's name in another case. */
+/** How many prototypes are looked through: a settings class's chain is short, a Proxy's may not end. */
+const MAX_PROTOTYPES = 16;
+
+/**
+ * Throws a ConfigurationError for a key that is an option's name in another case. Options are
+ * read as properties, inherited ones included, so the keys looked at are too: a settings class
+ * whose `get baseURL()` sits on its prototype (not enumerable, not an own key) is refused as well.
+ */
 export function refuseMiscasedOptions(options: object, prefix: string): void {
-  for (const key of Object.keys(options)) {
-    const meant = BY_LOWER_CASE.get(key.toLowerCase());
-    if (meant !== undefined && meant !== key) {
-      throw new ConfigurationError(`${prefix}unknown option ${key}; did you mean ${meant}?`);
+  let current: object | null = options;
+  for (let depth = 0; current !== null && current !== Object.prototype && depth < MAX_PROTOTYPES; depth++) {
+    for (const key of Object.getOwnPropertyNames(current)) {
+      const meant = BY_LOWER_CASE.get(key.toLowerCase());
+      if (meant !== undefined && meant !== key) {
+        throw new ConfigurationError(`${prefix}unknown option ${key}; did you mean ${meant}?`);
+      }
     }
+    current = Object.getPrototypeOf(current);
   }
 }

@@ -4,6 +4,7 @@
  * token it holds or where that token may go stays the original's.
  */
 import type { PushClientOptions } from './client.js';
+import { refuseMiscasedOptions } from './client-option-names.js';
 import { ConfigurationError } from './errors.js';
 import { checkHeaders } from './http/call-options.js';
 
@@ -59,6 +60,7 @@ export function withOverrides(original: PushClientOptions, overrides: PushClient
   if (overrides === null || typeof overrides !== 'object' || Array.isArray(overrides)) {
     throw new ConfigurationError('withOptions: overrides must be an object of PushClient options');
   }
+  refuseMiscasedOptions(overrides, 'withOptions: ');
   const kept = KEPT_OPTIONS.filter((name) => (overrides as PushClientOptions)[name] !== undefined);
   if (kept.length > 0) {
     throw new ConfigurationError(

@@ -50,8 +50,31 @@ describe('PushClient options', () => {
     expect(() => make({ region: 'eu' } as PushClientOptions)).not.toThrow();
   });
 
-  it('refuses a miscased option in withOptions too', () => {
-    expect(() => make().withOptions({ maxretries: 0 } as never)).toThrow('did you mean maxRetries?');
+  it('refuses a miscased option in withOptions too, naming withOptions', () => {
+    expect(() => make().withOptions({ maxretries: 0 } as never)).toThrow(
+      'withOptions: unknown option maxretries; did you mean maxRetries?',
+    );
+  });
+
+  it('refuses a miscased option a settings class defines as a getter on its prototype, or a non-enumerable one', () => {
+    class Settings {
+      env = env;
+      // Read through the prototype as any option is, yet no own key: it escaped the check.
+      get baseURL(): string {
+        return 'https://other.example.com';
+      }
+    }
+    expect(() => new PushClient(new Settings() as PushClientOptions)).toThrow(
+      'PushClient: unknown option baseURL; did you mean baseUrl?',
+    );
+    const hidden = Object.defineProperty({ env }, 'timeoutMS', { value: 5, enumerable: false });
+    expect(() => new PushClient(hidden as PushClientOptions)).toThrow('did you mean timeoutMs?');
+    // A Proxy's keys are its target's; a prototype chain that never ends is looked through a few levels only.
+    expect(() => new PushClient(new Proxy({ env, clientID: 'x' }, {}) as PushClientOptions)).toThrow(
+      'did you mean clientId?',
+    );
+    const endless: PushClientOptions = new Proxy({ env }, { getPrototypeOf: () => endless });
+    expect(() => new PushClient(endless)).not.toThrow();
   });
 
   it.each([

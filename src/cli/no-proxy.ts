@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { domainToASCII } from 'node:url';
 
 /** One `NO_PROXY` entry: a host name (and its subdomains), or addresses; a port when it named one. */
 type Entry = { kind: 'name'; name: string; port: number } | { kind: 'addresses'; list: BlockList; port: number };
@@ -50,10 +51,13 @@ function parseEntry(text: string): Entry | undefined {
     );
     return list === undefined ? undefined : { kind: 'addresses', list, port };
   }
-  const name = host
+  const written = host
     .toLowerCase()
     .replace(/^\*?\./, '')
     .replace(/\.$/, '');
+  // A URL's host name is in punycode (bücher.example is xn--bcher-kva.example), so an entry
+  // written in Unicode is compared in that form too; one that has none matches nothing.
+  const name = /[^ -~]/.test(written) ? domainToASCII(written) : written;
   return name === '' ? undefined : { kind: 'name', name, port };
 }
 

@@ -25,6 +25,9 @@ describe('NO_PROXY, read as curl, Go and Python read it', () => {
     ['*', 'https://anything.example/'],
     ['a.example, *', 'https://anything.example/'],
     ['  a.example\tb.example ', 'https://b.example/'],
+    ['bücher.example', 'https://bücher.example/'],
+    ['.BÜCHER.example', 'https://www.xn--bcher-kva.example/'],
+    ['xn--bcher-kva.example', 'https://bücher.example/'],
   ])('%j sends %s direct', (noProxy, url) => {
     expect(direct(noProxy, url)).toBe(true);
   });

@@ -31,6 +31,7 @@ export const ISOLATED = [
   'test/uploads/uploader-failures.test.ts',
   'test/uploads/uploader-input.test.ts',
   'test/uploads/uploader-stops.test.ts',
+  'test/uploads/upload-stop-phases.test.ts',
   'test/uploads/undici-loaded.test.ts',
   'test/cli/checkpoint-first-write.test.ts',
 ];

@@ -22,6 +22,7 @@ import type {
 } from '../http/public-types.js';
 import { answerText, MAX_TOKEN_RESPONSE_BYTES } from '../http/response-body.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
+import { classifyFailure } from '../http/retry.js';
 import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
 import { silentLogger } from '../internal/logger.js';
 import { abortErrorFrom, nextTurn, raceSignal } from '../internal/waits.js';
@@ -471,12 +472,13 @@ export class TokenManager {
           ? 'expiring'
           : 'initial';
     const storeKey = await this.#storeKey(key);
-    const storeTimeoutMs = call.timeoutMs ?? this.#timeoutMs;
+    // The longest one attempt of the token request, or one call of the store, may take.
+    const attemptMs = call.timeoutMs ?? this.#timeoutMs;
     // A token still good at the service, in its refresh margin: the cached one, or one another
     // process stored (a new process finds only that one).
     let current: AccessToken | undefined;
     if (!force) {
-      const stored = await this.#readStore(storeKey, storeTimeoutMs, abandoned);
+      const stored = await this.#readStore(storeKey, attemptMs, abandoned);
       if (stored) {
         const refreshAt = this.#storedRefreshAt(key, stored);
         if (this.#now() < refreshAt) {
@@ -495,17 +497,23 @@ export class TokenManager {
       // could be used. The next call tries again.
       answer = await this.#reportedRequest(scopes, reason, current ? { ...call, maxRetries: 0 } : call, abandoned);
     } catch (error) {
-      // Checked again: the service may have refused it (`invalidate`) while the refresh was on its way.
-      if (current === undefined || abandoned.aborted || !this.#stillGood(current)) throw error;
-      // An early refresh is a precaution: the token it replaces is still good at the service. A
-      // token endpoint down for a moment then fails no request; the next call tries again.
-      this.#logger.warn('push-api-client token refresh failed; using the current token until it expires', {
-        expiresAt: new Date(current.expiresAt.getTime()),
-        error: error instanceof Error ? error.name : 'Error',
-      });
-      if (!this.#cache.has(key))
-        this.#remember(key, { token: current, refreshAt: this.#storedRefreshAt(key, current) });
-      return { data: copy(current), response: null };
+      if (current === undefined || abandoned.aborted) throw error;
+      if (this.#stillGood(current)) {
+        // An early refresh is a precaution: the token it replaces is still good at the service. A
+        // token endpoint down for a moment then fails no request; the next call tries again.
+        this.#logger.warn('push-api-client token refresh failed; using the current token until it expires', {
+          expiresAt: new Date(current.expiresAt.getTime()),
+          error: error instanceof Error ? error.name : 'Error',
+        });
+        if (!this.#cache.has(key))
+          this.#remember(key, { token: current, refreshAt: this.#storedRefreshAt(key, current) });
+        return { data: copy(current), response: null };
+      }
+      // Checked again, and gone: the service refused it (`invalidate`), or it expired, while the one
+      // attempt was on its way (a token of seconds, an attempt that timed out). The refresh is needed
+      // now, with the retries it was spared, when a retry can help.
+      if (classifyFailure(error, 'idempotent') !== 'retry') throw error;
+      answer = await this.#reportedRequest(scopes, reason, call, abandoned);
     }
     const { token, lifetimeMs, scopesLeftOut, response } = answer;
     // Node's fetch puts the token request's connection back in its pool a turn after the answer
@@ -522,7 +530,7 @@ export class TokenManager {
     this.#logger.debug('push-api-client token acquired', { scopes: token.scopes, expiresAt: token.expiresAt });
     const stored = await askStore(
       () => this.#store.set(storeKey, copy(token), new Date(token.expiresAt.getTime())),
-      storeTimeoutMs,
+      attemptMs,
       abandoned,
     );
     if (!stored.answered && !abandoned.aborted) {

@@ -436,6 +436,25 @@ describe('an early refresh that fails', () => {
     expect(tokenRequests(mock)).toBe(1 + 1);
   });
 
+  it('goes on with its retries when the token at hand expired while its one attempt was on the way', async () => {
+    let now = start;
+    const mock = createPushApiMock({ tokenTtlSeconds: 100, now: () => now });
+    // The second token request (the early refresh at 95 s) comes back after the token's expiry.
+    let tokenCalls = 0;
+    const fetch: FetchLike = (input, init) => {
+      const request = new Request(input, init);
+      if (request.url.endsWith('/oauth2/token') && ++tokenCalls === 2) now = start + 100_500;
+      return mock.fetch(request);
+    };
+    const { tokens } = setup(mock, { now: () => now, fetch });
+    const first = await tokens.getToken();
+    mock.faults.add({ match: { operation: 'token' }, status: 503, times: 1 });
+    now = start + 95_000;
+    const next = await tokens.getToken();
+    expect(next.accessToken).not.toBe(first.accessToken);
+    expect(tokenRequests(mock)).toBe(1 + 2);
+  });
+
   it('retries as before when no token is at hand', async () => {
     const { mock, tokens } = setupDown();
     mock.faults.add({ match: { operation: 'token' }, status: 503, times: 2 });

@@ -40,12 +40,50 @@ export function tunnelFactory(
 
 /** Whether `error` is one undici words well enough to pass unchanged (see tunnelFactory). */
 function passesUnchanged(error: Error): boolean {
+  // Already worded for the CLI (guardProxyTls).
+  if (error instanceof ConnectionError) return true;
   const code = (error as { code?: unknown }).code;
   // UND_ERR_PRX_CONN: what undici releases after 7.x call a tunnel the proxy dropped (their own end
   // to the loop), worded here like the rest.
   return (
     typeof code === 'string' && code !== 'UND_ERR_SOCKET' && code !== 'UND_ERR_PRX_CONN' && !code.startsWith('HPE_')
   );
+}
+
+/**
+ * An https:// proxy URL makes the connection to the proxy itself TLS. Most proxies speak plain
+ * HTTP on their port (an https address still goes through a CONNECT tunnel, with TLS end to end),
+ * and the handshake then fails with an OpenSSL code that names neither the proxy nor the cause,
+ * which the CLI would report against the service's address. Here it names the proxy and the fix.
+ */
+/**
+ * The `clientFactory` of a `ProxyAgent`: the client that speaks to the proxy itself (its CONNECTs,
+ * and with an https:// proxy URL every request). For an https:// URL its TLS handshake failures
+ * name the proxy (see guardProxyTls); an http:// URL keeps undici's own client.
+ */
+export function proxyClientFactory(
+  undici: { Pool: typeof Pool },
+  proxyUrl: string,
+): ((origin: URL, options: { connect: buildConnector.connector }) => Dispatcher) | undefined {
+  const proxy = new URL(proxyUrl);
+  if (proxy.protocol !== 'https:') return undefined;
+  return (origin, options) =>
+    new undici.Pool(origin, { ...options, connect: guardProxyTls(options.connect, proxy.host) });
+}
+
+function guardProxyTls(connect: buildConnector.connector, proxyHost: string): buildConnector.connector {
+  return (options, callback) => {
+    connect(options, (...args) => {
+      const [error] = args;
+      const code = (error as { code?: unknown } | null)?.code;
+      if (error === null || typeof code !== 'string' || !(code.startsWith('ERR_SSL_') || code === 'EPROTO')) {
+        callback(...args);
+        return;
+      }
+      const message = `no TLS with the proxy ${proxyHost} (${code}): the proxy URL says https://, but this proxy does not speak TLS on its port; most proxies take http:// (an https address is still tunnelled, with TLS end to end)`;
+      callback(new ConnectionError(message, { requestMaybeSent: false }), null);
+    });
+  };
 }
 
 function guardTunnel(

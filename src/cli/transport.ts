@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { ConcurrencyHookEvent, PushClientHooks, ResponseHookEvent, RetryHookEvent } from '../index.js';
 import { UsageError } from './exit-codes.js';
 import { parseNoProxy } from './no-proxy.js';
-import { tunnelFactory } from './proxy-tunnel.js';
+import { proxyClientFactory, tunnelFactory } from './proxy-tunnel.js';
 
 /** The proxy variables, lower-case first: curl's order, and undici's. */
 const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
@@ -55,7 +55,15 @@ export async function proxyDispatcher(env: NodeJS.ProcessEnv = process.env): Pro
   const direct = new Agent();
   // Plain http targets are sent to the proxy in absolute form, as curl does; https ones always
   // go through a CONNECT tunnel, so TLS stays end to end.
-  const through = (uri: string) => new ProxyAgent({ uri, proxyTunnel: false, factory: tunnelFactory(undici, uri) });
+  const through = (uri: string) => {
+    const clientFactory = proxyClientFactory(undici, uri);
+    return new ProxyAgent({
+      uri,
+      proxyTunnel: false,
+      factory: tunnelFactory(undici, uri),
+      ...(clientFactory !== undefined && { clientFactory }),
+    });
+  };
   const forHttp = httpProxy ? through(httpProxy) : direct;
   // An https address without HTTPS_PROXY goes through HTTP_PROXY, as undici's EnvHttpProxyAgent
   // (and npm) do; curl would go direct.

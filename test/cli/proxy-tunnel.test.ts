@@ -146,3 +146,30 @@ describe('a proxy tunnel to a certificate for another name', () => {
     expect(emulator.mock.state.records(DEMO_APP_ID)).toHaveLength(0);
   });
 });
+
+describe('an https:// proxy URL for a proxy that speaks plain HTTP', () => {
+  // Most proxies take http:// even for https addresses; an https:// URL then fails its handshake
+  // with an OpenSSL code that the CLI reported against the service's address.
+  it.each([
+    ['HTTPS_PROXY', 'https://auth.push.test'],
+    ['HTTP_PROXY', 'http://auth.push.test'],
+  ])('%s: one line naming the proxy and the fix, never the password, as not sent', async (variable, authUrl) => {
+    const proxy = await startLoopbackProxy({ host: '127.0.0.1', port: 9 });
+    closers.push(() => proxy.close());
+    const url = proxy.url.replace('http://', 'https://user:p%40ss@');
+    const dispatcher = await proxyDispatcher({ [variable]: url });
+    if (dispatcher === undefined) throw new Error(`no dispatcher for ${variable}`);
+    const error = await client(dispatcher, { authUrl, allowInsecureHttp: true, maxRetries: 0 })
+      .tokens.getToken()
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ requestMaybeSent: false });
+    const { port } = new URL(proxy.url);
+    expect((error as Error).message).toMatch(
+      new RegExp(`^no TLS with the proxy 127\\.0\\.0\\.1:${port} \\(ERR_SSL_[A-Z_]+\\): the proxy URL says https://`),
+    );
+    expect((error as Error).message).not.toMatch(/p%40ss|p@ss/);
+    expect(proxy.requests).toEqual([]);
+    expect(proxy.tunnels).toEqual([]);
+  });
+});

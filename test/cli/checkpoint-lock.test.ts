@@ -4,10 +4,10 @@
  * checkpoint-lock.e2e.test.ts.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquireCheckpointLock } from '../../src/cli/checkpoint-lock.js';
+import { acquireCheckpointLock, acquireRunFileLock } from '../../src/cli/run-file-lock.js';
 import { makeTempDir } from '../support/cli/run.js';
 
 let temp: ReturnType<typeof makeTempDir>;
@@ -79,5 +79,41 @@ describe('a lock left on this host', () => {
     const held = acquireCheckpointLock(checkpoint);
     expect(JSON.parse(readFileSync(lock, 'utf8')).pid).toBe(process.pid);
     held.release();
+  });
+});
+
+describe("a rejects file's lock", () => {
+  it('names the rejects file and its lock when another run holds it', () => {
+    const rejects = temp.path('rejects.jsonl');
+    const lock = `${rejects}.lock`;
+    const foreign = { pid: 4242, host: 'build-7.example', since: '2026-01-01T00:00:00.000Z', token: 'x' };
+    writeFileSync(lock, JSON.stringify(foreign));
+    expect(() => acquireRunFileLock(rejects, '--rejects')).toThrow(
+      `--rejects ${rejects} is in use by another push-api run (pid 4242 on build-7.example, since 2026-01-01T00:00:00.000Z); wait for it to end; if it is no longer running on build-7.example, delete ${lock}`,
+    );
+    expect(JSON.parse(readFileSync(lock, 'utf8'))).toEqual(foreign);
+  });
+
+  it('says which file an unreadable lock guards', () => {
+    const rejects = temp.path('rejects.jsonl');
+    writeFileSync(`${rejects}.lock`, 'not a lock');
+    expect(() => acquireRunFileLock(rejects, '--rejects')).toThrow(
+      `--rejects ${rejects} is locked by ${rejects}.lock, which is not a lock file this version can read; if no other push-api run uses this rejects file, delete the lock file`,
+    );
+  });
+
+  it('is taken on a rejects file with several names (each run renames its own file over one name)', () => {
+    const rejects = temp.path('rejects.jsonl');
+    writeFileSync(rejects, '');
+    linkSync(rejects, temp.path('backup.jsonl'));
+    const held = acquireRunFileLock(rejects, '--rejects');
+    expect(JSON.parse(readFileSync(`${rejects}.lock`, 'utf8')).pid).toBe(process.pid);
+    held.release();
+    expect(existsSync(`${rejects}.lock`)).toBe(false);
+    // A checkpoint with two names is still refused: two runs would each read one of them.
+    const checkpoint = temp.path('cp.json');
+    writeFileSync(checkpoint, '{}');
+    linkSync(checkpoint, temp.path('cp-2.json'));
+    expect(() => acquireCheckpointLock(checkpoint)).toThrow(`--checkpoint ${checkpoint} has 2 hard links`);
   });
 });

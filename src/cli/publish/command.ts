@@ -3,7 +3,6 @@ import { dirname } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { FINANCE_DEFAULTS } from '../../defaults.js';
 import { Checkpoint, fingerprintInputs } from '../checkpoint.js';
-import { acquireCheckpointLock, lockPathFor } from '../checkpoint-lock.js';
 import {
   addConnectionOptions,
   appOption,
@@ -27,6 +26,7 @@ import { InputChangedError } from '../readers/file-identity.js';
 import { checkCsvHeaders, type InputSpec, parseFormat, resolveInputs } from '../readers/index.js';
 import { InputError, type RowRules } from '../readers/types.js';
 import { RejectsWriter } from '../rejects.js';
+import { acquireRunFileLock, lockPathFor, type RunFileLock } from '../run-file-lock.js';
 import { onInterrupt, STOP_TIMEOUT_FLAG, STOP_TIMEOUT_HELP } from '../signals.js';
 import { terminalLine } from '../terminal-text.js';
 import { type PublishRunResult, runPublish } from './run.js';
@@ -189,11 +189,13 @@ async function publishAction(files: string[], flags: PublishFlags): Promise<numb
   if (paths.checkpoint !== undefined) noteSharedCheckpointDirectory(output, paths.checkpoint);
   await checkCsvHeaders(inputs, rules, flags.delimiter);
   // Taken before the token request and before the input is fingerprinted: a second run stops at once.
-  const lock = paths.checkpoint === undefined ? undefined : acquireCheckpointLock(paths.checkpoint);
+  const locks: RunFileLock[] = [];
   try {
+    if (paths.checkpoint !== undefined) locks.push(acquireRunFileLock(paths.checkpoint, '--checkpoint'));
+    if (paths.rejects !== undefined) locks.push(acquireRunFileLock(paths.rejects, '--rejects'));
     return await publishLocked(inputs, flags, output, rules, paths, appId);
   } finally {
-    lock?.release();
+    for (const lock of locks) lock.release();
   }
 }
 
@@ -219,13 +221,15 @@ function noteSharedCheckpointDirectory(output: Output, checkpoint: string): void
 function outputPaths(inputs: InputSpec[], flags: PublishFlags): { rejects?: string; checkpoint?: string } {
   const checkpoint =
     flags.checkpoint && resolveOutputPath('--checkpoint', flags.checkpoint, { readBack: true }).resolved;
+  const rejects = flags.rejects && resolveOutputPath('--rejects', flags.rejects).resolved;
   const checked = checkOutputPaths(
     inputs.map((input) => input.path),
     [
       { option: '--checkpoint', path: flags.checkpoint, readBack: true },
-      // The lock's holder is read back too: a planted one could claim a live run forever.
+      // The locks' holders are read back too: a planted one could claim a live run forever.
       { option: '--checkpoint lock', path: checkpoint && lockPathFor(checkpoint), readBack: true },
       { option: '--rejects', path: flags.rejects },
+      { option: '--rejects lock', path: rejects && lockPathFor(rejects), readBack: true },
     ],
   );
   const find = (option: string) => checked.find((output) => output.option === option)?.resolved;

@@ -6,7 +6,7 @@
 import { appendFileSync, renameSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { acquireCheckpointLock } from '../../../src/cli/checkpoint-lock.js';
+import { acquireCheckpointLock } from '../../../src/cli/run-file-lock.js';
 
 const [checkpoint, log, rounds, deadPid] = process.argv.slice(2) as [string, string, string, string];
 const deadline = Date.now() + 20_000;

@@ -17,7 +17,7 @@ const MAX_LOCK_BYTES = 4096;
 /** Rounds of "another run changed the lock first"; each round is a few system calls, or a 5 ms pause. */
 const MAX_ATTEMPTS = 20;
 
-/** Who holds a checkpoint: written into the lock file, shown to a second run. */
+/** Who holds a run's file: written into the lock file, shown to a second run. */
 interface LockHolder {
   pid: number;
   host: string;
@@ -28,22 +28,28 @@ interface LockHolder {
   pidNamespace?: string;
 }
 
-export interface CheckpointLock {
-  /** The lock file: the checkpoint's path with `.lock` appended. */
+/** The files a run locks: its checkpoint, which it reads and rewrites, and its rejects file. */
+export type LockedOption = '--checkpoint' | '--rejects';
+
+/** How a lock's messages name the file it guards. */
+const NOUNS: Record<LockedOption, string> = { '--checkpoint': 'checkpoint', '--rejects': 'rejects file' };
+
+export interface RunFileLock {
+  /** The lock file: the guarded file's path with `.lock` appended. */
   readonly path: string;
   /** Removes the lock file if it is still this run's. Safe to call more than once. */
   release(): void;
 }
 
-/** The lock file that guards a checkpoint file. */
-export function lockPathFor(checkpointPath: string): string {
-  return `${checkpointPath}.lock`;
+/** The lock file that guards a checkpoint or rejects file. */
+export function lockPathFor(target: string): string {
+  return `${target}.lock`;
 }
 
 function readHolder(path: string): LockHolder | 'missing' | 'unreadable' {
   let text: string | undefined;
   try {
-    text = readBoundedFile(path, MAX_LOCK_BYTES, '--checkpoint lock');
+    text = readBoundedFile(path, MAX_LOCK_BYTES, 'lock file');
   } catch {
     return 'unreadable';
   }
@@ -104,8 +110,10 @@ function remedyFor(holder: LockHolder, path: string): string {
 }
 
 /**
- * Takes the lock of a checkpoint so that one run at a time uses it: two runs sharing a checkpoint
- * would each send what the file says is not delivered yet, storing records twice.
+ * Takes the lock of a run's file so that one run at a time uses it. Two runs sharing a checkpoint
+ * would each send what the file says is not delivered yet, storing records twice; two runs sharing
+ * a rejects file would each rename their own over it at the end, and the first run's invalid,
+ * failed and unknown records would be listed nowhere.
  *
  * The lock file is written whole under a temporary name, then hard-linked to its name: the link
  * fails if the name exists, so exactly one run gets it, and a lock file is never seen half
@@ -113,28 +121,36 @@ function remedyFor(holder: LockHolder, path: string): string {
  * takeover claim, taken the same way: only the claim's holder may replace the lock, and only after
  * reading it again and finding the same dead holder, so two runs never both take over one lock.
  * A lock from another machine, or from another pid namespace of this one, is never taken over: the
- * message says how to remove it. Released by {@link CheckpointLock.release}, and on process exit.
+ * message says how to remove it. Released by {@link RunFileLock.release}, and on process exit.
  */
-export function acquireCheckpointLock(checkpointPath: string): CheckpointLock {
-  const lock = takeLock(checkpointPath);
+export function acquireRunFileLock(target: string, option: LockedOption): RunFileLock {
+  const lock = takeLock(target, option);
+  if (option !== '--checkpoint') return lock;
   // The lock is taken by name: a second name (a hard link) of the same checkpoint has its own lock,
   // and two runs would share the file. Refused once the lock is held, so that no run can link the
-  // file between this check and the lock; Checkpoint.open checks the file it reads again.
+  // file between this check and the lock; Checkpoint.open checks the file it reads again. A rejects
+  // file is never read: each run renames its own file over its name, and a second name keeps the old.
   let links = 1;
   try {
-    links = lstatSync(checkpointPath).nlink;
+    links = lstatSync(target).nlink;
   } catch {
     // No checkpoint yet: a file this run creates has one name.
   }
   if (links > 1) {
     lock.release();
-    throw new UsageError(hardLinkedMessage('--checkpoint', checkpointPath, links));
+    throw new UsageError(hardLinkedMessage('--checkpoint', target, links));
   }
   return lock;
 }
 
-function takeLock(checkpointPath: string): CheckpointLock {
-  const path = lockPathFor(checkpointPath);
+/** The checkpoint's lock: see {@link acquireRunFileLock}. */
+export function acquireCheckpointLock(checkpointPath: string): RunFileLock {
+  return acquireRunFileLock(checkpointPath, '--checkpoint');
+}
+
+function takeLock(target: string, option: LockedOption): RunFileLock {
+  const path = lockPathFor(target);
+  const noun = NOUNS[option];
   const namespace = pidNamespace();
   const me: LockHolder = {
     pid: process.pid,
@@ -143,46 +159,53 @@ function takeLock(checkpointPath: string): CheckpointLock {
     token: randomBytes(12).toString('hex'),
     ...(namespace === undefined ? {} : { pidNamespace: namespace }),
   };
-  const candidate = createTempBeside(path, '--checkpoint');
+  const candidate = createTempBeside(path, option);
+  const failure = (message: string) => new UsageError(`${option} ${target}: ${message}`);
   try {
     writeSync(candidate.fd, `${JSON.stringify(me)}\n`);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      if (linkExclusive(candidate.path, path, checkpointPath)) return held(path, me.token);
+      if (linkExclusive(candidate.path, path, failure)) return held(path, me.token);
       const holder = readHolder(path);
       if (holder === 'missing') continue; // released in between: try again
       if (holder === 'unreadable') {
         throw new UsageError(
-          `--checkpoint ${checkpointPath} is locked by ${path}, which is not a lock file this version can read; ` +
-            'if no other push-api run uses this checkpoint, delete the lock file',
+          `${option} ${target} is locked by ${path}, which is not a lock file this version can read; ` +
+            `if no other push-api run uses this ${noun}, delete the lock file`,
         );
       }
       if (!isStale(holder)) {
         // Its path was checked before the run: one another user planted since would claim a live run forever.
-        if (isAnotherUsersFile(path)) throw new UsageError(ownedByAnotherUser('--checkpoint lock', path));
+        if (isAnotherUsersFile(path)) throw new UsageError(ownedByAnotherUser(`${option} lock`, path));
         throw new UsageError(
-          `--checkpoint ${checkpointPath} is in use by another push-api run (${describe(holder)}); ${remedyFor(holder, path)}`,
+          `${option} ${target} is in use by another push-api run (${describe(holder)}); ${remedyFor(holder, path)}`,
         );
       }
-      if (takeOverStale(path, holder, candidate.path, checkpointPath)) return held(path, me.token);
+      if (takeOverStale(path, holder, candidate.path, { option, failure })) return held(path, me.token);
     }
-    throw new UsageError(
-      `--checkpoint ${checkpointPath}: other runs keep taking the lock ${path}; try again, and if this repeats ` +
-        `while no push-api run uses this checkpoint, delete ${path} and ${path}.takeover`,
+    throw failure(
+      `other runs keep taking the lock ${path}; try again, and if this repeats ` +
+        `while no push-api run uses this ${noun}, delete ${path} and ${path}.takeover`,
     );
   } finally {
     discardTemp(candidate);
   }
 }
 
+/** How a lock's messages name what it guards. */
+interface Naming {
+  option: LockedOption;
+  failure: (message: string) => UsageError;
+}
+
 /** Links `from` to `to` unless `to` exists; any other failure is a usage error. */
-function linkExclusive(from: string, to: string, checkpointPath: string): boolean {
+function linkExclusive(from: string, to: string, failure: Naming['failure']): boolean {
   try {
     linkSync(from, to);
     return true;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return false;
-    throw new UsageError(`--checkpoint ${checkpointPath}: cannot create the lock file ${to} (${code ?? 'error'})`);
+    throw failure(`cannot create the lock file ${to} (${code ?? 'error'})`);
   }
 }
 
@@ -190,14 +213,16 @@ function linkExclusive(from: string, to: string, checkpointPath: string): boolea
  * Replaces a dead holder's lock with ours (`candidate`, which holds our identity) under the
  * takeover claim. False when another run holds the claim or the lock changed: the caller looks again.
  */
-function takeOverStale(path: string, stale: LockHolder, candidate: string, checkpointPath: string): boolean {
+function takeOverStale(path: string, stale: LockHolder, candidate: string, naming: Naming): boolean {
   const claim = `${path}.takeover`;
-  if (!linkExclusive(candidate, claim, checkpointPath)) {
+  if (!linkExclusive(candidate, claim, naming.failure)) {
     // Never a claim of a run of this user's: waiting for it, or removing it, cannot work.
     if (isAnotherUsersFile(claim)) {
-      throw new UsageError(
-        `--checkpoint ${checkpointPath}: ${claim} is owned by another user, so the stale lock cannot be taken over; ` +
-          'copy the checkpoint to a directory of your own and resume from there',
+      throw naming.failure(
+        `${claim} is owned by another user, so the stale lock cannot be taken over; ` +
+          (naming.option === '--checkpoint'
+            ? 'copy the checkpoint to a directory of your own and resume from there'
+            : 'write the rejects file to a directory of your own'),
       );
     }
     const claimant = readHolder(claim);
@@ -211,7 +236,7 @@ function takeOverStale(path: string, stale: LockHolder, candidate: string, check
     const current = readHolder(path);
     if (typeof current !== 'object' || current.token !== stale.token) return false;
     // Planted by another user since its path was checked: a sticky directory refuses the rename (EPERM).
-    if (isAnotherUsersFile(path)) throw new UsageError(ownedByAnotherUser('--checkpoint lock', path));
+    if (isAnotherUsersFile(path)) throw new UsageError(ownedByAnotherUser(`${naming.option} lock`, path));
     renameSync(candidate, path);
     return true;
   } finally {
@@ -265,7 +290,7 @@ function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-function held(path: string, token: string): CheckpointLock {
+function held(path: string, token: string): RunFileLock {
   let released = false;
   const release = (): void => {
     if (released) return;

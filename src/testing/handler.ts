@@ -43,6 +43,13 @@ export interface HandleOptions {
    * @default new URL(request.url)
    */
   url?: URL;
+  /**
+   * Set by the HTTP adapter, which aborts it on `close()`: a request held in a fault's `delayMs`
+   * then ends at once, unprocessed and unanswered (a dropped connection), instead of keeping the
+   * process alive until its delay is over.
+   * @default undefined (a delay always runs to its end)
+   */
+  signal?: AbortSignal;
 }
 
 /** What a `PushClient` needs to use an emulator with its first credential; a subset of `PushClientOptions`. */
@@ -151,8 +158,20 @@ const realSetTimeout = timers.setTimeout;
 /** The runtime's own monotonic clock, for `durationMs`, which a fake clock would show as 0. */
 const realNow = performance.now.bind(performance);
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => realSetTimeout(resolve, ms));
+/** Waits `ms` of real time; false when `signal` cut the wait short (its timer is cleared then). */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      timers.clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = realSetTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /**
@@ -267,8 +286,11 @@ export function createPushApiHandler(options: EmulatorOptions = {}): PushApiEmul
     const fault = faults.pick(operation, request.method, url.pathname);
     let faultKind: 'status' | 'drop-before' | 'drop-after' | undefined;
     let response: Response;
-    if (fault?.rule.delayMs) await sleep(fault.rule.delayMs);
-    if (fault?.rule.drop === 'before') {
+    const waited = fault?.rule.delayMs ? await sleep(fault.rule.delayMs, handleOptions.signal) : true;
+    if (!waited) {
+      // The server closed during the delay: nobody is left to answer.
+      response = Response.error();
+    } else if (fault?.rule.drop === 'before') {
       faultKind = 'drop-before';
       response = Response.error();
     } else if (fault?.rule.status !== undefined) {

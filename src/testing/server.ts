@@ -132,7 +132,10 @@ export interface RunningEmulator {
    * `new PushClient(emulator.clientOptions())`.
    */
   clientOptions(): EmulatorClientOptions;
-  /** Stops listening and closes every connection, idle keep-alive ones included. */
+  /**
+   * Stops listening and closes every connection, idle keep-alive ones included; a request held in
+   * a fault's `delayMs` ends at once, unprocessed, with its connection.
+   */
   close(): Promise<void>;
 }
 
@@ -201,6 +204,9 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     givenOrigin,
   );
   let emulator: PushApiEmulator | undefined;
+  // Aborted by close(): a request held in a fault's delay has a timer that closing the sockets
+  // alone would leave running, keeping the process (a user's test run) alive until it fires.
+  const closed = new AbortController();
   let url = 'http://127.0.0.1';
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -220,6 +226,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
         emulator.handle(request, {
           wire: { contentLength: req.headers['content-length'], transferEncoding: req.headers['transfer-encoding'] },
           url: target,
+          signal: closed.signal,
         }));
       if (response.type === 'error') {
         // An injected dropped connection: the client sees a reset, as with a crashed server.
@@ -273,6 +280,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     clientOptions: () => served.clientOptions(),
     close() {
       closing ??= new Promise<void>((resolve) => {
+        closed.abort();
         server.close(() => resolve());
         server.closeAllConnections();
       });

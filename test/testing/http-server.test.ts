@@ -232,4 +232,26 @@ describe('startEmulator over real HTTP', () => {
     expect(performance.now() - started).toBeLessThan(1000);
     await expect(fetch(`${own.baseUrl}/nowhere`)).rejects.toThrow();
   });
+
+  it("close() ends a request held in a fault's delay at once, leaving no timer or socket of it", async () => {
+    const own = await startEmulator();
+    const count = (type: string) => process.getActiveResourcesInfo().filter((name) => name === type).length;
+    const timersBefore = count('Timeout');
+    const socketsBefore = count('TCPSocketWrap');
+    own.mock.faults.add({ delayMs: 5_000 });
+    const held = fetch(`${own.baseUrl}/nowhere`).then(
+      () => 'answered',
+      () => 'failed',
+    );
+    while (own.mock.faults.injected === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The measure sees the held request, so seeing it gone after close() means something.
+    expect(count('Timeout')).toBeGreaterThan(timersBefore);
+    const started = performance.now();
+    await own.close();
+    expect(await held).toBe('failed');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(count('Timeout')).toBeLessThanOrEqual(timersBefore);
+    expect(count('TCPSocketWrap')).toBeLessThanOrEqual(socketsBefore);
+  });
 });

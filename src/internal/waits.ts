@@ -167,8 +167,13 @@ export function abortErrorFrom(signal: AbortSignal | undefined): AbortError {
  *
  * A turn is not a timer, so a test suite's fake clock must not hold it: vitest and Jest replace
  * `setImmediate` with one that waits for the test to advance the clock, and a request waiting on it
- * would hang. The runtime's own function, kept from when this module loaded, is used; if a fake
- * was already installed then, the current one if it is real; with no real one the turn is skipped.
+ * would hang. Nor may a real turn stand in for it while a fake clock is installed: an async advance
+ * (`vi.advanceTimersByTimeAsync`) lets one real turn pass before it moves the clock, so a request
+ * sent a turn later (a retried publish's first data request, after its token) meets its 503 after
+ * the advance, and the backoff timer it starts is never reached. So the turn is skipped while the
+ * global `setImmediate` is a fake (the one cost: a test's data request may open a connection of
+ * its own); otherwise the runtime's own function, kept from when this module loaded, is used, or
+ * the current one; with no real one the turn is skipped.
  */
 type SetImmediate = (callback: () => void) => unknown;
 
@@ -187,7 +192,9 @@ function realSetImmediate(candidate: unknown): SetImmediate | undefined {
 const atLoad = realSetImmediate((globalThis as { setImmediate?: unknown }).setImmediate);
 
 export function nextTurn(): Promise<void> | undefined {
-  const setImmediate = atLoad ?? realSetImmediate((globalThis as { setImmediate?: unknown }).setImmediate);
+  const current = (globalThis as { setImmediate?: unknown }).setImmediate;
+  if (typeof current === 'function' && isFake(current)) return undefined;
+  const setImmediate = atLoad ?? realSetImmediate(current);
   if (setImmediate === undefined) return undefined;
   return new Promise((resolve) => {
     setImmediate(resolve);

@@ -1,9 +1,10 @@
 /**
  * A user's msw suite under vitest's fake timers, as docs/testing.md ("Fast retries in tests")
- * tells it: a 429's wait follows the fake clock, and starts only once the 429 has arrived over
- * real I/O, so one advance made right after the call comes too early; advancing until the call
- * ends works. The emulator's clock follows the faked `Date`, so tokens expire with it.
+ * tells it: a retry's wait follows the fake clock; through msw the answers arrive without real
+ * I/O, so one advance made right after the call is enough, and advancing until the call ends works
+ * wherever they come from. The emulator's clock follows the faked `Date`, so tokens expire with it.
  */
+import * as realTimers from 'node:timers';
 import { setupServer } from 'msw/node';
 import { PushClient } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
@@ -44,6 +45,22 @@ it("waits out a 429's Retry-After on the fake clock", async () => {
   const report = await advanceUntilSettled(new PushClient(mock.clientOptions()).finance.publish(mock.appId, [expense]));
   expect(report.recordsSent).toBe(1);
   expect(mock.state.requests.map((request) => request.status)).toEqual([200, 429, 200]);
+});
+
+it("gets a new client's publish through two 503s with one advance made right after the call", async () => {
+  mock.faults.add({ match: { operation: 'finance' }, status: 503, times: 2 });
+  let settled = false;
+  const publishing = new PushClient(mock.clientOptions()).finance.publish(mock.appId, [expense]);
+  publishing.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  // Far more than two backoff waits; the token request comes first and the 503s after it.
+  await vi.advanceTimersByTimeAsync(60_000);
+  await new Promise((resolve) => realTimers.setTimeout(resolve, 200));
+  expect(settled).toBe(true);
+  expect((await publishing).recordsSent).toBe(1);
+  expect(mock.state.requests.map((request) => request.status)).toEqual([200, 503, 503, 200]);
 });
 
 it('expires a token as the fake clock moves, on both sides', async () => {

@@ -64,44 +64,44 @@ export interface RateLimit {
  */
 export interface EmulatorOptions {
   /** Address of the token service, `{auth_url}`. @default 'https://auth.push.test' */
-  authUrl?: string;
+  authUrl?: string | undefined;
   /** Address of the data API, `{base_url}`. @default 'https://api.push.test' */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** Address of the storage host inside signed upload addresses. @default 'https://uploads.push.test' */
-  uploadUrl?: string;
+  uploadUrl?: string | undefined;
   /** Common prefix of every scope name, `{scope_base}`. @default 'https://api.push.test' */
-  scopeBase?: string;
+  scopeBase?: string | undefined;
   /** Credentials that can obtain tokens. @default one demo credential holding every scope of the spec */
-  credentials?: readonly CredentialInput[];
+  credentials?: readonly CredentialInput[] | undefined;
   /** Applications that exist. @default [DEMO_APP_ID] */
-  apps?: readonly string[];
+  apps?: readonly string[] | undefined;
   /** Lifetime of issued access tokens, in seconds. @default 3600 */
-  tokenTtlSeconds?: number;
+  tokenTtlSeconds?: number | undefined;
   /** Lifetime of signed upload addresses, in seconds. @default 900 */
-  signedUrlTtlSeconds?: number;
+  signedUrlTtlSeconds?: number | undefined;
   /**
    * Clock in milliseconds; `advanceTime()` moves it forward. The default reads `Date.now()` at each
    * call, so it follows a test's fake clock (`vi.setSystemTime`) as the client does.
    * @default () => Date.now()
    */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /** Data API rate limit (upload addresses and finance). @default none */
-  rateLimit?: RateLimit;
+  rateLimit?: RateLimit | undefined;
   /** Largest accepted body for the token and data operations; bigger answers 413. @default 10 MiB */
-  maxBodyBytes?: number;
+  maxBodyBytes?: number | undefined;
   /** Largest accepted PUT to a signed address; bigger answers 400 EntityTooLarge. @default 5 GiB */
-  maxUploadBytes?: number;
+  maxUploadBytes?: number | undefined;
   /**
    * How many bytes of uploaded content the emulator holds in memory, across every file. Each file's
    * size and SHA-256 are always kept; its bytes (`state.file(...).bytes`) only while they fit under
    * this total, and are undefined past it (`state.uploadStorage` counts such files). @default 64 MiB
    */
-  maxStoredUploadBytes?: number;
+  maxStoredUploadBytes?: number | undefined;
   /**
    * Keep each finance record. When false only counts are kept, which is what a benchmark pushing
    * millions of records wants. @default true
    */
-  keepRecords?: boolean;
+  keepRecords?: boolean | undefined;
   /**
    * The storage host's `Content-Length` rule for PUTs that did not come over a socket (msw,
    * `emulator.fetch`); over real HTTP it always holds (411 without it, 501 when chunked).
@@ -113,9 +113,9 @@ export interface EmulatorOptions {
    * - `false`: no check.
    * @default 'auto'
    */
-  requireContentLength?: boolean | 'auto';
+  requireContentLength?: boolean | 'auto' | undefined;
   /** Oldest request-log entries are dropped beyond this many. @default 100000 */
-  maxRequestLog?: number;
+  maxRequestLog?: number | undefined;
   /**
    * Oldest request-log entries are dropped once the log's estimated size passes this many bytes;
    * the newest entry is always kept. Each entry also keeps at most a bounded part of its request
@@ -123,13 +123,13 @@ export interface EmulatorOptions {
    * The SDK's requests are estimated at about 1.5 KB each, so the default holds about 90,000.
    * @default 128 MiB
    */
-  maxRequestLogBytes?: number;
+  maxRequestLogBytes?: number | undefined;
   /**
    * Grant every scope of the credential to a token request without `scope`, instead of refusing it
    * with 400 `invalid_scope` as the spec requires. For clients written against an older, lenient
    * emulator. @default false
    */
-  lenientScope?: boolean;
+  lenientScope?: boolean | undefined;
 }
 
 export interface ResolvedOptions {

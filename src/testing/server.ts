@@ -26,12 +26,12 @@ import type { EmulatorOptions } from './options.js';
  */
 export interface StartEmulatorOptions extends Omit<EmulatorOptions, 'authUrl' | 'baseUrl' | 'uploadUrl'> {
   /** Port to listen on; 0 picks a free one. @default 0 */
-  port?: number;
+  port?: number | undefined;
   /**
    * Interface to listen on. Anything but loopback emits a process warning (on stderr), since the
    * demo credentials then reach the network. @default '127.0.0.1'
    */
-  host?: string;
+  host?: string | undefined;
   /**
    * The address other machines or containers reach the emulator by, such as
    * `http://emulator:4010` in docker-compose: every address the emulator hands out (`authUrl`,
@@ -39,14 +39,14 @@ export interface StartEmulatorOptions extends Omit<EmulatorOptions, 'authUrl' | 
    * on it (the inspector behind a proxy) is accepted in `Origin` headers. An
    * http(s) origin, without path, query or credentials. @default `http://{host}:{port}`
    */
-  publicUrl?: string;
+  publicUrl?: string | undefined;
   /**
    * More names accepted in the `Host` header, such as a docker-compose service name. Any `Host`
    * other than these, `127.0.0.1`, `localhost`, `[::1]`, the `host` listened on and the `publicUrl`
    * host is answered 403 (a web page could otherwise reach the emulator through DNS rebinding).
    * @default []
    */
-  allowedHosts?: readonly string[];
+  allowedHosts?: readonly string[] | undefined;
 }
 
 /**

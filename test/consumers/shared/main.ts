@@ -14,7 +14,10 @@ import {
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { responses, stoppedCounts, tenant } from './responses.js';
 
-const emulator: RunningEmulator = await startEmulator();
+// Options read from the environment are `T | undefined`: under `exactOptionalPropertyTypes` the
+// options must say they take `undefined`, as the emulator does (it applies the default).
+const port = process.env['PUSH_EMULATOR_PORT'] ? Number(process.env['PUSH_EMULATOR_PORT']) : undefined;
+const emulator: RunningEmulator = await startEmulator({ port, host: undefined, tokenTtlSeconds: undefined });
 try {
   const { mock } = emulator;
   const options: PushClientOptions = {

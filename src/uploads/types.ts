@@ -8,7 +8,7 @@ export type UploadFileType = 'users' | 'contracts' | 'other';
 /** A file on disk, streamed from disk (never read whole into memory). */
 export interface UploadPathInput {
   /** The name the service stores the file under. @default the path's basename */
-  name?: string;
+  name?: string | undefined;
   path: string;
 }
 

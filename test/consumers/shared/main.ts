@@ -10,6 +10,7 @@ import {
   type PushClientOptions,
   type PushClientOverrides,
   type UploadFileResult,
+  type UploadInput,
 } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { responses, stoppedCounts, tenant } from './responses.js';
@@ -17,6 +18,10 @@ import { responses, stoppedCounts, tenant } from './responses.js';
 // Options read from the environment are `T | undefined`: under `exactOptionalPropertyTypes` the
 // options must say they take `undefined`, as the emulator does (it applies the default).
 const port = process.env['PUSH_EMULATOR_PORT'] ? Number(process.env['PUSH_EMULATOR_PORT']) : undefined;
+// A path upload whose stored name may be unset: the path's basename is the default.
+const renamed: string | undefined = process.env['PUSH_UPLOAD_NAME'];
+const fromDisk: UploadInput = { path: 'report.csv', name: renamed };
+void fromDisk;
 const emulator: RunningEmulator = await startEmulator({ port, host: undefined, tokenTtlSeconds: undefined });
 try {
   const { mock } = emulator;

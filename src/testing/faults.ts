@@ -10,11 +10,11 @@ import type { Operation } from './state.js';
  */
 export interface FaultMatch {
   /** Operation(s) the fault applies to. @default every operation */
-  operation?: Operation | readonly Operation[];
+  operation?: Operation | readonly Operation[] | undefined;
   /** HTTP method, case-insensitive. @default any */
-  method?: string;
+  method?: string | undefined;
   /** Substring the request path must contain. @default any */
-  pathIncludes?: string;
+  pathIncludes?: string | undefined;
 }
 
 /**
@@ -23,32 +23,32 @@ export interface FaultMatch {
  */
 export interface FaultRule {
   /** Which requests the fault applies to. @default every request */
-  match?: FaultMatch;
+  match?: FaultMatch | undefined;
   /**
    * How many matching requests get the fault.
    * @default 1, or unlimited when `probability` is given
    */
-  times?: number;
+  times?: number | undefined;
   /** Chance (0..1) that a matching request gets the fault. @default 1 */
-  probability?: number;
+  probability?: number | undefined;
   /** Source of randomness for `probability`; pass a seeded one for reproducible runs. @default Math.random */
-  random?: () => number;
+  random?: (() => number) | undefined;
   /** Answer with this status (200..599) instead of processing the request. @default none */
-  status?: number;
+  status?: number | undefined;
   /**
    * `Retry-After` value sent with `status`: whole seconds, or an HTTP date (any printable ASCII text
    * up to 64 characters, so a malformed one can be sent on purpose). @default not sent
    */
-  retryAfter?: number | string;
+  retryAfter?: number | string | undefined;
   /** Body sent with `status` (objects as JSON). @default the error shape of the operation */
-  body?: string | Record<string, unknown>;
+  body?: string | Record<string, unknown> | undefined;
   /** Wait this long (real time) before answering. @default 0 */
-  delayMs?: number;
+  delayMs?: number | undefined;
   /**
    * Drop the connection: `before` the request is processed, or `after` (its effects are kept), which
    * is how a client meets an outcome it cannot know. @default none
    */
-  drop?: 'before' | 'after';
+  drop?: 'before' | 'after' | undefined;
 }
 
 /** What {@link FaultInjector.add} returns: live counters for one rule, and a way to remove it early. */

@@ -12,7 +12,7 @@ import {
   type UploadFileResult,
   type UploadInput,
 } from 'push-api-client';
-import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { type FaultRule, type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { responses, stoppedCounts, tenant } from './responses.js';
 
 // Options read from the environment are `T | undefined`: under `exactOptionalPropertyTypes` the
@@ -22,6 +22,12 @@ const port = process.env['PUSH_EMULATOR_PORT'] ? Number(process.env['PUSH_EMULAT
 const renamed: string | undefined = process.env['PUSH_UPLOAD_NAME'];
 const fromDisk: UploadInput = { path: 'report.csv', name: renamed };
 void fromDisk;
+// A fault rule built from optional settings: an unset one is as if absent.
+const retries: number | undefined = process.env['PUSH_FAULT_TIMES']
+  ? Number(process.env['PUSH_FAULT_TIMES'])
+  : undefined;
+const flaky: FaultRule = { status: 503, times: retries, match: { method: undefined, operation: 'finance' } };
+void flaky;
 const emulator: RunningEmulator = await startEmulator({ port, host: undefined, tokenTtlSeconds: undefined });
 try {
   const { mock } = emulator;

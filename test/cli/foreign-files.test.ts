@@ -6,9 +6,9 @@
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { acquireCheckpointLock } from '../../src/cli/run-file-lock.js';
 import { holdName } from '../../src/cli/files.js';
 import { resolveOutputPath } from '../../src/cli/output-paths.js';
+import { acquireCheckpointLock } from '../../src/cli/run-file-lock.js';
 import { makeTempDir } from '../support/cli/run.js';
 
 let temp: ReturnType<typeof makeTempDir>;

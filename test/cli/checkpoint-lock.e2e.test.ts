@@ -15,20 +15,13 @@ import { CSV_HEADER, csvRows, emulatorEnv, runCli, startCli } from '../support/c
 const ctx = useCliFixture();
 const TOTAL = 200;
 
+/** A publish of in.csv in batches of 20, with the given options. */
+function publishArgs(...options: string[]): string[] {
+  return ['finance', 'publish', '--app', DEMO_APP_ID, '--batch-size', '20', ...options, ctx.temp.path('in.csv')];
+}
+
 function args(checkpoint: string, ...extra: string[]): string[] {
-  const input = ctx.temp.path('in.csv');
-  return [
-    'finance',
-    'publish',
-    '--app',
-    DEMO_APP_ID,
-    '--batch-size',
-    '20',
-    '--checkpoint',
-    checkpoint,
-    ...extra,
-    input,
-  ];
+  return publishArgs('--checkpoint', checkpoint, ...extra);
 }
 
 function prepare(): { checkpoint: string; lock: string } {
@@ -100,18 +93,7 @@ describe('one run per checkpoint', () => {
     const rejects = ctx.temp.path('rejects.jsonl');
     ctx.emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 1000, times: Infinity });
     const env = emulatorEnv(ctx.emulator);
-    const publish = (...extra: string[]) => [
-      'finance',
-      'publish',
-      '--app',
-      DEMO_APP_ID,
-      '--batch-size',
-      '20',
-      '--rejects',
-      rejects,
-      ...extra,
-      ctx.temp.path('in.csv'),
-    ];
+    const publish = (...extra: string[]) => publishArgs('--rejects', rejects, ...extra);
     // No checkpoint on either run: the rejects file alone must keep them apart.
     const first = startCli(ctx.cli, publish('--concurrency', '1'), { env });
     await waitFor(() => ctx.emulator.mock.state.recordCount(DEMO_APP_ID) > 0);

@@ -53,17 +53,21 @@ describe('push-api finance publish --checkpoint over a far path, killed and resu
     'one way %i ms: no row stored twice, every row stored once or reported unknown',
     async (oneWay) => {
       const random = seededRandom(SEED + oneWay);
+      let resetsStruck = (): number => 0;
       const { emulator, proxy } = await startFar({
         oneWayDelayMs: oneWay,
-        // 3 % of connections, and always the fourth (mid-request: a connection opens to carry one), so that a reset does fire.
+        // 3 % of connections, and, from the fourth on, every one until a reset has fired (mid-request:
+        // a connection opens to carry one), so that a reset does fire: a run killed before its
+        // connection carried 200 bytes leaves the reset unstruck.
         faultFor: (connection) => {
-          if (connection === 3) return { up: { kind: 'reset', afterBytes: 200 } };
+          if (connection >= 3 && resetsStruck() === 0) return { up: { kind: 'reset', afterBytes: 200 } };
           if (random() >= 0.03) return undefined;
           return random() < 0.5
             ? { up: { kind: 'reset', afterBytes: Math.floor(random() * 20_000) } }
             : { down: { kind: 'reset', afterBytes: Math.floor(random() * 300) } };
         },
       });
+      resetsStruck = () => proxy.stats().faultsStruck;
       // Each batch takes a while at the service too, so that a kill finds batches in flight.
       emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 40, times: Infinity });
       const { text, invalidRows } = csv(ROWS);

@@ -136,9 +136,9 @@ export class ConfigurationError extends PushError {
 
 /** Parsed body of an error response from the data API (`{code, message, success: false}` per the spec). */
 export interface ApiErrorBody {
-  code?: string;
-  message?: string;
-  success?: boolean;
+  code?: string | undefined;
+  message?: string | undefined;
+  success?: boolean | undefined;
   [key: string]: unknown;
 }
 
@@ -273,10 +273,10 @@ export class TokenError extends PushError {
     error: string,
     message: string,
     options: {
-      status?: number;
-      errorDescription?: string;
-      retryAfterMs?: number;
-      requestId?: string;
+      status?: number | undefined;
+      errorDescription?: string | undefined;
+      retryAfterMs?: number | undefined;
+      requestId?: string | undefined;
       cause?: unknown;
     } = {},
   ) {
@@ -309,11 +309,11 @@ export class UploadError extends PushError {
     fileName: string,
     message: string,
     options: {
-      status?: number;
-      storageCode?: string;
-      storageMessage?: string;
-      retryAfterMs?: number;
-      requestId?: string;
+      status?: number | undefined;
+      storageCode?: string | undefined;
+      storageMessage?: string | undefined;
+      retryAfterMs?: number | undefined;
+      requestId?: string | undefined;
       cause?: unknown;
     } = {},
   ) {

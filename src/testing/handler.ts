@@ -36,20 +36,20 @@ export interface HandleOptions {
    * Set by the HTTP adapter: what the socket saw, for the Content-Length rules of the PUT.
    * @default undefined (the request did not come over a socket)
    */
-  wire?: WireInfo;
+  wire?: WireInfo | undefined;
   /**
    * The address to route by, when it differs from `request.url`: the HTTP adapter routes by path,
    * so that `localhost` works as well as the `127.0.0.1` it listens on.
    * @default new URL(request.url)
    */
-  url?: URL;
+  url?: URL | undefined;
   /**
    * Set by the HTTP adapter, which aborts it on `close()`: a request held in a fault's `delayMs`
    * then ends at once, unprocessed and unanswered (a dropped connection), instead of keeping the
    * process alive until its delay is over.
    * @default undefined (a delay always runs to its end)
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** What a `PushClient` needs to use an emulator with its first credential; a subset of `PushClientOptions`. */

@@ -9,16 +9,16 @@ import type { FinanceRecord, FinanceStore } from './finance-store.js';
 /** What {@link EmulatorStateView.recordPage} is asked for. */
 export interface RecordPageQuery {
   /** Only records whose index is below this one (a cursor: the previous page's `nextBefore`). @default every record */
-  before?: number;
+  before?: number | undefined;
   /** Most records on the page (1..500). @default 50 */
-  limit?: number;
+  limit?: number | undefined;
   /**
    * Only records whose `transactionNumber`, `vendor` or `identifier` contains this text,
    * case-insensitive. @default no filter
    */
-  search?: string;
+  search?: string | undefined;
   /** A search stops scanning after this long, and says so (`complete: false`). @default 1000 */
-  timeBudgetMs?: number;
+  timeBudgetMs?: number | undefined;
 }
 
 /** One record on a page, with where it sits and which request delivered it. */

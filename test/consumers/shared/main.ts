@@ -6,9 +6,11 @@ import { fileURLToPath } from 'node:url';
 import {
   type FinanceRecordInput,
   type PublishReport,
+  PushApiError,
   PushClient,
   type PushClientOptions,
   type PushClientOverrides,
+  TokenError,
   type UploadFileResult,
   type UploadInput,
 } from 'push-api-client';
@@ -61,6 +63,16 @@ try {
   assert.equal(report.recordsSent, 1500);
   assert.equal(mock.state.recordCount(mock.appId), 1500);
   assert.equal(mock.state.tokenRequestCount, 1);
+  // A page of the emulator's records asked for with settings that may be unset, as a test reads them.
+  const search: string | undefined = process.env['PUSH_RECORD_SEARCH'];
+  const page = mock.state.recordPage(mock.appId, { before: undefined, limit: undefined, search });
+  assert.equal(page.records.length, 50);
+  // Error classes built by a user's own fakes, from fields that may be unset.
+  const requestId: string | undefined = process.env['PUSH_REQUEST_ID'];
+  const refused = new TokenError('invalid_client', 'refused', { status: 401, requestId, retryAfterMs: undefined });
+  assert.equal(refused.requestId, undefined);
+  const rejected = new PushApiError(400, { code: 'INVALID', message: undefined, success: false }, {});
+  assert.equal(rejected.status, 400);
 
   // A derived client with instant retries, on the same token: a 429 asking for 5 s costs nothing.
   const instant: PushClientOverrides = { backoff: { initialDelayMs: 0, maxDelayMs: 0 }, maxRetryAfterMs: 0 };

@@ -5,8 +5,9 @@
  * workers), so the answers slow down with the load. The window must find the knee, back off, and
  * settle in the band docs/performance.md gives.
  */
+
+import type { ConcurrencyHookEvent } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import type { ConcurrencyHookEvent } from '../../src/index.js';
 import { useHostileService } from '../support/hostile-service.js';
 import { financeRecord } from '../support/records.js';
 import { slowService } from '../support/slow-service.js';

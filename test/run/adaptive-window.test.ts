@@ -3,8 +3,9 @@
  * whose answers take a set time (flat, or rising with the requests it holds past a knee, as a
  * service with a fixed number of workers does), and one that pushes back with 429 and 503.
  */
+
+import type { ConcurrencyHookEvent } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import type { ConcurrencyHookEvent } from '../../src/index.js';
 import { useHostileService } from '../support/hostile-service.js';
 import { financeRecord } from '../support/records.js';
 import { slowService } from '../support/slow-service.js';

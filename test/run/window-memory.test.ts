@@ -3,8 +3,9 @@
  * 127.0.0.1 against a service whose answers take a set time, and the memory's own rules (what it
  * keeps, for how long, and what a resumed window may start at).
  */
+
+import type { ConcurrencyHookEvent } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import type { ConcurrencyHookEvent } from '../../src/index.js';
 import { ConcurrencyLimiter } from '../../src/run/concurrency-limiter.js';
 import { WINDOW_MEMORY_MS, WindowMemory } from '../../src/run/window-memory.js';
 import { useHostileService } from '../support/hostile-service.js';

@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PushClient } from 'push-api-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PushClient } from '../../src/index.js';
 
 const MiB = 1024 * 1024;
 /** The link's pace, in bytes per second. */

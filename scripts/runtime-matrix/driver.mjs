@@ -3,7 +3,8 @@
 // runtime sent. Then the field flow (field.mjs), against the same emulator with faults armed: a
 // service that fails, drops, stalls and echoes the secret. Run from the matrix project
 // (runtime-matrix.sh), where the packed package, msw, esbuild, miniflare and edge-runtime are
-// installed. Writes the results as JSON.
+// installed. On workerd, also a PushClient kept in module scope across requests (worker-shared.mjs).
+// Writes the results as JSON.
 //
 //   node driver.mjs <results.json>
 import { execFile } from 'node:child_process';
@@ -22,6 +23,7 @@ import { DISK_FILE, MEMORY_FILE, patternBytes, RECORD_COUNT } from './shared.mjs
 const run = promisify(execFile);
 const here = import.meta.dirname;
 const STEP_TIMEOUT_MS = 180_000;
+const SHARED_TOKEN_DELAY_MS = 1_500;
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 const version = (name) =>
   JSON.parse(readFileSync(path.join(here, 'node_modules', name, 'package.json'), 'utf8')).version;
@@ -80,6 +82,41 @@ async function inWorkerd(settings, flow) {
     if (!response.ok) throw new Error(`the Worker answered ${response.status}: ${text.slice(0, 500)}`);
     return JSON.parse(text);
   } finally {
+    await miniflare.dispose();
+  }
+}
+
+/**
+ * A PushClient in a Worker's module scope, shared by two requests: the first starts the token
+ * refresh against a slow token endpoint and gives up; the second, waiting for that refresh, must
+ * still get a token, within the token endpoint's delay and a margin, not wait forever.
+ */
+async function sharedClientRun(emulator, settings) {
+  const script = await bundle('worker-shared.mjs', ['workerd', 'worker', 'browser'], 'esm');
+  const miniflare = new Miniflare({ modules: true, script, compatibilityDate: '2025-01-01', compatibilityFlags: [] });
+  const fault = emulator.mock.faults.add({ match: { operation: 'token' }, delayMs: SHARED_TOKEN_DELAY_MS });
+  const ask = (body) =>
+    miniflare
+      .dispatchFetch('http://localhost/', { method: 'POST', body: JSON.stringify({ settings, ...body }) })
+      .then((response) => response.json());
+  const problems = [];
+  try {
+    const first = ask({ abortAfterMs: 300 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = ask({});
+    let timer;
+    const late = new Promise((resolve) => {
+      timer = setTimeout(() => resolve({ error: 'no answer' }), SHARED_TOKEN_DELAY_MS + 10_000);
+    });
+    const seen = { first: await first, second: await Promise.race([second, late]) };
+    clearTimeout(timer);
+    if (seen.first.error !== 'AbortError')
+      problems.push(`shared client: the first request saw ${JSON.stringify(seen.first)}`);
+    if (seen.second.tokenType === undefined)
+      problems.push(`shared client: the second request saw ${JSON.stringify(seen.second)}`);
+    return { seen, problems };
+  } finally {
+    fault.remove();
     await miniflare.dispose();
   }
 }
@@ -193,6 +230,17 @@ async function main() {
           ...(result.problems ?? []),
           `the field flow failed: ${(error.stderr || error.message || String(error)).trim().slice(0, 800)}`,
         ];
+      }
+      if (runtime.kind === 'workerd') {
+        try {
+          const shared = await sharedClientRun(emulator, { ...settings, appId: fieldApps[index] });
+          result.sharedClient = shared.problems.length === 0;
+          result.sharedClientSeen = shared.seen;
+          result.problems = [...result.problems, ...shared.problems];
+        } catch (error) {
+          result.sharedClient = false;
+          result.problems = [...result.problems, `shared client: ${(error.message || String(error)).slice(0, 800)}`];
+        }
       }
       if (TESTING_KIT.includes(runtime.name)) {
         try {

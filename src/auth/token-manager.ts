@@ -26,6 +26,7 @@ import { classifyFailure } from '../http/retry.js';
 import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
 import { silentLogger } from '../internal/logger.js';
 import { abortErrorFrom, nextTurn, raceSignal } from '../internal/waits.js';
+import { REFRESH_ENDS_WITH_ITS_STARTER } from './refresh-owner.js';
 import { sha256Hex } from './store-key-digest.js';
 import { type ParsedTokenResponse, parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
 import { type AccessToken, MAX_MEMORY_TOKENS, MemoryTokenStore, type TokenStore } from './token-store.js';
@@ -80,6 +81,13 @@ export interface TokenManagerOptions {
    * @default min(60000, 10% of the token's lifetime)
    */
   refreshMarginMs?: number;
+  /**
+   * Whether a refresh is handed over when the call that started it leaves before it ends (gives it
+   * up, or aborts): the callers still waiting then start a new one. For runtimes whose requests own
+   * their I/O (workers); see refresh-owner.web.ts.
+   * @default false in Node, Bun and Deno; true in the build for workers and edge runtimes
+   */
+  refreshEndsWithItsStarter?: boolean;
 }
 
 /**
@@ -95,7 +103,9 @@ export interface GetTokenOptions extends RequestOptions {
   forceRefresh?: boolean | undefined;
   /**
    * Stops waiting; a refresh shared with other callers keeps running for them, and one that nobody
-   * else waits for is aborted, so that it does not keep the process alive.
+   * else waits for is aborted, so that it does not keep the process alive. In the build for workers
+   * and edge runtimes, a refresh this call started is handed over instead: the callers still
+   * waiting start a new one, since on Workers the first one's request ends with this call's.
    * @default undefined (wait until the token arrives)
    */
   signal?: AbortSignal | undefined;
@@ -129,13 +139,22 @@ interface PendingRefresh {
   done: boolean;
   /** Aborts its token request: only when the last caller waiting gives it up (`#prefetch`). */
   controller: AbortController;
+  /** Rejects with HANDED_OVER when its starter left it to the callers still waiting (`#handOver`). */
+  handedOver: Promise<never>;
+  handOver: () => void;
 }
+
+/** Why a wait for a refresh ended without a token: its starter left, and the caller asks again. */
+const HANDED_OVER: unique symbol = Symbol('handed over');
 
 /** One caller's wait for a pending refresh; `leave` ends it once, whoever calls it first. */
 interface Joined {
   entry: PendingRefresh;
   key: string;
+  /** This caller started the refresh. */
+  starter: boolean;
   leave(): void;
+  hasLeft(): boolean;
 }
 
 /** A token asked for by a caller that may give it up (`release`). */
@@ -224,6 +243,7 @@ export class TokenManager {
   readonly #hooks: SafeHooks;
   readonly #defaultHeaders: Readonly<Record<string, string>>;
   readonly #timeoutMs: number;
+  readonly #refreshEndsWithItsStarter: boolean;
   /** The client secret in the forms it was last sent in: data answers are scrubbed of it too. */
   #sentSecretForms: readonly string[] = [];
 
@@ -241,6 +261,7 @@ export class TokenManager {
     this.#hooks = options.hooks ?? noHooks;
     this.#defaultHeaders = options.defaultHeaders ?? {};
     this.#timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+    this.#refreshEndsWithItsStarter = options.refreshEndsWithItsStarter ?? REFRESH_ENDS_WITH_ITS_STARTER;
     this.#store = options.tokenStore ?? new MemoryTokenStore({ now: this.#now });
     this.#logger = options.logger ?? silentLogger;
   }
@@ -304,7 +325,7 @@ export class TokenManager {
         joined = undefined;
         if (join === undefined) return;
         join.leave();
-        this.#abandonIfUnwanted(join.entry, join.key);
+        this.#leftEarly(join.entry, join.key, join.starter);
       },
     };
   }
@@ -314,6 +335,30 @@ export class TokenManager {
    * or aborted), so that no connection or timer of it keeps the process alive after the call that
    * caused it has ended. The next call asks again.
    */
+  #leftEarly(entry: PendingRefresh, key: string, starter: boolean): void {
+    if (starter && this.#refreshEndsWithItsStarter) this.#handOver(entry, key);
+    else this.#abandonIfUnwanted(entry, key);
+  }
+
+  /**
+   * A refresh whose starter left before it ended, where its I/O ends with its starter: it is
+   * aborted, and the callers still waiting ask again, so that one of them starts a refresh of its
+   * own (refresh-owner.web.ts). With nobody waiting, it is simply abandoned.
+   */
+  #handOver(entry: PendingRefresh, key: string): void {
+    if (entry.done) return;
+    if (entry.waiting === 0) {
+      this.#abandonIfUnwanted(entry, key);
+      return;
+    }
+    if (this.#pending.get(key) === entry) {
+      this.#pending.delete(key);
+      if (entry.rejected) this.#invalidated.add(key);
+    }
+    entry.handOver();
+    entry.controller.abort();
+  }
+
   #abandonIfUnwanted(entry: PendingRefresh, key: string): void {
     if (entry.waiting > 0 || entry.done) return;
     // A plain refresh whose place a forced one took is no longer shared (nobody can join it), but it
@@ -366,12 +411,46 @@ export class TokenManager {
     }
     // Before any refresh is started or joined: one nobody awaits could fail unhandled.
     if (options.signal?.aborted) throw abortErrorFrom(options.signal);
+    for (;;) {
+      const joined = this.#join(key, scopes, force, call);
+      onJoin?.(joined);
+      const { entry, starter, leave } = joined;
+      try {
+        // The same wait raced against a hand-over, which only a starter's leaving causes.
+        const refreshed = await raceSignal(Promise.race([entry.promise, entry.handedOver]), options.signal);
+        return { data: copy(refreshed.data), response: refreshed.response };
+      } catch (error) {
+        if (error === HANDED_OVER) {
+          // Its starter left it: this caller asks again, and starts or joins the refresh in its
+          // place, unless it has given the token up itself (a prefetch released).
+          if (!joined.hasLeft()) continue;
+          throw abortErrorFrom(entry.controller.signal);
+        }
+        throw error;
+      } finally {
+        leave();
+        // The last caller waiting aborted (an upload, a publishBatch, a getToken given up): as a
+        // publish does when it no longer needs its early token, the refresh is not left running.
+        if (options.signal?.aborted) this.#leftEarly(entry, key, starter);
+      }
+    }
+  }
+
+  /** Joins the refresh in flight for `key`, or starts one. */
+  #join(key: string, scopes: readonly string[], force: boolean, call: CallSettings): Joined {
     let pending = this.#pending.get(key);
+    let starter = false;
     // A plain refresh in flight may answer with the stored token, which a forced call refuses; the
     // plain one keeps running for its own callers, and later callers join the forced one.
     if (!pending || (force && !pending.forced)) {
       const controller = new AbortController();
       const rejected = !force && this.#invalidated.delete(key);
+      let handOver = () => {};
+      const handedOver = new Promise<never>((_, reject) => {
+        handOver = () => reject(HANDED_OVER);
+      });
+      // Raced by every waiter; one that is never handed over never rejects.
+      handedOver.catch(() => {});
       const entry: PendingRefresh = {
         promise: this.#refresh(scopes, key, force, rejected, call, controller.signal).finally(() => {
           entry.done = true;
@@ -382,9 +461,12 @@ export class TokenManager {
         waiting: 0,
         done: false,
         controller,
+        handedOver,
+        handOver,
       };
       this.#pending.set(key, entry);
       pending = entry;
+      starter = true;
     }
     const entry = pending;
     entry.waiting++;
@@ -394,16 +476,7 @@ export class TokenManager {
       left = true;
       entry.waiting--;
     };
-    onJoin?.({ entry, key, leave });
-    try {
-      const refreshed = await raceSignal(entry.promise, options.signal);
-      return { data: copy(refreshed.data), response: refreshed.response };
-    } finally {
-      leave();
-      // The last caller waiting aborted (an upload, a publishBatch, a getToken given up): as a
-      // publish does when it no longer needs its early token, the refresh is not left running.
-      if (options.signal?.aborted) this.#abandonIfUnwanted(entry, key);
-    }
+    return { entry, key, starter, leave, hasLeft: () => left };
   }
 
   /**

@@ -2,9 +2,11 @@ import type { FetchLike } from 'push-api-client';
 import { AbortError, MemoryTokenStore, TokenError } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
+import { REFRESH_ENDS_WITH_ITS_STARTER as NODE_REFRESH_ENDS_WITH_ITS_STARTER } from '../../src/auth/refresh-owner.js';
+import { REFRESH_ENDS_WITH_ITS_STARTER as WEB_REFRESH_ENDS_WITH_ITS_STARTER } from '../../src/auth/refresh-owner.web.js';
 import { sha256Hex as nodeSha256Hex } from '../../src/auth/store-key-digest.js';
 import { sha256Hex as webSha256Hex } from '../../src/auth/store-key-digest.web.js';
-import type { TokenManagerOptions } from '../../src/auth/token-manager.js';
+import { bearerSourceOf, type TokenManagerOptions } from '../../src/auth/token-manager.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import { clientFor, emulatorTokenManager } from '../support/clients.js';
 import { capturingFetch, recordingLogger } from '../support/recorders.js';
@@ -306,6 +308,64 @@ describe('TokenManager against the emulator', () => {
     await expect(aborted).rejects.toBeInstanceOf(AbortError);
     await expect(other).resolves.toMatchObject({ tokenType: 'Bearer' });
     expect(mock.state.tokenRequestCount).toBe(1);
+  });
+});
+
+describe('a refresh whose starter leaves, where it ends with its starter (workers)', () => {
+  it('the build for workers and edge runtimes hands a refresh over when its starter leaves; Node does not', () => {
+    expect(WEB_REFRESH_ENDS_WITH_ITS_STARTER).toBe(true);
+    expect(NODE_REFRESH_ENDS_WITH_ITS_STARTER).toBe(false);
+  });
+
+  it("a starter's abort hands the refresh over: the caller still waiting gets a token from a refresh of its own", async () => {
+    const mock = createPushApiMock();
+    // Only the first token request is slow: the one the starter began and gave up.
+    mock.faults.add({ match: { operation: 'token' }, delayMs: 5_000 });
+    const capture = capturingFetch(mock.fetch);
+    const { tokens } = setup(mock, { fetch: capture.fetch, refreshEndsWithItsStarter: true });
+    const controller = new AbortController();
+    const starter = tokens.getToken({ signal: controller.signal });
+    const other = tokens.getToken();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort();
+    await expect(starter).rejects.toBeInstanceOf(AbortError);
+    const started = performance.now();
+    // On a Worker the first refresh's request stops with the starter's request and never answers:
+    // the other caller must not be waiting for it.
+    await expect(other).resolves.toMatchObject({ tokenType: 'Bearer' });
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(capture.seen).toHaveLength(2);
+    expect(mock.state.tokens).toHaveLength(1);
+  });
+
+  it('a publish that no longer needs its early token hands it over to a caller still waiting', async () => {
+    const mock = createPushApiMock();
+    mock.faults.add({ match: { operation: 'token' }, delayMs: 5_000 });
+    const capture = capturingFetch(mock.fetch);
+    const { tokens } = setup(mock, { fetch: capture.fetch, refreshEndsWithItsStarter: true });
+    const source = bearerSourceOf(tokens);
+    if (source.prefetch === undefined) throw new Error('the token manager offers prefetch');
+    const prefetched = source.prefetch({});
+    const waiting = tokens.getToken();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    prefetched.release();
+    await expect(prefetched.ready).rejects.toBeInstanceOf(AbortError);
+    await expect(waiting).resolves.toMatchObject({ tokenType: 'Bearer' });
+    expect(capture.seen).toHaveLength(2);
+    expect(mock.state.tokens).toHaveLength(1);
+  });
+
+  it('a waiting caller that aborts leaves the refresh to its starter', async () => {
+    const mock = createPushApiMock();
+    mock.faults.add({ match: { operation: 'token' }, delayMs: 100 });
+    const { tokens } = setup(mock, { refreshEndsWithItsStarter: true });
+    const controller = new AbortController();
+    const starter = tokens.getToken();
+    const other = tokens.getToken({ signal: controller.signal });
+    controller.abort();
+    await expect(other).rejects.toBeInstanceOf(AbortError);
+    await expect(starter).resolves.toMatchObject({ tokenType: 'Bearer' });
+    expect(tokenRequests(mock)).toBe(1);
   });
 });
 

@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as timers from 'node:timers';
+import { onAbort } from '../internal/waits.js';
 import { authenticate, requireConnectorWrite } from './bearer-auth.js';
 import { Clock } from './clock.js';
 import type { EmulatorContext, IncomingRequest, WireInfo } from './context.js';
@@ -162,15 +163,18 @@ const realNow = performance.now.bind(performance);
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
   if (signal?.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
-    const onAbort = () => {
-      timers.clearTimeout(timer);
-      resolve(false);
-    };
     const timer = realSetTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      stopListening();
       resolve(true);
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    // The HTTP server hands every request the same close signal: many requests held at once must
+    // not each add a listener to it (Node warns past 10, MaxListenersExceededWarning).
+    const stopListening = signal
+      ? onAbort(signal, () => {
+          timers.clearTimeout(timer);
+          resolve(false);
+        })
+      : () => {};
   });
 }
 

@@ -254,4 +254,31 @@ describe('startEmulator over real HTTP', () => {
     expect(count('Timeout')).toBeLessThanOrEqual(timersBefore);
     expect(count('TCPSocketWrap')).toBeLessThanOrEqual(socketsBefore);
   });
+
+  it("holds a dozen requests in a fault's delay without a listener each on the close signal; close() ends them all", async () => {
+    const own = await startEmulator();
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      own.mock.faults.add({ delayMs: 5_000, times: Infinity });
+      const held = Array.from({ length: 12 }, () =>
+        fetch(`${own.baseUrl}/nowhere`).then(
+          () => 'answered',
+          () => 'failed',
+        ),
+      );
+      while (own.mock.faults.injected < 12) await new Promise((resolve) => setTimeout(resolve, 5));
+      // Node emits the warning on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((name) => name === 'MaxListenersExceededWarning')).toEqual([]);
+      const started = performance.now();
+      await own.close();
+      expect(await Promise.all(held)).toEqual(Array(12).fill('failed'));
+      expect(performance.now() - started).toBeLessThan(1000);
+    } finally {
+      process.off('warning', onWarning);
+      await own.close();
+    }
+  });
 });

@@ -37,7 +37,9 @@ const RUNTIMES = [
   processRuntime('Node 24', /node\/24\./, () => npx('-p', 'node@24', '--', 'node')),
   processRuntime('Bun', /bun\/1\./, () => npx('bun@1')),
   processRuntime('Deno', /deno\/2\./, () => npx('deno@2', 'run', '-A')),
-  { name: 'workerd (no nodejs_compat)', ua: / workerd$/, files: false, kind: 'workerd' },
+  { name: 'workerd (no nodejs_compat)', ua: / workerd$/, files: false, kind: 'workerd', compat: [] },
+  // With nodejs_compat the workerd condition still selects the web build: the same flows must pass.
+  { name: 'workerd (nodejs_compat)', ua: / workerd$/, files: false, kind: 'workerd', compat: ['nodejs_compat'] },
   { name: 'edge-runtime', ua: / edge$/, files: false, kind: 'edge' },
 ];
 const TESTING_KIT = ['Bun', 'Deno'];
@@ -70,9 +72,9 @@ async function bundle(entry, conditions, format) {
   return result.outputFiles[0].text;
 }
 
-async function inWorkerd(settings, flow) {
+async function inWorkerd(settings, flow, compatibilityFlags) {
   const script = await bundle('worker.mjs', ['workerd', 'worker', 'browser'], 'esm');
-  const miniflare = new Miniflare({ modules: true, script, compatibilityDate: '2025-01-01', compatibilityFlags: [] });
+  const miniflare = new Miniflare({ modules: true, script, compatibilityDate: '2025-01-01', compatibilityFlags });
   try {
     const response = await miniflare.dispatchFetch('http://localhost/', {
       method: 'POST',
@@ -91,9 +93,9 @@ async function inWorkerd(settings, flow) {
  * refresh against a slow token endpoint and gives up; the second, waiting for that refresh, must
  * still get a token, within the token endpoint's delay and a margin, not wait forever.
  */
-async function sharedClientRun(emulator, settings) {
+async function sharedClientRun(emulator, settings, compatibilityFlags) {
   const script = await bundle('worker-shared.mjs', ['workerd', 'worker', 'browser'], 'esm');
-  const miniflare = new Miniflare({ modules: true, script, compatibilityDate: '2025-01-01', compatibilityFlags: [] });
+  const miniflare = new Miniflare({ modules: true, script, compatibilityDate: '2025-01-01', compatibilityFlags });
   const fault = emulator.mock.faults.add({ match: { operation: 'token' }, delayMs: SHARED_TOKEN_DELAY_MS });
   const ask = (body) =>
     miniflare
@@ -131,7 +133,7 @@ async function inEdgeRuntime(settings, flow) {
 /** Runs `flow` ('smoke' or 'field') in `runtime`; `diskFile` only for the smoke flow in a process. */
 function runFlow(runtime, settings, flow, diskFile) {
   if (runtime.kind === 'process') return inProcess(runtime, 'main.mjs', JSON.stringify({ settings, diskFile, flow }));
-  if (runtime.kind === 'workerd') return inWorkerd(settings, flow);
+  if (runtime.kind === 'workerd') return inWorkerd(settings, flow, runtime.compat);
   return inEdgeRuntime(settings, flow);
 }
 
@@ -233,7 +235,7 @@ async function main() {
       }
       if (runtime.kind === 'workerd') {
         try {
-          const shared = await sharedClientRun(emulator, { ...settings, appId: fieldApps[index] });
+          const shared = await sharedClientRun(emulator, { ...settings, appId: fieldApps[index] }, runtime.compat);
           result.sharedClient = shared.problems.length === 0;
           result.sharedClientSeen = shared.seen;
           result.problems = [...result.problems, ...shared.problems];

@@ -14,6 +14,7 @@ import { PushError, RedirectError } from '../errors.js';
 import { scrubAnswerUrlText, truncateText } from '../internal/redact.js';
 import { assertSecureUrl, closerThanService } from './address-rules.js';
 import type { FetchLike } from './fetch.js';
+import { redactedUrl } from './hooks.js';
 import {
   ConcealedAnswer,
   type Credentials,
@@ -126,23 +127,32 @@ function redirectError(
   );
 }
 
-/** The texts of a fetch failure that may quote the host it was sending to. */
-const HOST_QUOTING_FIELDS = ['message', 'stack', 'hostname', 'host'] as const;
+/**
+ * The texts of a fetch failure that may quote the host or the address it was sending to. Bun's
+ * fetch errors carry the whole address in `path`, and Deno's cause says `error sending request for
+ * url (<address>)`.
+ */
+const ADDRESS_QUOTING_FIELDS = ['message', 'stack', 'hostname', 'host', 'path', 'url'] as const;
 
 /**
  * Scrubs, in place, a fetch failure and its causes: Node names the host it could not resolve
  * (`getaddrinfo ENOTFOUND <host>`) or whose certificate did not match, and a redirect target's or
  * a signed address's host was chosen by an answer, which may have written a credential there.
+ * Bun and Deno quote the whole address, whose query is a signed address's signature (a write
+ * credential for the file) or what a redirect chose to put there: it is left out, as hooks and log
+ * lines leave it out.
  */
-function scrubFailureTexts(error: unknown, secrets: readonly string[]): void {
-  if (secrets.length === 0) return;
+function scrubFailureTexts(error: unknown, url: URL, secrets: readonly string[]): void {
+  const query = url.search === '' ? undefined : url.href;
+  if (secrets.length === 0 && query === undefined) return;
   let current = error;
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
     const fields = current as unknown as Record<string, unknown>;
-    for (const key of HOST_QUOTING_FIELDS) {
+    for (const key of ADDRESS_QUOTING_FIELDS) {
       const value = fields[key];
       if (typeof value !== 'string') continue;
-      const scrubbed = scrubAnswerUrlText(value, secrets);
+      const withoutQuery = query === undefined ? value : value.replaceAll(query, `${redactedUrl(url)}?[redacted]`);
+      const scrubbed = secrets.length === 0 ? withoutQuery : scrubAnswerUrlText(withoutQuery, secrets);
       if (scrubbed === value) continue;
       try {
         fields[key] = scrubbed;
@@ -253,7 +263,7 @@ export async function sendFollowingRedirects(
               },
             });
     } catch (error) {
-      scrubFailureTexts(error, options.secrets);
+      scrubFailureTexts(error, url, options.secrets);
       if (streamed && isRefusedRedirect(error)) {
         throw new PushError(`${spec.operation} answered with a redirect, which is not followed for a streamed body`, {
           cause: error,

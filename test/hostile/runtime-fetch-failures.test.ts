@@ -1,0 +1,73 @@
+/**
+ * Fetch failures as Bun and Deno report them quote the whole address they could not reach: Bun in
+ * the error's `path`, Deno in its cause's message (`error sending request for url (<address>)`).
+ * A signed address's query is its signature, a write credential for the file, and a redirect's
+ * query is whatever the answer put there: neither may reach what the caller can inspect or log.
+ * The shapes are copied from Bun 1.4 and Deno 2.9 (the runtime matrix meets the real ones).
+ */
+
+import { inspect } from 'node:util';
+import type { FetchLike, UploadReport } from 'push-api-client';
+import { ConnectionError, UploadError, UploadStoppedError } from 'push-api-client';
+import { describe, expect, it } from 'vitest';
+import { HOSTILE_APP_ID, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
+
+const start = useHostileService();
+const SIGNATURE = 'X-Amz-Signature=f00dfacecafe0123456789';
+
+/** A connection refused, reported the way each runtime's fetch reports it. */
+const refusals: Record<string, (url: string) => Error> = {
+  Bun: (url) =>
+    Object.assign(new TypeError('ECONNREFUSED: Unable to connect. Is the computer able to access the url?'), {
+      path: url,
+      errno: 0,
+      code: 'ECONNREFUSED',
+    }),
+  Deno: (url) =>
+    new TypeError('fetch failed', {
+      cause: new Error(
+        `error sending request for url (${url}): client error (Connect): tcp connect error: Connection refused (os error 111)`,
+      ),
+    }),
+};
+
+/** Sends every request to the service, except the PUT to a signed address, which fails as `runtime`'s fetch does. */
+function refusingStorage(runtime: string): FetchLike {
+  return (input, init) => {
+    const url = input instanceof Request ? input.url : String(input);
+    if (url.includes('/files/')) return Promise.reject(refusals[runtime]?.(url));
+    return fetch(input, init);
+  };
+}
+
+/** Everything a caller may see of an error: its views, and its causes' own fields. */
+function views(error: unknown): string {
+  return [inspect(error, { depth: 10, showHidden: true }), JSON.stringify(error), String(error)].join('\n');
+}
+
+describe.each(['Bun', 'Deno'])('a storage host that cannot be reached, as %s reports it', (runtime) => {
+  it('fails the file without showing the signed address query anywhere', async () => {
+    const service = await start(({ route }, res) => {
+      if (route !== 'upload-urls') return false;
+      const address = `${service.url}/files/a.csv?${SIGNATURE}&token=${encodeURIComponent(HOSTILE_TOKEN)}`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ 'a.csv': address }));
+      return true;
+    });
+    const client = service.client({ fetch: refusingStorage(runtime) });
+    // A refusal with a code (Bun's) stops the run; one without (Deno's) fails the file.
+    const outcome: unknown = await client.uploads
+      .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
+      .catch((e: unknown) => e);
+    const report = outcome instanceof UploadStoppedError ? outcome.report : (outcome as UploadReport);
+    expect(report.files[0]?.status).toBe('failed');
+    const fileError = report.files[0]?.error;
+    expect(fileError).toBeInstanceOf(UploadError);
+    expect(fileError?.cause).toBeInstanceOf(ConnectionError);
+    for (const seen of [views(outcome), views(report), views(fileError)]) {
+      expect(seen).not.toContain('f00dfacecafe');
+      expect(seen).not.toContain('abcdefghijklmnop');
+      // What was unreachable is still named: the host and the path, without the query.
+      if (seen.includes('/files/a.csv')) expect(seen).toContain('/files/a.csv?[redacted]');
+    }
+  });
+});

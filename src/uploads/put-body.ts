@@ -272,6 +272,20 @@ export function putSetsContentLength(): boolean {
   return Number(node.node.split('.')[0]) >= 24;
 }
 
+/**
+ * The body of an empty file: no bytes, which every runtime sends with `Content-Length: 0`. Deno
+ * sends an empty Blob (and any stream) chunked, which storage hosts refuse. The file's metered
+ * stream is still read to its end, so that a source that is not empty after all fails the size
+ * check and is released; `read` settles once it has been (it never rejects).
+ */
+export function emptyBody(stream: ReadableStream<Uint8Array>): { body: RequestBody; read: Promise<void> } {
+  const read = new Response(stream).arrayBuffer().then(
+    () => undefined,
+    () => undefined,
+  );
+  return { body: new Uint8Array(0), read };
+}
+
 /** workerd's stream that declares its length, so that a stream body is sent with Content-Length. */
 type FixedLengthStreamConstructor = new (length: number) => TransformStream<Uint8Array, Uint8Array>;
 

@@ -26,7 +26,7 @@ import { AddressBook } from './address-book.js';
 import { ADDRESS_BATCH_BYTES, DEFAULT_UPLOAD_CONCURRENCY, MAX_PUT_RESPONSE_BYTES } from './limits.js';
 import { ProgressTracker } from './progress.js';
 import type { UploadSource } from './put-body.js';
-import { BodyMeter, putSetsContentLength, sizedBody } from './put-body.js';
+import { BodyMeter, emptyBody, putSetsContentLength, sizedBody } from './put-body.js';
 import { toUploadSource } from './sources.js';
 import { asUploadError, isRefusedSignature, toUploadError } from './storage-errors.js';
 import type { GetUploadUrlsOptions, UploadFileResult, UploadInput, UploadOptions, UploadReport } from './types.js';
@@ -298,6 +298,7 @@ export class Uploader {
     // When the last attempt left: its round trip is what feeds the window.
     let sentAt = 0;
     let meter: BodyMeter | undefined;
+    let emptyRead: Promise<void> | undefined;
     const meters: BodyMeter[] = [];
     const failed = (error: UploadError) => {
       const requestId = requestIdOf(error);
@@ -348,7 +349,10 @@ export class Uploader {
             tracker.update(name, size, bytes);
           });
           meters.push(meter);
-          return sizedBody(size, source.open(meter));
+          if (size > 0) return sizedBody(size, source.open(meter));
+          const empty = emptyBody(source.open(meter));
+          emptyRead = empty.read;
+          return empty.body;
         },
         // Signed addresses carry their own authorization; a bearer token must never reach the storage host.
         auth: 'none',
@@ -364,6 +368,8 @@ export class Uploader {
             requestId: requestIdFrom(response.headers),
           }),
       });
+      // An empty file's source is read beside its PUT: its size check must have run before the verdict.
+      await emptyRead;
       if (!result.ok) {
         const { error } = result;
         if (error instanceof AbortError) return failed(asUploadError(name, error));

@@ -1,0 +1,40 @@
+/**
+ * Run by Bun and Deno (test/runtimes/bun-deno.e2e.test.ts) from the sources: uploads that each
+ * runtime's own fetch sends differently from Node's, and what the runtime's own inspection shows of
+ * a failed upload. Prints one JSON line. Argument: `{ emulator, refusing }`, the client options of
+ * an emulator and of a service whose signed addresses point to a closed port.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PushClient } from '../../src/index.ts';
+
+const { emulator, refusing, appId } = JSON.parse(globalThis.Deno ? Deno.args[0] : process.argv[2]);
+const show = globalThis.Deno
+  ? (value) => Deno.inspect(value, { depth: 10, showHidden: true })
+  : (value) => Bun.inspect(value, { depth: 10 });
+
+const dir = mkdtempSync(path.join(tmpdir(), 'runtime-probe-'));
+const emptyPath = path.join(dir, 'empty-path.csv');
+writeFileSync(emptyPath, '');
+const out = {};
+try {
+  const client = new PushClient({ ...emulator, env: {}, maxRetries: 0 });
+  const empty = await client.uploads.upload(appId, [
+    { name: 'empty-string.csv', data: '' },
+    { name: 'empty-bytes.bin', data: new Uint8Array(0) },
+    { name: 'empty-blob.bin', data: new Blob([]) },
+    { name: 'empty-stream.bin', stream: new Blob([]).stream(), size: 0 },
+    emptyPath,
+  ]);
+  out.empty = empty.files.map((file) => `${file.name}: ${file.status}${file.error ? ` ${file.error.message}` : ''}`);
+
+  const refused = new PushClient({ ...refusing, env: {}, maxRetries: 0, timeoutMs: 5000 });
+  const outcome = await refused.uploads.upload(appId, [{ name: 'a.csv', data: 'x' }]).catch((error) => error);
+  const report = outcome.report ?? outcome;
+  out.refused = report.files.map((file) => file.status);
+  out.shown = [show(outcome), show(report), show(report.files[0]?.error), JSON.stringify(report)].join('\n');
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+console.log(JSON.stringify(out));

@@ -1,13 +1,16 @@
 /**
  * Run by Bun and Deno (test/runtimes/bun-deno.e2e.test.ts) from the sources: uploads that each
  * runtime's own fetch sends differently from Node's, and what the runtime's own inspection shows of
- * a failed upload. Prints one JSON line. Argument: `{ emulator, refusing }`, the client options of
- * an emulator and of a service whose signed addresses point to a closed port.
+ * a failed upload, and the emulator started in the runtime itself. Prints one JSON line, and must
+ * end by itself (no `Deno.exit()`: nothing of the SDK or the emulator may keep the process alive).
+ * Argument: `{ emulator, refusing, appId }`, the client options of an emulator and of a service
+ * whose signed addresses point to a closed port.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PushClient } from '../../src/index.ts';
+import { startEmulator } from '../../src/testing/index.ts';
 
 const { emulator, refusing, appId } = JSON.parse(globalThis.Deno ? Deno.args[0] : process.argv[2]);
 const show = globalThis.Deno
@@ -34,6 +37,27 @@ try {
   const report = outcome.report ?? outcome;
   out.refused = report.files.map((file) => file.status);
   out.shown = [show(outcome), show(report), show(report.files[0]?.error), JSON.stringify(report)].join('\n');
+
+  const own = await startEmulator();
+  try {
+    const ownClient = new PushClient({ ...own.clientOptions(), env: {} });
+    const record = {
+      created: 1735689600000,
+      amount: 1,
+      currency: 'EUR',
+      identifier: 'a@b.c',
+      type: 'expense',
+      vendor: 'V',
+    };
+    const published = await ownClient.finance.publish(own.mock.appId, [record]);
+    const uploaded = await ownClient.uploads.upload(own.mock.appId, [{ name: 'é 😀.csv', data: 'x' }, emptyPath]);
+    out.own = {
+      sent: published.recordsSent,
+      stored: uploaded.files.map((file) => `${file.name}: ${own.mock.state.file(own.mock.appId, file.name)?.size}`),
+    };
+  } finally {
+    await own.close();
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

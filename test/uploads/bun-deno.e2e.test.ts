@@ -2,7 +2,8 @@
  * Uploads as Bun's and Deno's own fetch send them (the runtimes come from the npm registry through
  * npx, as in the runtime matrix), run from the sources by test/support/runtime-probe.mjs against
  * services on 127.0.0.1: empty files, which Deno sends chunked unless the body is bytes, and a
- * storage host that cannot be reached, whose error Bun and Deno word with the whole signed address.
+ * storage host that cannot be reached, whose error Bun and Deno word with the whole signed address;
+ * and `startEmulator` in the runtime, after which the process ends by itself.
  */
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -38,7 +39,7 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 
 describe.each(Object.keys(RUNTIMES) as (keyof typeof RUNTIMES)[])('uploads on %s', (runtime) => {
-  it('stores empty files of every input kind, and never shows a signed address query', async () => {
+  it('stores empty files of every input kind, never shows a signed address query, and ends by itself', async () => {
     const port = await closedPort();
     const refusing = await start(({ route }, res) => {
       if (route !== 'upload-urls') return false;
@@ -59,7 +60,10 @@ describe.each(Object.keys(RUNTIMES) as (keyof typeof RUNTIMES)[])('uploads on %s
       empty: string[];
       refused: string[];
       shown: string;
+      own: { sent: number; stored: string[] };
     };
+    // The emulator started in the runtime; the process ended by itself once it was closed.
+    expect(seen.own).toEqual({ sent: 1, stored: ['é 😀.csv: 1', 'empty-path.csv: 0'] });
     // Storage hosts refuse a chunked PUT; the emulator answers one 501, as they do.
     expect(seen.empty).toEqual([
       'empty-string.csv: uploaded',

@@ -81,6 +81,16 @@ describe('upload over real HTTP', () => {
     expect(progress.events).toEqual([{ file: 'empty.csv', fileBytes: 0, fileTotal: 0, bytes: 0, totalBytes: 0 }]);
   });
 
+  it('fails a stream declared empty that yields bytes, though an empty file is sent as no bytes', async () => {
+    const report = await client.uploads.upload(emulator.mock.appId, [
+      { name: 'not-empty.bin', stream: new Blob(['abc']).stream(), size: 0 },
+    ]);
+    expect(report.files[0]).toMatchObject({ name: 'not-empty.bin', status: 'failed' });
+    expect(report.files[0]?.error?.message).toBe(
+      'File "not-empty.bin" yielded more than 0 bytes, but its declared size is 0.',
+    );
+  });
+
   it("names a caller's stream that fails midway in the file's error, with the stream's error as cause", async () => {
     const webFailure = new Error('disk gone (web)');
     const nodeFailure = new Error('disk gone (node)');

@@ -93,13 +93,35 @@ function findErrorCode(error: unknown): string | undefined {
   return findCodedError(error)?.code;
 }
 
+/**
+ * Deno's fetch failures carry no `code`: their innermost cause says `client error (Connect): ...`
+ * when the connection could not be made, before a byte of the request was written. The operating
+ * system's error it names becomes Node's code for it, so that a refused connection counts as not
+ * sent (a batch `failed`, safe to send again, and the stop of the run) as it does on Node and Bun.
+ */
+const DENO_CONNECT_FAILURE = /\bclient error \(Connect\)/;
+const DENO_CONNECT_CODES: readonly [RegExp, string][] = [
+  [/\(os error 111\)|connection refused/i, 'ECONNREFUSED'],
+  [/\bdns error\b.*temporary failure/i, 'EAI_AGAIN'],
+  [/\bdns error\b/i, 'ENOTFOUND'],
+  [/\(os error 113\)|no route to host/i, 'EHOSTUNREACH'],
+  [/\(os error 101\)|network is unreachable/i, 'ENETUNREACH'],
+  [/\(os error 99\)|cannot assign requested address/i, 'EADDRNOTAVAIL'],
+];
+
+/** Node's code for a Deno connect failure `message`, when it names one this module knows. */
+function denoConnectCode(message: unknown): string | undefined {
+  if (typeof message !== 'string' || !DENO_CONNECT_FAILURE.test(message)) return undefined;
+  return DENO_CONNECT_CODES.find(([pattern]) => pattern.test(message))?.[1];
+}
+
 /** The first error in the `cause` chain that has a string `code`, with its message. */
 function findCodedError(error: unknown): { code: string; message: string | undefined } | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
-    const code = (current as { code?: unknown }).code;
+    const message = (current as { message?: unknown }).message;
+    const code = (current as { code?: unknown }).code ?? denoConnectCode(message);
     if (typeof code === 'string') {
-      const message = (current as { message?: unknown }).message;
       return { code, message: typeof message === 'string' && message !== '' ? message : undefined };
     }
     const errors = (current as { errors?: unknown }).errors;

@@ -8,9 +8,10 @@
 
 import { inspect } from 'node:util';
 import type { FetchLike, UploadReport } from 'push-api-client';
-import { ConnectionError, UploadError, UploadStoppedError } from 'push-api-client';
+import { ConnectionError, PublishStoppedError, UploadError, UploadStoppedError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { HOSTILE_APP_ID, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
+import { SAMPLE_RECORD } from '../support/records.js';
 
 const start = useHostileService();
 const SIGNATURE = 'X-Amz-Signature=f00dfacecafe0123456789';
@@ -31,11 +32,11 @@ const refusals: Record<string, (url: string) => Error> = {
     }),
 };
 
-/** Sends every request to the service, except the PUT to a signed address, which fails as `runtime`'s fetch does. */
-function refusingStorage(runtime: string): FetchLike {
+/** Sends every request to the service, except those to `refused` addresses, which fail as `runtime`'s fetch does. */
+function refusing(runtime: string, refused = '/files/'): FetchLike {
   return (input, init) => {
     const url = input instanceof Request ? input.url : String(input);
-    if (url.includes('/files/')) return Promise.reject(refusals[runtime]?.(url));
+    if (url.includes(refused)) return Promise.reject(refusals[runtime]?.(url));
     return fetch(input, init);
   };
 }
@@ -53,7 +54,7 @@ describe.each(['Bun', 'Deno'])('a storage host that cannot be reached, as %s rep
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ 'a.csv': address }));
       return true;
     });
-    const client = service.client({ fetch: refusingStorage(runtime) });
+    const client = service.client({ fetch: refusing(runtime) });
     // A refusal with a code (Bun's) stops the run; one without (Deno's) fails the file.
     const outcome: unknown = await client.uploads
       .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
@@ -69,5 +70,19 @@ describe.each(['Bun', 'Deno'])('a storage host that cannot be reached, as %s rep
       // What was unreachable is still named: the host and the path, without the query.
       if (seen.includes('/files/a.csv')) expect(seen).toContain('/files/a.csv?[redacted]');
     }
+  });
+});
+
+describe.each(['Bun', 'Deno'])('a data API that refuses the connection, as %s reports it', (runtime) => {
+  it('counts the batch as not sent (failed, not unknown) and stops the run, as on Node', async () => {
+    const service = await start();
+    const client = service.client({ fetch: refusing(runtime, '/finance') });
+    const stopped = await client.finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]).catch((e: unknown) => e);
+    expect(stopped).toBeInstanceOf(PublishStoppedError);
+    const { cause, report } = stopped as PublishStoppedError;
+    expect(cause).toBeInstanceOf(ConnectionError);
+    expect((cause as ConnectionError).requestMaybeSent).toBe(false);
+    expect((cause as ConnectionError).message).toBe('finance request failed: ECONNREFUSED');
+    expect(report).toMatchObject({ recordsFailed: 1, recordsUnknown: 0 });
   });
 });

@@ -1,10 +1,10 @@
 /**
- * Run by Bun and Deno (test/runtimes/bun-deno.e2e.test.ts) from the sources: uploads that each
+ * Run by Bun and Deno (test/net/bun-deno.e2e.test.ts) from the sources: uploads that each
  * runtime's own fetch sends differently from Node's, and what the runtime's own inspection shows of
  * a failed upload, and the emulator started in the runtime itself. Prints one JSON line, and must
  * end by itself (no `Deno.exit()`: nothing of the SDK or the emulator may keep the process alive).
- * Argument: `{ emulator, refusing, appId }`, the client options of an emulator and of a service
- * whose signed addresses point to a closed port.
+ * Argument: `{ emulator, refusing, closedUrl, appId }`: the client options of an emulator and of a
+ * service whose signed addresses point to a closed port, and an address nothing listens on.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import path from 'node:path';
 import { PushClient } from '../../src/index.ts';
 import { startEmulator } from '../../src/testing/index.ts';
 
-const { emulator, refusing, appId } = JSON.parse(globalThis.Deno ? Deno.args[0] : process.argv[2]);
+const { emulator, refusing, closedUrl, appId } = JSON.parse(globalThis.Deno ? Deno.args[0] : process.argv[2]);
 const show = globalThis.Deno
   ? (value) => Deno.inspect(value, { depth: 10, showHidden: true })
   : (value) => Bun.inspect(value, { depth: 10 });
@@ -37,6 +37,24 @@ try {
   const report = outcome.report ?? outcome;
   out.refused = report.files.map((file) => file.status);
   out.shown = [show(outcome), show(report), show(report.files[0]?.error), JSON.stringify(report)].join('\n');
+
+  // A data API that refuses the connection: nothing was sent, so the batch is failed, not unknown.
+  const unreachable = new PushClient({ ...emulator, baseUrl: closedUrl, env: {}, maxRetries: 0 });
+  const record = {
+    created: 1735689600000,
+    amount: 1,
+    currency: 'EUR',
+    identifier: 'a@b.c',
+    type: 'expense',
+    vendor: 'V',
+  };
+  const stopped = await unreachable.finance.publish(appId, [record]).catch((error) => error);
+  out.unreachable = {
+    stopped: stopped.name,
+    cause: stopped.cause?.message,
+    failed: stopped.report?.recordsFailed,
+    unknown: stopped.report?.recordsUnknown,
+  };
 
   const own = await startEmulator();
   try {

@@ -3,6 +3,7 @@
  * npx, as in the runtime matrix), run from the sources by test/support/runtime-probe.mjs against
  * services on 127.0.0.1: empty files, which Deno sends chunked unless the body is bytes, and a
  * storage host that cannot be reached, whose error Bun and Deno word with the whole signed address;
+ * a data API that refuses the connection, which Deno reports without a code;
  * and `startEmulator` in the runtime, after which the process ends by itself.
  */
 import { execFile } from 'node:child_process';
@@ -39,7 +40,7 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 
 describe.each(Object.keys(RUNTIMES) as (keyof typeof RUNTIMES)[])('uploads on %s', (runtime) => {
-  it('stores empty files of every input kind, never shows a signed address query, and ends by itself', async () => {
+  it('stores empty files, hides signed address queries, fails a refused batch, and ends by itself', async () => {
     const port = await closedPort();
     const refusing = await start(({ route }, res) => {
       if (route !== 'upload-urls') return false;
@@ -50,6 +51,7 @@ describe.each(Object.keys(RUNTIMES) as (keyof typeof RUNTIMES)[])('uploads on %s
     const argument = JSON.stringify({
       emulator: emulator.clientOptions(),
       refusing: refusing.clientOptions(),
+      closedUrl: `http://127.0.0.1:${port}`,
       appId: HOSTILE_APP_ID,
     });
     const { stdout } = await run('npx', [...RUNTIMES[runtime], argument], {
@@ -61,7 +63,15 @@ describe.each(Object.keys(RUNTIMES) as (keyof typeof RUNTIMES)[])('uploads on %s
       refused: string[];
       shown: string;
       own: { sent: number; stored: string[] };
+      unreachable: Record<string, unknown>;
     };
+    // A refused connection sent nothing: the batch is failed and the run stops, as on Node.
+    expect(seen.unreachable).toEqual({
+      stopped: 'PublishStoppedError',
+      cause: 'finance request failed: ECONNREFUSED',
+      failed: 1,
+      unknown: 0,
+    });
     // The emulator started in the runtime; the process ended by itself once it was closed.
     expect(seen.own).toEqual({ sent: 1, stored: ['é 😀.csv: 1', 'empty-path.csv: 0'] });
     // Storage hosts refuse a chunked PUT; the emulator answers one 501, as they do.

@@ -3,9 +3,11 @@
  * the metered stream its bytes go through (`BodyMeter`), and the shape that makes the runtime send
  * Content-Length (`sizedBody`).
  */
-import { UploadError } from '../errors.js';
+import { AbortError, UploadError } from '../errors.js';
 import type { RequestBody } from '../http/types.js';
+import { raceSignal } from '../internal/waits.js';
 import { MAX_UPLOAD_BYTES } from './limits.js';
+import { asUploadError } from './storage-errors.js';
 
 /** Where the bytes of one attempt come from: the next chunk on each call, `undefined` at the end. */
 export interface ChunkReader {
@@ -273,17 +275,46 @@ export function putSetsContentLength(): boolean {
 }
 
 /**
- * The body of an empty file: no bytes, which every runtime sends with `Content-Length: 0`. Deno
- * sends an empty Blob (and any stream) chunked, which storage hosts refuse. The file's metered
- * stream is still read to its end, so that a source that is not empty after all fails the size
- * check and is released; `read` settles once it has been (it never rejects).
+ * Reads an empty file's source to its end before its PUT, whose body is then no bytes: every
+ * runtime sends that with `Content-Length: 0`, where Deno sends an empty Blob (and any stream)
+ * chunked, which storage hosts refuse. Reading first keeps a file that changed from being stored: a
+ * source that yields bytes after all fails its size check before anything is sent. Bounded as an
+ * attempt is: a source that never ends fails after `timeoutMs`, and `signal` ends the read at once.
+ * Resolves with why the file cannot be sent, or undefined once its source ended empty.
  */
-export function emptyBody(stream: ReadableStream<Uint8Array>): { body: RequestBody; read: Promise<void> } {
-  const read = new Response(stream).arrayBuffer().then(
-    () => undefined,
-    () => undefined,
-  );
-  return { body: new Uint8Array(0), read };
+export async function readEmptySource(
+  source: UploadSource,
+  meter: BodyMeter,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<UploadError | AbortError | undefined> {
+  const reader = source.open(meter).getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<'timed out'>((resolve) => {
+    timer = setTimeout(() => resolve('timed out'), timeoutMs);
+  });
+  const drained = (async () => {
+    while (!(await reader.read()).done) {
+      // The meter fails the stream on its first byte: an empty file yields none.
+    }
+    return 'ended' as const;
+  })();
+  // Raced below: a failure after the race was lost is nobody's to handle.
+  drained.catch(() => undefined);
+  try {
+    const outcome = await raceSignal(Promise.race([drained, timedOut]), signal);
+    if (outcome === 'ended') return undefined;
+    return new UploadError(
+      source.name,
+      `Upload of ${JSON.stringify(source.name)} failed: its source, declared empty, did not end within ${timeoutMs} ms.`,
+    );
+  } catch (error) {
+    if (error instanceof AbortError) return error;
+    return meter.sourceError ?? asUploadError(source.name, error);
+  } finally {
+    clearTimeout(timer);
+    reader.cancel().catch(() => undefined);
+  }
 }
 
 /** workerd's stream that declares its length, so that a stream body is sent with Content-Length. */

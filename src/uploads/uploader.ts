@@ -26,7 +26,7 @@ import { AddressBook } from './address-book.js';
 import { ADDRESS_BATCH_BYTES, DEFAULT_UPLOAD_CONCURRENCY, MAX_PUT_RESPONSE_BYTES } from './limits.js';
 import { ProgressTracker } from './progress.js';
 import type { UploadSource } from './put-body.js';
-import { BodyMeter, emptyBody, putSetsContentLength, sizedBody } from './put-body.js';
+import { BodyMeter, putSetsContentLength, readEmptySource, sizedBody } from './put-body.js';
 import { toUploadSource } from './sources.js';
 import { asUploadError, isRefusedSignature, toUploadError } from './storage-errors.js';
 import type { GetUploadUrlsOptions, UploadFileResult, UploadInput, UploadOptions, UploadReport } from './types.js';
@@ -298,7 +298,6 @@ export class Uploader {
     // When the last attempt left: its round trip is what feeds the window.
     let sentAt = 0;
     let meter: BodyMeter | undefined;
-    let emptyRead: Promise<void> | undefined;
     const meters: BodyMeter[] = [];
     const failed = (error: UploadError) => {
       const requestId = requestIdOf(error);
@@ -331,6 +330,13 @@ export class Uploader {
       } catch (error) {
         return failed(asUploadError(name, error));
       }
+      if (size === 0) {
+        const empty = new BodyMeter(name, 0);
+        meters.push(empty);
+        const refused = await readEmptySource(source, empty, call.timeoutMs ?? this.#ctx.timeoutMs, call.signal);
+        if (refused instanceof AbortError) return failed(asUploadError(name, refused));
+        if (refused !== undefined) return failed(refused);
+      }
       const result = await this.#ctx.http.exchange({
         operation: 'upload',
         method: 'PUT',
@@ -349,10 +355,8 @@ export class Uploader {
             tracker.update(name, size, bytes);
           });
           meters.push(meter);
-          if (size > 0) return sizedBody(size, source.open(meter));
-          const empty = emptyBody(source.open(meter));
-          emptyRead = empty.read;
-          return empty.body;
+          // An empty file's source was read to its end before the first attempt (readEmptySource).
+          return size > 0 ? sizedBody(size, source.open(meter)) : new Uint8Array(0);
         },
         // Signed addresses carry their own authorization; a bearer token must never reach the storage host.
         auth: 'none',
@@ -368,8 +372,6 @@ export class Uploader {
             requestId: requestIdFrom(response.headers),
           }),
       });
-      // An empty file's source is read beside its PUT: its size check must have run before the verdict.
-      await emptyRead;
       if (!result.ok) {
         const { error } = result;
         if (error instanceof AbortError) return failed(asUploadError(name, error));

@@ -89,6 +89,47 @@ describe('upload over real HTTP', () => {
     expect(report.files[0]?.error?.message).toBe(
       'File "not-empty.bin" yielded more than 0 bytes, but its declared size is 0.',
     );
+    // Its source was read before any PUT: nothing of a file that is not what was declared is stored.
+    expect(emulator.mock.state.requests.filter((request) => request.operation === 'upload')).toEqual([]);
+    expect(emulator.mock.state.file(emulator.mock.appId, 'not-empty.bin')).toBeUndefined();
+  });
+
+  it('fails a stream declared empty that never ends after timeoutMs, and sends no PUT', async () => {
+    let cancelled = false;
+    const never = new ReadableStream<Uint8Array>({
+      pull: () => new Promise<void>(() => {}),
+      cancel: () => {
+        cancelled = true;
+      },
+    });
+    const report = await client.uploads.upload(emulator.mock.appId, [{ name: 'stalled.bin', stream: never, size: 0 }], {
+      timeoutMs: 300,
+    });
+    expect(report.files[0]).toMatchObject({ name: 'stalled.bin', status: 'failed' });
+    expect(report.files[0]?.error?.message).toBe(
+      'Upload of "stalled.bin" failed: its source, declared empty, did not end within 300 ms.',
+    );
+    expect(cancelled).toBe(true);
+    expect(emulator.mock.state.requests.filter((request) => request.operation === 'upload')).toEqual([]);
+  });
+
+  it('ends the read of a stream declared empty at once when the caller aborts', async () => {
+    const never = new ReadableStream<Uint8Array>({ pull: () => new Promise<void>(() => {}) });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('shutting down')), 50);
+    const started = performance.now();
+    const outcome = await client.uploads
+      .upload(emulator.mock.appId, [{ name: 'stalled.bin', stream: never, size: 0 }], {
+        timeoutMs: 60_000,
+        signal: controller.signal,
+      })
+      .then(
+        (report) => report.files[0]?.status,
+        (error: Error) => error.name,
+      );
+    expect(outcome).toBe('UploadStoppedError');
+    expect(performance.now() - started).toBeLessThan(30_000);
+    expect(emulator.mock.state.requests.filter((request) => request.operation === 'upload')).toEqual([]);
   });
 
   it("names a caller's stream that fails midway in the file's error, with the stream's error as cause", async () => {

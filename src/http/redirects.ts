@@ -135,6 +135,12 @@ function redirectError(
 const ADDRESS_QUOTING_FIELDS = ['message', 'stack', 'hostname', 'host', 'path', 'url'] as const;
 
 /**
+ * The query of any http(s) address in a text, for a runtime that quotes the address in another
+ * spelling than its `href` (decoded, or escaped otherwise): up to a space, a quote or a `)`.
+ */
+const ANY_ADDRESS_QUERY = /(\bhttps?:\/\/[^\s?#"'<>)]*)\?[^\s#"'<>)]*/gi;
+
+/**
  * Scrubs, in place, a fetch failure and its causes: Node names the host it could not resolve
  * (`getaddrinfo ENOTFOUND <host>`) or whose certificate did not match, and a redirect target's or
  * a signed address's host was chosen by an answer, which may have written a credential there.
@@ -151,7 +157,10 @@ function scrubFailureTexts(error: unknown, url: URL, secrets: readonly string[])
     for (const key of ADDRESS_QUOTING_FIELDS) {
       const value = fields[key];
       if (typeof value !== 'string') continue;
-      const withoutQuery = query === undefined ? value : value.replaceAll(query, `${redactedUrl(url)}?[redacted]`);
+      const withoutQuery =
+        query === undefined
+          ? value
+          : value.replaceAll(query, `${redactedUrl(url)}?[redacted]`).replace(ANY_ADDRESS_QUERY, '$1?[redacted]');
       const scrubbed = secrets.length === 0 ? withoutQuery : scrubAnswerUrlText(withoutQuery, secrets);
       if (scrubbed === value) continue;
       try {

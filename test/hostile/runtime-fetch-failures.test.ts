@@ -30,6 +30,9 @@ const refusals: Record<string, (url: string) => Error> = {
         `error sending request for url (${url}): client error (Connect): tcp connect error: Connection refused (os error 111)`,
       ),
     }),
+  // A runtime that quotes the address in another spelling than its href: decoded.
+  'a runtime quoting a decoded address': (url) =>
+    new TypeError('fetch failed', { cause: new Error(`request to ${decodeURIComponent(url)} failed: ECONNREFUSED`) }),
 };
 
 /** Sends every request to the service, except those to `refused` addresses, which fail as `runtime`'s fetch does. */
@@ -46,32 +49,35 @@ function views(error: unknown): string {
   return [inspect(error, { depth: 10, showHidden: true }), JSON.stringify(error), String(error)].join('\n');
 }
 
-describe.each(['Bun', 'Deno'])('a storage host that cannot be reached, as %s reports it', (runtime) => {
-  it('fails the file without showing the signed address query anywhere', async () => {
-    const service = await start(({ route }, res) => {
-      if (route !== 'upload-urls') return false;
-      const address = `${service.url}/files/a.csv?${SIGNATURE}&token=${encodeURIComponent(HOSTILE_TOKEN)}`;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ 'a.csv': address }));
-      return true;
+describe.each(['Bun', 'Deno', 'a runtime quoting a decoded address'])(
+  'a storage host that cannot be reached, as %s reports it',
+  (runtime) => {
+    it('fails the file without showing the signed address query anywhere', async () => {
+      const service = await start(({ route }, res) => {
+        if (route !== 'upload-urls') return false;
+        const address = `${service.url}/files/a.csv?X-Amz-Credential=AKIAEXAMPLE%2F20250131%2Fus-east-1&${SIGNATURE}&token=${encodeURIComponent(HOSTILE_TOKEN)}`;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ 'a.csv': address }));
+        return true;
+      });
+      const client = service.client({ fetch: refusing(runtime) });
+      // A refusal with a code (Bun's) stops the run; one without (Deno's) fails the file.
+      const outcome: unknown = await client.uploads
+        .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
+        .catch((e: unknown) => e);
+      const report = outcome instanceof UploadStoppedError ? outcome.report : (outcome as UploadReport);
+      expect(report.files[0]?.status).toBe('failed');
+      const fileError = report.files[0]?.error;
+      expect(fileError).toBeInstanceOf(UploadError);
+      expect(fileError?.cause).toBeInstanceOf(ConnectionError);
+      for (const seen of [views(outcome), views(report), views(fileError)]) {
+        expect(seen).not.toContain('f00dfacecafe');
+        expect(seen).not.toContain('abcdefghijklmnop');
+        // What was unreachable is still named: the host and the path, without the query.
+        if (seen.includes('/files/a.csv')) expect(seen).toContain('/files/a.csv?[redacted]');
+      }
     });
-    const client = service.client({ fetch: refusing(runtime) });
-    // A refusal with a code (Bun's) stops the run; one without (Deno's) fails the file.
-    const outcome: unknown = await client.uploads
-      .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
-      .catch((e: unknown) => e);
-    const report = outcome instanceof UploadStoppedError ? outcome.report : (outcome as UploadReport);
-    expect(report.files[0]?.status).toBe('failed');
-    const fileError = report.files[0]?.error;
-    expect(fileError).toBeInstanceOf(UploadError);
-    expect(fileError?.cause).toBeInstanceOf(ConnectionError);
-    for (const seen of [views(outcome), views(report), views(fileError)]) {
-      expect(seen).not.toContain('f00dfacecafe');
-      expect(seen).not.toContain('abcdefghijklmnop');
-      // What was unreachable is still named: the host and the path, without the query.
-      if (seen.includes('/files/a.csv')) expect(seen).toContain('/files/a.csv?[redacted]');
-    }
-  });
-});
+  },
+);
 
 describe.each(['Bun', 'Deno'])('a data API that refuses the connection, as %s reports it', (runtime) => {
   it('counts the batch as not sent (failed, not unknown) and stops the run, as on Node', async () => {

@@ -258,7 +258,10 @@ describe('files are written 0600 and no temp file is left behind', () => {
     });
     const deadline = Date.now() + 10_000;
     const killedTemp = () => readdirSync(ctx.temp.dir).filter((name) => name.endsWith('.tmp') && name !== live);
-    while (killedTemp().length === 0 && Date.now() < deadline) await sleep(20);
+    // The rejects file's own temp, not the lock's (`.r.jsonl.lock.…`), which lives for a moment as
+    // the lock is taken, before the rejects temp is made.
+    const rejectsTemp = () => killedTemp().filter((name) => /^\.r\.jsonl\.\d/.test(name));
+    while (rejectsTemp().length === 0 && Date.now() < deadline) await sleep(20);
     first.child.kill('SIGKILL');
     await first.done;
     const leftover = killedTemp();

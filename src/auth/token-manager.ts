@@ -330,11 +330,7 @@ export class TokenManager {
     };
   }
 
-  /**
-   * Aborts a refresh still on its way that nobody waits for any more (its last caller gave it up,
-   * or aborted), so that no connection or timer of it keeps the process alive after the call that
-   * caused it has ended. The next call asks again.
-   */
+  /** A caller left a refresh before it ended: hand it over (its starter, where I/O ends with it) or abandon it if unwanted. */
   #leftEarly(entry: PendingRefresh, key: string, starter: boolean): void {
     if (starter && this.#refreshEndsWithItsStarter) this.#handOver(entry, key);
     else this.#abandonIfUnwanted(entry, key);
@@ -359,6 +355,11 @@ export class TokenManager {
     entry.controller.abort();
   }
 
+  /**
+   * Aborts a refresh still on its way that nobody waits for any more (its last caller gave it up,
+   * or aborted), so that no connection or timer of it keeps the process alive after the call that
+   * caused it has ended. The next call asks again.
+   */
   #abandonIfUnwanted(entry: PendingRefresh, key: string): void {
     if (entry.waiting > 0 || entry.done) return;
     // A plain refresh whose place a forced one took is no longer shared (nobody can join it), but it

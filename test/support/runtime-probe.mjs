@@ -12,6 +12,16 @@ import path from 'node:path';
 import { PushClient } from '../../src/index.ts';
 import { startEmulator } from '../../src/testing/index.ts';
 
+/** One valid finance record, for the publishes below. */
+const RECORD = {
+  created: 1735689600000,
+  amount: 1,
+  currency: 'EUR',
+  identifier: 'a@b.c',
+  type: 'expense',
+  vendor: 'V',
+};
+
 const { emulator, refusing, closedUrl, appId } = JSON.parse(globalThis.Deno ? Deno.args[0] : process.argv[2]);
 const show = globalThis.Deno
   ? (value) => Deno.inspect(value, { depth: 10, showHidden: true })
@@ -40,15 +50,7 @@ try {
 
   // A data API that refuses the connection: nothing was sent, so the batch is failed, not unknown.
   const unreachable = new PushClient({ ...emulator, baseUrl: closedUrl, env: {}, maxRetries: 0 });
-  const record = {
-    created: 1735689600000,
-    amount: 1,
-    currency: 'EUR',
-    identifier: 'a@b.c',
-    type: 'expense',
-    vendor: 'V',
-  };
-  const stopped = await unreachable.finance.publish(appId, [record]).catch((error) => error);
+  const stopped = await unreachable.finance.publish(appId, [RECORD]).catch((error) => error);
   out.unreachable = {
     stopped: stopped.name,
     cause: stopped.cause?.message,
@@ -59,15 +61,7 @@ try {
   const own = await startEmulator();
   try {
     const ownClient = new PushClient({ ...own.clientOptions(), env: {} });
-    const record = {
-      created: 1735689600000,
-      amount: 1,
-      currency: 'EUR',
-      identifier: 'a@b.c',
-      type: 'expense',
-      vendor: 'V',
-    };
-    const published = await ownClient.finance.publish(own.mock.appId, [record]);
+    const published = await ownClient.finance.publish(own.mock.appId, [RECORD]);
     const uploaded = await ownClient.uploads.upload(own.mock.appId, [{ name: 'é 😀.csv', data: 'x' }, emptyPath]);
     out.own = {
       sent: published.recordsSent,

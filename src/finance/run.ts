@@ -6,7 +6,7 @@ import { requestIdOf } from '../http/hooks.js';
 import type { ReadyBearer } from '../http/http-client.js';
 import { MAX_FINANCE_RESPONSE_BYTES } from '../http/response-body.js';
 import { statusOf } from '../http/retry.js';
-import type { RequestPacing } from '../http/types.js';
+import type { Exchange, RequestPacing } from '../http/types.js';
 import { ignoreRejection } from '../internal/logger.js';
 import { abortErrorFrom, eitherSignal, onAbort } from '../internal/waits.js';
 import type { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
@@ -231,27 +231,35 @@ export class PublishRun {
     let sentAt = 0;
     // Whether any attempt carried the body (the first waits for the token before it is built).
     let carried = false;
-    let result = await this.#ctx.http.exchange({
-      operation: 'finance',
-      method: 'POST',
-      url: this.#url,
-      headers: JSON_CONTENT,
-      body: () => {
-        sentAt = performance.now();
-        carried = true;
-        return body;
-      },
-      onBackPressure: ({ reason, retryAfterMs }) => this.#window.onBackPressure(reason, retryAfterMs, sentAt),
-      auth: 'bearer',
-      ...(bearer !== undefined && { bearer }),
-      retryPolicy: 'non-idempotent',
-      maxResponseBytes: MAX_FINANCE_RESPONSE_BYTES,
-      call: this.#call,
-      pacing: turn,
-      runStopped: this.#stopped.signal,
-    });
+    // Whether the last attempt likely opened a connection of its own (only a first attempt can).
+    let newConnection = false;
+    let result: Exchange;
+    try {
+      result = await this.#ctx.http.exchange({
+        operation: 'finance',
+        method: 'POST',
+        url: this.#url,
+        headers: JSON_CONTENT,
+        body: () => {
+          sentAt = performance.now();
+          newConnection = !carried && this.#window.depart();
+          carried = true;
+          return body;
+        },
+        onBackPressure: ({ reason, retryAfterMs }) => this.#window.onBackPressure(reason, retryAfterMs, sentAt),
+        auth: 'bearer',
+        ...(bearer !== undefined && { bearer }),
+        retryPolicy: 'non-idempotent',
+        maxResponseBytes: MAX_FINANCE_RESPONSE_BYTES,
+        call: this.#call,
+        pacing: turn,
+        runStopped: this.#stopped.signal,
+      });
+    } finally {
+      if (carried) this.#window.landed();
+    }
     if (result.ok) {
-      this.#window.onRoundTrip({ startedAt: sentAt, endedAt: performance.now(), bytes: body.length });
+      this.#window.onRoundTrip({ startedAt: sentAt, endedAt: performance.now(), bytes: body.length, newConnection });
       try {
         await expectSuccess(result.response);
         this.#limit.onSuccess();

@@ -24,6 +24,15 @@ export function startBytesFor(timeoutMs: number): number {
   return Math.max(1, Math.floor((SLOWEST_UPLINK_BYTES_PER_SECOND * timeoutMs) / 4 / 1000));
 }
 
+/**
+ * The request rate slow start may reach in one step, in requests per millisecond (256 a second).
+ * Slow start is there to be gentle to a service never seen, and a service feels a rate, not a
+ * window: 8 requests in flight over loopback are thousands a second, 32 over a path of 150 ms are
+ * about 200. So where a round trip is long, slow start goes at once to the window that keeps the
+ * rate at this (doubling, where that is more), instead of doubling once per long round trip.
+ */
+const SLOW_START_RATE_PER_MS = 0.256;
+
 /** Rounds of decisions a no-load minimum is kept for before it is learnt again (a path may get slower for good). */
 const EPOCH_ROUNDS = 100;
 
@@ -78,6 +87,8 @@ export interface RoundTripSample {
   endedAt: number;
   /** The request body's size, so that large uploads are compared with large uploads. */
   bytes?: number;
+  /** Its last attempt likely opened a connection (`depart`): its round trip carries the handshake. */
+  newConnection?: boolean;
 }
 
 /** The no-load round-trip time of one size class, over the current and the previous epoch. */
@@ -130,6 +141,9 @@ export class ConcurrencyLimiter {
   #lastRtt: number | undefined;
   #started = false;
   #resumed = false;
+  /** Requests of the run on the wire (`depart` to `landed`), and the most there have been at once. */
+  #onWire = 0;
+  #wirePeak = 0;
   /** A round of this run filled its window and was judged, or the service pushed back: the window is this run's finding. */
   #judged = false;
   #pushedBack = false;
@@ -223,6 +237,25 @@ export class ConcurrencyLimiter {
     }
   }
 
+  /**
+   * An item's request leaves for the first time; `landed` is called once it settled. True when it
+   * likely opens a connection of its own: more of the run's requests are on the wire than ever
+   * before, and a pool of kept-alive connections holds about one per request a run has had on the
+   * wire at once. Its round trip then carries the connection's handshake (a round trip more, two
+   * with TLS), which says nothing of a queue at the service.
+   */
+  depart(): boolean {
+    this.#onWire++;
+    if (this.#onWire <= this.#wirePeak) return false;
+    this.#wirePeak = this.#onWire;
+    return true;
+  }
+
+  /** A request that departed settled, whatever its outcome. */
+  landed(): void {
+    this.#onWire = Math.max(0, this.#onWire - 1);
+  }
+
   /** An admitted item settled. */
   dismiss(): void {
     this.#sending = Math.max(0, this.#sending - 1);
@@ -249,17 +282,25 @@ export class ConcurrencyLimiter {
     const minimum = this.#minimumFor(sizeClassOf(sample.bytes), rtt);
     // Sent before the last change: it measured the old window.
     if (sample.startedAt < this.#roundSince) return;
-    this.#round.push({ ratio: Math.max(rtt, 0.1) / Math.max(minimum, 0.1), rttMs: rtt, minRttMs: minimum });
+    this.#round.push({
+      ratio: Math.max(rtt, 0.1) / Math.max(minimum, 0.1),
+      rttMs: rtt,
+      minRttMs: minimum,
+      newConnection: sample.newConnection === true,
+    });
     // About one decision per round trip, as Vegas makes: half a window of fresh answers.
     if (this.#round.length < Math.ceil(this.#limit / 2)) return;
-    // The lower quartile: an answer held up by a pause of this machine, or by the handshake of a
-    // new connection, is not the service queueing; a queue there holds up most answers of the round.
-    const quartile = lowerQuartile(this.#round);
+    // The lower quartile: an answer held up by a pause of this machine is not the service
+    // queueing; a queue there holds up most answers of the round. Answers over connections opened
+    // for them are left out when the round has others: a round that just doubled or jumped the
+    // window is mostly new connections, and their handshakes would read as a queue.
+    const warm = this.#round.filter((each) => !each.newConnection);
+    const quartile = lowerQuartile(warm.length >= 2 ? warm : this.#round);
     const slowest = Math.max(...this.#round.map((each) => each.rttMs));
     const filled = this.#roundPeak * 2 >= this.#limit;
     this.#newRound();
     // A window the run does not fill (the input is slower than the network) says nothing about the service.
-    const decision = decide(this.#limit, this.#growthBound(slowest), quartile.ratio, this.#knee);
+    const decision = decide(this.#limit, this.#growthBound(slowest), quartile.ratio, this.#knee, quartile.rttMs);
     if (filled) this.#judged = true;
     if (decision.kind === 'grow' && filled) {
       this.#set(decision.limit, 'grow', quartile.rttMs, quartile.minRttMs);
@@ -360,6 +401,7 @@ interface RoundSample {
   ratio: number;
   rttMs: number;
   minRttMs: number;
+  newConnection: boolean;
 }
 
 /** The answer at the round's lower quartile of inflation (the round is never empty here). */
@@ -405,11 +447,13 @@ function betaFor(limit: number): number {
 
 /**
  * One decision from a round's ratio of round-trip time to its no-load minimum (≥ 1, the round's lower quartile).
- * Below alpha the window doubles until a first latency shrink or push-back (Vegas's slow start),
- * then grows by half up to `knee`, the window that shrink or halving settled on, and by one request per round
- * above it, so that a window that found the knee probes past it gently.
+ * Below alpha the window doubles until a first latency shrink or push-back (Vegas's slow start), or
+ * goes to the window that keeps the request rate at `SLOW_START_RATE_PER_MS` for the round's
+ * round trip `rttMs`, when that is more; then it grows by half up to `knee`, the window that shrink
+ * or halving settled on, and by one request per round above it, so that a window that found the
+ * knee probes past it gently.
  */
-export function decide(limit: number, max: number, ratio: number, knee: number | undefined): WindowDecision {
+export function decide(limit: number, max: number, ratio: number, knee: number | undefined, rttMs = 0): WindowDecision {
   const queue = limit * (1 - 1 / Math.max(1, ratio));
   const alpha = alphaFor(limit);
   if (queue >= betaFor(limit)) {
@@ -422,8 +466,14 @@ export function decide(limit: number, max: number, ratio: number, knee: number |
   // Before any knee is known (slow start) every round short of alpha doubles: a round whose answers
   // came partly over new connections carries their handshake and reads as a small queue.
   const fast = knee === undefined || (queue <= 1 && limit < knee);
-  const step = !fast ? 1 : knee === undefined ? limit : Math.max(1, Math.floor(limit / 2));
+  const step = !fast ? 1 : knee === undefined ? slowStartStep(limit, rttMs) : Math.max(1, Math.floor(limit / 2));
   return { kind: 'grow', limit: Math.min(max, limit + step) };
+}
+
+/** Slow start's step: double, or up to the window that keeps the rate at SLOW_START_RATE_PER_MS for this round trip. */
+function slowStartStep(limit: number, rttMs: number): number {
+  const paced = Number.isFinite(rttMs) && rttMs > 0 ? Math.floor(SLOW_START_RATE_PER_MS * rttMs) : 0;
+  return Math.max(limit, paced - limit);
 }
 
 /**

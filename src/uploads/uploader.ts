@@ -297,6 +297,8 @@ export class Uploader {
     let attempts = 0;
     // When the last attempt left: its round trip is what feeds the window.
     let sentAt = 0;
+    // Whether the last attempt likely opened a connection of its own (only a first attempt can).
+    let newConnection = false;
     let meter: BodyMeter | undefined;
     const meters: BodyMeter[] = [];
     const failed = (error: UploadError) => {
@@ -347,6 +349,7 @@ export class Uploader {
         // (put-body.ts); the header by hand too, except where that makes it sent twice.
         headers: putSetsContentLength() ? { 'content-length': String(size) } : {},
         body: ({ touch }) => {
+          newConnection = attempts === 0 && window.depart();
           attempts += 1;
           sentAt = performance.now();
           meter = new BodyMeter(name, size, (bytes) => {
@@ -387,7 +390,7 @@ export class Uploader {
         const message = `The storage host answered ${status} after ${meter.bytes} of the ${size} bytes of ${JSON.stringify(name)} were sent, so the file cannot have been stored whole; it was not uploaded.`;
         return failed(new UploadError(name, message, { status, ...(requestId !== undefined && { requestId }) }));
       }
-      window.onRoundTrip({ startedAt: sentAt, endedAt: performance.now(), bytes: size });
+      window.onRoundTrip({ startedAt: sentAt, endedAt: performance.now(), bytes: size, newConnection });
       tracker.complete(name, size);
       const etag = result.response.headers.get('etag');
       return {
@@ -401,6 +404,7 @@ export class Uploader {
         },
       };
     } finally {
+      if (attempts > 0) window.landed();
       // A failed attempt may leave its source open (fetch does not always cancel a body it never read).
       await Promise.all(meters.map((each) => each.dispose()));
     }

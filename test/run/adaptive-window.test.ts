@@ -40,6 +40,40 @@ describe('the adaptive window over HTTP', () => {
     expect(Math.max(...events.map((event) => event.limit))).toBeLessThanOrEqual(32);
   });
 
+  it('publish jumps past doubling over long round trips, and does not read new connections as a queue', async () => {
+    // Every answer takes 300 ms; the first on a connection 300 ms more, as a handshake over a long
+    // path adds. The first round (8 new connections, 600 ms) jumps the window past doubling; each
+    // round after a jump is a few reused connections and many new ones, and only the reused ones
+    // say whether the service queues: it does not.
+    const sockets = new WeakSet<object>();
+    let most = 0;
+    let held = 0;
+    const service = await start((request, res, req) => {
+      if (request.route !== 'finance') return false;
+      const first = !sockets.has(req.socket);
+      sockets.add(req.socket);
+      held++;
+      most = Math.max(most, held);
+      setTimeout(
+        () => {
+          held--;
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
+        },
+        first ? 600 : 300,
+      );
+      return true;
+    });
+    const { events, hooks } = windowLog();
+    const client = service.client({ hooks });
+    const report = await client.finance.publish('app-1', records(80), { batchSize: 1, concurrency: 64 });
+    expect(report.recordsSent).toBe(80);
+    // The first growth is past doubling (to what the attempt timeout allows, here 31), then the bound.
+    expect(events[1]).toMatchObject({ reason: 'grow', previous: 8 });
+    expect(events[1]?.limit).toBeGreaterThan(16);
+    expect(events.filter((event) => event.reason !== 'grow' && event.reason !== 'start')).toEqual([]);
+    expect(most).toBeGreaterThan(16);
+  });
+
   it('upload starts at its bound: every PUT of the first round leaves at once', async () => {
     // Answers slow enough that every PUT of the first round is held before the first is answered.
     const { seen, misbehave } = slowService('storage', () => 300);

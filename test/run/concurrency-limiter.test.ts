@@ -64,11 +64,11 @@ describe('ConcurrencyLimiter', () => {
     expect(third).toBe(true);
   });
 
-  it('grows to the bound while round trips stay at their minimum', async () => {
+  it('grows to the bound while round trips stay at their minimum, doubling where they are short', async () => {
     const time = clock();
     const { events, onChange } = recorder();
     const limiter = new ConcurrencyLimiter({ max: 32, operation: 'finance', onChange, now: time.now });
-    const windows = await drive(limiter, time, () => 100, 6);
+    const windows = await drive(limiter, time, () => 20, 6);
     expect(windows.slice(0, 3)).toEqual([8, 16, 32]);
     expect(limiter.limit).toBe(32);
     expect(events.map((event) => [event.reason, event.previous, event.limit])).toEqual([
@@ -76,7 +76,73 @@ describe('ConcurrencyLimiter', () => {
       ['grow', 8, 16],
       ['grow', 16, 32],
     ]);
-    expect(events[1]).toMatchObject({ rttMs: 100, minRttMs: 100 });
+    expect(events[1]).toMatchObject({ rttMs: 20, minRttMs: 20 });
+  });
+
+  it('in slow start, goes at once to the window of 256 requests a second where round trips are long', async () => {
+    // 100 ms: 25 in flight are 250 requests a second, more than doubling's 16.
+    const time = clock();
+    const limiter = new ConcurrencyLimiter({ max: 32, operation: 'finance', now: time.now });
+    expect(await drive(limiter, time, () => 100, 3)).toEqual([8, 25, 32]);
+    // 150 ms (a round trip and a handshake over a path of 50 ms, say): the bound at once.
+    const far = clock();
+    const wide = new ConcurrencyLimiter({ max: 32, operation: 'finance', now: far.now });
+    expect(await drive(wide, far, () => 150, 2)).toEqual([8, 32]);
+    // The bound still bounds, and a knee found still slows growth to one request per round.
+    const bounded = new ConcurrencyLimiter({ max: 12, operation: 'finance', now: far.now });
+    expect(await drive(bounded, far, () => 150, 2)).toEqual([8, 12]);
+    const kneed = new ConcurrencyLimiter({
+      max: 32,
+      operation: 'finance',
+      now: far.now,
+      resume: { limit: 8, knee: 8 },
+    });
+    expect(await drive(kneed, far, () => 150, 3)).toEqual([8, 9, 10]);
+  });
+
+  it('does not read the handshakes of new connections as a queue when warm answers say otherwise', async () => {
+    // The round after a jump from 8 to 32: a few requests reuse the first round's connections, the
+    // rest open their own, and their round trips carry the handshake (here half a round trip more).
+    const round = async (warmMs: number, newMs: number) => {
+      const time = clock();
+      const { events, onChange } = recorder();
+      const limiter = new ConcurrencyLimiter({ max: 32, operation: 'finance', onChange, now: time.now });
+      await drive(limiter, time, () => 150, 1);
+      expect(limiter.limit).toBe(32);
+      for (let i = 0; i < 32; i++) await limiter.acquire();
+      const startedAt = time.now();
+      time.advance(newMs);
+      // Half a window of answers makes a round: two over warm connections, fourteen over new ones.
+      for (let i = 0; i < 16; i++) {
+        const warm = i < 2;
+        limiter.onRoundTrip({ startedAt, endedAt: startedAt + (warm ? warmMs : newMs), newConnection: !warm });
+        limiter.release();
+      }
+      return events.filter((event) => event.reason === 'latency');
+    };
+    // The minimum comes from the first round: 150 ms, a handshake included; warm answers take 100.
+    expect(await round(100, 160)).toEqual([]);
+    // A service that queues holds up the warm answers too: then the window shrinks all the same.
+    const queued = await round(300, 360);
+    expect(queued).toHaveLength(1);
+    expect(queued[0]).toMatchObject({ previous: 32, rttMs: 300 });
+  });
+
+  it('counts a request as opening a connection only while more are on the wire than ever before', () => {
+    const limiter = new ConcurrencyLimiter({ max: 8, operation: 'finance' });
+    expect([limiter.depart(), limiter.depart()]).toEqual([true, true]);
+    limiter.landed();
+    // One connection came free: the next request reuses it, the one after needs a third.
+    expect([limiter.depart(), limiter.depart()]).toEqual([false, true]);
+    limiter.landed();
+    limiter.landed();
+    limiter.landed();
+    expect([limiter.depart(), limiter.depart(), limiter.depart(), limiter.depart()]).toEqual([
+      false,
+      false,
+      false,
+      true,
+    ]);
   });
 
   it('finds the knee of a queueing service and stays within alpha..beta requests above it', async () => {

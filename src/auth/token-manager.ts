@@ -165,7 +165,7 @@ export interface PrefetchedToken {
 
 let prefetchFrom: (manager: TokenManager, options: GetTokenOptions) => PrefetchedToken;
 let freshTokenFrom: (manager: TokenManager, options: GetTokenOptions) => string | undefined;
-let stillValidFrom: (manager: TokenManager, options: GetTokenOptions, accessToken: string) => boolean;
+let stillCurrentFrom: (manager: TokenManager, options: GetTokenOptions, accessToken: string) => boolean;
 
 /**
  * The token manager as the transport sees it: its tokens, their invalidation, the secret's forms,
@@ -178,7 +178,7 @@ export function bearerSourceOf(manager: TokenManager): BearerTokenSource {
     clientSecretForms: () => manager.clientSecretForms(),
     prefetch: (options) => prefetchFrom(manager, options),
     freshToken: (options) => freshTokenFrom(manager, options),
-    stillValid: (options, accessToken) => stillValidFrom(manager, options, accessToken),
+    stillCurrent: (options, accessToken) => stillCurrentFrom(manager, options, accessToken),
   };
 }
 
@@ -384,21 +384,19 @@ export class TokenManager {
   }
 
   /**
-   * Whether a token handed out earlier is still the cached one and has not expired: a caller that
-   * took it before a refresh began may still send with it. One that was refused (`invalidate`
-   * drops it from the cache), replaced or has expired is not: its caller asks again.
+   * Whether a token handed out earlier is still the cached one: a caller that took it before a
+   * refresh began may still send with it, even once its lifetime has run out meanwhile (the
+   * service then says so with a 401, which brings the refresh). One that was refused
+   * (`invalidate` drops it from the cache) or replaced is not: its caller asks again.
    */
-  #stillValid(options: GetTokenOptions, accessToken: string): boolean {
-    const cached = this.#cached(options);
-    return (
-      cached !== undefined && cached.token.accessToken === accessToken && this.#now() < cached.token.expiresAt.getTime()
-    );
+  #stillCurrent(options: GetTokenOptions, accessToken: string): boolean {
+    return this.#cached(options)?.token.accessToken === accessToken;
   }
 
   static {
     prefetchFrom = (manager, options) => manager.#prefetch(options);
     freshTokenFrom = (manager, options) => manager.#freshToken(options);
-    stillValidFrom = (manager, options, accessToken) => manager.#stillValid(options, accessToken);
+    stillCurrentFrom = (manager, options, accessToken) => manager.#stillCurrent(options, accessToken);
   }
 
   async #getToken(options: GetTokenOptions, onJoin?: (join: Joined) => void): Promise<Refreshed> {

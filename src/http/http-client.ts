@@ -38,8 +38,8 @@ export interface BearerTokenSource {
   prefetch?(options: TokenRequestOptions): { ready: Promise<unknown>; release(): void };
   /** The token `getToken` would answer with at once, asking nobody; undefined if it would have to ask. */
   freshToken?(options: TokenRequestOptions): string | undefined;
-  /** Whether a token taken earlier is still the current one, unexpired and not refused. */
-  stillValid?(options: TokenRequestOptions, accessToken: string): boolean;
+  /** Whether a token taken earlier is still the current one: not refused, not replaced (its lifetime may have run out). */
+  stillCurrent?(options: TokenRequestOptions, accessToken: string): boolean;
 }
 
 /** The token a `ReadyBearer` holds: readable in this module only, for the first send of its request. */
@@ -413,11 +413,13 @@ export class FetchHttpClient implements HttpClient {
         authorization: `Bearer ${token}`,
         credentials: tokens.clientSecretForms?.() ?? [],
       });
-    // The first attempt of a request announced once its token was at hand leaves with that token,
-    // while it is still valid: asked again, a refresh begun in between would hold it back.
+    // The first attempt of a request announced once its token was at hand leaves with that token
+    // while it is still the current one, even if its lifetime ran out during the announcement:
+    // asked again, a refresh begun in between would hold back a request said to be leaving (a
+    // checkpoint has reserved its records), and a kill then would leave them unknown, never sent.
     const held = attempt === 1 && spec.bearer !== undefined ? heldToken(spec.bearer) : undefined;
     let token =
-      held !== undefined && spec.scopes === undefined && tokens.stillValid?.(DEFAULT_SCOPES, held)
+      held !== undefined && spec.scopes === undefined && tokens.stillCurrent?.(DEFAULT_SCOPES, held)
         ? held
         : await this.#token(tokens, call, spec.scopes, spec.runStopped);
     let refused: unknown;

@@ -93,6 +93,28 @@ describe('onBatchSending', () => {
     expect(refreshedWhenSettled).toEqual([false, false]);
   });
 
+  it('leaves with its token even when the token ran out during the callback: the service, not the clock, refuses it', async () => {
+    // Tokens live 1 s. Batch 1's callback takes 1.2 s, and the refresh it starts is answered after
+    // 1.5 s: the batch, said to be leaving, must not wait for that refresh before its request leaves.
+    const mock = createPushApiMock({ tokenTtlSeconds: 1 });
+    const client = clientFor(mock, { refreshMarginMs: 100 });
+    const report = await client.finance.publish(mock.appId, financeRecords(20), {
+      batchSize: 10,
+      concurrency: 1,
+      onBatchSending: async (batch) => {
+        if (batch.index !== 1) return;
+        mock.faults.add({ match: { operation: 'token' }, delayMs: 1500 });
+        await new Promise((resolve) => setTimeout(resolve, 1200));
+        void client.tokens.getToken().catch(() => {});
+      },
+    });
+    expect(report.recordsSent).toBe(20);
+    const seen = mock.state.requests.map((request) => `${request.operation} ${request.status}`);
+    // Batch 1 left with the old token and met a 401 before the refresh was answered; then it was sent again.
+    expect(seen).toEqual(['token 200', 'finance 200', 'finance 401', 'token 200', 'finance 200']);
+    expect(mock.state.recordCount(mock.appId)).toBe(20);
+  });
+
   it('leaves with its token also when the endpoint hands out again a token that met a 401', async () => {
     // The service issues the same token every time (2 s lifetime, refreshed after 1 s), and refuses
     // the first finance request once; refreshes are held 1.5 s once batch 1 is being announced.

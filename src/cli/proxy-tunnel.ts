@@ -2,7 +2,7 @@ import type { buildConnector, Client, Dispatcher, Pool } from 'undici';
 import { ConnectionError } from '../index.js';
 
 /** How long a proxy has to open a tunnel: undici's own bound on opening a direct connection. */
-export const TUNNEL_TIMEOUT_MS = 10_000;
+const TUNNEL_TIMEOUT_MS = 10_000;
 
 type AgentFactory = (origin: string | URL, options: Pool.Options & Client.Options) => Dispatcher;
 

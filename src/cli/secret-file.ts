@@ -19,7 +19,7 @@ import { promisify } from 'node:util';
 import { UsageError } from './exit-codes.js';
 
 /** Far more than any client secret; a file past it is not a secret file. */
-export const MAX_SECRET_BYTES = 64 * 1024;
+const MAX_SECRET_BYTES = 64 * 1024;
 
 const openFd = promisify(openCallback);
 const fstat = promisify(fstatCallback);

@@ -80,7 +80,7 @@ export function answerHead(response: Response, headers: HeadersInit): ResponseIn
  * The credentials a 2xx answer hands out: the values of its JSON body's `fields` (the token
  * endpoint's `access_token`), as issued and as a request will carry them (trimmed).
  */
-export function issuedSecrets(text: string, fields: readonly string[]): string[] {
+function issuedSecrets(text: string, fields: readonly string[]): string[] {
   const body = parseJsonObject(text);
   if (body === undefined) return [];
   const values = new Set<string>();

@@ -22,7 +22,7 @@ const MAX_OFFSET_MINUTES = 14 * 60;
  * zone name. Exports from systems that store local times with one offset write it this way, and
  * `Etc/GMT-1` (which IANA signs the other way round) is a trap to ask of anyone.
  */
-export function fixedOffsetMs(zone: string): number | undefined {
+function fixedOffsetMs(zone: string): number | undefined {
   const match = FIXED_OFFSET.exec(zone.trim());
   if (match === null) return undefined;
   const [, sign, hours, minutes = '00'] = match;

@@ -7,7 +7,7 @@ import { toTransportError } from './fetch.js';
 import { listens, redactedUrl, requestIdOf, type SafeHooks } from './hooks.js';
 import type { Middleware } from './middleware.js';
 import type { Logger } from './public-types.js';
-import { sendFollowingRedirects } from './redirects.js';
+import { scrubFailureTexts, sendFollowingRedirects } from './redirects.js';
 import { bufferSuccess, errorFromResponse } from './response-body.js';
 import { statusOf } from './retry.js';
 import type { BodyControl, RequestBody, RequestSpec } from './types.js';
@@ -165,6 +165,8 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
   let method: string = spec.method;
   /** The status of an answer whose headers came: a timeout after them is a body that did not finish. */
   let answered: number | undefined;
+  /** The hop whose answer is being read: a failure to read it (Bun's) quotes its address. */
+  let answering: URL | undefined;
   try {
     const sent = await sendFollowingRedirects(spec, {
       fetch: options.fetch,
@@ -182,6 +184,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     ({ method } = sent);
     const { response } = sent;
     answered = response.status;
+    answering = sent.url;
     if (!response.ok) throw await errorFromResponse(response, spec, secrets);
     // Every secret this request sent is scrubbed from the answer, headers included: the token
     // answer's body holds a new token, never the client secret.
@@ -190,6 +193,9 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     settled(response.status, requestIdFrom(buffered.headers), undefined);
     return buffered;
   } catch (caught) {
+    // A failure of fetch itself was scrubbed where it was caught (redirects.ts); the package's own
+    // errors are written scrubbed.
+    if (answering !== undefined && !(caught instanceof PushError)) scrubFailureTexts(caught, answering, secrets);
     const error = toTransportError(caught, {
       userSignal: options.signal,
       timedOut: control.timedOut,

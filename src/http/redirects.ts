@@ -135,24 +135,35 @@ function redirectError(
 const ADDRESS_QUOTING_FIELDS = ['message', 'stack', 'hostname', 'host', 'path', 'url'] as const;
 
 /**
- * The query of any http(s) address in a text, for a runtime that quotes the address in another
- * spelling than its `href` (decoded, or escaped otherwise): up to a space, a quote or a `)`.
+ * Any http(s) address in a text, with its query when it has one, for a runtime that quotes the
+ * address in another spelling than its `href` (decoded, or escaped otherwise): up to a space, a
+ * quote or a `)`. The query is optional so that every address matches where it starts and the
+ * search goes on after its end: with a required query, each `http://` inside a long run of them
+ * (a path an answer chose) was tried again up to the run's end, quadratic in the text's length.
  */
-const ANY_ADDRESS_QUERY = /(\bhttps?:\/\/[^\s?#"'<>)]*)\?[^\s#"'<>)]*/gi;
+const ANY_ADDRESS = /(\bhttps?:\/\/[^\s?#"'<>)]*)(\?[^\s#"'<>)]*)?/gi;
+
+/** The most errors of one failure scrubbed: its causes and an AggregateError's members. */
+const MAX_SCRUBBED_ERRORS = 20;
 
 /**
- * Scrubs, in place, a fetch failure and its causes: Node names the host it could not resolve
- * (`getaddrinfo ENOTFOUND <host>`) or whose certificate did not match, and a redirect target's or
- * a signed address's host was chosen by an answer, which may have written a credential there.
- * Bun and Deno quote the whole address, whose query is a signed address's signature (a write
- * credential for the file) or what a redirect chose to put there: it is left out, as hooks and log
- * lines leave it out.
+ * Scrubs, in place, a fetch failure and its causes (and an AggregateError's members): Node names
+ * the host it could not resolve (`getaddrinfo ENOTFOUND <host>`) or whose certificate did not
+ * match, and a redirect target's or a signed address's host was chosen by an answer, which may
+ * have written a credential there. Bun and Deno quote the whole address, whose query is a signed
+ * address's signature (a write credential for the file) or what a redirect chose to put there: it
+ * is left out, as hooks and log lines leave it out. Bun quotes it in a failure to read the answer's
+ * body too, so `url` is the address of the hop whose failure this is.
  */
-function scrubFailureTexts(error: unknown, url: URL, secrets: readonly string[]): void {
+export function scrubFailureTexts(error: unknown, url: URL, secrets: readonly string[]): void {
   const query = url.search === '' ? undefined : url.href;
   if (secrets.length === 0 && query === undefined) return;
-  let current = error;
-  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+  const pending: unknown[] = [error];
+  const seen = new Set<Error>();
+  while (pending.length > 0 && seen.size < MAX_SCRUBBED_ERRORS) {
+    const current = pending.shift();
+    if (!(current instanceof Error) || seen.has(current)) continue;
+    seen.add(current);
     const fields = current as unknown as Record<string, unknown>;
     for (const key of ADDRESS_QUOTING_FIELDS) {
       const value = fields[key];
@@ -160,7 +171,11 @@ function scrubFailureTexts(error: unknown, url: URL, secrets: readonly string[])
       const withoutQuery =
         query === undefined
           ? value
-          : value.replaceAll(query, `${redactedUrl(url)}?[redacted]`).replace(ANY_ADDRESS_QUERY, '$1?[redacted]');
+          : value
+              .replaceAll(query, `${redactedUrl(url)}?[redacted]`)
+              .replace(ANY_ADDRESS, (address: string, head: string, search: string | undefined) =>
+                search === undefined ? address : `${head}?[redacted]`,
+              );
       const scrubbed = secrets.length === 0 ? withoutQuery : scrubAnswerUrlText(withoutQuery, secrets);
       if (scrubbed === value) continue;
       try {
@@ -169,7 +184,8 @@ function scrubFailureTexts(error: unknown, url: URL, secrets: readonly string[])
         // A read-only field stays as it is; the message the caller reads is built from codes only.
       }
     }
-    current = current.cause;
+    if (current instanceof AggregateError && Array.isArray(current.errors)) pending.push(...current.errors);
+    pending.push(current.cause);
   }
 }
 

@@ -92,3 +92,102 @@ describe.each(['Bun', 'Deno'])('a data API that refuses the connection, as %s re
     expect(report).toMatchObject({ recordsFailed: 1, recordsUnknown: 0 });
   });
 });
+
+/** An answer whose body fails after its headers came (a reset), with the error `failure` makes of its address. */
+function answeringThenFailing(failure: (url: string) => Error, failing = '/files/'): FetchLike {
+  return async (input, init) => {
+    const url = input instanceof Request ? input.url : String(input);
+    if (!url.includes(failing)) return fetch(input, init);
+    // The body is taken, as a storage host that answers once the PUT has ended would take it.
+    if (init?.body instanceof Blob) await init.body.arrayBuffer();
+    const body = new ReadableStream<Uint8Array>({ pull: (controller) => controller.error(failure(url)) });
+    return new Response(body, { status: 200, headers: { 'content-type': 'application/xml' } });
+  };
+}
+
+describe('a storage host whose answer breaks off, as Bun reports it', () => {
+  it('fails the file without showing the signed address query that Bun quotes in the body failure', async () => {
+    const service = await start(({ route }, res) => {
+      if (route !== 'upload-urls') return false;
+      const address = `${service.url}/files/a.csv?${SIGNATURE}&token=${encodeURIComponent(HOSTILE_TOKEN)}`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ 'a.csv': address }));
+      return true;
+    });
+    // Bun 1.x: a reset while the answer's body is read carries the whole address in `path`.
+    const bunReset = (url: string) =>
+      Object.assign(new TypeError('ECONNRESET: The socket connection was closed unexpectedly.'), {
+        path: url,
+        errno: 0,
+        code: 'ECONNRESET',
+      });
+    const client = service.client({ fetch: answeringThenFailing(bunReset), maxRetries: 0 });
+    const outcome: unknown = await client.uploads
+      .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
+      .catch((e: unknown) => e);
+    const report = outcome instanceof UploadStoppedError ? outcome.report : (outcome as UploadReport);
+    expect(report.files[0]?.status).toBe('failed');
+    const fileError = report.files[0]?.error;
+    expect(fileError?.cause).toBeInstanceOf(ConnectionError);
+    // The reset came after the body was sent: it may have been stored.
+    expect(fileError?.cause).toMatchObject({ requestMaybeSent: true });
+    for (const seen of [views(outcome), views(report), views(fileError)]) {
+      expect(seen).not.toContain('f00dfacecafe');
+      expect(seen).not.toContain('abcdefghijklmnop');
+    }
+    expect(views(fileError)).toContain('/files/a.csv?[redacted]');
+  });
+});
+
+describe('a fetch failure whose causes include an AggregateError quoting the address', () => {
+  it('scrubs the query from each of its members', async () => {
+    const service = await start(({ route }, res) => {
+      if (route !== 'upload-urls') return false;
+      const address = `${service.url}/files/a.csv?${SIGNATURE}`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ 'a.csv': address }));
+      return true;
+    });
+    // A caller's fetch that tried two routes to the host, each quoting the address in its own spelling.
+    const tried: FetchLike = (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (!url.includes('/files/')) return fetch(input, init);
+      const members = [
+        new Error(`route 1: ${url} refused`),
+        new Error(`route 2: ${url.toUpperCase()} refused`, { cause: new Error(`via ${url}`) }),
+      ];
+      return Promise.reject(new TypeError('fetch failed', { cause: new AggregateError(members, 'all routes failed') }));
+    };
+    const client = service.client({ fetch: tried, maxRetries: 0 });
+    const outcome: unknown = await client.uploads
+      .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
+      .catch((e: unknown) => e);
+    const report = outcome instanceof UploadStoppedError ? outcome.report : (outcome as UploadReport);
+    expect(report.files[0]?.status).toBe('failed');
+    const seen = views(report.files[0]?.error);
+    expect(seen).toContain('route 2');
+    expect(seen.toLowerCase()).not.toContain('f00dfacecafe');
+  });
+});
+
+describe('a failure quoting an address whose path an answer filled with addresses', () => {
+  it('is scrubbed in time linear in its length, not quadratic (a 256 KiB path took seconds)', async () => {
+    // Every `http://` in the run starts an address whose query is looked for up to the `)`.
+    const path = `/files/${'http://'.repeat(Math.ceil((256 * 1024) / 7))})`;
+    const service = await start(({ route }, res) => {
+      if (route !== 'upload-urls') return false;
+      const address = `${service.url}${path}?${SIGNATURE}`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ 'a.csv': address }));
+      return true;
+    });
+    const client = service.client({ fetch: refusing('Deno'), maxRetries: 0 });
+    const started = performance.now();
+    const outcome: unknown = await client.uploads
+      .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
+      .catch((e: unknown) => e);
+    const elapsedMs = performance.now() - started;
+    const report = outcome instanceof UploadStoppedError ? outcome.report : (outcome as UploadReport);
+    expect(report.files[0]?.status).toBe('failed');
+    expect(views(report.files[0]?.error)).not.toContain('f00dfacecafe');
+    // Linear, this takes milliseconds; the quadratic search took over 5 s on one pass of the text.
+    expect(elapsedMs).toBeLessThan(2_000);
+  });
+});

@@ -191,3 +191,75 @@ describe('a failure quoting an address whose path an answer filled with addresse
     expect(elapsedMs).toBeLessThan(2_000);
   });
 });
+
+/** Deno 2's fetch failures, as it words them (no `code`), for a data API at `url`. */
+const denoFailures: Record<string, { fail: (url: string) => Error; code: string | undefined }> = {
+  'a host name that does not resolve': {
+    fail: (url) =>
+      new TypeError('fetch failed', {
+        cause: new Error(
+          `error sending request for url (${url}): client error (Connect): dns error: failed to lookup address information: Name or service not known`,
+        ),
+      }),
+    code: 'ENOTFOUND',
+  },
+  'a resolver that cannot answer for now': {
+    fail: (url) =>
+      new TypeError('fetch failed', {
+        cause: new Error(
+          `error sending request for url (${url}): client error (Connect): dns error: failed to lookup address information: Temporary failure in name resolution`,
+        ),
+      }),
+    code: 'EAI_AGAIN',
+  },
+  // The ambiguous ones: the connection was made, and the request may have been written.
+  'a reset after the request was written': {
+    fail: () => new TypeError('fetch failed', { cause: new Error('Connection reset by peer (os error 104)') }),
+    code: undefined,
+  },
+  'a close before the answer came': {
+    fail: (url) =>
+      new TypeError('fetch failed', {
+        cause: new Error(
+          `error sending request from 127.0.0.1:53240 for ${url} (127.0.0.1:443): client error (SendRequest): connection closed before message completed`,
+        ),
+      }),
+    code: undefined,
+  },
+  // A TLS handshake that broke off is a connect failure Deno names no system error for: not mapped.
+  'a TLS handshake cut short': {
+    fail: (url) =>
+      new TypeError('fetch failed', {
+        cause: new Error(`error sending request for url (${url}): client error (Connect): tls handshake eof`),
+      }),
+    code: undefined,
+  },
+};
+
+describe.each(Object.entries(denoFailures))('a data API failing on Deno with %s', (_, { fail, code }) => {
+  it(
+    code === undefined ? 'counts the batch as unknown: it may have been stored' : `counts it as not sent (${code})`,
+    async () => {
+      const service = await start();
+      const client = service.client({
+        maxRetries: 0,
+        fetch: (input, init) => {
+          const url = input instanceof Request ? input.url : String(input);
+          return url.includes('/finance') ? Promise.reject(fail(url)) : fetch(input, init);
+        },
+      });
+      const outcome = await client.finance.publish(HOSTILE_APP_ID, [SAMPLE_RECORD]).catch((e: unknown) => e);
+      const report = outcome instanceof PublishStoppedError ? outcome.report : outcome;
+      if (code === undefined) {
+        expect(report).toMatchObject({ recordsFailed: 0, recordsUnknown: 1 });
+      } else {
+        expect(outcome).toBeInstanceOf(PublishStoppedError);
+        expect((outcome as PublishStoppedError).cause).toMatchObject({
+          requestMaybeSent: false,
+          message: `finance request failed: ${code}`,
+        });
+        expect(report).toMatchObject({ recordsFailed: 1, recordsUnknown: 0 });
+      }
+    },
+  );
+});

@@ -84,7 +84,9 @@ export interface TokenManagerOptions {
   /**
    * Whether a refresh is handed over when the call that started it leaves before it ends (gives it
    * up, or aborts): the callers still waiting then start a new one. For runtimes whose requests own
-   * their I/O (workers); see refresh-owner.web.ts.
+   * their I/O (workers); see refresh-owner.web.ts. There, a caller also waits for a refresh another
+   * call started for at most its own `timeoutMs` before it starts one of its own: a starter that
+   * stopped waiting without a signal leaves one that never settles.
    * @default false in Node, Bun and Deno; true in the build for workers and edge runtimes
    */
   refreshEndsWithItsStarter?: boolean;
@@ -105,7 +107,8 @@ export interface GetTokenOptions extends RequestOptions {
    * Stops waiting; a refresh shared with other callers keeps running for them, and one that nobody
    * else waits for is aborted, so that it does not keep the process alive. In the build for workers
    * and edge runtimes, a refresh this call started is handed over instead: the callers still
-   * waiting start a new one, since on Workers the first one's request ends with this call's.
+   * waiting start a new one, since on Workers the first one's request ends with this call's (a
+   * call that stops waiting without its signal is not seen leaving: the others wait `timeoutMs`).
    * @default undefined (wait until the token arrives)
    */
   signal?: AbortSignal | undefined;
@@ -146,6 +149,20 @@ interface PendingRefresh {
 
 /** Why a wait for a refresh ended without a token: its starter left, and the caller asks again. */
 const HANDED_OVER: unique symbol = Symbol('handed over');
+
+/** Why a wait for a refresh another call started ended: it took longer than the waiter's attempt may. */
+const ORPHANED: unique symbol = Symbol('orphaned');
+
+/** Rejects with ORPHANED after `ms`, unless cleared first. */
+function watchdog(ms: number): { fired: Promise<never>; clear: () => void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const fired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(ORPHANED), ms);
+  });
+  // Raced by its one waiter, which may have settled first.
+  fired.catch(() => {});
+  return { fired, clear: () => clearTimeout(timer) };
+}
 
 /** One caller's wait for a pending refresh; `leave` ends it once, whoever calls it first. */
 interface Joined {
@@ -347,10 +364,7 @@ export class TokenManager {
       this.#abandonIfUnwanted(entry, key);
       return;
     }
-    if (this.#pending.get(key) === entry) {
-      this.#pending.delete(key);
-      if (entry.rejected) this.#invalidated.add(key);
-    }
+    this.#forsake(entry, key);
     entry.handOver();
     entry.controller.abort();
   }
@@ -414,25 +428,45 @@ export class TokenManager {
       const joined = this.#join(key, scopes, force, call);
       onJoin?.(joined);
       const { entry, starter, leave } = joined;
+      // Where a refresh's I/O ends with its starter's request, a starter that moved on without a
+      // signal (it raced getToken against a timer of its own, or did not await it) left a refresh
+      // that never settles, and nothing tells this caller so: one started by another call is waited
+      // for as long as one attempt of this call's may take, on a timer of this call's own.
+      const watch =
+        !starter && this.#refreshEndsWithItsStarter ? watchdog(call.timeoutMs ?? this.#timeoutMs) : undefined;
       try {
         // The same wait raced against a hand-over, which only a starter's leaving causes.
-        const refreshed = await raceSignal(Promise.race([entry.promise, entry.handedOver]), options.signal);
+        const waits = [entry.promise, entry.handedOver, ...(watch === undefined ? [] : [watch.fired])];
+        const refreshed = await raceSignal(Promise.race(waits), options.signal);
         return { data: copy(refreshed.data), response: refreshed.response };
       } catch (error) {
-        if (error === HANDED_OVER) {
+        if (error === HANDED_OVER || error === ORPHANED) {
           // Its starter left it: this caller asks again, and starts or joins the refresh in its
           // place, unless it has given the token up itself (a prefetch released).
-          if (!joined.hasLeft()) continue;
-          throw abortErrorFrom(entry.controller.signal);
+          if (joined.hasLeft()) throw abortErrorFrom(entry.controller.signal);
+          // Not aborted: it may still be alive, only slow, for a caller waiting in its own request.
+          if (error === ORPHANED) this.#forsake(entry, key);
+          // The refresh given up may have brought its token already (it was being stored).
+          const cached = force ? undefined : this.#cache.get(key);
+          if (cached && this.#now() < cached.refreshAt) return { data: copy(cached.token), response: null };
+          continue;
         }
         throw error;
       } finally {
+        watch?.clear();
         leave();
         // The last caller waiting aborted (an upload, a publishBatch, a getToken given up): as a
         // publish does when it no longer needs its early token, the refresh is not left running.
         if (options.signal?.aborted) this.#leftEarly(entry, key, starter);
       }
     }
+  }
+
+  /** A refresh no longer to be joined: the next caller starts one in its place. */
+  #forsake(entry: PendingRefresh, key: string): void {
+    if (this.#pending.get(key) !== entry) return;
+    this.#pending.delete(key);
+    if (entry.rejected) this.#invalidated.add(key);
   }
 
   /** Joins the refresh in flight for `key`, or starts one. */

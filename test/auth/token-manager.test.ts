@@ -1,5 +1,5 @@
 import type { FetchLike } from 'push-api-client';
-import { AbortError, MemoryTokenStore, TokenError } from 'push-api-client';
+import { AbortError, MemoryTokenStore, TokenError, type TokenStore } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { REFRESH_ENDS_WITH_ITS_STARTER as NODE_REFRESH_ENDS_WITH_ITS_STARTER } from '../../src/auth/refresh-owner.js';
@@ -365,6 +365,68 @@ describe('a refresh whose starter leaves, where it ends with its starter (worker
     controller.abort();
     await expect(other).rejects.toBeInstanceOf(AbortError);
     await expect(starter).resolves.toMatchObject({ tokenType: 'Bearer' });
+    expect(tokenRequests(mock)).toBe(1);
+  });
+});
+
+describe('a refresh whose starter stopped waiting without a signal, where it ends with its starter (workers)', () => {
+  it('a caller waiting for it starts its own after timeoutMs, instead of waiting forever', async () => {
+    const mock = createPushApiMock();
+    let tokenRequests = 0;
+    // The first token request never answers and ignores its abort: on a Worker, the fetch and the
+    // timers of a request that has been answered (its handler raced getToken against a timer of its
+    // own, or did not await it) stop where they are.
+    const frozen: FetchLike = (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (!url.endsWith('/token')) return mock.fetch(input, init);
+      tokenRequests += 1;
+      return tokenRequests === 1 ? new Promise<Response>(() => {}) : mock.fetch(input, init);
+    };
+    const { tokens } = setup(mock, { fetch: frozen, refreshEndsWithItsStarter: true, timeoutMs: 200 });
+    // The starter's request moved on without telling the manager.
+    void tokens.getToken().catch(() => undefined);
+    const started = performance.now();
+    const waited = await Promise.race([
+      tokens.getToken().then((token) => token.tokenType),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 3_000)),
+    ]);
+    expect(waited).toBe('Bearer');
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(tokenRequests).toBe(2);
+  });
+
+  it('one that answers in time is waited for: no second token request', async () => {
+    const mock = createPushApiMock();
+    mock.faults.add({ match: { operation: 'token' }, delayMs: 100 });
+    const { tokens } = setup(mock, { refreshEndsWithItsStarter: true, timeoutMs: 1_000 });
+    const [first, second] = await Promise.all([tokens.getToken(), tokens.getToken()]);
+    expect(second.accessToken).toBe(first.accessToken);
+    expect(tokenRequests(mock)).toBe(1);
+  });
+});
+
+describe('a refresh handed over after its token arrived', () => {
+  it('the caller still waiting takes that token: no second token request', async () => {
+    const mock = createPushApiMock();
+    let sets = 0;
+    // A store slow to write (a Workers KV, say): the starter gives up while its token is being stored.
+    const store = new MemoryTokenStore();
+    const slowStore: TokenStore = {
+      get: (key) => store.get(key),
+      set: async (key, token) => {
+        sets += 1;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        store.set(key, token);
+      },
+    };
+    const { tokens } = setup(mock, { refreshEndsWithItsStarter: true, tokenStore: slowStore });
+    const controller = new AbortController();
+    const starter = tokens.getToken({ signal: controller.signal });
+    const other = tokens.getToken();
+    while (sets === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort();
+    await expect(starter).rejects.toBeInstanceOf(AbortError);
+    await expect(other).resolves.toMatchObject({ tokenType: 'Bearer' });
     expect(tokenRequests(mock)).toBe(1);
   });
 });

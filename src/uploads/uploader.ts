@@ -19,7 +19,7 @@ import type { ResponseMetadata, WithResponse } from '../http/public-types.js';
 import { answerText } from '../http/response-body.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { RecoveryStep } from '../http/types.js';
-import { abortErrorFrom, nextTurn, onAbort } from '../internal/waits.js';
+import { abortErrorFrom, eitherSignal, nextTurn, onAbort } from '../internal/waits.js';
 import { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun } from '../run/engine.js';
 import { AddressBook } from './address-book.js';
@@ -249,6 +249,8 @@ export class Uploader {
           stopped: runStopped.signal,
           addressOptions,
         });
+        // The run stopped while the file's empty source was being read: it was not sent, so it did not start.
+        if (outcome === undefined) return;
         results[index] = outcome.result;
         // The run's cause is the error itself (a ConnectionError, a NotFoundError of a re-sign), as
         // in publish; the file's own entry keeps it wrapped in its UploadError.
@@ -292,7 +294,7 @@ export class Uploader {
     call: CallSettings,
     window: ConcurrencyLimiter,
     run: { stopped: AbortSignal; addressOptions: GetUploadUrlsOptions },
-  ): Promise<{ result: UploadFileResult; stopsTheRun?: PushError }> {
+  ): Promise<{ result: UploadFileResult; stopsTheRun?: PushError } | undefined> {
     const { name, size } = source;
     let attempts = 0;
     // When the last attempt left: its round trip is what feeds the window.
@@ -335,7 +337,16 @@ export class Uploader {
       if (size === 0) {
         const empty = new BodyMeter(name, 0);
         meters.push(empty);
-        const refused = await readEmptySource(source, empty, call.timeoutMs ?? this.#ctx.timeoutMs, call.signal);
+        // A stop ends the read too, and the file is not sent: as a batch read before a stop is not
+        // sent, nothing is sent after it, and a source slow to end does not hold the stop.
+        const reading = eitherSignal(call.signal, run.stopped);
+        let refused: UploadError | AbortError | undefined;
+        try {
+          refused = await readEmptySource(source, empty, call.timeoutMs ?? this.#ctx.timeoutMs, reading.signal);
+        } finally {
+          reading.release();
+        }
+        if (run.stopped.aborted && !call.signal?.aborted) return undefined;
         if (refused instanceof AbortError) return failed(asUploadError(name, refused));
         if (refused !== undefined) return failed(refused);
       }

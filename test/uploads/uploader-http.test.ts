@@ -1,6 +1,6 @@
 /** The uploader against the emulator over real HTTP (127.0.0.1), where the wire rules are enforced. */
 import { Readable } from 'node:stream';
-import type { PushClient } from 'push-api-client';
+import { type PushClient, UploadStoppedError } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_UPLOAD_URLS_URL_LENGTH } from '../../src/uploads/limits.js';
@@ -129,6 +129,35 @@ describe('upload over real HTTP', () => {
       );
     expect(outcome).toBe('UploadStoppedError');
     expect(performance.now() - started).toBeLessThan(30_000);
+    expect(emulator.mock.state.requests.filter((request) => request.operation === 'upload')).toEqual([]);
+  });
+
+  it('sends no PUT for a file declared empty whose source was still being read when the run was stopped', async () => {
+    let cancelled = false;
+    // Ends, empty, after 400 ms: well after the stop.
+    const slow = new ReadableStream<Uint8Array>({
+      pull: (controller) =>
+        new Promise<void>((resolve) => {
+          setTimeout(() => {
+            controller.close();
+            resolve();
+          }, 400);
+        }),
+      cancel: () => {
+        cancelled = true;
+      },
+    });
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 50);
+    const started = performance.now();
+    const outcome: unknown = await client.uploads
+      .upload(emulator.mock.appId, [{ name: 'slow-empty.bin', stream: slow, size: 0 }], { stopSignal: stop.signal })
+      .catch((error: unknown) => error);
+    expect(outcome).toBeInstanceOf(UploadStoppedError);
+    expect((outcome as UploadStoppedError).report.files[0]).toMatchObject({ status: 'not-started', attempts: 0 });
+    // A stop ends the read at once: it does not wait for the source.
+    expect(performance.now() - started).toBeLessThan(350);
+    expect(cancelled).toBe(true);
     expect(emulator.mock.state.requests.filter((request) => request.operation === 'upload')).toEqual([]);
   });
 

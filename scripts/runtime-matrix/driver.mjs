@@ -89,36 +89,57 @@ async function inWorkerd(settings, flow, compatibilityFlags) {
 }
 
 /**
+ * How the first of two requests sharing a module-scope client leaves the token refresh it started:
+ * its `signal` aborts (the refresh is handed over at once), or its handler stops waiting on a timer
+ * of its own and answers (nothing tells the client: the second request waits at most its
+ * `timeoutMs`, then starts its own refresh).
+ */
+const SHARED_CLIENT_SCENARIOS = [
+  { scenario: 'abort', first: { abortAfterMs: 300 }, firstSees: 'AbortError', timeoutMs: undefined },
+  { scenario: 'unseen', first: { stopWaitingAfterMs: 300 }, firstSees: 'StoppedWaiting', timeoutMs: 3_000 },
+];
+
+/**
  * A PushClient in a Worker's module scope, shared by two requests: the first starts the token
- * refresh against a slow token endpoint and gives up; the second, waiting for that refresh, must
- * still get a token, within the token endpoint's delay and a margin, not wait forever.
+ * refresh against a slow token endpoint and leaves; the second, waiting for that refresh, must
+ * still get a token, within the token endpoint's delay, its own timeout and a margin, not wait forever.
  */
 async function sharedClientRun(emulator, settings, compatibilityFlags) {
   const script = await bundle('worker-shared.mjs', ['workerd', 'worker', 'browser'], 'esm');
   const miniflare = new Miniflare({ modules: true, script, compatibilityDate: '2025-01-01', compatibilityFlags });
-  const fault = emulator.mock.faults.add({ match: { operation: 'token' }, delayMs: SHARED_TOKEN_DELAY_MS });
-  const ask = (body) =>
-    miniflare
-      .dispatchFetch('http://localhost/', { method: 'POST', body: JSON.stringify({ settings, ...body }) })
-      .then((response) => response.json());
   const problems = [];
+  const seen = {};
+  let fault;
   try {
-    const first = ask({ abortAfterMs: 300 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const second = ask({});
-    let timer;
-    const late = new Promise((resolve) => {
-      timer = setTimeout(() => resolve({ error: 'no answer' }), SHARED_TOKEN_DELAY_MS + 10_000);
-    });
-    const seen = { first: await first, second: await Promise.race([second, late]) };
-    clearTimeout(timer);
-    if (seen.first.error !== 'AbortError')
-      problems.push(`shared client: the first request saw ${JSON.stringify(seen.first)}`);
-    if (seen.second.tokenType === undefined)
-      problems.push(`shared client: the second request saw ${JSON.stringify(seen.second)}`);
+    for (const { scenario, first: leaving, firstSees, timeoutMs } of SHARED_CLIENT_SCENARIOS) {
+      // A fault is used up by the first request it delays: one for each scenario's first refresh.
+      fault?.remove();
+      fault = emulator.mock.faults.add({ match: { operation: 'token' }, delayMs: SHARED_TOKEN_DELAY_MS });
+      const asked = { ...settings, ...(timeoutMs !== undefined && { timeoutMs }) };
+      const ask = (body) =>
+        miniflare
+          .dispatchFetch('http://localhost/', {
+            method: 'POST',
+            body: JSON.stringify({ settings: asked, scenario, ...body }),
+          })
+          .then((response) => response.json());
+      const first = ask(leaving);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const second = ask({});
+      let timer;
+      const late = new Promise((resolve) => {
+        timer = setTimeout(() => resolve({ error: 'no answer' }), SHARED_TOKEN_DELAY_MS + (timeoutMs ?? 0) + 10_000);
+      });
+      seen[scenario] = { first: await first, second: await Promise.race([second, late]) };
+      clearTimeout(timer);
+      if (seen[scenario].first.error !== firstSees)
+        problems.push(`shared client (${scenario}): the first request saw ${JSON.stringify(seen[scenario].first)}`);
+      if (seen[scenario].second.tokenType === undefined)
+        problems.push(`shared client (${scenario}): the second request saw ${JSON.stringify(seen[scenario].second)}`);
+    }
     return { seen, problems };
   } finally {
-    fault.remove();
+    fault?.remove();
     await miniflare.dispose();
   }
 }

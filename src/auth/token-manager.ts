@@ -150,20 +150,6 @@ interface PendingRefresh {
 /** Why a wait for a refresh ended without a token: its starter left, and the caller asks again. */
 const HANDED_OVER: unique symbol = Symbol('handed over');
 
-/** Why a wait for a refresh another call started ended: it took longer than the waiter's attempt may. */
-const ORPHANED: unique symbol = Symbol('orphaned');
-
-/** Rejects with ORPHANED after `ms`, unless cleared first. */
-function watchdog(ms: number): { fired: Promise<never>; clear: () => void } {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const fired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(ORPHANED), ms);
-  });
-  // Raced by its one waiter, which may have settled first.
-  fired.catch(() => {});
-  return { fired, clear: () => clearTimeout(timer) };
-}
-
 /** One caller's wait for a pending refresh; `leave` ends it once, whoever calls it first. */
 interface Joined {
   entry: PendingRefresh;
@@ -378,11 +364,7 @@ export class TokenManager {
     if (entry.waiting > 0 || entry.done) return;
     // A plain refresh whose place a forced one took is no longer shared (nobody can join it), but it
     // is still on its way: it is aborted all the same, and only the refresh in its place is kept.
-    if (this.#pending.get(key) === entry) {
-      this.#pending.delete(key);
-      // Given up, it leaves things as it found them: the next refresh is still told the token was rejected.
-      if (entry.rejected) this.#invalidated.add(key);
-    }
+    this.#forsake(entry, key);
     entry.controller.abort();
   }
 
@@ -418,42 +400,48 @@ export class TokenManager {
     const call = callSettings(options, this.#defaultHeaders);
     const key = scopes.join(' ');
     const force = options.forceRefresh === true;
-    if (!force) {
-      const cached = this.#cache.get(key);
-      if (cached && this.#now() < cached.refreshAt) return { data: copy(cached.token), response: null };
-    }
-    // Before any refresh is started or joined: one nobody awaits could fail unhandled.
-    if (options.signal?.aborted) throw abortErrorFrom(options.signal);
     for (;;) {
+      // Looked at again after a hand-over: the refresh given up may have brought its token already
+      // (it was being stored).
+      if (!force) {
+        const cached = this.#cache.get(key);
+        if (cached && this.#now() < cached.refreshAt) return { data: copy(cached.token), response: null };
+      }
+      // Before any refresh is started or joined: one nobody awaits could fail unhandled.
+      if (options.signal?.aborted) throw abortErrorFrom(options.signal);
       const joined = this.#join(key, scopes, force, call);
       onJoin?.(joined);
       const { entry, starter, leave } = joined;
       // Where a refresh's I/O ends with its starter's request, a starter that moved on without a
       // signal (it raced getToken against a timer of its own, or did not await it) left a refresh
       // that never settles, and nothing tells this caller so: one started by another call is waited
-      // for as long as one attempt of this call's may take, on a timer of this call's own.
-      const watch =
-        !starter && this.#refreshEndsWithItsStarter ? watchdog(call.timeoutMs ?? this.#timeoutMs) : undefined;
+      // for as long as one attempt of this call's may take, on a timer of this call's own, then
+      // handed over as if its starter had left.
+      const waits = [entry.promise, entry.handedOver];
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      if (!starter && this.#refreshEndsWithItsStarter) {
+        waits.push(
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(HANDED_OVER), call.timeoutMs ?? this.#timeoutMs);
+          }),
+        );
+      }
       try {
         // The same wait raced against a hand-over, which only a starter's leaving causes.
-        const waits = [entry.promise, entry.handedOver, ...(watch === undefined ? [] : [watch.fired])];
         const refreshed = await raceSignal(Promise.race(waits), options.signal);
         return { data: copy(refreshed.data), response: refreshed.response };
       } catch (error) {
-        if (error === HANDED_OVER || error === ORPHANED) {
+        if (error === HANDED_OVER) {
           // Its starter left it: this caller asks again, and starts or joins the refresh in its
           // place, unless it has given the token up itself (a prefetch released).
           if (joined.hasLeft()) throw abortErrorFrom(entry.controller.signal);
-          // Not aborted: it may still be alive, only slow, for a caller waiting in its own request.
-          if (error === ORPHANED) this.#forsake(entry, key);
-          // The refresh given up may have brought its token already (it was being stored).
-          const cached = force ? undefined : this.#cache.get(key);
-          if (cached && this.#now() < cached.refreshAt) return { data: copy(cached.token), response: null };
+          // Not aborted when its wait ran out: it may be alive, only slow, for a caller of its own request.
+          this.#forsake(entry, key);
           continue;
         }
         throw error;
       } finally {
-        watch?.clear();
+        clearTimeout(timer);
         leave();
         // The last caller waiting aborted (an upload, a publishBatch, a getToken given up): as a
         // publish does when it no longer needs its early token, the refresh is not left running.
@@ -462,7 +450,10 @@ export class TokenManager {
     }
   }
 
-  /** A refresh no longer to be joined: the next caller starts one in its place. */
+  /**
+   * A refresh no longer to be joined: the next caller starts one in its place. Given up, it leaves
+   * things as it found them: the next refresh is still told the token was rejected.
+   */
   #forsake(entry: PendingRefresh, key: string): void {
     if (this.#pending.get(key) !== entry) return;
     this.#pending.delete(key);

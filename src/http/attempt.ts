@@ -193,9 +193,8 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     settled(response.status, requestIdFrom(buffered.headers), undefined);
     return buffered;
   } catch (caught) {
-    // A failure of fetch itself was scrubbed where it was caught (redirects.ts); the package's own
-    // errors are written scrubbed.
-    if (answering !== undefined && !(caught instanceof PushError)) scrubFailureTexts(caught, answering, secrets);
+    // A failure of fetch itself was scrubbed where it was caught (redirects.ts).
+    if (answering) scrubFailureTexts(caught, answering, secrets);
     const error = toTransportError(caught, {
       userSignal: options.signal,
       timedOut: control.timedOut,

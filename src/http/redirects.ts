@@ -158,12 +158,11 @@ const MAX_SCRUBBED_ERRORS = 20;
 export function scrubFailureTexts(error: unknown, url: URL, secrets: readonly string[]): void {
   const query = url.search === '' ? undefined : url.href;
   if (secrets.length === 0 && query === undefined) return;
-  const pending: unknown[] = [error];
-  const seen = new Set<Error>();
-  while (pending.length > 0 && seen.size < MAX_SCRUBBED_ERRORS) {
-    const current = pending.shift();
-    if (!(current instanceof Error) || seen.has(current)) continue;
-    seen.add(current);
+  // A cycle of causes is scrubbed again, which changes nothing, up to the bound.
+  const errors: unknown[] = [error];
+  for (let index = 0; index < errors.length && index < MAX_SCRUBBED_ERRORS; index++) {
+    const current = errors[index];
+    if (!(current instanceof Error)) continue;
     const fields = current as unknown as Record<string, unknown>;
     for (const key of ADDRESS_QUOTING_FIELDS) {
       const value = fields[key];
@@ -174,7 +173,7 @@ export function scrubFailureTexts(error: unknown, url: URL, secrets: readonly st
           : value
               .replaceAll(query, `${redactedUrl(url)}?[redacted]`)
               .replace(ANY_ADDRESS, (address: string, head: string, search: string | undefined) =>
-                search === undefined ? address : `${head}?[redacted]`,
+                search ? `${head}?[redacted]` : address,
               );
       const scrubbed = secrets.length === 0 ? withoutQuery : scrubAnswerUrlText(withoutQuery, secrets);
       if (scrubbed === value) continue;
@@ -184,8 +183,10 @@ export function scrubFailureTexts(error: unknown, url: URL, secrets: readonly st
         // A read-only field stays as it is; the message the caller reads is built from codes only.
       }
     }
-    if (current instanceof AggregateError && Array.isArray(current.errors)) pending.push(...current.errors);
-    pending.push(current.cause);
+    // An AggregateError's members (happy eyeballs, a caller's fetch that tried several routes).
+    const { errors: members } = current as { errors?: unknown };
+    if (Array.isArray(members)) errors.push(...members);
+    errors.push(current.cause);
   }
 }
 

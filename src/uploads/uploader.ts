@@ -250,7 +250,7 @@ export class Uploader {
           addressOptions,
         });
         // The run stopped while the file's empty source was being read: it was not sent, so it did not start.
-        if (outcome === undefined) return;
+        if (!outcome) return;
         results[index] = outcome.result;
         // The run's cause is the error itself (a ConnectionError, a NotFoundError of a re-sign), as
         // in publish; the file's own entry keeps it wrapped in its UploadError.
@@ -340,12 +340,12 @@ export class Uploader {
         // A stop ends the read too, and the file is not sent: as a batch read before a stop is not
         // sent, nothing is sent after it, and a source slow to end does not hold the stop.
         const reading = eitherSignal(call.signal, run.stopped);
-        let refused: UploadError | AbortError | undefined;
-        try {
-          refused = await readEmptySource(source, empty, call.timeoutMs ?? this.#ctx.timeoutMs, reading.signal);
-        } finally {
-          reading.release();
-        }
+        const refused = await readEmptySource(
+          source,
+          empty,
+          call.timeoutMs ?? this.#ctx.timeoutMs,
+          reading.signal,
+        ).finally(reading.release);
         if (run.stopped.aborted && !call.signal?.aborted) return undefined;
         if (refused instanceof AbortError) return failed(asUploadError(name, refused));
         if (refused !== undefined) return failed(refused);

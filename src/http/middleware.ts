@@ -111,8 +111,11 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
   let fetched = false;
   let sending = false;
   let settled = false;
-  /** What the send itself threw (an answer past its cap): already classified by the transport. */
-  const transportErrors = new WeakSet<PushError>();
+  /**
+   * What the send itself threw (a refused connection, an answer past its cap): classified by the
+   * transport as it is. Anything else thrown once the request left is the middleware's own.
+   */
+  const sendErrors = new WeakSet<object>();
   const last = async (request: Request): Promise<Response> => {
     // A `next` kept and called after the attempt ended would send, credentials added, a request
     // that no retry rule, report or abort accounts for.
@@ -155,7 +158,7 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
       const answer = await options.answer(await options.fetch(target, sent));
       return options.conceal === undefined ? answer : await options.conceal.conceal(answer);
     } catch (error) {
-      if (error instanceof PushError) transportErrors.add(error);
+      if (error instanceof Object) sendErrors.add(error);
       throw error;
     }
   };
@@ -176,17 +179,18 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
       const response = await run(0, first);
       return options.conceal === undefined ? response : await options.conceal.restore(response);
     } catch (error) {
-      // A PushError of the middleware's own (a second `next` refused, one it built) after the
-      // request left says nothing of whether the service took it: that is unknown, never "failed",
-      // or a finance batch stored once would be reported failed and published again.
-      if (fetched && error instanceof PushError && !transportErrors.has(error) && !init.signal?.aborted) {
+      const detail = error instanceof Error ? `: ${error.message}` : '';
+      // An error of the middleware's own (a second `next` refused, one it built, its audit call
+      // refused, one quoting the answer) after the request left says nothing of whether the
+      // service took it, whatever code or words it carries: that is unknown, never "failed", or a
+      // finance batch stored once would be reported failed and published again.
+      if (fetched && !sendErrors.has(error as object) && !init.signal?.aborted) {
         throw new ConnectionError(
-          `a middleware of the ${operation} request failed after sending it, so the service may have taken it: ${error.message}`,
+          `a middleware of the ${operation} request failed after sending it, so the service may have taken it${detail}`,
           { requestMaybeSent: true, cause: error },
         );
       }
       if (fetched || error instanceof PushError || init.signal?.aborted) throw error;
-      const detail = error instanceof Error ? `: ${error.message}` : '';
       throw new PushError(`a middleware of the ${operation} request failed before sending it${detail}`, {
         cause: error,
       });

@@ -19,11 +19,19 @@ const record = {
   vendor: 'Acme',
 };
 
-function setup(middleware: Middleware[]) {
+function setup(middleware: Middleware[], refuseFinance = false) {
   const emulator = createPushApiHandler();
   const client = clientFor(
     {
-      fetch: (input, init) => emulator.fetch(new Request(input, init)),
+      fetch: (input, init) => {
+        const request = new Request(input, init);
+        // Node's words for a connection refused: nothing was sent.
+        if (refuseFinance && request.url.endsWith('/finance')) {
+          const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:443'), { code: 'ECONNREFUSED' });
+          return Promise.reject(new TypeError('fetch failed', { cause }));
+        }
+        return emulator.fetch(request);
+      },
       authUrl: 'https://auth.push.test',
       baseUrl: 'https://api.push.test',
       scopeBase: 'https://api.push.test',
@@ -109,6 +117,37 @@ describe('a middleware that fails after its request left', () => {
     expect(sent('finance')).toHaveLength(1);
     expect(report?.recordsUnknown).toBe(1);
     expect(report?.recordsFailed).toBe(0);
+  });
+
+  // What it throws may quote the answer, which the service chose: Deno's words for a refused
+  // connection, or a copied error's code, must not make a batch the service took look unsent.
+  it.each([
+    [
+      'quoting an answer in the words Deno uses for a refused connection',
+      () =>
+        new Error(
+          'upstream: error sending request for url (x): client error (Connect): tcp connect error: Connection refused (os error 111)',
+        ),
+    ],
+    ['carrying a connect code', () => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })],
+  ])('an error of its own after the answer came, %s, makes the batch unknown, not failed', async (_, thrown) => {
+    const { sent, publish } = setup([
+      onFinance(async (request, next) => {
+        await next(request);
+        throw thrown();
+      }),
+    ]);
+    const report = await publish();
+    expect(sent('finance')).toHaveLength(1);
+    expect(report?.recordsUnknown).toBe(1);
+    expect(report?.recordsFailed).toBe(0);
+  });
+
+  it('a refused connection it lets through is still not sent: failed, never unknown', async () => {
+    const { publish } = setup([onFinance((request, next) => next(request))], true);
+    const report = await publish();
+    expect(report?.recordsFailed).toBe(1);
+    expect(report?.recordsUnknown).toBe(0);
   });
 
   it('its own PushError before next is still final: failed, nothing sent', async () => {

@@ -11,7 +11,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 
-const BUDGET_BYTES = 150 * 1000;
+/**
+ * What the guard is for: a Node built-in, undici or a whole library pulled into a Worker (the
+ * first web build bundled 1.9 MB) shows as a jump of tens of kB. The package's own code grows a
+ * little with each fix; the budget moved from 150 to 160 kB when it reached 150.4 kB.
+ */
+const BUDGET_BYTES = 160 * 1000;
 const ROOT = path.resolve(import.meta.dirname, '..');
 
 /** The Worker a user would write: a client from its env, one publish per request. */

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { expectAccounted } from '../support/accounting.js';
 import { clientFor } from '../support/clients.js';
 import { HOSTILE_APP_ID, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
+import { capturingFetch, recordingLogger } from '../support/recorders.js';
 import { financeRecords, toAsync } from '../support/records.js';
 
 const startService = useHostileService();
@@ -113,6 +114,115 @@ describe('onBatchSending', () => {
     // Batch 1 left with the old token and met a 401 before the refresh was answered; then it was sent again.
     expect(seen).toEqual(['token 200', 'finance 200', 'finance 401', 'token 200', 'finance 200']);
     expect(mock.state.recordCount(mock.appId)).toBe(20);
+  });
+
+  it('32 batches announced across the expiry or revocation of their token: one refresh, and the old token never leaves again once refused', async () => {
+    // Tokens live 2 s (refreshed 100 ms before). All 32 batches of the first window take their
+    // token at once, and their callbacks end together 2.3 s later: every one leaves with a token
+    // that ran out (or, in the second case, that the service revoked) during its announcement.
+    for (const revoke of [false, true]) {
+      const mock = createPushApiMock({ tokenTtlSeconds: 2 });
+      const { fetch, seen } = capturingFetch(mock.fetch);
+      const logger = recordingLogger();
+      const client = clientFor(mock, { refreshMarginMs: 100, fetch, logger });
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let first: string | undefined;
+      const report = await client.finance.publish(mock.appId, financeRecords(64), {
+        batchSize: 1,
+        concurrency: 32,
+        adaptive: false,
+        onBatchSending: async () => {
+          if (first === undefined) {
+            first = (await client.tokens.getToken()).accessToken;
+            setTimeout(
+              () => {
+                if (revoke && first !== undefined) mock.revokeToken(first);
+                release();
+              },
+              revoke ? 300 : 2300,
+            );
+          }
+          await gate;
+        },
+      });
+      expect(report.recordsSent).toBe(64);
+      expect(mock.state.recordCount(mock.appId)).toBe(64);
+      const answers = mock.state.requests.map((request) => `${request.operation} ${request.status}`);
+      // One refresh for them all, not one per refused batch.
+      expect(answers.filter((answer) => answer.startsWith('token'))).toEqual(['token 200', 'token 200']);
+      const refused = answers.filter((answer) => answer === 'finance 401').length;
+      expect(refused).toBeGreaterThan(0);
+      expect(refused).toBeLessThanOrEqual(32);
+      // Only the first window's first attempts carried the old token: no re-send, no later batch.
+      const carried = seen.filter((request) => request.headers.authorization === `Bearer ${first}`);
+      expect(carried.filter((request) => request.url.includes('/token')).length).toBe(0);
+      expect(carried.length).toBe(refused);
+      const bodies = carried.map((request) => request.body);
+      expect(new Set(bodies).size).toBe(bodies.length);
+      expect(JSON.stringify(logger.lines)).not.toContain(first);
+    }
+  }, 20_000);
+
+  it('a batch announced with a token that another batch then met a 401 with leaves with the new token, not the refused one', async () => {
+    const mock = createPushApiMock();
+    const { fetch, seen } = capturingFetch(mock.fetch);
+    const client = clientFor(mock, { fetch });
+    const old = (await client.tokens.getToken()).accessToken;
+    mock.revokeToken(old);
+    let refused = () => {};
+    const firstRefused = new Promise<void>((resolve) => {
+      refused = resolve;
+    });
+    const report = await client.finance.publish(mock.appId, financeRecords(2), {
+      batchSize: 1,
+      concurrency: 2,
+      adaptive: false,
+      // Both batches hold the old token; batch 1 is still being announced when batch 0 meets its 401.
+      onBatchSending: async (batch) => {
+        if (batch.index === 1) await firstRefused;
+      },
+      onBatchSettled: (batch) => {
+        if (batch.index === 0) refused();
+      },
+    });
+    expect(report.recordsSent).toBe(2);
+    const carried = seen.filter((request) => request.headers.authorization === `Bearer ${old}`);
+    expect(carried).toHaveLength(1);
+    expect(mock.state.requests.filter((request) => request.status === 401)).toHaveLength(1);
+  });
+
+  it('a batch refused with a token that ran out during its announcement, whose refresh then fails, is failed, not unknown', async () => {
+    const mock = createPushApiMock({ tokenTtlSeconds: 1 });
+    const client = clientFor(mock, { refreshMarginMs: 100, maxRetries: 1 });
+    const settled: string[] = [];
+    const error = await client.finance
+      .publish(mock.appId, financeRecords(20), {
+        batchSize: 10,
+        concurrency: 1,
+        onBatchSending: async (batch) => {
+          if (batch.index !== 1) return;
+          mock.faults.add({ match: { operation: 'token' }, status: 503, times: 10 });
+          await new Promise((resolve) => setTimeout(resolve, 1200));
+        },
+        onBatchSettled: (batch) => {
+          settled.push(`${batch.index} ${batch.status}`);
+        },
+      })
+      .then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
+    expect(error).toBeInstanceOf(PublishStoppedError);
+    expect((error as PublishStoppedError).report).toMatchObject({
+      recordsSent: 10,
+      recordsFailed: 10,
+      recordsUnknown: 0,
+    });
+    expect(settled).toEqual(['0 sent', '1 failed']);
+    expect(mock.state.recordCount(mock.appId)).toBe(10);
   });
 
   it('leaves with its token also when the endpoint hands out again a token that met a 401', async () => {

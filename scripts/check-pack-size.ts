@@ -18,12 +18,16 @@
  * announced, and the emulator gained reset generations and a shared inspector stream: 645 kB
  * packed and 2,034 kB unpacked then, with about 8% of headroom. Most of the package is the two
  * builds (ESM and CJS, each with its declarations) and the docs; the next raise should come with a
- * look at what could leave (the CHANGELOG's history, the declarations' JSDoc).
+ * look at what could leave (the CHANGELOG's history, the declarations' JSDoc). Raised again at
+ * 698 kB packed and 2,202 kB unpacked, after the red-team rounds on other runtimes and the
+ * adaptive window's fixes, with about 5% of headroom. What was looked at: the CHANGELOG (118 kB,
+ * every entry still under Unreleased: the only record a user has of what changed) and
+ * ARCHITECTURE.md (45 kB, linked from the docs) stay; the declarations' JSDoc is what editors show.
  */
 import { execFileSync } from 'node:child_process';
 
-const PACKED_BUDGET = 700_000;
-const UNPACKED_BUDGET = 2_200_000;
+const PACKED_BUDGET = 735_000;
+const UNPACKED_BUDGET = 2_320_000;
 
 /** Nothing of these belongs in the tarball. */
 const FORBIDDEN: [RegExp, string][] = [

@@ -194,7 +194,9 @@ describe('a name another user takes while the run goes on', () => {
       ...asOther.options,
     });
     const deadline = Date.now() + 10_000;
-    const started = () => readdirSync(shared).some((name) => name.startsWith('.r.jsonl.'));
+    // The rejects file's own temp, made once its name is held; not the lock's (`.r.jsonl.lock.…`),
+    // which lives for a moment before, as the lock is taken.
+    const started = () => readdirSync(shared).some((name) => /^\.r\.jsonl\.\d/.test(name));
     while (!started() && Date.now() < deadline) await sleep(10);
     expect(started()).toBe(true);
     let taken = true;

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { financeUrl } from '../src/finance/publisher.js';
 import { publishWithFetch } from './benchmarks/publish-baselines.js';
 import { timed } from './lib/alternate.js';
-import { authUrlOf } from './lib/client.js';
+import { connectionOptions } from './lib/client.js';
 import { withFarServer } from './lib/far-server.js';
 import { describeNetwork, networkSettings } from './lib/network-settings.js';
 import { financeRecords } from './lib/records.js';
@@ -61,16 +61,7 @@ console.log(`${describeNetwork(settings)}; ${rounds} alternating rounds of ${REC
 /** A publish with a new client of `sdk` (its token from `tokenStore`), its window's changes kept in `log`. */
 function sdkRun(sdk: SdkModule, server: ServerProcess, tokenStore: object, name: string) {
   const client = (hooks?: object) =>
-    new sdk.PushClient({
-      clientId: server.clientId,
-      clientSecret: server.clientSecret,
-      authUrl: authUrlOf(server),
-      baseUrl: server.url,
-      scopeBase: server.scopeBase,
-      env: {},
-      tokenStore,
-      ...(hooks && { hooks }),
-    });
+    new sdk.PushClient({ ...connectionOptions(server), tokenStore, ...(hooks && { hooks }) });
   return {
     warm: () => client().tokens.getToken(),
     run: async () => {

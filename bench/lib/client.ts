@@ -3,15 +3,19 @@ import { PushClient, type PushClientOptions } from '../../src/client.js';
 import type { ServerProcess } from './server-process.js';
 
 export function clientFor(server: ServerProcess, options: Partial<PushClientOptions> = {}): PushClient {
-  return new PushClient({
+  return new PushClient({ ...connectionOptions(server), ...options });
+}
+
+/** The options that lead a client to the server, nothing read from the environment: for any build's PushClient. */
+export function connectionOptions(server: ServerProcess) {
+  return {
     clientId: server.clientId,
     clientSecret: server.clientSecret,
     authUrl: authUrlOf(server),
     baseUrl: server.url,
     scopeBase: server.scopeBase,
     env: {},
-    ...options,
-  });
+  };
 }
 
 /** The emulator serves its token endpoint under `/auth`; the sink answers it on any path. */

@@ -7,7 +7,7 @@
  */
 
 import { inspect } from 'node:util';
-import type { FetchLike, UploadReport } from 'push-api-client';
+import type { FetchLike, PushClient, UploadReport } from 'push-api-client';
 import { ConnectionError, PublishStoppedError, UploadError, UploadStoppedError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
 import { HOSTILE_APP_ID, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
@@ -45,6 +45,17 @@ function refusing(runtime: string, refused = '/files/'): FetchLike {
 }
 
 /** Everything a caller may see of an error: its views, and its causes' own fields. */
+/**
+ * Uploads one small file, `a.csv`: the call's outcome (its report, or the error it rejected with)
+ * and the report either way (a refusal with a code stops the run; one without fails the file).
+ */
+async function uploadOneFile(client: PushClient): Promise<{ outcome: unknown; report: UploadReport }> {
+  const outcome: unknown = await client.uploads
+    .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
+    .catch((e: unknown) => e);
+  return { outcome, report: outcome instanceof UploadStoppedError ? outcome.report : (outcome as UploadReport) };
+}
+
 function views(error: unknown): string {
   return [inspect(error, { depth: 10, showHidden: true }), JSON.stringify(error), String(error)].join('\n');
 }
@@ -61,10 +72,7 @@ describe.each(['Bun', 'Deno', 'a runtime quoting a decoded address'])(
       });
       const client = service.client({ fetch: refusing(runtime) });
       // A refusal with a code (Bun's) stops the run; one without (Deno's) fails the file.
-      const outcome: unknown = await client.uploads
-        .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
-        .catch((e: unknown) => e);
-      const report = outcome instanceof UploadStoppedError ? outcome.report : (outcome as UploadReport);
+      const { outcome, report } = await uploadOneFile(client);
       expect(report.files[0]?.status).toBe('failed');
       const fileError = report.files[0]?.error;
       expect(fileError).toBeInstanceOf(UploadError);
@@ -121,10 +129,7 @@ describe('a storage host whose answer breaks off, as Bun reports it', () => {
         code: 'ECONNRESET',
       });
     const client = service.client({ fetch: answeringThenFailing(bunReset), maxRetries: 0 });
-    const outcome: unknown = await client.uploads
-      .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
-      .catch((e: unknown) => e);
-    const report = outcome instanceof UploadStoppedError ? outcome.report : (outcome as UploadReport);
+    const { outcome, report } = await uploadOneFile(client);
     expect(report.files[0]?.status).toBe('failed');
     const fileError = report.files[0]?.error;
     expect(fileError?.cause).toBeInstanceOf(ConnectionError);
@@ -157,10 +162,7 @@ describe('a fetch failure whose causes include an AggregateError quoting the add
       return Promise.reject(new TypeError('fetch failed', { cause: new AggregateError(members, 'all routes failed') }));
     };
     const client = service.client({ fetch: tried, maxRetries: 0 });
-    const outcome: unknown = await client.uploads
-      .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
-      .catch((e: unknown) => e);
-    const report = outcome instanceof UploadStoppedError ? outcome.report : (outcome as UploadReport);
+    const { outcome, report } = await uploadOneFile(client);
     expect(report.files[0]?.status).toBe('failed');
     const seen = views(report.files[0]?.error);
     expect(seen).toContain('route 2');
@@ -180,11 +182,8 @@ describe('a failure quoting an address whose path an answer filled with addresse
     });
     const client = service.client({ fetch: refusing('Deno'), maxRetries: 0 });
     const started = performance.now();
-    const outcome: unknown = await client.uploads
-      .upload(HOSTILE_APP_ID, [{ name: 'a.csv', data: 'x' }])
-      .catch((e: unknown) => e);
+    const { outcome, report } = await uploadOneFile(client);
     const elapsedMs = performance.now() - started;
-    const report = outcome instanceof UploadStoppedError ? outcome.report : (outcome as UploadReport);
     expect(report.files[0]?.status).toBe('failed');
     expect(views(report.files[0]?.error)).not.toContain('f00dfacecafe');
     // Linear, this takes milliseconds; the quadratic search took over 5 s on one pass of the text.

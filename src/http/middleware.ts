@@ -116,6 +116,12 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
    * transport as it is. Anything else thrown once the request left is the middleware's own.
    */
   const sendErrors = new WeakSet<object>();
+  /**
+   * An error answer (4xx, 5xx) as the transport reads it, a copy kept before any middleware reads
+   * it: its status is the service's verdict, so an attempt that ends (its timeout) while the body or
+   * the middleware is still on its way ends with that answer, never as "no answer".
+   */
+  let refusal: Promise<Response> | undefined;
   const last = async (request: Request): Promise<Response> => {
     // A `next` kept and called after the attempt ended would send, credentials added, a request
     // that no retry rule, report or abort accounts for.
@@ -155,7 +161,11 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
     else delete sent.duplex;
     fetched = true;
     try {
-      const answer = await options.answer(await options.fetch(target, sent));
+      const response = await options.fetch(target, sent);
+      const reading = options.answer(response);
+      // Registered before the middleware's own reaction: the copy is taken before it reads the body.
+      if (response.status >= 400) refusal = reading.then((answer) => answer.clone());
+      const answer = await reading;
       return options.conceal === undefined ? answer : await options.conceal.conceal(answer);
     } catch (error) {
       if (error instanceof Object) sendErrors.add(error);
@@ -206,7 +216,10 @@ export async function sendThroughMiddleware(options: MiddlewareSend): Promise<Re
   return new Promise<Response>((resolve, reject) => {
     const stop = onAbort(signal, () => {
       settled = true;
-      reject(signal.reason);
+      // The read of an error answer ends with the abort, with what came of it (or, for the
+      // caller's abort, with the abort).
+      if (refusal === undefined) reject(signal.reason);
+      else refusal.then(resolve, () => reject(signal.reason));
     });
     chain().then(
       (response) => {

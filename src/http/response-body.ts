@@ -146,7 +146,7 @@ export async function answerForMiddleware(
     return new Response(null, init);
   }
   // Only the start of an error body is ever used (errorFromResponse reads no further).
-  const { bytes, truncated } = await readBounded(response, MAX_ERROR_BODY_BYTES);
+  const { bytes, truncated } = await readErrorBody(response, spec);
   const scrubbed = scrubSecrets(decodeText(bytes), secrets);
   return new Response(truncated ? cutAfterSecrets(scrubbed, secrets) : scrubbed, init);
 }
@@ -168,9 +168,10 @@ export async function errorFromResponse(
   spec: RequestSpec,
   secrets: readonly string[],
 ): Promise<PushError> {
-  const { bytes, truncated } = await readBounded(response, MAX_ERROR_BODY_BYTES);
+  const { bytes, truncated } = await readErrorBody(response, spec);
   const scrubbed = scrubSecrets(decodeText(bytes), secrets);
-  // The cap may have cut through an echoed secret, leaving a prefix that no search finds.
+  // The cap, or the end of a body that stopped coming, may have cut through an echoed secret,
+  // leaving a prefix that no search finds.
   const text = truncated ? cutAfterSecrets(scrubbed, secrets) : scrubbed;
   if (spec.mapError) return spec.mapError(withScrubbedHeaders(response, secrets), text);
   return PushApiError.fromResponse(
@@ -218,11 +219,27 @@ export interface BoundedBody {
 }
 
 /**
+ * Reads the start of an error answer's body (up to {@link MAX_ERROR_BODY_BYTES}). The status is
+ * the service's verdict and the body only detail, so a body that stops coming (it stalls past the
+ * attempt's timeout, or its connection drops) ends the read with what came, counted as cut: a 400
+ * stays a refusal and a 503 a pause, never "no answer" (which would leave a finance batch the
+ * service refused `unknown`). The caller's abort still ends the request as an abort.
+ */
+function readErrorBody(response: Response, spec: RequestSpec): Promise<BoundedBody> {
+  return readBounded(response, MAX_ERROR_BODY_BYTES, () => spec.call?.signal?.aborted !== true);
+}
+
+/**
  * Reads at most `limit` bytes of a response body. Past the limit, the body is cancelled, which
  * makes fetch drop the connection (a half-read HTTP/1.1 response cannot be reused). Errors while
- * reading (a reset, the attempt's timeout) propagate as thrown by the stream.
+ * reading (a reset, the attempt's timeout) propagate as thrown by the stream, unless
+ * `keepPartial` says to end the read there: then what came is returned as a cut body.
  */
-export async function readBounded(response: Response, limit: number): Promise<BoundedBody> {
+export async function readBounded(
+  response: Response,
+  limit: number,
+  keepPartial?: (error: unknown) => boolean,
+): Promise<BoundedBody> {
   const body = response.body;
   if (body === null) return { bytes: new Uint8Array(0), truncated: false };
   const reader = body.getReader();
@@ -231,7 +248,15 @@ export async function readBounded(response: Response, limit: number): Promise<Bo
   let truncated = false;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read();
+      } catch (error) {
+        if (keepPartial?.(error) !== true) throw error;
+        truncated = true;
+        break;
+      }
+      const { done, value } = next;
       if (done) break;
       if (length + value.byteLength > limit) {
         chunks.push(value.subarray(0, limit - length));

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BatchStatus, PublishReport } from 'push-api-client';
 import {
+  BadRequestError,
   ConnectionError,
   PushApiError,
   PushError,
@@ -199,6 +200,21 @@ const rows: Row[] = [
     }),
     idempotent: { result: 'resolves', requests: 2 },
     finance: { status: 'unknown', error: ConnectionError, requests: 1 },
+  },
+  {
+    doc: [
+      '4xx or 5xx whose body never finishes (it stalls past `timeoutMs`, or the connection drops mid-body)',
+      'the status decides, as in the rows above',
+      'the status decides, as in the rows above',
+    ],
+    play: (res) => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.write('{"code":"400","message":"bad');
+      return true;
+    },
+    timeoutMs: 400,
+    idempotent: { result: BadRequestError, requests: 1 },
+    finance: { status: 'failed', error: BadRequestError, requests: 1 },
   },
   {
     doc: ['connection refused (nothing was written)', 'retried, then `ConnectionError`', 'retried, then `failed`'],

@@ -83,8 +83,18 @@ const CERTIFICATE_CODES = new Set([
 const TLS_HANDSHAKE_REFUSAL =
   /^ERR_SSL_(?:\w+_ALERT_(?:PROTOCOL_VERSION|HANDSHAKE_FAILURE|UNKNOWN_CA|BAD_CERTIFICATE|UNSUPPORTED_CERTIFICATE|CERTIFICATE_(?:REVOKED|EXPIRED|UNKNOWN|REQUIRED)|INSUFFICIENT_SECURITY|UNRECOGNIZED_NAME|NO_APPLICATION_PROTOCOL)|UNSUPPORTED_PROTOCOL|NO_PROTOCOLS_AVAILABLE|NO_SHARED_CIPHER|NO_CIPHERS_AVAILABLE|WRONG_VERSION_NUMBER|DH_KEY_TOO_SMALL|EE_KEY_TOO_SMALL|CA_MD_TOO_WEAK|CA_KEY_TOO_SMALL)$/;
 
-/** Whether a failure with this code surely came before the request was written. */
-function failedBeforeSending(code: string): boolean {
+/**
+ * The system calls of a connection already open. Some codes above are met there too: Linux reports
+ * a host or network unreachable on a read or a write (an ICMP error met by a retransmission or a
+ * keep-alive probe, a route gone with a VPN), after the request may have reached the service.
+ * Node's system errors name the call; other runtimes' errors name none, and their codes keep
+ * their meaning.
+ */
+const OPEN_CONNECTION_SYSCALLS = new Set(['read', 'write', 'writev', 'shutdown']);
+
+/** Whether a failure with this code, met in `syscall`, surely came before the request was written. */
+function failedBeforeSending(code: string, syscall: unknown): boolean {
+  if (typeof syscall === 'string' && OPEN_CONNECTION_SYSCALLS.has(syscall)) return false;
   return BEFORE_SEND_CODES.has(code) || CERTIFICATE_CODES.has(code) || TLS_HANDSHAKE_REFUSAL.test(code);
 }
 
@@ -115,14 +125,15 @@ function denoConnectCode(message: unknown): string | undefined {
   return DENO_CONNECT_CODES.find(([pattern]) => pattern.test(message))?.[1];
 }
 
-/** The first error in the `cause` chain that has a string `code`, with its message. */
-function findCodedError(error: unknown): { code: string; message: string | undefined } | undefined {
+/** The first error in the `cause` chain that has a string `code`, with its message and system call. */
+function findCodedError(error: unknown): { code: string; message: string | undefined; syscall: unknown } | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
     const message = (current as { message?: unknown }).message;
     const code = (current as { code?: unknown }).code ?? denoConnectCode(message);
     if (typeof code === 'string') {
-      return { code, message: typeof message === 'string' && message !== '' ? message : undefined };
+      const syscall = (current as { syscall?: unknown }).syscall;
+      return { code, message: typeof message === 'string' && message !== '' ? message : undefined, syscall };
     }
     const errors = (current as { errors?: unknown }).errors;
     // AggregateError (happy eyeballs tries several addresses): each one failed to connect.
@@ -251,7 +262,7 @@ export function toTransportError(
   }
   const coded = findCodedError(error);
   const code = coded?.code;
-  const requestMaybeSent = code === undefined || !failedBeforeSending(code);
+  const requestMaybeSent = code === undefined || !failedBeforeSending(code, coded?.syscall);
   // undici's own errors say what went wrong in words a code cannot ("other side closed"); so do
   // Node's for a certificate ("self-signed certificate", the names a certificate holds). Neither
   // names a header value. System errors (ECONNRESET...) need none; OpenSSL's are a source path.

@@ -13,6 +13,13 @@ export function isSecureUrl(url: URL, allowInsecureHttp = false): boolean {
 }
 
 /**
+ * Schemes named when a URL is refused for its scheme. Any other is not repeated: an answer chose
+ * it (a redirect's `Location`, a signed address), and anything before a first `:` reads as a
+ * scheme, a token or secret the service echoed, of any length, included.
+ */
+const NAMED_PROTOCOLS = new Set(['file:', 'data:', 'blob:', 'javascript:', 'ftp:', 'ws:', 'wss:', 'mailto:', 'about:']);
+
+/**
  * Throws a ConfigurationError unless the URL is https, or http to a loopback host (127/8,
  * localhost, [::1], in any spelling), or http with `allowInsecureHttp`. Used for `authUrl`, `baseUrl`, every request,
  * every redirect target and every signed upload address.
@@ -27,7 +34,8 @@ export function assertSecureUrl(
   secrets: readonly string[] = [],
 ): URL {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ConfigurationError(`${what} must be an http(s) URL, got protocol "${url.protocol}"`);
+    const named = NAMED_PROTOCOLS.has(url.protocol) ? `"${url.protocol}"` : 'of another kind';
+    throw new ConfigurationError(`${what} must be an http(s) URL, got protocol ${named}`);
   }
   if (!isSecureUrl(url, allowInsecureHttp)) {
     throw new ConfigurationError(

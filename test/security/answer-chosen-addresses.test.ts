@@ -41,6 +41,49 @@ async function serviceAnswering(route: string, answer: (res: import('node:http')
   });
 }
 
+describe('an address whose scheme is a credential, or long', () => {
+  it.each([
+    ['the client secret', LABEL_SECRET],
+    ['the bearer token', LABEL_TOKEN],
+  ])('a GET redirected to an address whose scheme is %s: the refusal does not name it', async (_, credential) => {
+    const service = await serviceAnswering('upload-urls', (res) =>
+      res.writeHead(302, { location: `${credential}:x` }).end(),
+    );
+    const error = await service
+      .client({ clientSecret: LABEL_SECRET })
+      .uploads.getUploadUrls(HOSTILE_APP_ID, ['a.csv'])
+      .catch((e: unknown) => e as Error);
+    expect(error.message).toMatch(/redirect target must be an http\(s\) URL/);
+    expectNoLeak(error.message);
+    expectNoLeak(inspect(error, { depth: 10 }));
+  });
+
+  it('a signed upload address with a scheme of 100,000 characters: the refusal stays short', async () => {
+    const service = await serviceAnswering('upload-urls', (res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ 'a.csv': `${'a'.repeat(100_000)}:x` })),
+    );
+    const error = await service
+      .client()
+      .uploads.getUploadUrls(HOSTILE_APP_ID, ['a.csv'])
+      .catch((e: unknown) => e as Error);
+    expect(error.message).toMatch(/signed upload address for "a.csv" must be an http\(s\) URL/);
+    expect(error.message.length).toBeLessThan(500);
+  });
+
+  it('a well-known scheme is still named', async () => {
+    const service = await serviceAnswering('upload-urls', (res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ 'a.csv': 'file:///etc/passwd' })),
+    );
+    const error = await service
+      .client()
+      .uploads.getUploadUrls(HOSTILE_APP_ID, ['a.csv'])
+      .catch((e: unknown) => e as Error);
+    expect(error.message).toContain('got protocol "file:"');
+  });
+});
+
 describe('a redirect whose target host holds a credential', () => {
   it.each([
     ['the client secret', LABEL_SECRET],

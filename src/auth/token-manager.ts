@@ -25,6 +25,7 @@ import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js
 import { classifyFailure } from '../http/retry.js';
 import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
 import { silentLogger } from '../internal/logger.js';
+import { base64Forms } from '../internal/redact.js';
 import { abortErrorFrom, nextTurn, raceSignal } from '../internal/waits.js';
 import { REFRESH_ENDS_WITH_ITS_STARTER } from './refresh-owner.js';
 import { sha256Hex } from './store-key-digest.js';
@@ -781,8 +782,12 @@ export class TokenManager {
       accept: 'application/json',
     };
     // The secret in every form it is sent in, so that an error body echoing the request is scrubbed.
-    const secrets = secretForms(clientSecret);
-    this.#sentSecretForms = [...secrets];
+    const forms = secretForms(clientSecret);
+    this.#sentSecretForms = [...forms];
+    // The token endpoint's own answers are searched for base64 forms too (one quoting the request
+    // body it received, or the Basic header). Data answers, searched for the plain forms on every
+    // request, never received the secret.
+    const secrets = [...forms, ...new Set(forms.flatMap(base64Forms))];
     // Added by the transport after middleware has run, so that no middleware sees the secret.
     const credentials: Credentials = { headers: {}, form: {} };
     if (this.#method === 'client_secret_basic') {

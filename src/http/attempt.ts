@@ -1,6 +1,6 @@
 import { PushError, requestIdFrom } from '../errors.js';
 import { drops } from '../internal/logger.js';
-import { scrubAnswerUrlText, trimHttpWhitespace } from '../internal/redact.js';
+import { base64Forms, scrubAnswerUrlText, trimHttpWhitespace } from '../internal/redact.js';
 import { onAbort } from '../internal/waits.js';
 import type { FetchLike } from './fetch.js';
 import { toTransportError } from './fetch.js';
@@ -133,7 +133,11 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
       : trimHttpWhitespace(
           options.authorization.startsWith('Bearer ') ? options.authorization.slice(7) : options.authorization,
         );
-  const secrets = [...(spec.secrets ?? []), ...(options.credentials ?? []), ...(bearerToken ? [bearerToken] : [])];
+  const secrets = [
+    ...(spec.secrets ?? []),
+    ...(options.credentials ?? []),
+    ...(bearerToken ? [bearerToken, ...base64Forms(bearerToken)] : []),
+  ];
   // The address as the client built it, never a redirect hop's: the service chose those, and may
   // have written a token it received into one. A signed upload address came from an answer too.
   // Scrubbed only when a line is written: most clients log nothing, and this is on every attempt.

@@ -23,6 +23,39 @@ export function truncateText(text: string, max: number = MAX_ERROR_TEXT_LENGTH):
   return `${text.slice(0, end)}…`;
 }
 
+/** Shortest base64 form searched for: shorter runs of the alphabet are ordinary text. */
+const MIN_BASE64_FORM_LENGTH = 8;
+
+/**
+ * Longest text whose base64 forms are searched for. Real tokens are a few KB; a hostile endpoint's
+ * 60 KB token would bring four patterns of 80 KB, past what the scrubber keeps compiled, and every
+ * answer would compile them anew.
+ */
+const MAX_BASE64_SOURCE_LENGTH = 12 * 1024;
+
+/**
+ * `text` as it shows inside base64 of a longer text that holds it (a gateway quoting the request
+ * body, an error naming the `Authorization` it refused): base64 turns each 3 bytes into 4
+ * characters, so the secret reads one of three ways after the bytes before it, each without the
+ * characters it shares with its neighbours. In both alphabets (`+/`, and the URL-safe `-_`). None
+ * for a text longer than {@link MAX_BASE64_SOURCE_LENGTH}.
+ */
+export function base64Forms(text: string): string[] {
+  if (text.length > MAX_BASE64_SOURCE_LENGTH) return [];
+  const bytes = new TextEncoder().encode(text);
+  const out = new Set<string>();
+  for (let offset = 0; offset < 3; offset++) {
+    let binary = '\0'.repeat(offset);
+    for (let at = 0; at < bytes.length; at += 8192) binary += String.fromCharCode(...bytes.subarray(at, at + 8192));
+    // The characters made of this text's bits alone.
+    const inner = btoa(binary).slice(Math.ceil((8 * offset) / 6), Math.floor((8 * (offset + bytes.length)) / 6));
+    if (inner.length < MIN_BASE64_FORM_LENGTH) continue;
+    out.add(inner);
+    out.add(inner.replaceAll('+', '-').replaceAll('/', '_'));
+  }
+  return [...out];
+}
+
 /** What stands where a secret was found. */
 export const REDACTED = '[redacted]';
 

@@ -42,6 +42,17 @@ const MAX_BASE64_SOURCE_LENGTH = 12 * 1024;
  */
 export function base64Forms(text: string): string[] {
   if (text.length > MAX_BASE64_SOURCE_LENGTH) return [];
+  // Every attempt asks for its bearer token's forms, and the token changes once an hour.
+  if (text === lastBase64Source) return lastBase64Forms;
+  lastBase64Forms = computeBase64Forms(text);
+  lastBase64Source = text;
+  return lastBase64Forms;
+}
+
+let lastBase64Source: string | undefined;
+let lastBase64Forms: string[] = [];
+
+function computeBase64Forms(text: string): string[] {
   const bytes = new TextEncoder().encode(text);
   const out = new Set<string>();
   for (let offset = 0; offset < 3; offset++) {

@@ -118,10 +118,21 @@ describe('upload failures', () => {
   it("a file the caller's abort cut short fails with an UploadError whose cause is the AbortError", async () => {
     const controller = new AbortController();
     mock.faults.add({ match: { operation: 'upload' }, delayMs: 5_000 });
+    // Aborted once its PUT has started (on a loaded machine the token and the address can take
+    // longer than any fixed delay, and a file stopped before its PUT is not-started, not failed).
+    const putStarted = new Promise<void>((resolve) => {
+      const onStart = ({ request }: { request: Request }) => {
+        if (request.method !== 'PUT') return;
+        server.events.removeListener('request:start', onStart);
+        resolve();
+      };
+      server.events.on('request:start', onStart);
+    });
     const pending = client.uploads.upload(mock.appId, [{ name: 'cut.bin', data: 'abc' }], {
       signal: controller.signal,
     });
-    setTimeout(() => controller.abort(), 100);
+    await putStarted;
+    controller.abort();
     const error = await pending.then(
       () => undefined,
       (thrown: unknown) => thrown,

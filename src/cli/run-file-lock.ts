@@ -162,7 +162,13 @@ function takeLock(target: string, option: LockedOption): RunFileLock {
   const candidate = createTempBeside(path, option);
   const failure = (message: string) => new UsageError(`${option} ${target}: ${message}`);
   try {
-    writeSync(candidate.fd, `${JSON.stringify(me)}\n`);
+    try {
+      writeSync(candidate.fd, `${JSON.stringify(me)}\n`);
+    } catch (error) {
+      // A full disk, a quota or a file size limit: the lock is the first file a run writes, so
+      // this is the path refused before anything is sent, like one that cannot be created.
+      throw failure(`cannot write there (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (linkExclusive(candidate.path, path, failure)) return held(path, me.token);
       const holder = readHolder(path);

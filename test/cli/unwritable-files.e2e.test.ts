@@ -2,12 +2,22 @@
  * The disk refuses the checkpoint or the rejects file after records were sent (full, read-only,
  * gone): the run stops in order with exit 1 and one report with its counts, writes what it still
  * can, and names the file that failed; never exit 2 ("nothing was sent") nor an unexpected error.
+ * A disk that refuses before the run is the other way round: exit 2, nothing sent.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_APP_ID } from 'push-api-client/testing';
 import { expect, it } from 'vitest';
-import { useCliFixture } from '../support/cli/emulator.js';
+import { expectRefusedBeforeSending, useCliFixture } from '../support/cli/emulator.js';
 import { CSV_HEADER, csvRows, emulatorEnv, startCli } from '../support/cli/run.js';
 
 const ctx = useCliFixture();
@@ -93,3 +103,28 @@ it('stops in order with exit 1 and its counts when the rejects file cannot be pu
   expect(stored()).toBe(VALID);
   expect(existsSync(ctx.temp.path('cp.json.lock'))).toBe(false);
 });
+
+it.each(['--checkpoint', '--rejects'])(
+  'a disk that takes no bytes before the run (full, or a file size limit) refuses %s with exit 2 naming the file, nothing sent',
+  async (option) => {
+    writeFileSync(ctx.temp.path('in.csv'), `${CSV_HEADER}\n${csvRows(10)}\n`);
+    // `ulimit -f 0`: every write to a file fails with EFBIG, as ENOSPC would on a full disk (Node
+    // ignores SIGXFSZ). The lock is the first file the run writes.
+    const node = ctx.temp.path('node-no-file-bytes.sh');
+    writeFileSync(node, `#!/bin/sh\nulimit -f 0\nexec "${process.execPath}" "$@"\n`);
+    chmodSync(node, 0o755);
+    mkdirSync(ctx.temp.path('out'));
+    const target = ctx.temp.path(option === '--checkpoint' ? 'out/cp.json' : 'out/rejects.jsonl');
+    const args = ['finance', 'publish', '--app', DEMO_APP_ID, option, target, ctx.temp.path('in.csv')];
+    const result = await startCli(ctx.cli, args, { env: emulatorEnv(ctx.emulator), node }).done;
+
+    expect(result.stderr).not.toContain('unexpected error');
+    expectRefusedBeforeSending(
+      result,
+      new RegExp(`${option} \\S*out/\\S+: cannot write there \\(EFBIG\\)`),
+      ctx.emulator,
+    );
+    // No lock, no temporary file left behind.
+    expect(readdirSync(ctx.temp.path('out'))).toEqual([]);
+  },
+);

@@ -275,8 +275,11 @@ export class PublishRun {
         result = { ...result, error: abortErrorFrom(signal) };
       const { error, bodySent } = result;
       // Failing before the body was sent, other than by an abort, is failing to get a token,
-      // after the token request's own retries: every further batch would meet it too.
-      if ((!bodySent && !(error instanceof AbortError)) || stopsTheRun(error)) this.#engine.stopBy(error);
+      // after the token request's own retries: every further batch would meet it too. Not an
+      // answer whose next attempt the stop cut short (a 401 waiting for its refresh): nothing
+      // refused the credentials, and the stop is what ended the run.
+      const doomsTheRun = (!bodySent && !(error instanceof AbortError)) || stopsTheRun(error);
+      if (doomsTheRun && !result.nextAttemptCut) this.#engine.stopBy(error);
     }
     return batchOutcome(result);
   }

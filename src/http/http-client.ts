@@ -107,8 +107,13 @@ class TokenUnavailable {
   constructor(readonly error: unknown) {}
 }
 
-/** The request's run stopped while it waited for a token (`RequestSpec.runStopped`): it is not sent. */
-class StoppedWaitingForToken {}
+/**
+ * The request's run stopped while it waited for a token (`RequestSpec.runStopped`): it is not sent
+ * (again). `refusal`: the 401 whose refresh the stop cut short, which stands as the answer.
+ */
+class StoppedWaitingForToken {
+  constructor(readonly refusal?: unknown) {}
+}
 
 /** Whether the body of the attempt under way may have reached the service (see `Exchange`). */
 interface BodyTrack {
@@ -205,11 +210,13 @@ export class FetchHttpClient implements HttpClient {
     // Every HTTP request of this call, a 401's re-send included, for the attempt spans' resend count.
     const sends = { count: 0 };
     let earlierAmbiguous: PushError | undefined;
-    const failed = (error: unknown): Exchange => ({
+    /** `nextAttemptCut`: the run stopped before the attempt this answer called for (see `Exchange`). */
+    const failed = (error: unknown, nextAttemptCut?: true): Exchange => ({
       ok: false,
       error: asPushError(error, spec.operation),
       bodySent: body.sent,
       earlierAmbiguous,
+      ...(nextAttemptCut && { nextAttemptCut }),
     });
     if (signal?.aborted) return failed(abortErrorFrom(signal));
     this.#calls += 1;
@@ -227,7 +234,8 @@ export class FetchHttpClient implements HttpClient {
         return { ok: true, response, earlierAmbiguous };
       } catch (caught) {
         if (caught instanceof StoppedWaitingForToken) {
-          if (lastError !== undefined) return failed(lastError);
+          const answer = caught.refusal ?? lastError;
+          if (answer !== undefined) return failed(answer, true);
           const error = new PushError(
             `${spec.operation} request not sent: its run stopped while it waited for its token`,
           );
@@ -435,7 +443,7 @@ export class FetchHttpClient implements HttpClient {
       try {
         return await this.#token(tokens, call, spec.scopes, spec.runStopped);
       } catch (error) {
-        throw error instanceof StoppedWaitingForToken ? refused : error;
+        throw error instanceof StoppedWaitingForToken ? new StoppedWaitingForToken(refused) : error;
       }
     };
     const current = await tokenAfter401();

@@ -186,6 +186,12 @@ export type Exchange =
       earlierAmbiguous: PushError | undefined;
       /** No attempt left: the request's run stopped while it waited for its first token (`runStopped`). */
       notStarted?: true;
+      /**
+       * The run stopped (`runStopped`) before the attempt this answer called for was made: a token
+       * refresh after a 401, or a re-send waiting for its token. The answer stands as this
+       * request's outcome, but says nothing of what the next request would meet.
+       */
+      nextAttemptCut?: true;
     };
 
 /** Sends requests with the client's transport, timeout, retry and auth rules. */

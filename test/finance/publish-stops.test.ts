@@ -153,6 +153,35 @@ describe('stopSignal ends a run in order', () => {
     }
   });
 
+  it('a batch refused with a 401 while its refresh is on its way gives up as failed, and the stop, not the 401, is the cause', async () => {
+    const client = clientFor(server);
+    await client.tokens.getToken();
+    // The token ends at the service (its clock jumps past the lifetime) and every refresh is slow:
+    // the first batches meet a 401 and wait for a new token when the run is stopped.
+    server.mock.advanceTime(2 * 60 * 60 * 1000);
+    const slowToken = server.mock.faults.add({ match: { operation: 'token' }, delayMs: 2_000, times: Infinity });
+    try {
+      const stop = new AbortController();
+      const refused = () => server.mock.state.requests.filter((request) => request.status === 401).length;
+      const running = client.finance.publish(server.mock.appId, toAsync(financeRecords(100)), {
+        batchSize: 10,
+        concurrency: 2,
+        stopSignal: stop.signal,
+      });
+      await expect.poll(() => slowToken.hits, { timeout: 2_000, interval: 5 }).toBe(1);
+      expect(refused()).toBeGreaterThan(0);
+      stop.abort();
+      const { cause, report } = await rejection(running);
+      // Nothing says the credentials are refused: the refresh never got its answer.
+      expect(cause).toBeInstanceOf(AbortError);
+      expect(report.stoppedBy).toBeUndefined();
+      expect(report.recordsFailed).toBeGreaterThan(0);
+      expect(report.recordsSent + report.recordsUnknown).toBe(0);
+    } finally {
+      server.mock.faults.clear();
+    }
+  });
+
   it('resolves with the report when the whole input had been read', async () => {
     const refusing = refuseWithLongRetryAfter();
     try {

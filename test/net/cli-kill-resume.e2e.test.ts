@@ -3,7 +3,8 @@
  * connections reset), killed with SIGKILL at seeded moments (while the token is on its way,
  * mid-batch, while the checkpoint is written) and run again until a run ends by itself. Each valid
  * row is stored exactly once unless a run reported it unknown (then at most once), no row is ever
- * stored twice, and the last report's counts add up to the input.
+ * stored twice, and the last report's counts add up to the input. Also a run paused (SIGSTOP) while
+ * its token ends at the service, woken and killed, then resumed with other batch settings.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -147,6 +148,65 @@ describe('push-api finance publish --checkpoint over a far path, killed and resu
     },
     120_000,
   );
+
+  it('paused (SIGSTOP) while its token ends, resumed, killed, and run again with another batch size and concurrency: every row once', async () => {
+    const { emulator } = await startFar({ oneWayDelayMs: 25, emulator: { tokenTtlSeconds: 30 } });
+    emulator.mock.faults.add({ match: { operation: 'finance' }, delayMs: 40, times: Infinity });
+    const { text, invalidRows } = csv(ROWS);
+    const input = temp.path('paused.csv');
+    writeFileSync(input, text);
+    const validRows = [...Array(ROWS).keys()].filter((row) => !invalidRows.has(row));
+    const checkpoint = temp.path('paused.json');
+    const rejects = temp.path('paused.rejects.jsonl');
+    const args = (batchSize: number, concurrency: number) => [
+      ...['finance', 'publish', '--app', DEMO_APP_ID, '--json', '--checkpoint', checkpoint, '--rejects', rejects],
+      ...['--batch-size', String(batchSize), '--concurrency', String(concurrency), input],
+    ];
+    const env = emulatorEnv(emulator);
+    const storedRows = (): number[] =>
+      emulator.mock.state.records(DEMO_APP_ID).map((record) => Number(record.created) - FIRST_CREATED);
+
+    const first = startCli(built.cli, args(20, 4), { env, timeoutMs: 60_000 });
+    await expect.poll(() => storedRows().length, { timeout: 30_000, interval: 5 }).toBeGreaterThanOrEqual(200);
+    // The process sleeps with batches on the wire while its token ends at the service: on waking
+    // it meets 401s, refreshes once and goes on.
+    first.child.kill('SIGSTOP');
+    emulator.mock.advanceTime(31_000);
+    await sleep(500);
+    const tokensBefore = emulator.mock.state.tokenRequestCount;
+    first.child.kill('SIGCONT');
+    await expect.poll(() => storedRows().length, { timeout: 30_000, interval: 5 }).toBeGreaterThanOrEqual(800);
+    first.child.kill('SIGKILL');
+    expect((await first.done).signal).toBe('SIGKILL');
+    expect(emulator.mock.state.tokenRequestCount).toBeGreaterThan(tokensBefore);
+    await sleep(300);
+    const afterKill = storedRows();
+    expect(new Set(afterKill).size).toBe(afterKill.length);
+    const accounted = accountedFor(checkpoint);
+    for (const row of afterKill) expect(accounted.has(validRows.indexOf(row)), `row ${row}`).toBe(true);
+
+    // The record numbering is the input's, not the batches': other batches resume it just as well.
+    const result = await startCli(built.cli, args(7, 16), { env, timeoutMs: 60_000 }).done;
+    const report = JSON.parse(result.stdout) as Counts & { inputComplete: boolean };
+    expect(report.inputComplete).toBe(true);
+    expect(
+      report.recordsSkipped + report.recordsSent + report.recordsUnknown + report.recordsInvalid + report.recordsFailed,
+    ).toBe(ROWS);
+    const unknownRows = new Set<number>();
+    for (const line of readFileSync(rejects, 'utf8').split('\n').filter(Boolean)) {
+      const entry = JSON.parse(line) as { kind: string; line: number };
+      if (entry.kind === 'unknown') unknownRows.add(entry.line - 2);
+    }
+    expect(report.recordsUnknown).toBe(unknownRows.size);
+    // At most what the killed run had in flight: 4 batches of 20.
+    expect(unknownRows.size).toBeLessThanOrEqual(4 * 20);
+    const rows = storedRows();
+    expect(new Set(rows).size).toBe(rows.length);
+    const stored = new Set(rows);
+    for (const row of validRows)
+      if (!unknownRows.has(row)) expect(stored.has(row), `row ${row} never stored`).toBe(true);
+    for (const row of stored) expect(invalidRows.has(row)).toBe(false);
+  }, 90_000);
 
   it.each([
     ['the first token', 'first'],

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { fstatSync } from 'node:fs';
-import { open as openFile } from 'node:fs/promises';
 import { VERSION } from '../index.js';
 import { UsageError } from './exit-codes.js';
 import { readBoundedFile } from './files.js';
 import { type Range, RangeSet } from './ranges.js';
-import { changeBetween, identityOf } from './readers/file-identity.js';
+import { changeBetween, InputChangedError, identityOf, openUnchanged } from './readers/file-identity.js';
 import type { InputSpec } from './readers/index.js';
 import { UnwritableOutputError } from './unwritable-output.js';
 import { VersionedFile } from './versioned-file.js';
@@ -81,22 +80,26 @@ export async function fingerprintInputs(
   for (const input of inputs) {
     if (input.path === '-') throw new UsageError('--checkpoint needs files: stdin (-) cannot be read again to resume');
     hash.update('\0file\0');
-    const file = await openFile(input.path, 'r');
+    const file = await openUnchanged(input.path, input.name, input.identity).catch((error: unknown) => {
+      throw error instanceof InputChangedError ? changedMessage(input.name, error.change) : error;
+    });
     try {
       // Abortable: hashing a large input takes seconds, and a signal must not wait for it.
       for await (const chunk of file.createReadStream({ signal, autoClose: false })) hash.update(chunk as Buffer);
       // The fingerprint must be of the file the run reads: the one checked, unchanged.
       const change = input.identity && changeBetween(input.identity, identityOf(fstatSync(file.fd)));
-      if (change !== undefined) {
-        throw new UsageError(
-          `${input.name} changed while it was read (${change}); nothing was sent: publish it once whatever writes it has finished`,
-        );
-      }
+      if (change !== undefined) throw changedMessage(input.name, change);
     } finally {
       await file.close();
     }
   }
   return `sha256:${hash.digest('hex')}`;
+}
+
+function changedMessage(name: string, change: string): UsageError {
+  return new UsageError(
+    `${name} changed while it was read (${change}); nothing was sent: publish it once whatever writes it has finished`,
+  );
 }
 
 function isRangeList(value: unknown): boolean {

@@ -1,4 +1,5 @@
-import type { Stats } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { InputError } from './types.js';
 
 /**
@@ -34,7 +35,8 @@ export class InputChangedError extends InputError {
 
   constructor(
     readonly file: string,
-    change: string,
+    /** What changed, in words: `it was replaced by another file`. */
+    readonly change: string,
   ) {
     super(`${file} changed while it was read (${change}); nothing read after the change was used`);
   }
@@ -44,4 +46,31 @@ export class InputChangedError extends InputError {
 export function assertUnchanged(file: string, seen: FileIdentity, now: Stats): void {
   const change = changeBetween(seen, identityOf(now));
   if (change !== undefined) throw new InputChangedError(file, change);
+}
+
+/**
+ * Never waits to open: the path may have been swapped for a FIFO since it was checked (another
+ * local user who can write its directory, a link re-pointed), and a FIFO opened for reading blocks
+ * one of the runtime's few file-system threads until a writer comes, hanging the run before it
+ * sends anything. Without a writer the open succeeds, and the check below refuses what it opened.
+ * Regular files read the same with the flag. Windows has no such flag, and no FIFOs at a path.
+ */
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * Opens an input and makes sure the file opened is a regular file, and the one that was checked
+ * (`seen`), unchanged: {@link InputChangedError} otherwise, before a byte of it is read.
+ */
+export async function openUnchanged(path: string, name: string, seen: FileIdentity | undefined): Promise<FileHandle> {
+  const file = await open(path, OPEN_FLAGS);
+  try {
+    const now = await file.stat();
+    // First: a FIFO may be given the inode number the file it replaced had freed.
+    if (!now.isFile()) throw new InputChangedError(name, 'it is no longer a regular file');
+    if (seen !== undefined) assertUnchanged(name, seen, now);
+    return file;
+  } catch (error) {
+    await file.close();
+    throw error;
+  }
 }

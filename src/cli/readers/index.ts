@@ -1,5 +1,6 @@
 import { fstatSync } from 'node:fs';
-import { access, constants, open as openFile, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { access, constants, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { UsageError } from '../exit-codes.js';
@@ -9,7 +10,7 @@ import { renameKeys } from './convert.js';
 import { detectDelimiter, readCsvChunks } from './csv.js';
 import { utf16HeadAsUtf8, utf16Of } from './csv-bytes.js';
 import { csvBytesOptions, UTF8 } from './encoding.js';
-import { assertUnchanged, type FileIdentity, InputChangedError, identityOf } from './file-identity.js';
+import { assertUnchanged, type FileIdentity, InputChangedError, identityOf, openUnchanged } from './file-identity.js';
 import { readJsonChunks } from './json.js';
 import { readJsonlChunks } from './jsonl.js';
 import { transformed } from './prepare.js';
@@ -50,7 +51,9 @@ export async function checkCsvHeaders(
       spec.delimiter = delimiter ?? spec.delimiter ?? ',';
       continue;
     }
-    const file = await openFile(spec.path, 'r');
+    const file = await openSpec(spec).catch((error: unknown) => {
+      throw error instanceof InputError ? new UsageError(error.message) : error;
+    });
     let head: Buffer;
     try {
       const buffer = Buffer.alloc(HEADER_PEEK_BYTES);
@@ -197,6 +200,14 @@ export interface ReadOptions {
  */
 const FILE_READ_BYTES = 8 * 1024;
 
+/**
+ * Opens a file input as it was checked by {@link resolveInputs}: refused ({@link InputChangedError})
+ * when the path now names another file, a FIFO put there included, which is never waited on.
+ */
+export function openSpec(spec: InputSpec): Promise<FileHandle> {
+  return openUnchanged(spec.path, spec.name, spec.identity);
+}
+
 /** Byte chunks of one input. Iterating with for-await keeps backpressure and closes the file on early exit. */
 async function* open(spec: InputSpec, options: ReadOptions): AsyncGenerator<Buffer> {
   if (spec.path !== '-') {
@@ -218,7 +229,7 @@ async function* open(spec: InputSpec, options: ReadOptions): AsyncGenerator<Buff
  */
 async function* fileChunks(spec: InputSpec, options: ReadOptions): AsyncGenerator<Buffer> {
   const seen = spec.identity;
-  const file = await openFile(spec.path, 'r');
+  const file = await openSpec(spec);
   try {
     const check = () => seen && assertUnchanged(spec.name, seen, fstatSync(file.fd));
     check();

@@ -3,7 +3,6 @@
  * the SDK, the CLI or curl against something that behaves like the real service.
  */
 import { accessSync, constants, writeSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { FaultRule } from '../../testing/faults.js';
@@ -11,6 +10,7 @@ import type { RunningEmulator, StartEmulatorOptions } from '../../testing/server
 import { UsageError } from '../exit-codes.js';
 import { commitTemp, createTempBeside, discardTemp, holdName } from '../files.js';
 import { resolveOutputPath } from '../output-paths.js';
+import { readSecretFile } from '../secret-file.js';
 import { claimStopSignal } from '../signals.js';
 import { writeHumanRaw } from '../terminal-text.js';
 import {
@@ -188,32 +188,14 @@ function banner(running: RunningEmulator, settings: EmulatorSettings, secretFile
   ].join('\n');
 }
 
-/** A secret is one short line; reading more would let `/dev/zero` or a huge file exhaust memory. */
-const MAX_SECRET_FILE_BYTES = 4096;
-
 /**
- * The first line of the secret file, which must be a regular file (a FIFO would block the start);
- * errors never show the path (a secret pasted there would be printed).
+ * The first line of the secret file. Read as the other commands read theirs: opened without
+ * waiting, a pipe read by the event loop (a FIFO nobody writes to would otherwise hold a libuv
+ * thread, and with it the process's exit after Ctrl-C), a device refused, a bounded read; errors
+ * never show the path (a secret pasted there would be printed).
  */
-async function readSecretFile(path: string): Promise<string> {
-  let text: string;
-  try {
-    const file = await open(path, 'r');
-    try {
-      if (!(await file.stat()).isFile())
-        throw new UsageError('the file given to --client-secret-file is not a regular file');
-      const buffer = Buffer.alloc(MAX_SECRET_FILE_BYTES);
-      const { bytesRead } = await file.read(buffer, 0, MAX_SECRET_FILE_BYTES, 0);
-      text = buffer.subarray(0, bytesRead).toString('utf8');
-    } finally {
-      await file.close();
-    }
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new UsageError(
-      `cannot read the file given to --client-secret-file (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-    );
-  }
+async function readSecretLine(path: string): Promise<string> {
+  const text = await readSecretFile(path);
   const secret = (text.split(/\r?\n/, 1)[0] ?? '').trim();
   if (!/^[\x21-\x7e]{1,1024}$/.test(secret)) {
     throw new UsageError(
@@ -238,7 +220,7 @@ async function startOptions(flags: EmulatorFlags): Promise<StartEmulatorOptions>
         {
           clientId: flags.clientId ?? DEMO_CLIENT_ID,
           clientSecret:
-            flags.clientSecretFile === undefined ? DEMO_CLIENT_SECRET : await readSecretFile(flags.clientSecretFile),
+            flags.clientSecretFile === undefined ? DEMO_CLIENT_SECRET : await readSecretLine(flags.clientSecretFile),
           scopes: SCOPE_NAMES.map((name) => `${DEMO_SCOPE_BASE}/${name}`),
         },
       ],

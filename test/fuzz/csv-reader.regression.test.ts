@@ -5,7 +5,10 @@
  * - after a row over MAX_ROW_BYTES, the following rows vanished: csv-parse's max_record_size with
  *   skip_records_with_error drops the rest of the chunk;
  * - after an invalid closing quote (`"bad"quote`), csv-parse stayed inside the quote and every later
- *   row up to the next quote vanished, neither sent nor rejected.
+ *   row up to the next quote vanished, neither sent nor rejected;
+ * - a file whose every line opens a quote took minutes for a few thousand lines: the parser that
+ *   lost a row went on through the rest of its chunk, building an error at every later quote, and
+ *   did so again for each line it restarted on.
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_ROW_BYTES } from '../../src/cli/readers/types.js';
@@ -81,6 +84,22 @@ describe('CSV reader regressions', () => {
       ]);
     }
   });
+
+  it('rejects a chunk of lines that each open a quote in time linear in their number, each by its own line', async () => {
+    // One 64 KiB chunk, as stdin gives it, of 2,000 lines: each closes the quote of the line before
+    // with junk after it (`"V`). Read again at each restart, the rest of the chunk cost 2 million errors (a
+    // minute); now each line costs one.
+    const lines = 2000;
+    const text = HEADER + '1700000000000,1,EUR,a,expense,"V\n'.repeat(lines);
+    const started = performance.now();
+    const { rows, fatal } = await read(text, [65_536]);
+    const elapsed = performance.now() - started;
+    expect(fatal).toBeUndefined();
+    expect(rows).toHaveLength(lines);
+    expect(rows.every((row, index) => row.kind === 'reject' && row.line === index + 2)).toBe(true);
+    // Half a second here, where the old reader took 40 s; the bound leaves room for a busy machine.
+    expect(elapsed).toBeLessThan(5000);
+  }, 120_000);
 
   it('gives a malformed quoted multi-line cell the line it starts on, and reads the next line again', async () => {
     const text = `${HEADER}1700000000000,1,EUR,a,expense,"two\nlines"junk\n1700000000000,2,EUR,b,expense,B\n`;

@@ -17,6 +17,16 @@ export interface CsvRecordHandlers {
   reject: (line: number, field: string, message: string, raw?: string) => void;
 }
 
+/**
+ * Thrown from `on_skip` once a record is lost, which makes csv-parse stop parsing the bytes it was
+ * given: a new parser reads them again from the lost record's next line anyway. Left to go on, the
+ * lost parser (inside a quote, with `skip_records_with_error`) built an error for every quote that
+ * followed in its bytes, each with a stack and copies of its state; a file whose every line opens a
+ * quote cost that for each of its lines, once per line before it in the chunk: a 150 KB file took
+ * minutes. One instance: it is never shown, and a stack is what made each error cost.
+ */
+const STOP_LOST_PARSER = new Error('stop: this parser lost its record');
+
 /** A record csv-parse lost track of: it is rejected, and reading starts again on the line after `line`. */
 interface LostRecord {
   line: number;
@@ -229,8 +239,10 @@ export class ResyncingCsvParser {
           return fields;
         }),
       on_skip: (error: CsvError | undefined) => {
-        if (error === undefined || parser !== this.#parser || this.#lost !== undefined) return;
+        if (parser !== this.#parser || this.#lost !== undefined) throw STOP_LOST_PARSER;
+        if (error === undefined) return;
         this.#onSkip(error);
+        if (this.#lost !== undefined) throw STOP_LOST_PARSER;
       },
     });
     parser.on('data', (cells: Record<string, string>) => {
@@ -252,7 +264,7 @@ export class ResyncingCsvParser {
       this.#handlers.record(cells, this.#rowEndLine);
     });
     parser.on('error', (error) => {
-      if (parser === this.#parser) this.failure ??= error;
+      if (parser === this.#parser && error !== STOP_LOST_PARSER) this.failure ??= error;
     });
     // The 'data' listener makes the stream flow from the next tick on; records written before then
     // would be buffered and emitted after the counters have moved past them.
@@ -266,7 +278,7 @@ export class ResyncingCsvParser {
     // The callback's error comes before the 'error' event, so it is kept here too.
     return new Promise<void>((resolve) =>
       parser.write(bytes, (error) => {
-        if (error) this.failure ??= error;
+        if (error && error !== STOP_LOST_PARSER) this.failure ??= error;
         resolve();
       }),
     );
@@ -385,7 +397,8 @@ export class ResyncingCsvParser {
       this.failure ??= new InputError(`${this.#file}:${lost.line}: the header row cannot be read: ${reason}`);
       return undefined;
     }
-    const buffered = Buffer.concat(this.#pending);
+    // Most often one part, the rest of a chunk a restart gave: read in place, not copied per lost row.
+    const buffered = this.#pending.length === 1 ? (this.#pending[0] as Buffer) : Buffer.concat(this.#pending);
     const after = afterLineBreak(buffered, lost.offset - this.#pendingStart);
     const lineEnd = after < 0 ? buffered.length : after;
     this.#handlers.reject(

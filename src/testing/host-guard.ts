@@ -44,21 +44,22 @@ function addressedOrigin(host: string | undefined): string | undefined {
 /**
  * Whether a request's Fetch Metadata headers allow it: absent (no browser: the SDK, curl), the
  * emulator's own page (`same-origin`), a person's own action (`none`: typed in the address bar,
- * a bookmark), or a top-level navigation from elsewhere (a link to the inspector). A page on
- * another site or another local port (`cross-site`, `same-site`) may not make any other request,
- * nor navigate to an event stream (`opensStream`): the browser would download it for as long as it
- * runs, holding one of the emulator's few stream slots for a page that is not its own.
+ * a bookmark), or a top-level navigation from elsewhere to the inspector page (`toPage`: a link
+ * to it in a README). A page on another site or another local port (`cross-site`, `same-site`) may
+ * make no other request. Nor may it navigate elsewhere: a page can navigate itself (`location = …`)
+ * without a click, and a navigation to a service route used up a fault the developer had set and
+ * counted in the request log; one to the event stream held a stream slot for as long as it ran.
  */
 export function acceptsFetchSite(
   site: string | undefined,
   mode: string | undefined,
   dest: string | undefined,
-  opensStream = false,
+  toPage = false,
 ): boolean {
   if (site === undefined) return true;
   const value = site.trim().toLowerCase();
   if (value === 'same-origin' || value === 'none') return true;
-  return !opensStream && mode?.trim().toLowerCase() === 'navigate' && dest?.trim().toLowerCase() === 'document';
+  return toPage && mode?.trim().toLowerCase() === 'navigate' && dest?.trim().toLowerCase() === 'document';
 }
 
 /** The accepted `Host` names of one emulator: loopback names, plus those it was started for. */

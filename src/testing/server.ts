@@ -16,7 +16,7 @@ import { handleControl } from './control.js';
 import { createPushApiHandler, type EmulatorClientOptions, type PushApiEmulator } from './handler.js';
 import { acceptsFetchSite, HostAllowList } from './host-guard.js';
 import { DEFAULT_SNAPSHOT_REQUESTS, RECORDS_PATH, recordLines, STATE_PATH, snapshotText } from './inspection.js';
-import { INSPECTOR_PATH, serveInspector } from './inspector/routes.js';
+import { INSPECTOR_PATH, INSPECTOR_REDIRECT_PATH, serveInspector } from './inspector/routes.js';
 import { exposedWarning, isLoopbackAddress } from './loopback.js';
 import type { EmulatorOptions } from './options.js';
 
@@ -92,8 +92,8 @@ function refusal(hosts: HostAllowList, req: IncomingMessage, target: URL, absolu
   const origin = req.headers.origin;
   if (!hosts.acceptsOrigin(origin, host)) return 'Forbidden: requests from other origins are not accepted';
   const site = header(req, 'sec-fetch-site');
-  const opensStream = target.pathname === `${INSPECTOR_PATH}events`;
-  if (!acceptsFetchSite(site, header(req, 'sec-fetch-mode'), header(req, 'sec-fetch-dest'), opensStream)) {
+  const toPage = target.pathname === INSPECTOR_PATH || target.pathname === INSPECTOR_REDIRECT_PATH;
+  if (!acceptsFetchSite(site, header(req, 'sec-fetch-mode'), header(req, 'sec-fetch-dest'), toPage)) {
     return 'Forbidden: requests from pages on other sites are not accepted';
   }
   return undefined;

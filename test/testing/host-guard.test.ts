@@ -308,6 +308,25 @@ describe("the HTTP emulator refuses a page's requests that carry no Origin", () 
     await typed.body?.cancel();
   });
 
+  it('answers 403 to a navigation from elsewhere to any route but the inspector page: it spends no fault, logs nothing', async () => {
+    // A page elsewhere may navigate itself (`location = …`) to the emulator with no click: to a
+    // service route, that used up a fault the developer had set for the SDK's next call.
+    const navigation = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' };
+    const fault = emulator.mock.faults.add({ match: { operation: 'finance' }, status: 503, times: 1 });
+    const before = emulator.mock.state.requests.length;
+    try {
+      for (const site of ['cross-site', 'same-site']) {
+        for (const path of [...GETS, '/services/push/v1/customer/apps/demo-app/finance', '/_emulator/records']) {
+          expectRefused(await send(`${emulator.url}${path}`, { headers: { ...navigation, 'sec-fetch-site': site } }));
+        }
+      }
+      expect(emulator.mock.state.requests.length).toBe(before);
+      expect(emulator.mock.faults.list()).toHaveLength(1);
+    } finally {
+      fault.remove();
+    }
+  });
+
   it("serves the emulator's own page, a person's own navigation and a link from elsewhere to the inspector", async () => {
     const accepted: { path: string; headers: Record<string, string> }[] = [
       { path: '/_emulator/state', headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' } },
@@ -322,5 +341,10 @@ describe("the HTTP emulator refuses a page's requests that carry no Origin", () 
     for (const { path, headers } of accepted) {
       expect((await send(`${emulator.url}${path}`, { headers })).status).toBe(200);
     }
+    // `/_emulator` leads a link from elsewhere to the page.
+    const short = await send(`${emulator.url}/_emulator`, {
+      headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
+    });
+    expect(short.status).toBe(308);
   });
 });

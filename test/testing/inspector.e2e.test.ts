@@ -197,6 +197,35 @@ describe('inspector page', () => {
     for (const problem of browser.problems.splice(0)) expect(problem).toMatch(/403|Failed to load resource|ERR_/);
   });
 
+  it('refuses a page on another local port that navigates itself to a service route: the fault set stays', async () => {
+    const fault = emulator.mock.faults.add({ match: { operation: 'finance' }, status: 503, times: 1 });
+    const target = `${emulator.url}/services/push/v1/customer/apps/demo-app/finance`;
+    const elsewhere = createServer((_, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      // No click needed: a page may navigate itself anywhere.
+      res.end(`<script>location.href = ${JSON.stringify(target)}</script>`);
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    try {
+      const { page } = browser;
+      await page.goto('about:blank');
+      browser.problems.splice(0);
+      const landed = page.waitForURL(target, { timeout: 10_000 });
+      await page.goto(`http://localhost:${(elsewhere.address() as AddressInfo).port}/`);
+      await landed;
+      await page.waitForLoadState('load');
+      // Before, the navigation met the fault (503) and used it up, and the log counted it.
+      expect(await page.textContent('body')).toContain('Forbidden: requests from pages on other sites');
+      expect(emulator.mock.faults.list()).toHaveLength(1);
+      expect(emulator.mock.state.requests.filter((request) => request.operation === 'finance')).toEqual([]);
+    } finally {
+      fault.remove();
+      elsewhere.closeAllConnections();
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
+    for (const problem of browser.problems.splice(0)) expect(problem).toMatch(/403|Failed to load resource|ERR_/);
+  });
+
   it('adds a fault from the page, and the next SDK call meets it', async () => {
     const { page } = browser;
     const form = page.getByTestId('fault-form');

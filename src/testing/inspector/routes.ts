@@ -15,6 +15,8 @@ import { inspectorOverview } from './overview.js';
 
 /** Where the page is served. */
 export const INSPECTOR_PATH = '/_emulator/';
+/** Redirected to the page. */
+export const INSPECTOR_REDIRECT_PATH = '/_emulator';
 
 const PAGE_CSP = [
   "default-src 'none'",
@@ -126,7 +128,7 @@ export function serveInspector(
   res: ServerResponse,
 ): boolean {
   const { pathname } = url;
-  if (pathname === '/_emulator') {
+  if (pathname === INSPECTOR_REDIRECT_PATH) {
     res.writeHead(308, { location: INSPECTOR_PATH, ...securityHeaders(DATA_CSP) });
     res.end();
     return true;

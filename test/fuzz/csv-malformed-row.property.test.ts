@@ -104,3 +104,82 @@ describe('CSV reader: one malformed row among valid rows', () => {
     );
   });
 });
+
+/** A valid vendor cell may span lines: a quoted cell holding a line break. */
+const multiLineVendor = fc
+  .array(fc.constantFrom('a', ' ', ',', '""', '\n', '\r\n', 'é'), { minLength: 1, maxLength: 8 })
+  .map((parts) => `x${parts.join('')}`);
+
+describe('CSV reader: many malformed rows among valid rows that span lines', () => {
+  // The parser that loses a record stops there, and a new one reads the lines after it: each
+  // physical line must still end up in exactly one row, whatever the chunks, line breaks and
+  // separator, however many broken rows come in a row, and with a broken last line.
+  it('counts every line once: each valid row a record on its first line, each broken line a reject', async () => {
+    const entry = fc.oneof(
+      { weight: 2, arbitrary: validRow.map((row) => ({ kind: 'valid' as const, row })) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(validRow, multiLineVendor)
+          .map(([row, vendor]) => ({ kind: 'valid' as const, row: { ...row, vendor, quote: true } })),
+      },
+      {
+        weight: 2,
+        arbitrary: fc
+          .tuple(fc.constantFrom(...(Object.keys(malformed) as (keyof typeof malformed)[])), validRow)
+          .map(([kind, row]) => ({ kind: 'broken' as const, lines: malformed[kind](row) })),
+      },
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(entry, { minLength: 1, maxLength: 25 }),
+        fc.constantFrom('\n', '\r\n'),
+        fc.boolean(),
+        fc.boolean(),
+        fc.constantFrom(',', ';'),
+        fc.array(fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 8180, max: 8200 })), { maxLength: 6 }),
+        fc.nat({ max: 400 }),
+        async (entries, eol, trailingEol, bom, delimiter, sizes, padding) => {
+          // Padding on the first valid row moves the rows across the 8 KiB chunks the CLI reads.
+          const pad = 'p'.repeat(padding * 20);
+          const cell = (text: string) => (delimiter === ',' ? text : text.replaceAll(',', ';'));
+          const physical: string[] = [];
+          const expectedRecords: { line: number; row: ValidRow }[] = [];
+          const expectedRejects: number[] = [];
+          let line = 2;
+          entries.forEach((item, index) => {
+            if (item.kind === 'valid') {
+              const row = index === 0 ? { ...item.row, identifier: `${item.row.identifier}${pad}` } : item.row;
+              // Only the separator outside the vendor cell changes; the vendor keeps its commas quoted.
+              const text = `1700000000000${delimiter}${row.amount}${delimiter}EUR${delimiter}${row.identifier}${delimiter}expense${delimiter}${vendorCell(row)}`;
+              const lines = text.replaceAll('\r\n', '\n').split('\n').length;
+              physical.push(eol === '\r\n' ? text.replaceAll(/\r?\n/g, '\r\n') : text);
+              expectedRecords.push({ line, row });
+              line += lines;
+            } else {
+              for (const broken of item.lines) {
+                physical.push(cell(broken));
+                expectedRejects.push(line++);
+              }
+            }
+          });
+          const text = `${bom ? '\uFEFF' : ''}${cell(HEADER)}${eol}${physical.join(eol)}${trailingEol ? eol : ''}`;
+
+          const { rows: read, fatal } = await drain(
+            readCsv(chunked(Buffer.from(text), sizes), 'in.csv', delimiter === ',' ? {} : { delimiter }),
+          );
+
+          expect(fatal).toBeUndefined();
+          expect(read.filter((row) => row.kind === 'reject').map((row) => row.line)).toEqual(expectedRejects);
+          const records = read.filter((row) => row.kind === 'record');
+          expect(records.map((row) => row.line)).toEqual(expectedRecords.map(({ line }) => line));
+          expect(records.map((row) => (row.kind === 'record' ? row.record.amount : undefined))).toEqual(
+            expectedRecords.map(({ row }) => row.amount),
+          );
+          expect(read).toHaveLength(expectedRecords.length + expectedRejects.length);
+        },
+      ),
+      { seed: FUZZ_SEED, numRuns: 300 },
+    );
+  });
+});

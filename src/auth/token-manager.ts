@@ -787,7 +787,7 @@ export class TokenManager {
     // The token endpoint's own answers are searched for base64 forms too (one quoting the request
     // body it received, or the Basic header). Data answers, searched for the plain forms on every
     // request, never received the secret.
-    const secrets = [...forms, ...new Set(forms.flatMap(base64Forms))];
+    const secrets = [...forms, ...new Set(forms.flatMap((form) => base64Forms(form)))];
     // Added by the transport after middleware has run, so that no middleware sees the secret.
     const credentials: Credentials = { headers: {}, form: {} };
     if (this.#method === 'client_secret_basic') {

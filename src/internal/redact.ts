@@ -40,8 +40,8 @@ const MAX_BASE64_SOURCE_LENGTH = 12 * 1024;
  * characters it shares with its neighbours. In both alphabets (`+/`, and the URL-safe `-_`). None
  * for a text longer than {@link MAX_BASE64_SOURCE_LENGTH}.
  */
-export function base64Forms(text: string): string[] {
-  if (text.length > MAX_BASE64_SOURCE_LENGTH) return [];
+export function base64Forms(text: string): readonly string[] {
+  if (text.length > MAX_BASE64_SOURCE_LENGTH) return NO_FORMS;
   // Every attempt asks for its bearer token's forms, and the token changes once an hour.
   if (text === lastBase64Source) return lastBase64Forms;
   lastBase64Forms = computeBase64Forms(text);
@@ -49,10 +49,13 @@ export function base64Forms(text: string): string[] {
   return lastBase64Forms;
 }
 
+const NO_FORMS: readonly string[] = Object.freeze([]);
 let lastBase64Source: string | undefined;
-let lastBase64Forms: string[] = [];
+// Frozen: every caller gets this one array, and one that added to it would change what the next
+// caller scrubs, and for another token once the memo moves on.
+let lastBase64Forms: readonly string[] = NO_FORMS;
 
-function computeBase64Forms(text: string): string[] {
+function computeBase64Forms(text: string): readonly string[] {
   const bytes = new TextEncoder().encode(text);
   const out = new Set<string>();
   for (let offset = 0; offset < 3; offset++) {
@@ -64,7 +67,7 @@ function computeBase64Forms(text: string): string[] {
     out.add(inner);
     out.add(inner.replaceAll('+', '-').replaceAll('/', '_'));
   }
-  return [...out];
+  return Object.freeze([...out]);
 }
 
 /** What stands where a secret was found. */

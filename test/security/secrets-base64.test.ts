@@ -7,6 +7,7 @@
 import { inspect } from 'node:util';
 import type { PushApiError, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
+import { base64Forms } from '../../src/internal/redact.js';
 import { HOSTILE_APP_ID, HOSTILE_SECRET, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 
@@ -84,5 +85,27 @@ describe('the bearer token echoed in base64 by the data API', () => {
     const seen = `${views(error)}\n${JSON.stringify(report)}`;
     expect(seen).toContain('refused ');
     expect(decodedLeaks(seen, [HOSTILE_TOKEN])).toEqual([]);
+  });
+});
+
+describe('the base64 forms of a secret, computed once per secret', () => {
+  it('hands each caller forms of its own text, which no caller can change for the next', () => {
+    const first = `first-${'a'.repeat(40)}`;
+    const second = `second-${'b'.repeat(40)}`;
+    const forms = base64Forms(first);
+    const expected = [...forms];
+    expect(forms.some((form) => base64(`x${first}`).includes(form))).toBe(true);
+    // One array serves every attempt with this token: a caller adding to it must not change it.
+    expect(() => (forms as string[]).push('plain text')).toThrow(TypeError);
+    expect(base64Forms(first)).toEqual(expected);
+    const other = base64Forms(second);
+    expect(other.some((form) => expected.includes(form))).toBe(false);
+    expect(other.some((form) => base64(`xy${second}`).includes(form))).toBe(true);
+    expect(base64Forms(first)).toEqual(expected);
+    // Past the documented limit: none, and that answer cannot be changed either.
+    const none = base64Forms('c'.repeat(12 * 1024 + 1));
+    expect(none).toEqual([]);
+    expect(() => (none as string[]).push('plain text')).toThrow(TypeError);
+    expect(base64Forms('d'.repeat(12 * 1024 + 1))).toEqual([]);
   });
 });

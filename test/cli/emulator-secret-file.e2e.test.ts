@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { useBuiltCli } from '../support/cli/emulator.js';
+import { expectSigtermEndsFifoWait, useBuiltCli } from '../support/cli/emulator.js';
 import { killChildren, startCli } from '../support/cli/run.js';
 
 const ctx = useBuiltCli();
@@ -13,19 +13,7 @@ afterAll(killChildren);
 
 describe('push-api emulator --client-secret-file', () => {
   it('a FIFO nobody writes to: the emulator waits, and SIGTERM still ends it with exit 130', async () => {
-    const fifo = ctx.temp.path('planted-fifo');
-    execFileSync('mkfifo', [fifo]);
-    const { child, done } = startCli(ctx.cli, ['emulator', '--port', '0', '--client-secret-file', fifo], {
-      timeoutMs: 20_000,
-    });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const sentAt = performance.now();
-    child.kill('SIGTERM');
-    const result = await done;
-    expect(result.signal).toBeNull(); // it exited by itself, not by the test's SIGKILL bound
-    expect(result.code).toBe(130);
-    expect(performance.now() - sentAt).toBeLessThan(10_000);
-    expect(result.stderr).not.toContain(fifo);
+    await expectSigtermEndsFifoWait(ctx, (fifo) => ['emulator', '--port', '0', '--client-secret-file', fifo]);
   });
 
   it('a pipe with a writer: the first line is the secret a token request needs', async () => {

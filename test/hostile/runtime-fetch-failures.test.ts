@@ -162,7 +162,7 @@ describe('a fetch failure whose causes include an AggregateError quoting the add
       return Promise.reject(new TypeError('fetch failed', { cause: new AggregateError(members, 'all routes failed') }));
     };
     const client = service.client({ fetch: tried, maxRetries: 0 });
-    const { outcome, report } = await uploadOneFile(client);
+    const { report } = await uploadOneFile(client);
     expect(report.files[0]?.status).toBe('failed');
     const seen = views(report.files[0]?.error);
     expect(seen).toContain('route 2');
@@ -182,7 +182,7 @@ describe('a failure quoting an address whose path an answer filled with addresse
     });
     const client = service.client({ fetch: refusing('Deno'), maxRetries: 0 });
     const started = performance.now();
-    const { outcome, report } = await uploadOneFile(client);
+    const { report } = await uploadOneFile(client);
     const elapsedMs = performance.now() - started;
     expect(report.files[0]?.status).toBe('failed');
     expect(views(report.files[0]?.error)).not.toContain('f00dfacecafe');

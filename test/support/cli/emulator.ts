@@ -1,7 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { buildCli } from './build.js';
-import { killChildren, makeTempDir, type RunResult } from './run.js';
+import { killChildren, makeTempDir, type RunOptions, type RunResult, startCli } from './run.js';
 
 export interface CliFixture {
   /** The built CLI's entry point, set in beforeAll. */
@@ -58,4 +59,27 @@ export function expectRefusedBeforeSending(result: RunResult, message: RegExp, e
   expect(result.code).toBe(2);
   expect(emulator.mock.state.tokenRequestCount).toBe(0);
   expect(emulator.mock.state.requests).toHaveLength(0);
+}
+
+/**
+ * A command whose `--client-secret-file` names a FIFO nobody writes to (`argsFor` gives its
+ * arguments): it waits for a writer, and SIGTERM still ends it by itself, with exit 130, promptly,
+ * without printing the path.
+ */
+export async function expectSigtermEndsFifoWait(
+  fixture: Pick<CliFixture, 'cli' | 'temp'>,
+  argsFor: (fifo: string) => string[],
+  options: RunOptions = {},
+): Promise<void> {
+  const fifo = fixture.temp.path('planted-fifo');
+  execFileSync('mkfifo', [fifo]);
+  const { child, done } = startCli(fixture.cli, argsFor(fifo), { timeoutMs: 20_000, ...options });
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const sentAt = performance.now();
+  child.kill('SIGTERM');
+  const result = await done;
+  expect(result.signal).toBeNull(); // it exited by itself, not by the test's SIGKILL bound
+  expect(result.code).toBe(130);
+  expect(performance.now() - sentAt).toBeLessThan(10_000);
+  expect(result.stderr).not.toContain(fifo);
 }

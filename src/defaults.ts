@@ -55,7 +55,7 @@ export const FINANCE_DEFAULTS = {
   /** 5 MiB: gateways in front of APIs commonly cap bodies at 10 MB, so this leaves headroom. */
   maxBatchBytes: 5 * 1024 * 1024,
   /** The bound of the adaptive window (which starts at 8): high enough not to be the limit on an ordinary link. */
-  concurrency: 32,
+  concurrency: 64,
   onInvalid: 'throw',
   adaptive: true,
   /** How long 429s may hold a batch while nothing of its run is accepted: 5 minutes. */

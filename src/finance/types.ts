@@ -112,7 +112,7 @@ export interface PublishOptions extends RequestOptions {
    * at that bound, when lower; or where this client's last publish, within 10 minutes, left it,
    * when higher), grows while round trips stay near their least value, and shrinks when they
    * inflate (the service is queueing) or on a 429 or 503; see `adaptive`.
-   * @default 32
+   * @default 64
    */
   concurrency?: number | undefined;
   /**

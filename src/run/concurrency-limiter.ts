@@ -31,7 +31,10 @@ export function startBytesFor(timeoutMs: number): number {
  * about 200. So where a round trip is long, slow start goes at once to the window that keeps the
  * rate at this (doubling, where that is more), instead of doubling once per long round trip.
  */
-const SLOW_START_RATE_PER_MS = 0.256;
+const SLOW_START_RATE_PER_MS = 0.512;
+
+/** Minimums of answers over new connections are kept apart, under their size class plus this. */
+const NEW_CONNECTION_CLASSES = 16;
 
 /** Rounds of decisions a no-load minimum is kept for before it is learnt again (a path may get slower for good). */
 const EPOCH_ROUNDS = 100;
@@ -139,6 +142,14 @@ export class ConcurrencyLimiter {
    */
   #ceiling: number | undefined;
   #lastRtt: number | undefined;
+  /**
+   * The window `fitToSize` narrowed for the blind first round: once that round is answered without
+   * a queue, the window goes back to it (within this round's growth bound), since the fit was about
+   * going out blind, not about the service.
+   */
+  #beforeFit: number | undefined;
+  /** The window grew at least once: slow start's later steps wait for a whole window of answers. */
+  #steppedUp = false;
   #started = false;
   #resumed = false;
   /** Requests of the run on the wire (`depart` to `landed`), and the most there have been at once. */
@@ -218,7 +229,9 @@ export class ConcurrencyLimiter {
   fitToSize(bytes: number): void {
     if (!this.adaptive || this.#answered || !(bytes > 0)) return;
     const fit = Math.max(1, Math.floor(this.#startBytes / bytes));
-    if (fit < this.#limit) this.#set(fit, 'size');
+    if (fit >= this.#limit) return;
+    this.#beforeFit = Math.max(this.#beforeFit ?? 0, this.#limit);
+    this.#set(fit, 'size');
   }
 
   /**
@@ -279,31 +292,47 @@ export class ConcurrencyLimiter {
     if (!this.adaptive || !(rtt >= 0) || !Number.isFinite(rtt)) return;
     this.#answered = true;
     this.#lastRtt = rtt;
-    const minimum = this.#minimumFor(sizeClassOf(sample.bytes), rtt);
+    const sizeClass = sizeClassOf(sample.bytes);
+    const newConnection = sample.newConnection === true;
+    this.#minimumFor(sizeClass, rtt);
+    if (newConnection) this.#minimumFor(sizeClass + NEW_CONNECTION_CLASSES, rtt);
     // Sent before the last change: it measured the old window.
     if (sample.startedAt < this.#roundSince) return;
-    this.#round.push({
-      ratio: Math.max(rtt, 0.1) / Math.max(minimum, 0.1),
-      rttMs: rtt,
-      minRttMs: minimum,
-      newConnection: sample.newConnection === true,
-    });
+    this.#round.push({ ratio: 1, rttMs: rtt, minRttMs: rtt, sizeClass, newConnection });
     // About one decision per round trip, as Vegas makes: half a window of fresh answers.
     if (this.#round.length < Math.ceil(this.#limit / 2)) return;
+    // Each answer against the least round trip seen by now, not by the time it came (an answer that
+    // set a new minimum would otherwise read as no queue at all). An answer over a connection opened
+    // for it carries the handshake, so it is held against the least of such answers: a round that
+    // just stepped the window up is mostly new connections, and their handshakes are no queue. The
+    // few answers of that round over kept connections are not enough on their own: they may have
+    // reached the service first, ahead of the queue the new ones met.
+    for (const each of this.#round) {
+      const minimum = this.#minimumFor(each.sizeClass + (each.newConnection ? NEW_CONNECTION_CLASSES : 0), each.rttMs);
+      each.minRttMs = minimum;
+      each.ratio = Math.max(each.rttMs, 0.1) / Math.max(minimum, 0.1);
+    }
     // The lower quartile: an answer held up by a pause of this machine is not the service
-    // queueing; a queue there holds up most answers of the round. Answers over connections opened
-    // for them are left out when the round has others: a round that just doubled or jumped the
-    // window is mostly new connections, and their handshakes would read as a queue.
-    const warm = this.#round.filter((each) => !each.newConnection);
-    const quartile = lowerQuartile(warm.length >= 2 ? warm : this.#round);
+    // queueing; a queue there holds up most answers of the round.
+    const quartile = lowerQuartile(this.#round);
     const slowest = Math.max(...this.#round.map((each) => each.rttMs));
     const filled = this.#roundPeak * 2 >= this.#limit;
+    const bound = this.#growthBound(slowest);
+    const decision = decide(this.#limit, bound, quartile.ratio, this.#knee, quartile.rttMs);
+    // After a step up in slow start, the first half of the wider window's answers are those that met
+    // the shortest queue; growing again on them alone overshoots a service that queues, so a further
+    // step waits for a whole window of answers (a shrink does not wait).
+    if (decision.kind === 'grow' && this.#knee === undefined && this.#steppedUp && this.#round.length < this.#limit)
+      return;
     this.#newRound();
-    // A window the run does not fill (the input is slower than the network) says nothing about the service.
-    const decision = decide(this.#limit, this.#growthBound(slowest), quartile.ratio, this.#knee, quartile.rttMs);
+    const beforeFit = this.#beforeFit;
+    this.#beforeFit = undefined;
     if (filled) this.#judged = true;
+    // A window the run does not fill (the input is slower than the network) says nothing about the service.
     if (decision.kind === 'grow' && filled) {
-      this.#set(decision.limit, 'grow', quartile.rttMs, quartile.minRttMs);
+      this.#steppedUp = true;
+      const limit = Math.max(decision.limit, Math.min(beforeFit ?? 0, bound));
+      this.#set(limit, 'grow', quartile.rttMs, quartile.minRttMs);
     } else if (decision.kind === 'shrink') {
       this.#judged = true;
       this.#pushedBack = true;
@@ -328,6 +357,7 @@ export class ConcurrencyLimiter {
     this.#backedOffUntil = now + Math.max(Number.isFinite(waitMs) ? waitMs : 0, this.#lastRtt ?? 0);
     this.#judged = true;
     this.#pushedBack = true;
+    this.#beforeFit = undefined;
     if (reason === 'timed-out') this.#ceiling = Math.min(this.#ceiling ?? this.#limit, this.#limit);
     const halved = Math.max(1, Math.floor(this.#limit / 2));
     // The halved window is a knee, as TCP's slow-start threshold is: growth past it is one request
@@ -396,11 +426,12 @@ export class ConcurrencyLimiter {
   }
 }
 
-/** One answer of a round: its round trip, the least one then seen for its size, and their ratio. */
+/** One answer of a round: its round trip, the least one seen for its size when the round is judged, and their ratio. */
 interface RoundSample {
   ratio: number;
   rttMs: number;
   minRttMs: number;
+  sizeClass: number;
   newConnection: boolean;
 }
 

@@ -25,7 +25,7 @@ export const ADDRESS_BATCH_BYTES = 512 * 1024 * 1024;
 export const MAX_PUT_RESPONSE_BYTES = 64 * 1024;
 
 /** The most PUTs in flight at once: the bound of the adaptive window, high enough not to be the limit on an ordinary link. */
-export const DEFAULT_UPLOAD_CONCURRENCY = 32;
+export const DEFAULT_UPLOAD_CONCURRENCY = 64;
 
 /** Slice size used when streaming in-memory data, so progress advances in steps rather than all at once. */
 export const MEMORY_CHUNK_BYTES = 64 * 1024;

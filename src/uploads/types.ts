@@ -62,7 +62,7 @@ export interface UploadOptions extends RequestOptions {
    * The most PUTs at once. For small files the window starts here (the storage host expects parallel
    * PUTs), for large ones at 8; it shrinks when round trips inflate or on a 429 or 503, and grows
    * while they stay near their least value; see `adaptive`.
-   * @default 32
+   * @default 64
    */
   concurrency?: number | undefined;
   /**

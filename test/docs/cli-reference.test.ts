@@ -72,9 +72,9 @@ describe('docs/cli.md and push-api --help', () => {
   });
 
   it.each([
-    ['finance publish', '--concurrency', '64', '65', '1 to 64, default 32'],
-    ['finance publish', '--concurrency', '1', '0', '1 to 64, default 32'],
-    ['upload', '--concurrency', '64', '65', '(1 to 64, default 32)'],
+    ['finance publish', '--concurrency', '64', '65', '1 to 64, default 64'],
+    ['finance publish', '--concurrency', '1', '0', '1 to 64, default 64'],
+    ['upload', '--concurrency', '64', '65', '(1 to 64, default 64)'],
     ['finance publish', '--max-batch-bytes', '1024', '1023', 'at\n  least 1024'],
     ['finance publish', '--skip-lines', '10000', '10001', 'at most 10,000'],
   ])('%s %s takes %s, refuses %s, as the page says (%s)', (command, flag, taken, refused, text) => {

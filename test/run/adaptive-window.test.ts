@@ -37,7 +37,7 @@ describe('the adaptive window over HTTP', () => {
     expect(seen.most).toBeGreaterThan(8);
     expect(events[0]).toMatchObject({ operation: 'finance', reason: 'start', limit: 8 });
     expect(events.some((event) => event.reason === 'grow' && event.limit > 8)).toBe(true);
-    expect(Math.max(...events.map((event) => event.limit))).toBeLessThanOrEqual(32);
+    expect(Math.max(...events.map((event) => event.limit))).toBeLessThanOrEqual(64);
   });
 
   it('publish jumps past doubling over long round trips', async () => {
@@ -79,10 +79,10 @@ describe('the adaptive window over HTTP', () => {
     const { seen, misbehave } = slowService('storage', () => 300);
     const service = await start(misbehave);
     const { events, hooks } = windowLog();
-    const report = await service.client({ hooks }).uploads.upload('app-1', files(64));
-    expect(report.filesUploaded).toBe(64);
-    expect(seen.most).toBe(32);
-    expect(events[0]).toMatchObject({ operation: 'upload', reason: 'start', limit: 32 });
+    const report = await service.client({ hooks }).uploads.upload('app-1', files(80));
+    expect(report.filesUploaded).toBe(80);
+    expect(seen.most).toBe(64);
+    expect(events[0]).toMatchObject({ operation: 'upload', reason: 'start', limit: 64 });
   });
 
   it('upload of large files starts at 8: the first window would not fit in one address batch', async () => {

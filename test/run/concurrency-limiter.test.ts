@@ -17,6 +17,7 @@ async function drive(
   time: ReturnType<typeof clock>,
   rttFor: (n: number) => number,
   rounds: number,
+  newConnection = false,
 ) {
   const windows: number[] = [];
   for (let round = 0; round < rounds; round++) {
@@ -27,7 +28,7 @@ async function drive(
     const rtt = rttFor(n);
     time.advance(rtt);
     for (let i = 0; i < n; i++) {
-      limiter.onRoundTrip({ startedAt, endedAt: startedAt + rtt });
+      limiter.onRoundTrip({ startedAt, endedAt: startedAt + rtt, newConnection });
       limiter.release();
     }
     time.advance(1);
@@ -79,15 +80,15 @@ describe('ConcurrencyLimiter', () => {
     expect(events[1]).toMatchObject({ rttMs: 20, minRttMs: 20 });
   });
 
-  it('in slow start, goes at once to the window of 256 requests a second where round trips are long', async () => {
-    // 100 ms: 25 in flight are 250 requests a second, more than doubling's 16.
+  it('in slow start, goes at once to the window of 512 requests a second where round trips are long', async () => {
+    // 50 ms: 25 in flight are 500 requests a second, more than doubling's 16.
     const time = clock();
-    const limiter = new ConcurrencyLimiter({ max: 32, operation: 'finance', now: time.now });
-    expect(await drive(limiter, time, () => 100, 3)).toEqual([8, 25, 32]);
+    const limiter = new ConcurrencyLimiter({ max: 64, operation: 'finance', now: time.now });
+    expect(await drive(limiter, time, () => 50, 3)).toEqual([8, 25, 50]);
     // 150 ms (a round trip and a handshake over a path of 50 ms, say): the bound at once.
     const far = clock();
-    const wide = new ConcurrencyLimiter({ max: 32, operation: 'finance', now: far.now });
-    expect(await drive(wide, far, () => 150, 2)).toEqual([8, 32]);
+    const wide = new ConcurrencyLimiter({ max: 64, operation: 'finance', now: far.now });
+    expect(await drive(wide, far, () => 150, 2)).toEqual([8, 64]);
     // The bound still bounds, and a knee found still slows growth to one request per round.
     const bounded = new ConcurrencyLimiter({ max: 12, operation: 'finance', now: far.now });
     expect(await drive(bounded, far, () => 150, 2)).toEqual([8, 12]);
@@ -100,6 +101,51 @@ describe('ConcurrencyLimiter', () => {
     expect(await drive(kneed, far, () => 150, 3)).toEqual([8, 9, 10]);
   });
 
+  it('goes back to the window the first batch narrowed once that round is answered with no queue', async () => {
+    // A client whose last publish left the window at 60 (and its knee there), batches of 170 kB:
+    // the blind first round holds what 1.9 MB allows, 11; its answers show no queue.
+    const time = clock();
+    const { events, onChange } = recorder();
+    const resume = { limit: 60, knee: 60 };
+    const limiter = new ConcurrencyLimiter({
+      max: 64,
+      operation: 'finance',
+      resume,
+      startBytes: 1_900_000,
+      onChange,
+      now: time.now,
+    });
+    limiter.start();
+    limiter.fitToSize(170_000);
+    expect(limiter.limit).toBe(11);
+    expect(await drive(limiter, time, () => 100, 2)).toEqual([11, 60]);
+    // Then one request per round past the knee, as the last publish left it.
+    expect(events.map((event) => [event.reason, event.limit])).toEqual([
+      ['start', 60],
+      ['size', 11],
+      ['grow', 60],
+      ['grow', 61],
+    ]);
+    // A first round whose answers spread out, as a queue at the service spreads them, does not go back.
+    const queued = clock();
+    const narrow = new ConcurrencyLimiter({
+      max: 64,
+      operation: 'finance',
+      resume,
+      startBytes: 1_900_000,
+      now: queued.now,
+    });
+    narrow.start();
+    narrow.fitToSize(170_000);
+    for (let i = 0; i < 11; i++) await narrow.acquire();
+    const startedAt = queued.now();
+    for (let i = 0; i < 11; i++) {
+      narrow.onRoundTrip({ startedAt, endedAt: startedAt + 100 + 40 * i });
+      narrow.release();
+    }
+    expect(narrow.limit).toBeLessThanOrEqual(11);
+  });
+
   it('does not read the handshakes of new connections as a queue when warm answers say otherwise', async () => {
     // The round after a jump from 8 to 32: a few requests reuse the first round's connections, the
     // rest open their own, and their round trips carry the handshake (here half a round trip more).
@@ -107,7 +153,8 @@ describe('ConcurrencyLimiter', () => {
       const time = clock();
       const { events, onChange } = recorder();
       const limiter = new ConcurrencyLimiter({ max: 32, operation: 'finance', onChange, now: time.now });
-      await drive(limiter, time, () => 150, 1);
+      // The first round opens a connection for each of its requests.
+      await drive(limiter, time, () => 150, 1, true);
       expect(limiter.limit).toBe(32);
       for (let i = 0; i < 32; i++) await limiter.acquire();
       const startedAt = time.now();
@@ -120,12 +167,17 @@ describe('ConcurrencyLimiter', () => {
       }
       return events.filter((event) => event.reason === 'latency');
     };
-    // The minimum comes from the first round: 150 ms, a handshake included; warm answers take 100.
+    // The first round's answers, all over new connections, took 150 ms, a handshake included: the
+    // new connections' answers are held against that; warm answers take 100.
     expect(await round(100, 160)).toEqual([]);
-    // A service that queues holds up the warm answers too: then the window shrinks all the same.
+    // A service that queues holds up the answers over new connections too: the window shrinks.
     const queued = await round(300, 360);
     expect(queued).toHaveLength(1);
-    expect(queued[0]).toMatchObject({ previous: 32, rttMs: 300 });
+    expect(queued[0]).toMatchObject({ previous: 32, rttMs: 360, minRttMs: 150 });
+    // Nor do a few warm answers that reached the service ahead of a queue hide it.
+    const ahead = await round(100, 450);
+    expect(ahead).toHaveLength(1);
+    expect(ahead[0]).toMatchObject({ previous: 32, rttMs: 450 });
   });
 
   it('counts a request as opening a connection only while more are on the wire than ever before', () => {
@@ -182,13 +234,13 @@ describe('ConcurrencyLimiter', () => {
     const startedAt = time.now();
     time.advance(400);
     // Half a window of answers makes a round: fifteen slow ones, then one faster than any before,
-    // which lowers the least round trip after the fifteen were measured against 100 ms.
+    // the last answered; the round is judged against the least round trip known by then.
     for (let i = 0; i < 16; i++) {
       limiter.onRoundTrip({ startedAt, endedAt: startedAt + (i < 15 ? 400 : 50) });
       limiter.release();
     }
     const shrink = events.find((event) => event.reason === 'latency');
-    expect(shrink).toMatchObject({ previous: 32, rttMs: 400, minRttMs: 100 });
+    expect(shrink).toMatchObject({ previous: 32, rttMs: 400, minRttMs: 50 });
   });
 
   it('halves on a 429 or a 503, once per event', () => {

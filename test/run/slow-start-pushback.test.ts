@@ -1,8 +1,8 @@
 /**
  * Slow start's step by rate (docs/performance.md) against a service that limits requests at once
  * rather than a rate, over real HTTP on 127.0.0.1: up to 10 at once are answered in 150 ms, past
- * that it answers 429 at once. 150 ms answers take the window from 8 to 32 in one step, so the
- * service meets 32 requests in the second round trip: the refusals of that step are one event (one
+ * that it answers 429 at once. 150 ms answers take the window from 8 to its bound of 64 in one
+ * step, so the service meets 64 requests in the second round trip: the refusals of that step are one event (one
  * halving), and every batch is still sent, none unknown.
  */
 
@@ -14,7 +14,7 @@ import { financeRecord } from '../support/records.js';
 const start = useHostileService();
 
 describe("slow start's step against a service that limits requests at once", () => {
-  it('halves once for the refusals of the step to 32, and sends every batch', async () => {
+  it('halves once for the refusals of the step to 64, and sends every batch', async () => {
     let held = 0;
     let refused = 0;
     const service = await start((request, res) => {
@@ -42,12 +42,12 @@ describe("slow start's step against a service that limits requests at once", () 
       unknown: 0,
       failed: 0,
     });
-    expect(events[1]).toMatchObject({ reason: 'grow', previous: 8, limit: 32 });
-    // The 22 or so refused at once are one event: halved to 16, and grown from there, not halved again.
-    expect(events[2]).toMatchObject({ reason: 'rate-limited', previous: 32, limit: 16 });
+    expect(events[1]).toMatchObject({ reason: 'grow', previous: 8, limit: 64 });
+    // The 54 or so refused at once are one event: halved to 32, and grown from there, not halved again.
+    expect(events[2]).toMatchObject({ reason: 'rate-limited', previous: 64, limit: 32 });
     expect(events[3]?.reason).toBe('grow');
     expect(refused).toBeGreaterThan(0);
-    // The halved window is a knee: growth past it is one request per round, never a step back to 32.
-    expect(Math.max(...events.slice(2).map((event) => event.limit))).toBeLessThanOrEqual(24);
+    // The halved window is a knee: growth past it is one request per round, never a step back to 64.
+    expect(Math.max(...events.slice(2).map((event) => event.limit))).toBeLessThanOrEqual(40);
   }, 30_000);
 });

@@ -53,8 +53,9 @@ describe('a client remembers where its last publish left the window', () => {
   it('starts its next publish there; a new client starts at 8', async () => {
     const { service, client, runs, learnt } = await clientThatGrew();
 
-    const report = await client.finance.publish('app-1', records(40), { batchSize: 1 });
-    expect(report.recordsSent).toBe(40);
+    // More batches than the bound, so that the number of records does not bound this run's window.
+    const report = await client.finance.publish('app-1', records(80), { batchSize: 1 });
+    expect(report.recordsSent).toBe(80);
     expect(runs[1]?.[0]).toMatchObject({ reason: 'start', limit: learnt, resumed: true });
 
     const other = runLog();
@@ -67,7 +68,7 @@ describe('a client remembers where its last publish left the window', () => {
     const { client, runs, learnt } = await clientThatGrew();
     await client.finance.publish('app-1', records(3), { batchSize: 1 });
     expect(runs[1]?.[0]).toMatchObject({ reason: 'start', limit: 3 });
-    await client.finance.publish('app-1', records(40), { batchSize: 1 });
+    await client.finance.publish('app-1', records(80), { batchSize: 1 });
     expect(runs[2]?.[0]).toMatchObject({ reason: 'start', limit: learnt, resumed: true });
   });
 

@@ -137,8 +137,10 @@ describe('the adaptive window over HTTP', () => {
       const service = await start(misbehave);
       const { events, hooks } = windowLog();
       const client = service.client({ hooks });
+      // An upload starts at its bound of 64, and a round is judged on answers to requests sent after
+      // the last decision: 200 files, so that rounds after the first have answers enough to judge.
       if (route === 'finance') await client.finance.publish('app-1', records(100), { batchSize: 1 });
-      else await client.uploads.upload('app-1', files(100));
+      else await client.uploads.upload('app-1', files(200));
       const shrink = events.find((event) => event.reason === 'latency');
       expect(shrink, route).toBeDefined();
       expect(shrink?.limit).toBeLessThan(shrink?.previous ?? 0);

@@ -3,7 +3,7 @@ import type { PushBack } from '../http/types.js';
 import { abortErrorFrom, WakeList } from '../internal/waits.js';
 
 /** Where the window starts: small enough to be polite to a service never seen, large enough that the first batches leave at once. */
-const INITIAL_WINDOW = 8;
+export const INITIAL_WINDOW = 8;
 
 /**
  * The slowest uplink a run's first round is sized for, in bytes per second (2 Mbit/s). The first

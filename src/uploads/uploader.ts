@@ -20,7 +20,7 @@ import { answerText } from '../http/response-body.js';
 import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import type { RecoveryStep } from '../http/types.js';
 import { abortErrorFrom, eitherSignal, nextTurn, onAbort } from '../internal/waits.js';
-import { ConcurrencyLimiter } from '../run/concurrency-limiter.js';
+import { ConcurrencyLimiter, INITIAL_WINDOW } from '../run/concurrency-limiter.js';
 import { RunEngine, stopsTheRun } from '../run/engine.js';
 import { AddressBook } from './address-book.js';
 import { ADDRESS_BATCH_BYTES, DEFAULT_UPLOAD_CONCURRENCY, MAX_PUT_RESPONSE_BYTES } from './limits.js';
@@ -193,11 +193,14 @@ export class Uploader {
     // a slow uplink carries: a PUT that runs out of time there is sent again (addresses are
     // idempotent), never left `unknown`, and narrowing it would cost every fast link its slow start.
     const timeoutMs = call.timeoutMs ?? this.#ctx.timeoutMs;
-    const firstWindowBytes = sources.slice(0, bound).reduce((sum, source) => sum + source.size, 0);
+    // The leading files that fit in one address batch, counted up to the bound rather than judged by
+    // the whole first window: judged whole, a higher bound would make the same files "large" (64
+    // files of 10 MiB do not fit in 512 MiB where 32 did) and start them lower than a lower bound did.
+    const initial = smallFilesAtStart(sources, bound);
     const window = new ConcurrencyLimiter({
       max: bound,
       adaptive: options.adaptive !== false,
-      ...(firstWindowBytes <= ADDRESS_BATCH_BYTES && { initial: bound }),
+      ...(initial !== undefined && { initial }),
       // A PUT's timeout measures a stall of its body, but a body the system's buffers take whole
       // (most files) is seen to stall at once: its answer must come within the timeout, as a batch's does.
       answerWithinMs: timeoutMs,
@@ -491,4 +494,21 @@ const BUFFERED_BYTES = 8 * 1024 * 1024;
 function drainGraceMs(size: number, transportWaitMs: number): number {
   if (size <= 0 || transportWaitMs <= 0) return 0;
   return (transportWaitMs * Math.min(size, BUFFERED_BYTES)) / size;
+}
+
+/**
+ * Where an upload's window starts when its first files are small: as many leading files (up to the
+ * bound) as fit in one address batch, so that the service gets one address request for the first
+ * round; undefined (the limiter's default) when fewer than that default fit.
+ */
+function smallFilesAtStart(sources: readonly UploadSource[], bound: number): number | undefined {
+  let bytes = 0;
+  let count = 0;
+  for (const source of sources) {
+    if (count >= bound) break;
+    bytes += source.size;
+    if (bytes > ADDRESS_BATCH_BYTES) break;
+    count++;
+  }
+  return count > INITIAL_WINDOW ? count : undefined;
 }

@@ -102,6 +102,23 @@ describe('the adaptive window over HTTP', () => {
     expect(events[0]).toMatchObject({ operation: 'upload', reason: 'start', limit: 8 });
   });
 
+  it('upload of files of 10 MiB starts with as many as fit in one address batch, not at 8', async () => {
+    const service = await start();
+    const { events, hooks } = windowLog();
+    const stop = new AbortController();
+    // 80 files of 10 MiB: 64 of them (the bound) would not fit in one address batch, 51 do. Judged
+    // by the whole first window they would start at 8, below the 32 the bound of 32 started them at.
+    const never: AsyncIterable<Uint8Array> = { [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }) };
+    const files = Array.from({ length: 80 }, (_, i) => ({ name: `mid-${i}.bin`, stream: never, size: 10 * 2 ** 20 }));
+    const stopAtStart = (event: ConcurrencyHookEvent) => {
+      hooks.concurrency(event);
+      if (event.reason === 'start') stop.abort();
+    };
+    const client = service.client({ hooks: { concurrency: stopAtStart } });
+    await expect(client.uploads.upload('app-1', files, { signal: stop.signal })).rejects.toThrow();
+    expect(events[0]).toMatchObject({ operation: 'upload', reason: 'start', limit: 51 });
+  });
+
   it("bounds a publish's window by an array's number of records", async () => {
     const service = await start();
     const { events, hooks } = windowLog();

@@ -60,7 +60,7 @@ export interface UploadOptions extends RequestOptions {
   type?: UploadFileType | undefined;
   /**
    * The most PUTs at once. For small files the window starts here (the storage host expects parallel
-   * PUTs), for large ones at 8; it shrinks when round trips inflate or on a 429 or 503, and grows
+   * PUTs), for larger ones at as many leading files as fit in 512 MiB, or at 8 when fewer do; it shrinks when round trips inflate or on a 429 or 503, and grows
    * while they stay near their least value; see `adaptive`.
    * @default 64
    */

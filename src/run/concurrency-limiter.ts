@@ -25,10 +25,10 @@ export function startBytesFor(timeoutMs: number): number {
 }
 
 /**
- * The request rate slow start may reach in one step, in requests per millisecond (256 a second).
+ * The request rate slow start may reach in one step, in requests per millisecond (512 a second).
  * Slow start is there to be gentle to a service never seen, and a service feels a rate, not a
- * window: 8 requests in flight over loopback are thousands a second, 32 over a path of 150 ms are
- * about 200. So where a round trip is long, slow start goes at once to the window that keeps the
+ * window: 8 requests in flight over loopback are thousands a second, 64 over a path of 150 ms are
+ * about 430. So where a round trip is long, slow start goes at once to the window that keeps the
  * rate at this (doubling, where that is more), instead of doubling once per long round trip.
  */
 const SLOW_START_RATE_PER_MS = 0.512;

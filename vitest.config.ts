@@ -44,6 +44,7 @@ export const ALONE = [
   'test/run/adaptive-knee.test.ts',
   'test/bench/delay-proxy.test.ts',
   'test/bench/sink-server.test.ts',
+  'test/cli/temp-files.test.ts',
 ];
 
 export default defineConfig({

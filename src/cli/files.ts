@@ -123,6 +123,15 @@ function sweepStaleTemps(target: string): void {
 export interface TempFile {
   path: string;
   fd: number;
+  /** The descriptor was closed: it is never closed twice (its number may belong to another file by then). */
+  closed?: boolean;
+}
+
+/** Closes a temp file's descriptor once, however many paths reach here (a failed rename, then the discard). */
+function closeTemp(temp: TempFile): void {
+  if (temp.closed === true) return;
+  temp.closed = true;
+  closeSync(temp.fd);
 }
 
 /**
@@ -209,7 +218,7 @@ function fsyncDirectory(directory: string): void {
 export function commitTemp(temp: TempFile, target: string): void {
   const sync = fsyncEnabled();
   if (sync) fsyncSync(temp.fd);
-  closeSync(temp.fd);
+  closeTemp(temp);
   renameSync(temp.path, target);
   liveTemps.delete(temp.path);
   heldNames.delete(target);
@@ -219,9 +228,9 @@ export function commitTemp(temp: TempFile, target: string): void {
 /** Closes and removes a temp file that will not be committed. */
 export function discardTemp(temp: TempFile): void {
   try {
-    closeSync(temp.fd);
+    closeTemp(temp);
   } catch {
-    // already closed
+    // the close itself failed (EIO): the descriptor is released all the same
   }
   try {
     unlinkSync(temp.path);
@@ -373,7 +382,7 @@ export async function writeFileAtomicallyInBackground(
       discardTemp(temp);
       return false;
     }
-    closeSync(temp.fd);
+    closeTemp(temp);
     renameSync(temp.path, target);
     liveTemps.delete(temp.path);
     if (sync) await fsyncDirectoryAsync(dirname(target));

@@ -85,38 +85,30 @@ describe('the adaptive window over HTTP', () => {
     expect(events[0]).toMatchObject({ operation: 'upload', reason: 'start', limit: 64 });
   });
 
-  it('upload of large files starts at 8: the first window would not fit in one address batch', async () => {
+  // Files whose streams never yield: the call is stopped as soon as the window has started. 40 of
+  // 64 MiB: not even 8 fit in one address batch (512 MiB). 80 of 10 MiB: 64 of them (the bound) would
+  // not fit, 51 do; judged by the whole first window they would start at 8, below the 32 the bound
+  // of 32 started them at.
+  it.each([
+    { what: 'large files start at 8', count: 40, mib: 64, start: 8 },
+    { what: 'files of 10 MiB start with as many as fit in one address batch', count: 80, mib: 10, start: 51 },
+  ])('upload of $what', async ({ count, mib, start: expected }) => {
     const service = await start();
     const { events, hooks } = windowLog();
     const stop = new AbortController();
-    // 40 files of 64 MiB declared: the first window's would not fit in one address batch (512 MiB).
-    // Their streams never yield: the call is stopped as soon as the window has started.
     const never: AsyncIterable<Uint8Array> = { [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }) };
-    const large = Array.from({ length: 40 }, (_, i) => ({ name: `big-${i}.bin`, stream: never, size: 64 * 2 ** 20 }));
+    const sources = Array.from({ length: count }, (_, i) => ({
+      name: `f-${i}.bin`,
+      stream: never,
+      size: mib * 2 ** 20,
+    }));
     const stopAtStart = (event: ConcurrencyHookEvent) => {
       hooks.concurrency(event);
       if (event.reason === 'start') stop.abort();
     };
     const client = service.client({ hooks: { concurrency: stopAtStart } });
-    await expect(client.uploads.upload('app-1', large, { signal: stop.signal })).rejects.toThrow();
-    expect(events[0]).toMatchObject({ operation: 'upload', reason: 'start', limit: 8 });
-  });
-
-  it('upload of files of 10 MiB starts with as many as fit in one address batch, not at 8', async () => {
-    const service = await start();
-    const { events, hooks } = windowLog();
-    const stop = new AbortController();
-    // 80 files of 10 MiB: 64 of them (the bound) would not fit in one address batch, 51 do. Judged
-    // by the whole first window they would start at 8, below the 32 the bound of 32 started them at.
-    const never: AsyncIterable<Uint8Array> = { [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }) };
-    const files = Array.from({ length: 80 }, (_, i) => ({ name: `mid-${i}.bin`, stream: never, size: 10 * 2 ** 20 }));
-    const stopAtStart = (event: ConcurrencyHookEvent) => {
-      hooks.concurrency(event);
-      if (event.reason === 'start') stop.abort();
-    };
-    const client = service.client({ hooks: { concurrency: stopAtStart } });
-    await expect(client.uploads.upload('app-1', files, { signal: stop.signal })).rejects.toThrow();
-    expect(events[0]).toMatchObject({ operation: 'upload', reason: 'start', limit: 51 });
+    await expect(client.uploads.upload('app-1', sources, { signal: stop.signal })).rejects.toThrow();
+    expect(events[0]).toMatchObject({ operation: 'upload', reason: 'start', limit: expected });
   });
 
   it("bounds a publish's window by an array's number of records", async () => {

@@ -7,7 +7,7 @@
  *   npx tsx bench/scrub-secrets.ts --no-regex # the linear scrubber only
  */
 import { randomBytes } from 'node:crypto';
-import { scrubSecrets } from '../src/internal/redact.js';
+import { scrubSecrets } from '../src/internal/text.js';
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');

@@ -6,7 +6,7 @@
 import type { PushClientOptions } from './client.js';
 import { refuseMiscasedOptions } from './client-option-names.js';
 import { ConfigurationError } from './errors.js';
-import { checkHeaders } from './http/call-options.js';
+import { checkHeaders } from './http/http-client.js';
 
 /**
  * Options of `client.withOptions(overrides)`: every `PushClientOptions` option except the

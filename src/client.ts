@@ -1,27 +1,36 @@
 import type { Dispatcher } from 'undici';
-import { trimTrailingSlashes } from './app-path.js';
-import { bearerSourceOf, type ClientSecretSource, type TokenAuthMethod, TokenManager } from './auth/token-manager.js';
-import type { TokenStore } from './auth/token-store.js';
+import {
+  bearerSourceOf,
+  type ClientSecretSource,
+  type TokenAuthMethod,
+  TokenManager,
+  type TokenStore,
+} from './auth/token-manager.js';
 import { refuseMiscasedOptions } from './client-option-names.js';
 import { type PushClientOverrides, withOverrides } from './client-overrides.js';
 import type { ClientContext } from './context.js';
 import { DEFAULTS, ENV_VARS } from './defaults.js';
 import { ConfigurationError } from './errors.js';
 import { FinancePublisher } from './finance/publisher.js';
-import { assertSecureUrl, isSecureUrl, parseUrlOption } from './http/address-rules.js';
-import { checkHeaders, checkNumber, checkRetryTiming, MAX_TIMEOUT_MS } from './http/call-options.js';
-import type { FetchLike } from './http/fetch.js';
-import { safeHooks } from './http/hooks.js';
-import { type BearerTokenSource, FetchHttpClient } from './http/http-client.js';
-import type { Middleware } from './http/middleware.js';
+import { type Middleware, safeHooks } from './http/attempt.js';
+import {
+  type BearerTokenSource,
+  checkHeaders,
+  checkNumber,
+  checkRetryTiming,
+  FetchHttpClient,
+  MAX_TIMEOUT_MS,
+  ResponsePromise,
+} from './http/http-client.js';
 import { loadOpenTelemetry } from './http/otel-loader.js';
 import type { Logger, LogLevel, PushClientHooks, RetryBackoff } from './http/public-types.js';
-import { ResponsePromise } from './http/response-promise.js';
+import { assertSecureUrl, type FetchLike, isSecureUrl, parseUrlOption } from './http/redirects.js';
 import { DEFAULT_RETRY_TIMING, type RetryTiming, retryTimingWith } from './http/retry.js';
 import { Tracing } from './http/tracing.js';
 import { consoleLogger, filterLogger, LOG_LEVELS, safeLogger, silentLogger } from './internal/logger.js';
+import { trimTrailingSlashes } from './internal/text.js';
 import { type RawRequestOptions, rawRequest } from './raw-request.js';
-import { WindowMemory } from './run/window-memory.js';
+import { WindowMemory } from './run/engine.js';
 import { runtimeProduct } from './runtime.js';
 import { Uploader } from './uploads/uploader.js';
 import { VERSION } from './version.js';

@@ -1,8 +1,8 @@
-import type { SafeHooks } from './http/hooks.js';
+import type { SafeHooks } from './http/attempt.js';
 import type { Logger } from './http/public-types.js';
 import type { RetryTiming } from './http/retry.js';
 import type { HttpClient } from './http/types.js';
-import type { WindowMemory } from './run/window-memory.js';
+import type { WindowMemory } from './run/engine.js';
 
 /** What PushClient hands to each of its parts: shared transport and settings, resolved once. */
 export interface ClientContext {

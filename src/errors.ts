@@ -35,7 +35,7 @@
  */
 
 import type { PublishReport } from './finance/types.js';
-import { scrubSecrets, truncateText } from './internal/redact.js';
+import { scrubSecrets, truncateText } from './internal/text.js';
 import type { UploadReport } from './uploads/types.js';
 
 /** Response headers as a plain object with lower-case names, so that errors serialize and compare simply. */

@@ -1,8 +1,15 @@
 /** Public API of push-api-client. Internal helpers are deliberately not exported. */
 
-export type { ClientSecretSource, GetTokenOptions, TokenAuthMethod, TokenManager } from './auth/token-manager.js';
-export type { AccessToken, MemoryTokenStoreOptions, TokenStore } from './auth/token-store.js';
-export { MemoryTokenStore } from './auth/token-store.js';
+export type {
+  AccessToken,
+  ClientSecretSource,
+  GetTokenOptions,
+  MemoryTokenStoreOptions,
+  TokenAuthMethod,
+  TokenManager,
+  TokenStore,
+} from './auth/token-manager.js';
+export { MemoryTokenStore } from './auth/token-manager.js';
 export type { PushClientOptions } from './client.js';
 export { PushClient } from './client.js';
 export type { PushClientOverrides } from './client-overrides.js';
@@ -49,7 +56,8 @@ export type {
   SendingBatch,
   SettledBatch,
 } from './finance/types.js';
-export type { Middleware, MiddlewareContext, MiddlewareOperation } from './http/middleware.js';
+export type { Middleware, MiddlewareContext, MiddlewareOperation } from './http/attempt.js';
+export type { ResponsePromise } from './http/http-client.js';
 export type {
   ConcurrencyHookEvent,
   FetchLike,
@@ -66,7 +74,6 @@ export type {
   TokenRefreshHookEvent,
   WithResponse,
 } from './http/public-types.js';
-export type { ResponsePromise } from './http/response-promise.js';
 export type { QueryValue, RawRequestMethod, RawRequestOptions } from './raw-request.js';
 export type {
   GetUploadUrlsOptions,

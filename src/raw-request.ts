@@ -4,12 +4,11 @@
  */
 import type { ClientContext } from './context.js';
 import { answeredBy, ConfigurationError, PushError, requestIdFrom } from './errors.js';
-import { callSettings } from './http/call-options.js';
+import { answerText } from './http/attempt.js';
+import { callSettings, responseMetadataOf } from './http/http-client.js';
 import type { RequestOptions, WithResponse } from './http/public-types.js';
-import { answerText } from './http/response-body.js';
-import { responseMetadataOf } from './http/response-promise.js';
 import type { RetryPolicy } from './http/types.js';
-import { nestsDeeperThan } from './internal/json.js';
+import { nestsDeeperThan } from './internal/text.js';
 
 /** The methods `client.request` sends. */
 export type RawRequestMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -6,7 +6,7 @@
  * row, for information: a long-lived client's later publishes, which start their window where its
  * previous publish left it.
  */
-import { MemoryTokenStore } from '../../src/auth/token-store.js';
+import { MemoryTokenStore } from '../../src/auth/token-manager.js';
 import { financeUrl } from '../../src/finance/publisher.js';
 import { alternate, timed } from '../lib/alternate.js';
 import { clientFor } from '../lib/client.js';

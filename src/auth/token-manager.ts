@@ -1,4 +1,10 @@
-import { trimTrailingSlashes } from '../app-path.js';
+/**
+ * The bearer token: client credentials exchanged at the token endpoint (spec, operation 1), the
+ * token cached until shortly before `expires_in`, one refresh in flight at a time for every caller
+ * (`TokenManager`); the token endpoint's answer checked before it is believed
+ * (`parseTokenResponse`); and where tokens are kept between calls and processes (`TokenStore`,
+ * under a key that hashes the credential and never contains the secret).
+ */
 import { DEFAULTS } from '../defaults.js';
 import {
   answeredBy,
@@ -8,11 +14,22 @@ import {
   requestIdFrom,
   TokenError,
 } from '../errors.js';
-import { type CallSettings, callSettings, unsignalled } from '../http/call-options.js';
-import { noHooks, type SafeHooks } from '../http/hooks.js';
-import type { BearerTokenSource } from '../http/http-client.js';
-import type { Credentials } from '../http/middleware.js';
-import { TOKEN_ANSWER_SECRETS } from '../http/middleware.js';
+import {
+  answerText,
+  type Credentials,
+  MAX_TOKEN_RESPONSE_BYTES,
+  noHooks,
+  type SafeHooks,
+  TOKEN_ANSWER_SECRETS,
+} from '../http/attempt.js';
+import {
+  type BearerTokenSource,
+  type CallSettings,
+  callSettings,
+  ResponsePromise,
+  responseMetadataOf,
+  unsignalled,
+} from '../http/http-client.js';
 import type {
   Logger,
   RequestOptions,
@@ -20,20 +37,44 @@ import type {
   TokenRefreshHookEvent,
   WithResponse,
 } from '../http/public-types.js';
-import { answerText, MAX_TOKEN_RESPONSE_BYTES } from '../http/response-body.js';
-import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
 import { classifyFailure } from '../http/retry.js';
 import type { HttpClient, RecoveryStep, RequestSpec } from '../http/types.js';
 import { silentLogger } from '../internal/logger.js';
-import { base64Forms } from '../internal/redact.js';
+import {
+  base64Forms,
+  parseJsonObject,
+  REDACTED,
+  scrubJsonValue,
+  scrubSecrets,
+  trimHttpWhitespace,
+  trimTrailingSlashes,
+  truncateText,
+} from '../internal/text.js';
 import { abortErrorFrom, nextTurn, raceSignal } from '../internal/waits.js';
 import { REFRESH_ENDS_WITH_ITS_STARTER } from './refresh-owner.js';
-import { sha256Hex } from './store-key-digest.js';
-import { type ParsedTokenResponse, parseTokenResponse, tokenErrorFromResponse } from './token-response.js';
-import { type AccessToken, MAX_MEMORY_TOKENS, MemoryTokenStore, type TokenStore } from './token-store.js';
 
 /** A store key names the credential by a hash of its token URL, client id and scopes, never the secret. */
 const STORE_KEY_PREFIX = 'push-api-client:token:';
+
+/**
+ * Node's `node:crypto`, where the runtime has it (Node, Bun, Deno, workerd with nodejs_compat),
+ * found through `process.getBuiltinModule` so that no build imports a `node:` module.
+ */
+const nodeCrypto = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.('node:crypto') as typeof import('node:crypto') | undefined;
+
+/**
+ * The SHA-256 of a store key's material, as hex. With `node:crypto` the hash is known at once, so
+ * a cold process's first token request leaves without waiting for a turn of the event loop;
+ * elsewhere WebCrypto gives the same hex a moment later.
+ */
+export function sha256Hex(material: string, hasher = nodeCrypto ?? null): string | Promise<string> {
+  if (hasher) return hasher.createHash('sha256').update(material, 'utf8').digest('hex');
+  return crypto.subtle
+    .digest('SHA-256', new TextEncoder().encode(material))
+    .then((digest) => Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join(''));
+}
 
 /**
  * How the client id and secret are sent to the token endpoint: `client_secret_post` in the form
@@ -915,4 +956,302 @@ function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
 /** Sorted and de-duplicated, so that the same set in any order shares one cache entry. */
 function normalizeScopes(scopes: readonly string[]): string[] {
   return [...new Set(scopes.map((scope) => scope.trim()).filter((scope) => scope !== ''))].sort();
+}
+
+/**
+ * Reading the token endpoint's answers. Messages never quote the response body: a success body
+ * holds the token, and an error body may echo what was sent.
+ */
+
+/**
+ * Maps a non-2xx token response to a TokenError carrying the OAuth `error` code (RFC 6749 §5.2).
+ * `bodyText` was scrubbed already; the parsed fields are scrubbed again, because JSON decoding
+ * may turn an escaped secret back into the secret.
+ */
+export function tokenErrorFromResponse(
+  status: number,
+  bodyText: string,
+  secrets: readonly string[],
+  answer: { retryAfterMs?: number; requestId?: string; tokenUrl?: URL } = {},
+): TokenError {
+  // What the answer's headers said (Retry-After, x-request-id), on every error built here.
+  const retry = {
+    ...(answer.retryAfterMs !== undefined && { retryAfterMs: answer.retryAfterMs }),
+    ...(answer.requestId !== undefined && { requestId: answer.requestId }),
+  };
+  if (status >= 300 && status < 400) {
+    // The request carries the client credentials, so it is never re-sent to wherever a redirect points.
+    return new TokenError(
+      'http_error',
+      `Token endpoint answered HTTP ${status} (a redirect); token requests do not follow redirects. Check authUrl.`,
+      { status, ...retry },
+    );
+  }
+  const parsed = parseJsonObject(bodyText);
+  const body = parsed === undefined ? undefined : (scrubJsonValue(parsed, secrets) as Record<string, unknown>);
+  const code = typeof body?.error === 'string' && /^[\x20-\x7e]{1,100}$/.test(body.error) ? body.error : undefined;
+  const rawDescription = typeof body?.error_description === 'string' ? body.error_description : undefined;
+  const description = rawDescription === undefined ? undefined : truncateText(rawDescription);
+  const hint = settingToCheck(code, status, answer.tokenUrl);
+  if (code === undefined) {
+    return new TokenError('http_error', `Token request failed with HTTP ${status}${hint}`, { status, ...retry });
+  }
+  const detail = description ? `: ${description}` : '';
+  return new TokenError(code, `Token request failed with HTTP ${status} (${code})${detail}${hint}`, {
+    status,
+    errorDescription: description,
+    ...retry,
+  });
+}
+
+/**
+ * The setting a person most likely got wrong, for the refusals met while setting up: a wrong
+ * secret or id, a scope prefix the credential does not have, an `authUrl` with no token endpoint
+ * under it (often the token endpoint's own address, to which the path is added a second time).
+ * The token URL is shown without its query; it holds no credential (the client refuses a URL with
+ * `user:password@`).
+ */
+function settingToCheck(code: string | undefined, status: number, tokenUrl: URL | undefined): string {
+  if (code === 'invalid_client' || (code === undefined && status === 401)) {
+    return '; check clientId and clientSecret (PUSH_CLIENT_ID, PUSH_CLIENT_SECRET)';
+  }
+  if (code === 'invalid_scope') return '; check scopeBase (PUSH_SCOPE_BASE) or scopes';
+  if (code !== undefined || (status !== 404 && status !== 405) || tokenUrl === undefined) return '';
+  const doubled = tokenUrl.pathname.replace(/\/+$/, '').endsWith(`${DEFAULTS.tokenPath}${DEFAULTS.tokenPath}`);
+  const given = doubled ? ', which must not end in /oauth2/token' : '';
+  return `: no token endpoint at ${tokenUrl.origin}${tokenUrl.pathname}; check authUrl (PUSH_AUTH_URL)${given}: tokens are requested from {authUrl}${DEFAULTS.tokenPath}`;
+}
+
+function isVisibleAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x21 || code > 0x7e) return false;
+  }
+  return true;
+}
+
+function invalid(reason: string, status: number): TokenError {
+  return new TokenError('invalid_token_response', `Token endpoint returned an unusable token: ${reason}`, { status });
+}
+
+/**
+ * The longest token lifetime believed, in seconds (24 hours). A service may claim any `expires_in`
+ * (1e300 once gave an Invalid Date, and the cache never hit); a longer claim is cut to this, so a
+ * token is refreshed at least once a day.
+ */
+export const MAX_TOKEN_LIFETIME_SECONDS = 86_400;
+
+function readExpiresIn(value: unknown): number | undefined {
+  if (typeof value === 'number') return value;
+  // Some servers send the lifetime as a numeric string; accept it, reject anything else.
+  if (typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim())) return Number(value);
+  return undefined;
+}
+
+/**
+ * The granted scopes fit to show, and how many were left out: a scope holding a secret (the access
+ * token this answer issues, the client secret, or the marker the transport left where it found
+ * one) never reaches the "token acquired" log line or the `push-api token` table. No real service
+ * lists one; a hostile one would see it written down.
+ */
+function scopesFitToShow(granted: readonly string[], secrets: readonly string[]): { kept: string[]; leftOut: number } {
+  const kept = granted.filter((scope) => !scope.includes(REDACTED) && scrubSecrets(scope, secrets) === scope);
+  return { kept, leftOut: granted.length - kept.length };
+}
+
+/** A validated token answer: the token, its lifetime, and how many granted scopes were not kept. */
+export interface ParsedTokenResponse {
+  token: AccessToken;
+  lifetimeMs: number;
+  /** Granted scopes left out because they held a secret (see `scopesFitToShow`). */
+  scopesLeftOut: number;
+}
+
+/**
+ * Validates a 2xx token response: a non-empty `access_token`, `token_type` Bearer in any case, a
+ * positive `expires_in` (cut to {@link MAX_TOKEN_LIFETIME_SECONDS}); and when the server lists the
+ * granted `scope`, every required scope must be in it, so that a missing scope fails here rather
+ * than as a 403 on each data call. `secrets` are the client secret's forms, kept out of the scopes.
+ * `issuedFrom` is the earliest the token can have been issued (its request's start): its lifetime runs from there.
+ */
+export function parseTokenResponse(
+  status: number,
+  bodyText: string,
+  requiredScopes: readonly string[],
+  issuedFrom: number,
+  secrets: readonly string[] = [],
+): ParsedTokenResponse {
+  const body = parseJsonObject(bodyText);
+  if (!body) throw invalid('the body is not a JSON object', status);
+  const issued = body.access_token;
+  if (typeof issued !== 'string' || issued.trim() === '') throw invalid('access_token is missing', status);
+  // Kept as a request carries it: fetch drops a header value's leading and trailing whitespace
+  // (a token endpoint that ends its token with a newline), and the token is scrubbed as sent.
+  const accessToken = trimHttpWhitespace(issued);
+  // RFC 6750 tokens are visible ASCII. Anything else goes out as bytes no scrubbing can follow
+  // (fetch sends U+0080–U+00FF as single Latin-1 bytes, which an echo then percent-encodes as no
+  // UTF-8 decoder reads), or fails every request; refused here, once, with a clear reason.
+  if (!isVisibleAscii(accessToken)) {
+    throw invalid('access_token holds spaces or characters outside visible ASCII (RFC 6750)', status);
+  }
+  const tokenType = body.token_type;
+  if (typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer') {
+    throw invalid('token_type is not Bearer', status);
+  }
+  const expiresIn = readExpiresIn(body.expires_in);
+  if (expiresIn === undefined || Number.isNaN(expiresIn) || expiresIn <= 0) {
+    throw invalid('expires_in is not a positive number of seconds', status);
+  }
+  let scopes = [...requiredScopes];
+  let scopesLeftOut = 0;
+  if (typeof body.scope === 'string' && body.scope.trim() !== '') {
+    const granted = body.scope.trim().split(/\s+/);
+    const missing = requiredScopes.filter((scope) => !granted.includes(scope));
+    if (missing.length > 0) {
+      throw new TokenError(
+        'insufficient_scope',
+        `The token was granted without the required scope(s): ${missing.join(', ')}`,
+        {
+          status,
+        },
+      );
+    }
+    ({ kept: scopes, leftOut: scopesLeftOut } = scopesFitToShow(granted, [issued, accessToken, ...secrets]));
+  }
+  const lifetimeMs = Math.min(expiresIn, MAX_TOKEN_LIFETIME_SECONDS) * 1000;
+  return {
+    token: { accessToken, tokenType, expiresAt: new Date(issuedFrom + lifetimeMs), scopes },
+    lifetimeMs,
+    scopesLeftOut,
+  };
+}
+
+/** An access token as the SDK hands it out. */
+export interface AccessToken {
+  /** The bearer token itself: a secret, keep it out of logs. */
+  accessToken: string;
+  /** As the server sent it; validated to be `Bearer` (any case). */
+  tokenType: string;
+  /** When the server stops accepting it at the latest: `expires_in` after its request's last attempt left. */
+  expiresAt: Date;
+  /**
+   * The scopes the server granted (its `scope` field), less any holding the token or the client
+   * secret; the requested ones when it sent none.
+   */
+  scopes: string[];
+}
+
+/**
+ * Where tokens are kept between requests. Implement it over Redis, a file or a database so that
+ * several processes share one token instead of each fetching its own. Keys are hashes that
+ * contain no secret; values contain the access token, so keep the store private.
+ *
+ * A store that throws never fails a request: the error is logged as a warning and the client
+ * fetches (or keeps using) a token of its own. Nor does one that hangs: a `get` or `set` that has
+ * not settled within the call's `timeoutMs` counts as failed, so a store that stopped answering
+ * delays a refresh, never stops it. The default is a {@link MemoryTokenStore}.
+ *
+ * @example
+ * A store in Redis (with ioredis). `examples/redis-token-store.ts` adds a lock, so that workers
+ * starting together fetch one token between them instead of one each.
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { type AccessToken, PushClient, type TokenStore } from 'push-api-client';
+ *
+ * class RedisTokenStore implements TokenStore {
+ *   constructor(private readonly redis: Redis) {}
+ *
+ *   async get(key: string): Promise<AccessToken | undefined> {
+ *     const json = await this.redis.get(key);
+ *     // expiresAt comes back as a string; the client turns it into a Date again.
+ *     return json === null ? undefined : JSON.parse(json);
+ *   }
+ *
+ *   async set(key: string, token: AccessToken, expiresAt: Date): Promise<void> {
+ *     await this.redis.set(key, JSON.stringify(token), 'PXAT', expiresAt.getTime());
+ *   }
+ *
+ *   async delete(key: string): Promise<void> {
+ *     await this.redis.del(key);
+ *   }
+ * }
+ *
+ * const client = new PushClient({ tokenStore: new RedisTokenStore(new Redis()) });
+ * ```
+ */
+export interface TokenStore {
+  /**
+   * The token stored under `key`, or undefined when there is none. Returning an expired or
+   * rejected token is safe: the client checks `expiresAt` and fetches a new one when it is due.
+   */
+  get(key: string): AccessToken | undefined | Promise<AccessToken | undefined>;
+  /** `expiresAt` is given separately so that stores with a TTL can use it directly. */
+  set(key: string, token: AccessToken, expiresAt: Date): void | Promise<void>;
+  /** Called when the server rejected the stored token (a 401). Optional. */
+  delete?(key: string): void | Promise<void>;
+}
+
+/** Options of {@link MemoryTokenStore}. */
+export interface MemoryTokenStoreOptions {
+  /** Clock in milliseconds, for dropping expired entries; the token manager passes its own. @default Date.now */
+  now?: (() => number) | undefined;
+}
+
+/**
+ * The most tokens a {@link MemoryTokenStore} holds: one per scope set, and `client.request` takes
+ * the scopes per call, so a caller that passes scopes from its own users could otherwise fill the
+ * process with tokens that are only dropped when read again.
+ */
+export const MAX_MEMORY_TOKENS = 1024;
+
+/**
+ * The default store: a Map in this process. Expired entries are dropped when read; past
+ * 1,024 tokens, expired entries go first, then the longest held.
+ */
+export class MemoryTokenStore implements TokenStore {
+  readonly #tokens = new Map<string, AccessToken>();
+  readonly #now: () => number;
+
+  constructor(options: MemoryTokenStoreOptions = {}) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** The token under `key`, or undefined when there is none or it has expired (it is then dropped). */
+  get(key: string): AccessToken | undefined {
+    const token = this.#tokens.get(key);
+    if (token && token.expiresAt.getTime() <= this.#now()) {
+      this.#tokens.delete(key);
+      return undefined;
+    }
+    return token;
+  }
+
+  set(key: string, token: AccessToken): void {
+    this.#tokens.delete(key);
+    if (this.#tokens.size >= MAX_MEMORY_TOKENS) this.#makeRoom();
+    this.#tokens.set(key, token);
+  }
+
+  #makeRoom(): void {
+    const now = this.#now();
+    for (const [key, held] of this.#tokens) if (held.expiresAt.getTime() <= now) this.#tokens.delete(key);
+    // A Map iterates in insertion order, and `set` re-inserts: the first key is the longest held.
+    for (const key of this.#tokens.keys()) {
+      if (this.#tokens.size < MAX_MEMORY_TOKENS) break;
+      this.#tokens.delete(key);
+    }
+  }
+
+  delete(key: string): void {
+    this.#tokens.delete(key);
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `MemoryTokenStore { size: ${this.#tokens.size} }`;
+  }
+
+  /** Only the number of tokens held, so that logging or serializing the store never reveals a token. */
+  toJSON(): Record<string, unknown> {
+    return { size: this.#tokens.size };
+  }
 }

@@ -3,7 +3,7 @@ import type { RateBudget } from './rate-budget.js';
 
 /**
  * A publish run's default rate budget: what it learns from the service's 429s (and 503s). The
- * in-flight window itself is the run's concurrency limiter (src/run/concurrency-limiter.ts),
+ * in-flight window itself is the run's concurrency limiter (src/run/engine.ts),
  * which halves on the same answers; this adds what a window alone cannot do:
  * - a 429 pauses every sender until the `Retry-After` deadline, stretched by up to a tenth at
  *   random, so that nobody keeps knocking while the service has said "wait", and so that

@@ -9,9 +9,9 @@
  * record serialized and measured in UTF-8 bytes, so that the body as sent stays within it; such a
  * body is joined from the per-record strings, never stringified twice.
  */
-import { utf8ByteLength } from '../internal/utf8.js';
-import type { PendingBatch } from './report.js';
-import type { Item } from './validate.js';
+import { utf8ByteLength } from '../internal/text.js';
+import type { Item } from './batch-source.js';
+import type { PendingBatch } from './publisher.js';
 
 const BODY_PREFIX = '{"records":[';
 const BODY_SUFFIX = ']}';
@@ -62,7 +62,7 @@ export type Sized<TRecord> = { fits: true; item: FittingItem<TRecord> } | { fits
  */
 export type AddResult = 'added' | 'full';
 
-/** A batch item whose size bound the caller knows (see `recordJsonBound`, fast-check.ts). */
+/** A batch item whose size bound the caller knows (see `recordJsonBound`, batch-source.ts). */
 export function batchItem<TRecord>(index: number, record: TRecord, bound: number): BatchItem<TRecord> {
   return { index, record, bound, json: undefined, bytes: undefined };
 }
@@ -208,7 +208,7 @@ export interface AssemblerOptions {
 
 /**
  * Fills batches by count and bytes (`BatchBuilder`, above) with records already checked and sized
- * up (validate.ts), and hands each batch over, serialized, as soon as it is complete. What is sent
+ * up (batch-source.ts), and hands each batch over, serialized, as soon as it is complete. What is sent
  * is the wire record made by the check, never the input object itself, so nothing the caller's
  * code does after the check (a getter, a Proxy, a later change to the object) reaches the body.
  */

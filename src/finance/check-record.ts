@@ -1,6 +1,6 @@
 import type { RecordIssue } from '../errors.js';
+import { checkRecord } from './batch-source.js';
 import type { FinanceRecord } from './fields.js';
-import { checkRecord } from './validate.js';
 
 /** What {@link checkFinanceRecord} says of one record. */
 export type FinanceRecordCheck =

@@ -1,8 +1,8 @@
-import type { FastCheck, RuleKit } from './fast-check.js';
+import type { FastCheck, RuleKit } from './batch-source.js';
 import { type FieldSpec, type FieldTable, unknownKind } from './fields.js';
 
 /**
- * Compiles the fast check of a table of fields (fast-check.ts) into one function with
+ * Compiles the fast check of a table of fields (batch-source.ts) into one function with
  * `new Function`, as Fastify's fast-json-stringify compiles a serializer from a schema: a check
  * that reads each field by name and builds the wire record as one object literal, as cheap as the
  * hand-written check it replaced. The source is made from the table alone, never from input:

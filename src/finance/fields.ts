@@ -1,12 +1,12 @@
 /**
  * The finance record of SPEC.md ("Resources and their fields → Finance record"), declared once.
  * Everything that knows the record's fields is derived from {@link FINANCE_FIELDS}: the zod schema
- * (schema.ts), the zod-free check that accepts the common case (fast-check.ts), the bound of a
+ * (schema.ts), the zod-free check that accepts the common case (batch-source.ts), the bound of a
  * record's JSON size (same file), the record types below, and the CLI's list of required columns.
  * Adding an optional field is one entry here.
  *
  * This module loads no zod, so that importing the client does not: zod is loaded only when a
- * record needs its messages (validate.ts).
+ * record needs its messages (batch-source.ts).
  */
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Loads zod/mini and builds the record schema, on first need (validate.ts). A dynamic import, so
+ * Loads zod/mini and builds the record schema, on first need (batch-source.ts). A dynamic import, so
  * that the client never loads zod for valid records. Its twin schema-loader.web.ts imports the
  * functions by name instead, because a bundler keeps every export of a dynamically imported module.
  */

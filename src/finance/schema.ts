@@ -18,7 +18,7 @@ import {
  * source of every message that explains a refusal.
  *
  * The schema is built from a zod namespace handed in, rather than from a top-level import: the
- * client loads `zod/mini` only when a record needs it (validate.ts), while `push-api-client/schema`
+ * client loads `zod/mini` only when a record needs it (batch-source.ts), while `push-api-client/schema`
  * builds it at once from classic `zod` for callers who want the schema itself. It is written with
  * the functions both APIs share (`z.optional(s)`, `.check(z.minLength(…))`, `z.pipe`), so that one
  * builder gives the same rules and messages from either; `zod/mini` keeps the Worker bundle small

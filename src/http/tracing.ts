@@ -5,8 +5,8 @@
  */
 import type { Context, Span } from '@opentelemetry/api';
 import { PushError } from '../errors.js';
-import { isReservedHeader } from './call-options.js';
-import { redactedUrl } from './hooks.js';
+import { redactedUrl } from './attempt.js';
+import { isReservedHeader } from './http-client.js';
 import type { OpenTelemetry } from './otel-loader.js';
 import { statusOf } from './retry.js';
 import type { RequestSpec } from './types.js';

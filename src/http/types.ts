@@ -1,7 +1,6 @@
 import type { PushError } from '../errors.js';
-import type { CallSettings } from './call-options.js';
-import type { ReadyBearer } from './http-client.js';
-import type { Credentials } from './middleware.js';
+import type { Credentials } from './attempt.js';
+import type { CallSettings, ReadyBearer } from './http-client.js';
 
 /**
  * How failures of one request are retried.

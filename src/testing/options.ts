@@ -1,7 +1,7 @@
 /**
  * Options of the emulated push service and every default, in one place.
  */
-import { trimTrailingSlashes } from '../app-path.js';
+import { trimTrailingSlashes } from '../internal/text.js';
 
 /** The scopes named in the spec's scope table, without the `{scope_base}/` prefix. */
 export const SCOPE_NAMES = [

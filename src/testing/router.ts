@@ -5,7 +5,7 @@
  * and data paths are tried first, under every prefix that matches, longest first; the storage host,
  * which takes any path below its prefix, only then, the longest matching prefix winning.
  */
-import { trimTrailingSlashes } from '../app-path.js';
+import { trimTrailingSlashes } from '../internal/text.js';
 import type { ResolvedOptions } from './options.js';
 
 export type Route =

@@ -6,9 +6,6 @@ export const MAX_UPLOAD_BYTES = 5 * 1024 ** 3;
 /** Proxies and gateways commonly reject request lines over 8 KB; each upload-address URL stays below this. */
 export const MAX_UPLOAD_URLS_URL_LENGTH = 8_000;
 
-/** Object keys of S3-compatible stores are at most 1024 bytes of UTF-8. */
-export const MAX_FILE_NAME_BYTES = 1024;
-
 /**
  * Bytes of files per upload-address request, past which the next file starts a new batch: the
  * addresses of a batch must still be fresh when its last file is sent, and signed addresses

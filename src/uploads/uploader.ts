@@ -1,6 +1,8 @@
 /**
  * The two-step upload (spec, operations 2 and 3): ask the data API for signed addresses, then PUT
  * each file's raw bytes to its address, a few at a time, with progress and a per-file report.
+ * File names are checked before any request; addresses are asked for in requests as full as one
+ * URL allows, ahead of the workers (`AddressBook`), and each address is checked before use.
  */
 import type { ClientContext } from '../context.js';
 import {
@@ -13,24 +15,46 @@ import {
   UploadError,
   UploadStoppedError,
 } from '../errors.js';
-import { type CallSettings, callSettings, limitsOnly } from '../http/call-options.js';
-import { requestIdOf } from '../http/hooks.js';
-import type { ResponseMetadata, WithResponse } from '../http/public-types.js';
-import { answerText } from '../http/response-body.js';
-import { ResponsePromise, responseMetadataOf } from '../http/response-promise.js';
+import { answerText, requestIdOf } from '../http/attempt.js';
+import {
+  appResourceUrl,
+  type CallSettings,
+  callSettings,
+  limitsOnly,
+  ResponsePromise,
+  responseMetadataOf,
+} from '../http/http-client.js';
+import type { Logger, ResponseMetadata, WithResponse } from '../http/public-types.js';
+import { assertSecureUrl, closerThanService } from '../http/redirects.js';
 import type { RecoveryStep } from '../http/types.js';
+import { ignoreRejection } from '../internal/logger.js';
+import { fileNameProblem, MAX_FILE_NAME_BYTES, truncateText, utf8ByteLength } from '../internal/text.js';
 import { abortErrorFrom, eitherSignal, nextTurn, onAbort } from '../internal/waits.js';
-import { ConcurrencyLimiter, INITIAL_WINDOW } from '../run/concurrency-limiter.js';
-import { RunEngine, stopsTheRun } from '../run/engine.js';
-import { AddressBook } from './address-book.js';
-import { ADDRESS_BATCH_BYTES, DEFAULT_UPLOAD_CONCURRENCY, MAX_PUT_RESPONSE_BYTES } from './limits.js';
-import { ProgressTracker } from './progress.js';
-import type { UploadSource } from './put-body.js';
-import { BodyMeter, putSetsContentLength, readEmptySource, sizedBody } from './put-body.js';
-import { toUploadSource } from './sources.js';
+import { ConcurrencyLimiter, INITIAL_WINDOW, RunEngine, stopsTheRun } from '../run/engine.js';
+import {
+  ADDRESS_BATCH_BYTES,
+  DEFAULT_UPLOAD_CONCURRENCY,
+  MAX_PUT_RESPONSE_BYTES,
+  MAX_UPLOAD_URLS_URL_LENGTH,
+} from './limits.js';
+import {
+  BodyMeter,
+  putSetsContentLength,
+  readEmptySource,
+  sizedBody,
+  toUploadSource,
+  type UploadSource,
+} from './put-body.js';
 import { asUploadError, isRefusedSignature, toUploadError } from './storage-errors.js';
-import type { GetUploadUrlsOptions, UploadFileResult, UploadInput, UploadOptions, UploadReport } from './types.js';
-import { assertValidFileNames, parseUploadUrlMap, uploadUrlsEndpoint, uploadUrlsRequests } from './upload-urls.js';
+import type {
+  GetUploadUrlsOptions,
+  UploadFileResult,
+  UploadFileType,
+  UploadInput,
+  UploadOptions,
+  UploadProgress,
+  UploadReport,
+} from './types.js';
 
 /**
  * File uploads (spec, operations 2 and 3), reached as `client.uploads`. The bytes go straight to
@@ -511,4 +535,393 @@ function smallFilesAtStart(sources: readonly UploadSource[], bound: number): num
     count++;
   }
   return count > INITIAL_WINDOW ? count : undefined;
+}
+
+/** Progress of an upload call: per-attempt byte counts (see put-body.ts) feeding one monotonic total. */
+
+/**
+ * Totals for one `upload` call. Each file reports the bytes of its current attempt; the tracker
+ * keeps the file's high-water mark, so a re-sent attempt does not move the totals backwards and
+ * only counts again past the point the previous attempt reached.
+ */
+export class ProgressTracker {
+  readonly #marks = new Map<string, number>();
+  #bytes = 0;
+  readonly #onProgress: ((progress: UploadProgress) => void) | undefined;
+  readonly #logger: Logger;
+
+  constructor(
+    readonly totalBytes: number,
+    onProgress: ((progress: UploadProgress) => void) | undefined,
+    logger: Logger,
+  ) {
+    this.#onProgress = onProgress;
+    this.#logger = logger;
+  }
+
+  /** Records that the current attempt of `file` has sent `attemptBytes` so far. */
+  update(file: string, fileTotal: number, attemptBytes: number): void {
+    const mark = this.#marks.get(file) ?? 0;
+    if (attemptBytes <= mark) return;
+    this.#marks.set(file, attemptBytes);
+    this.#bytes += attemptBytes - mark;
+    this.#emit({ file, fileBytes: attemptBytes, fileTotal, bytes: this.#bytes, totalBytes: this.totalBytes });
+  }
+
+  /** A file finished: all its bytes count, and an empty file gets its one event too. */
+  complete(file: string, fileTotal: number): void {
+    if (fileTotal === 0 && !this.#marks.has(file)) {
+      this.#marks.set(file, 0);
+      this.#emit({ file, fileBytes: 0, fileTotal, bytes: this.#bytes, totalBytes: this.totalBytes });
+      return;
+    }
+    this.update(file, fileTotal, fileTotal);
+  }
+
+  #emit(progress: UploadProgress): void {
+    if (this.#onProgress === undefined) return;
+    // A broken progress bar must not fail an upload, nor, when it is async and rejects, become an
+    // unhandled rejection that ends the process.
+    const threw = (error: unknown) =>
+      this.#logger.warn('push-api-client onProgress callback threw', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    try {
+      ignoreRejection(this.#onProgress(progress), threw);
+    } catch (error) {
+      threw(error);
+    }
+  }
+}
+
+/**
+ * Signed addresses for the files of one `upload` call, asked for in batches sized to the work: as
+ * many names as fit in one request URL, so that a call whose names all fit makes one request.
+ */
+
+/** Asks the service for the addresses of these names, in one request when they fit in one URL. */
+export type AddressFetcher = (names: string[]) => Promise<Record<string, string>>;
+
+/**
+ * One request per batch, shared by the workers that wait for it. A batch ends where its request
+ * URL would pass the length limit, or where its files would pass {@link ADDRESS_BATCH_BYTES}:
+ * addresses expire, so a batch of large files is kept short enough to be sent while they are
+ * fresh. The next batch is asked for when the files of this one start running out (as many left
+ * as there are workers), so that no worker waits for a round trip.
+ */
+export class AddressBook {
+  readonly #sources: readonly UploadSource[];
+  readonly #fetch: AddressFetcher;
+  readonly #workers: number;
+  /** The first file of each batch, in order, and the length of the file list as the last entry. */
+  readonly #starts: number[];
+  readonly #batches = new Map<number, Promise<Record<string, string>>>();
+
+  constructor(
+    sources: readonly UploadSource[],
+    fetch: AddressFetcher,
+    options: { workers: number; endpoint: URL; type: UploadFileType | undefined },
+  ) {
+    this.#sources = sources;
+    this.#fetch = fetch;
+    this.#workers = options.workers;
+    this.#starts = batchStarts(sources, new AddressRequestRoom(options.endpoint, options.type));
+  }
+
+  /** The number of address requests the whole call makes, when every file gets its turn. */
+  get batchCount(): number {
+    return this.#starts.length - 1;
+  }
+
+  /** The signed address of file `index` (an empty string when the answer had none, which the PUT refuses). */
+  async get(index: number): Promise<string> {
+    const batch = this.#batchOf(index);
+    const pending = this.#request(batch);
+    const next = this.#starts[batch + 1] ?? this.#sources.length;
+    if (next - index <= this.#workers) this.#request(batch + 1);
+    const addresses = await pending;
+    return addresses[(this.#sources[index] as UploadSource).name] ?? '';
+  }
+
+  /** The batch holding file `index`: the last whose start is at or before it. */
+  #batchOf(index: number): number {
+    let low = 0;
+    let high = this.#starts.length - 2;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if ((this.#starts[middle] as number) <= index) low = middle;
+      else high = middle - 1;
+    }
+    return low;
+  }
+
+  #request(batch: number): Promise<Record<string, string>> {
+    let pending = this.#batches.get(batch);
+    if (pending !== undefined || batch >= this.batchCount) return pending ?? Promise.resolve({});
+    const first = this.#starts[batch] as number;
+    const end = this.#starts[batch + 1] as number;
+    const names: string[] = [];
+    for (let index = first; index < end; index++) names.push((this.#sources[index] as UploadSource).name);
+    // Its connection goes back to the pool before the PUTs that wait for these addresses are sent.
+    pending = this.#fetch(names).then(async (addresses) => {
+      await nextTurn();
+      return addresses;
+    });
+    // Asked for ahead of need: if the run stops first, nobody awaits it, and its failure is moot.
+    pending.catch(() => undefined);
+    this.#batches.set(batch, pending);
+    return pending;
+  }
+}
+
+/** Where each batch starts, the file count appended: greedy, in file order, each batch at least one file. */
+function batchStarts(sources: readonly UploadSource[], room: AddressRequestRoom): number[] {
+  const starts: number[] = [];
+  let bytes = 0;
+  for (let index = 0; index < sources.length; index++) {
+    const { name, size } = sources[index] as UploadSource;
+    const full = starts.length > 0 && (!room.tryAdd(name).added || bytes + size > ADDRESS_BATCH_BYTES);
+    if (starts.length === 0 || full) {
+      starts.push(index);
+      room.clear();
+      room.tryAdd(name);
+      bytes = 0;
+    }
+    bytes += size;
+  }
+  starts.push(sources.length);
+  return starts;
+}
+
+/**
+ * The upload-address operation (spec, operation 2): the file names checked before any request,
+ * the URLs that ask for their addresses, and the answer checked address by address.
+ */
+
+/** `{base_url}/services/push/v1/customer/apps/{appId}/upload`; the app id is checked and encoded once, by appResourceUrl (http/http-client.ts). */
+export function uploadUrlsEndpoint(baseUrl: URL, appId: string): URL {
+  return appResourceUrl(baseUrl, appId, 'upload');
+}
+
+function encodedParam(key: string, value: string): string {
+  return new URLSearchParams([[key, value]]).toString();
+}
+
+/** Characters `application/x-www-form-urlencoded` leaves as they are: ASCII letters, digits, `*-._`. */
+function isFormSafe(unit: number): boolean {
+  return (
+    (unit >= 0x61 && unit <= 0x7a) ||
+    (unit >= 0x41 && unit <= 0x5a) ||
+    (unit >= 0x30 && unit <= 0x39) ||
+    unit === 0x2a ||
+    unit === 0x2d ||
+    unit === 0x2e ||
+    unit === 0x5f
+  );
+}
+
+/**
+ * The length of `text` as URLSearchParams writes it, counted without building it (this runs once
+ * per file): a safe character or a space ("+") is one character; any other is `%XX` per UTF-8 byte,
+ * an unpaired surrogate being written as U+FFFD (three bytes).
+ */
+export function formEncodedLength(text: string): number {
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit === 0x20 || isFormSafe(unit)) length += 1;
+    else if (unit < 0x80) length += 3;
+    else if (unit < 0x800) length += 6;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        length += 12;
+        i++;
+      } else length += 9;
+    } else length += 9;
+  }
+  return length;
+}
+
+/** The length of `filenames=<name>` in a query string. */
+function filenamePairLength(name: string): number {
+  return 'filenames='.length + formEncodedLength(name);
+}
+
+/**
+ * The room in one upload-address request URL, filled name by name: each URL stays shorter than
+ * `maxLength`, because proxies commonly refuse longer request lines. Names go in as repeated
+ * `filenames=` parameters (never `filenames[]`), after the type parameter when there is one.
+ */
+export class AddressRequestRoom {
+  readonly #baseLength: number;
+  readonly #maxLength: number;
+  #length: number;
+  #names = 0;
+
+  constructor(endpoint: URL, type: UploadFileType | undefined, maxLength: number = MAX_UPLOAD_URLS_URL_LENGTH) {
+    const fixed = new URL(endpoint.href);
+    fixed.search = '';
+    fixed.hash = '';
+    // "?" plus the type parameter and its "&" are part of every request.
+    this.#baseLength = fixed.href.length + 1 + (type === undefined ? 0 : encodedParam('type', type).length + 1);
+    this.#maxLength = maxLength;
+    this.#length = this.#baseLength;
+  }
+
+  /** Whether `name` could go in a request of its own. */
+  fitsAlone(name: string): boolean {
+    return this.#baseLength + filenamePairLength(name) < this.#maxLength;
+  }
+
+  /**
+   * Adds `name` when it fits beside the names already in. An empty room takes any name (one that
+   * does not fit alone fails when its request is built, naming it), so every name finds a request.
+   */
+  tryAdd(name: string): { added: true } | { added: false; reason: 'full' } {
+    const pairLength = filenamePairLength(name);
+    const length = this.#length + (this.#names > 0 ? 1 : 0) + pairLength;
+    if (this.#names > 0 && length >= this.#maxLength) return { added: false, reason: 'full' };
+    this.#length = length;
+    this.#names += 1;
+    return { added: true };
+  }
+
+  /** Empties the room for the next request. */
+  clear(): void {
+    this.#length = this.#baseLength;
+    this.#names = 0;
+  }
+}
+
+/** Splits the names over as few request URLs as possible, each under `maxLength` (see {@link AddressRequestRoom}). */
+export function uploadUrlsRequests(
+  endpoint: URL,
+  names: readonly string[],
+  type?: UploadFileType,
+  maxLength: number = MAX_UPLOAD_URLS_URL_LENGTH,
+): URL[] {
+  const fixed = new URL(endpoint.href);
+  fixed.search = '';
+  fixed.hash = '';
+  const room = new AddressRequestRoom(fixed, type, maxLength);
+  const urls: URL[] = [];
+  let group: string[] = [];
+  const flush = () => {
+    const url = new URL(fixed.href);
+    const params = new URLSearchParams();
+    for (const name of group) params.append('filenames', name);
+    if (type !== undefined) params.append('type', type);
+    url.search = params.toString();
+    urls.push(url);
+    group = [];
+    room.clear();
+  };
+  for (const name of names) {
+    if (!room.fitsAlone(name)) {
+      throw new UploadError(name, `File name ${JSON.stringify(name)} is too long to fit in an upload-address request.`);
+    }
+    if (!room.tryAdd(name).added) {
+      flush();
+      room.tryAdd(name);
+    }
+    group.push(name);
+  }
+  if (group.length > 0) flush();
+  return urls;
+}
+
+/** What a signed address is checked against: the transport's http rule and where the service itself is. */
+export interface AddressRules {
+  allowInsecureHttp: boolean;
+  /** The configured `baseUrl`: the service that hands out the addresses. */
+  service: URL;
+}
+
+/**
+ * Why a signed address is refused, or undefined. A file goes no closer to this machine than the
+ * service that handed out its address (http/redirects.ts). Credentials in the address are refused:
+ * a signed address carries its authorization in the query, and `user:pass@` would be sent as Basic auth.
+ */
+function addressProblem(url: URL, rules: AddressRules): string | undefined {
+  if (url.username !== '' || url.password !== '') return 'carries credentials (user:password@)';
+  return closerThanService(url, rules.service);
+}
+
+/**
+ * Checks the answer: a JSON object with exactly one absolute http(s) URL per requested name, each
+ * passing the https-only rule and the network rule (no loopback or private-network address from a
+ * service that is not there itself), because a file must never go to an address we did not ask for.
+ */
+export function parseUploadUrlMap(
+  body: unknown,
+  requested: readonly string[],
+  rules: AddressRules,
+): Record<string, string> {
+  const { allowInsecureHttp } = rules;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new PushError('The upload-address response is not a JSON object mapping file names to addresses.');
+  }
+  const map = body as Record<string, unknown>;
+  const wanted = new Set(requested);
+  const extra: string[] = [];
+  let firstExtra: string | undefined;
+  let extraCount = 0;
+  for (const key in map) {
+    if (!Object.hasOwn(map, key) || wanted.has(key)) continue;
+    // A hostile answer may name a million files, each a megabyte long: a few, cut short, are quoted.
+    firstExtra ??= key;
+    if (extra.length < 3) extra.push(JSON.stringify(truncateText(key, 60)));
+    extraCount++;
+  }
+  if (extraCount > 0) {
+    const more = extraCount > extra.length ? ` and ${extraCount - extra.length} more` : '';
+    throw new UploadError(
+      truncateText(firstExtra ?? '', 200),
+      `The upload-address response has addresses for names that were not requested: ${extra.join(', ')}${more}.`,
+    );
+  }
+  const out: Record<string, string> = {};
+  for (const name of requested) {
+    const value = Object.hasOwn(map, name) ? map[name] : undefined;
+    if (value === undefined)
+      throw new UploadError(name, `The upload-address response has no address for ${JSON.stringify(name)}.`);
+    if (typeof value !== 'string')
+      throw new UploadError(name, `The upload address for ${JSON.stringify(name)} is not a string.`);
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new UploadError(name, `The upload address for ${JSON.stringify(name)} is not an absolute URL.`);
+    }
+    try {
+      assertSecureUrl(url, `signed upload address for ${JSON.stringify(name)}`, allowInsecureHttp);
+    } catch (error) {
+      throw new UploadError(name, error instanceof Error ? error.message : String(error), { cause: error });
+    }
+    const problem = addressProblem(url, rules);
+    if (problem !== undefined) {
+      throw new UploadError(name, `The upload address for ${JSON.stringify(name)} ${problem}; it is not used.`);
+    }
+    // defineProperty: `out["__proto__"] = value` would set the prototype instead of adding the name.
+    Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** Throws an `UploadError` naming the first invalid or repeated name. */
+export function assertValidFileNames(names: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    const problem = fileNameProblem(name);
+    if (problem !== undefined)
+      throw new UploadError(String(name), `Invalid file name ${JSON.stringify(name)}: it ${problem}.`);
+    // The address map is keyed by name, so two files with one name would share one address.
+    if (seen.has(name))
+      throw new UploadError(
+        name,
+        `Duplicate file name ${JSON.stringify(name)}: each file of one call needs its own name.`,
+      );
+    seen.add(name);
+  }
 }

@@ -295,9 +295,9 @@ describe("configuration.md's hook events", () => {
   });
 });
 
-/** The operations of MiddlewareContext, from src/http/middleware.ts's `MiddlewareOperation`. */
+/** The operations of MiddlewareContext, from src/http/attempt.ts's `MiddlewareOperation`. */
 function middlewareOperations(): string[] {
-  const text = readDoc('src/http/middleware.ts');
+  const text = readDoc('src/http/attempt.ts');
   const union = /export type MiddlewareOperation =([^;]*);/.exec(text)?.[1] ?? '';
   return [...union.matchAll(/'(\w+)'/g)].map((match) => match[1] ?? '');
 }

@@ -13,7 +13,7 @@ import type { z as zm } from 'zod/mini';
 import { rowRules } from '../../src/cli/normalize/rules.js';
 import { templateText } from '../../src/cli/publish/template.js';
 import { headerToFields } from '../../src/cli/readers/csv.js';
-import { compiledFastCheck, type FastCheck, interpretedFastCheck } from '../../src/finance/fast-check.js';
+import { compiledFastCheck, type FastCheck, interpretedFastCheck } from '../../src/finance/batch-source.js';
 import {
   FIELD_NAMES,
   FINANCE_FIELDS,

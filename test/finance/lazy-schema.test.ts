@@ -1,5 +1,5 @@
 /**
- * zod is loaded on first need (validate.ts): valid records never load it, and the first record
+ * zod is loaded on first need (src/finance/batch-source.ts): valid records never load it, and the first record
  * the fast path does not accept loads it before it is judged, whatever the input's form. Vitest
  * isolates this file's modules (vitest.config.ts), so the schema starts unloaded here; the tests
  * run in order. lazy-schema.e2e.test.ts checks the same in a process where zod cannot load at all.
@@ -9,13 +9,13 @@ import type { financeRecordSchema } from 'push-api-client/schema';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { recordSchemaLoaded } from '../../src/finance/batch-source.js';
 import {
   type FinanceRecord,
   type FinanceRecordInput,
   ISO_DATE_PATTERN,
   ISO_DATE_TIME_PATTERN,
 } from '../../src/finance/fields.js';
-import { recordSchemaLoaded } from '../../src/finance/validate.js';
 import { clientFor } from '../support/clients.js';
 import { financeRecords, toAsync } from '../support/records.js';
 

@@ -1,10 +1,10 @@
-import type { RateBudget } from 'push-api-client';
 import {
   AbortError,
   ConfigurationError,
   ConnectionError,
   NotFoundError,
   PublishStoppedError,
+  type RateBudget,
   RateLimitError,
   RecordValidationError,
   ServerError,
@@ -12,7 +12,7 @@ import {
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { financeUrl } from '../../src/finance/publisher.js';
-import { uploadUrlsEndpoint } from '../../src/uploads/upload-urls.js';
+import { uploadUrlsEndpoint } from '../../src/uploads/uploader.js';
 import { expectAccounted, financeStatuses } from '../support/accounting.js';
 import { clientFor } from '../support/clients.js';
 import { financeRecord, financeRecords, toAsync } from '../support/records.js';

@@ -1,6 +1,6 @@
 import { financeRecordSchema } from 'push-api-client/schema';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkRecord, type RecordVerdict } from '../../src/finance/validate.js';
+import { checkRecord, type RecordVerdict } from '../../src/finance/batch-source.js';
 import { financeRecord } from '../support/records.js';
 
 // The first record only zod can judge loads it; from then on every check answers at once.

@@ -1,9 +1,13 @@
 import fc from 'fast-check';
 import { financeRecordSchema } from 'push-api-client/schema';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { compiledFastCheck, type FastCheck, interpretedFastCheck } from '../../src/finance/fast-check.js';
+import {
+  checkRecord,
+  compiledFastCheck,
+  type FastCheck,
+  interpretedFastCheck,
+} from '../../src/finance/batch-source.js';
 import { FIELD_NAMES, FINANCE_FIELDS, type FieldSpec } from '../../src/finance/fields.js';
-import { checkRecord } from '../../src/finance/validate.js';
 
 // The first record only zod can judge loads it; from then on every check answers at once.
 beforeAll(() => checkRecord({}));

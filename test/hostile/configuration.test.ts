@@ -2,7 +2,7 @@
 import { inspect } from 'node:util';
 import { ConfigurationError, PushClient, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { MAX_TOKEN_LIFETIME_SECONDS } from '../../src/auth/token-response.js';
+import { MAX_TOKEN_LIFETIME_SECONDS } from '../../src/auth/token-manager.js';
 import { HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
 
 const start = useHostileService();

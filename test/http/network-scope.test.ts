@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { closerThanService, isLoopbackHostname, isSecureUrl, networkScope } from '../../src/http/address-rules.js';
+import { closerThanService, isLoopbackHostname, isSecureUrl, networkScope } from '../../src/http/redirects.js';
 
 const scopeOf = (host: string) => networkScope(new URL(`http://${host}:81/x`));
 

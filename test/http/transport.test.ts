@@ -1,16 +1,16 @@
-import type { RetryHookEvent } from 'push-api-client';
 import {
   AbortError,
   ConfigurationError,
   ConnectionError,
   NotFoundError,
   PushError,
+  type RetryHookEvent,
   ServerError,
   TimeoutError,
 } from 'push-api-client';
 import { Agent } from 'undici';
 import { describe, expect, it, vi } from 'vitest';
-import { noHooks } from '../../src/http/hooks.js';
+import { noHooks } from '../../src/http/attempt.js';
 import { FetchHttpClient, type FetchHttpClientOptions } from '../../src/http/http-client.js';
 import type { RequestPacing, RequestSpec } from '../../src/http/types.js';
 import { useLoopbackServers } from '../support/loopback-server.js';

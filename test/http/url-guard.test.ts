@@ -1,6 +1,6 @@
 import { ConfigurationError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { assertSecureUrl, isSecureUrl } from '../../src/http/address-rules.js';
+import { assertSecureUrl, isSecureUrl } from '../../src/http/redirects.js';
 
 describe('https guard', () => {
   it('accepts https anywhere', () => {

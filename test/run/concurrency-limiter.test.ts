@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AbortError } from '../../src/errors.js';
 import type { ConcurrencyHookEvent } from '../../src/http/public-types.js';
-import { ConcurrencyLimiter } from '../../src/run/concurrency-limiter.js';
+import { ConcurrencyLimiter } from '../../src/run/engine.js';
 
 function clock(start = 1_000) {
   let now = start;

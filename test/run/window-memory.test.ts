@@ -6,8 +6,7 @@
 
 import type { ConcurrencyHookEvent } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { ConcurrencyLimiter } from '../../src/run/concurrency-limiter.js';
-import { WINDOW_MEMORY_MS, WindowMemory } from '../../src/run/window-memory.js';
+import { ConcurrencyLimiter, WINDOW_MEMORY_MS, WindowMemory } from '../../src/run/engine.js';
 import { useHostileService } from '../support/hostile-service.js';
 import { financeRecord } from '../support/records.js';
 import { slowService } from '../support/slow-service.js';

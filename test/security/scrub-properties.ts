@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { scrubSecrets, scrubSecretsCounted } from '../../src/internal/redact.js';
+import { scrubSecrets, scrubSecretsCounted } from '../../src/internal/text.js';
 import { FUZZ_SEED } from '../fuzz/arbitraries.js';
 
 function escapeRegExp(text: string): string {

@@ -3,7 +3,7 @@
  * stays linear in the text whatever the secret. Longer runs: scrub-secrets.e2e.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { scrubSecrets, scrubSecretsCounted } from '../../src/internal/redact.js';
+import { scrubSecrets, scrubSecretsCounted } from '../../src/internal/text.js';
 import { assertEchoesAreCut, assertLinearWork, assertOtherTextsUnchanged } from './scrub-properties.js';
 
 describe('the secret scrubber', () => {

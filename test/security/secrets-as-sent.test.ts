@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { PermissionDeniedError, PublishStoppedError, type PushError, ServerError, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { trimHttpWhitespace } from '../../src/internal/redact.js';
+import { trimHttpWhitespace } from '../../src/internal/text.js';
 import { HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 

@@ -7,7 +7,7 @@
 import { inspect } from 'node:util';
 import type { PushApiError, TokenError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { base64Forms } from '../../src/internal/redact.js';
+import { base64Forms } from '../../src/internal/text.js';
 import { HOSTILE_APP_ID, HOSTILE_SECRET, HOSTILE_TOKEN, useHostileService } from '../support/hostile-service.js';
 import { SAMPLE_RECORD } from '../support/records.js';
 

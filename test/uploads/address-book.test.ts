@@ -1,9 +1,8 @@
 /** The address batches of one upload call: sized by the request URL and by the bytes of their files. */
 import { describe, expect, it } from 'vitest';
-import { AddressBook } from '../../src/uploads/address-book.js';
 import { ADDRESS_BATCH_BYTES, MAX_UPLOAD_URLS_URL_LENGTH } from '../../src/uploads/limits.js';
 import type { UploadSource } from '../../src/uploads/put-body.js';
-import { uploadUrlsEndpoint, uploadUrlsRequests } from '../../src/uploads/upload-urls.js';
+import { AddressBook, uploadUrlsEndpoint, uploadUrlsRequests } from '../../src/uploads/uploader.js';
 
 const endpoint = uploadUrlsEndpoint(new URL('https://api.example.com'), 'app-1');
 const MiB = 1024 * 1024;

@@ -1,6 +1,7 @@
 import { UploadError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { assertValidFileNames, fileNameProblem } from '../../src/uploads/upload-urls.js';
+import { fileNameProblem } from '../../src/internal/text.js';
+import { assertValidFileNames } from '../../src/uploads/uploader.js';
 
 describe('file names', () => {
   it.each([

@@ -4,12 +4,10 @@ import { mkdtemp, rm, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import type { UploadInput } from 'push-api-client';
-import { UploadError } from 'push-api-client';
+import { UploadError, type UploadInput } from 'push-api-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_UPLOAD_BYTES } from '../../src/uploads/limits.js';
-import type { UploadSource } from '../../src/uploads/put-body.js';
-import { toUploadSource } from '../../src/uploads/sources.js';
+import { toUploadSource, type UploadSource } from '../../src/uploads/put-body.js';
 
 let dir: string;
 const content = Buffer.from(Array.from({ length: 700_000 }, (_, i) => (i * 31) % 251));

@@ -7,7 +7,7 @@ import {
   parseUploadUrlMap,
   uploadUrlsEndpoint,
   uploadUrlsRequests,
-} from '../../src/uploads/upload-urls.js';
+} from '../../src/uploads/uploader.js';
 
 const BASE = new URL('https://api.push.test');
 

@@ -3,8 +3,8 @@ import { access, stat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { AbortError, type UploadFileType, type UploadReport, UploadStoppedError } from '../../index.js';
+import { fileNameProblem } from '../../internal/text.js';
 import { DEFAULT_UPLOAD_CONCURRENCY } from '../../uploads/limits.js';
-import { fileNameProblem } from '../../uploads/upload-urls.js';
 import {
   addConnectionOptions,
   appOption,

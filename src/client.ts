@@ -12,7 +12,8 @@ import type { ClientContext } from './context.js';
 import { DEFAULTS, ENV_VARS } from './defaults.js';
 import { ConfigurationError } from './errors.js';
 import { FinancePublisher } from './finance/publisher.js';
-import { type Middleware, safeHooks } from './http/attempt.js';
+import type { Middleware } from './http/attempt.js';
+import { assertSecureUrl, isSecureUrl, parseUrlOption, safeHooks } from './http/fetch.js';
 import {
   type BearerTokenSource,
   checkHeaders,
@@ -23,8 +24,7 @@ import {
   ResponsePromise,
 } from './http/http-client.js';
 import { loadOpenTelemetry } from './http/otel-loader.js';
-import type { Logger, LogLevel, PushClientHooks, RetryBackoff } from './http/public-types.js';
-import { assertSecureUrl, type FetchLike, isSecureUrl, parseUrlOption } from './http/redirects.js';
+import type { FetchLike, Logger, LogLevel, PushClientHooks, RetryBackoff } from './http/public-types.js';
 import { DEFAULT_RETRY_TIMING, type RetryTiming, retryTimingWith } from './http/retry.js';
 import { Tracing } from './http/tracing.js';
 import { consoleLogger, filterLogger, LOG_LEVELS, safeLogger, silentLogger } from './internal/logger.js';

@@ -1,4 +1,4 @@
-import type { SafeHooks } from './http/attempt.js';
+import type { SafeHooks } from './http/fetch.js';
 import type { Logger } from './http/public-types.js';
 import type { RetryTiming } from './http/retry.js';
 import type { HttpClient } from './http/types.js';

@@ -4,7 +4,7 @@
  */
 import type { ClientContext } from './context.js';
 import { answeredBy, ConfigurationError, PushError, requestIdFrom } from './errors.js';
-import { answerText } from './http/attempt.js';
+import { answerText } from './http/fetch.js';
 import { callSettings, responseMetadataOf } from './http/http-client.js';
 import type { RequestOptions, WithResponse } from './http/public-types.js';
 import type { RetryPolicy } from './http/types.js';

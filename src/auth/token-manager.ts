@@ -14,14 +14,8 @@ import {
   requestIdFrom,
   TokenError,
 } from '../errors.js';
-import {
-  answerText,
-  type Credentials,
-  MAX_TOKEN_RESPONSE_BYTES,
-  noHooks,
-  type SafeHooks,
-  TOKEN_ANSWER_SECRETS,
-} from '../http/attempt.js';
+import { type Credentials, TOKEN_ANSWER_SECRETS } from '../http/attempt.js';
+import { answerText, MAX_TOKEN_RESPONSE_BYTES, noHooks, type SafeHooks } from '../http/fetch.js';
 import {
   type BearerTokenSource,
   type CallSettings,
@@ -58,11 +52,23 @@ const STORE_KEY_PREFIX = 'push-api-client:token:';
 
 /**
  * Node's `node:crypto`, where the runtime has it (Node, Bun, Deno, workerd with nodejs_compat),
- * found through `process.getBuiltinModule` so that no build imports a `node:` module.
+ * found through `process.getBuiltinModule` so that no build imports a `node:` module. A runtime
+ * whose lookup throws, or a bundler's stand-in `process`, leaves WebCrypto to hash.
  */
-const nodeCrypto = (
-  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
-).process?.getBuiltinModule?.('node:crypto') as typeof import('node:crypto') | undefined;
+export function findNodeCrypto(
+  runtime: unknown = (globalThis as { process?: unknown }).process,
+): typeof import('node:crypto') | undefined {
+  try {
+    const lookup = (runtime as { getBuiltinModule?: unknown } | undefined)?.getBuiltinModule;
+    if (typeof lookup !== 'function') return undefined;
+    const found = lookup.call(runtime, 'node:crypto') as Partial<typeof import('node:crypto')> | undefined;
+    return typeof found?.createHash === 'function' ? (found as typeof import('node:crypto')) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const nodeCrypto = findNodeCrypto();
 
 /**
  * The SHA-256 of a store key's material, as hex. With `node:crypto` the hash is known at once, so
@@ -203,7 +209,7 @@ interface Joined {
 }
 
 /** A token asked for by a caller that may give it up (`release`). */
-export interface PrefetchedToken {
+interface PrefetchedToken {
   ready: Promise<unknown>;
   release(): void;
 }
@@ -968,7 +974,7 @@ function normalizeScopes(scopes: readonly string[]): string[] {
  * `bodyText` was scrubbed already; the parsed fields are scrubbed again, because JSON decoding
  * may turn an escaped secret back into the secret.
  */
-export function tokenErrorFromResponse(
+function tokenErrorFromResponse(
   status: number,
   bodyText: string,
   secrets: readonly string[],
@@ -1060,7 +1066,7 @@ function scopesFitToShow(granted: readonly string[], secrets: readonly string[])
 }
 
 /** A validated token answer: the token, its lifetime, and how many granted scopes were not kept. */
-export interface ParsedTokenResponse {
+interface ParsedTokenResponse {
   token: AccessToken;
   lifetimeMs: number;
   /** Granted scopes left out because they held a secret (see `scopesFitToShow`). */
@@ -1074,7 +1080,7 @@ export interface ParsedTokenResponse {
  * than as a 403 on each data call. `secrets` are the client secret's forms, kept out of the scopes.
  * `issuedFrom` is the earliest the token can have been issued (its request's start): its lifetime runs from there.
  */
-export function parseTokenResponse(
+function parseTokenResponse(
   status: number,
   bodyText: string,
   requiredScopes: readonly string[],
@@ -1202,7 +1208,7 @@ export interface MemoryTokenStoreOptions {
  * the scopes per call, so a caller that passes scopes from its own users could otherwise fill the
  * process with tokens that are only dropped when read again.
  */
-export const MAX_MEMORY_TOKENS = 1024;
+const MAX_MEMORY_TOKENS = 1024;
 
 /**
  * The default store: a Map in this process. Expired entries are dropped when read; past

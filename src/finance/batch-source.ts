@@ -31,9 +31,9 @@ import { loadFinanceRecordSchema } from './schema-loader.js';
  */
 
 /** Reasons to stop reading: an abort, an error that every further batch would meet, a callback that threw. */
-export type ShouldStop = () => boolean;
+type ShouldStop = () => boolean;
 
-export interface BatchSourceOptions {
+interface BatchSourceOptions {
   /** Most UTF-8 bytes in one request body: a record too large to be sent alone is invalid. */
   maxBatchBytes: number;
   /** Reading stops at the first invalid record (`onInvalid: 'throw'`). */
@@ -250,14 +250,14 @@ export class InputCursor {
  */
 
 /** A record accepted: its wire form (a new object, never the input) and a bound of its JSON size. */
-export interface AcceptedRecord {
+interface AcceptedRecord {
   ok: true;
   record: FinanceRecord;
   /** At least the UTF-8 size of `JSON.stringify(record)`. */
   bound: number;
 }
 
-export interface RefusedRecord {
+interface RefusedRecord {
   ok: false;
   issues: RecordIssue[];
 }
@@ -265,7 +265,7 @@ export interface RefusedRecord {
 export type RecordVerdict = AcceptedRecord | RefusedRecord;
 
 /** A record checked and made ready for a batch: an item that fits in a request alone, or why it cannot be sent. */
-export type PreparedRecord = { ok: true; item: Item } | RefusedRecord;
+type PreparedRecord = { ok: true; item: Item } | RefusedRecord;
 
 /** A checked record on its way into a batch, known to fit in a request alone. */
 export type Item = FittingItem<FinanceRecord>;
@@ -324,11 +324,7 @@ function sized(verdict: RecordVerdict, index: number, maxBatchBytes: number): Pr
  * Most records are accepted by the fast check and far from any size limit: nothing is built for
  * them but the wire record and its batch item (this runs once per record).
  */
-export function prepareRecord(
-  input: unknown,
-  index: number,
-  maxBatchBytes: number,
-): PreparedRecord | Promise<PreparedRecord> {
+function prepareRecord(input: unknown, index: number, maxBatchBytes: number): PreparedRecord | Promise<PreparedRecord> {
   const fast = checkFast(input);
   if (fast !== undefined) {
     const bound = recordJsonBound(fast);
@@ -445,7 +441,7 @@ function timeMs(field: TimeField, value: unknown): number | Refused {
 }
 
 /** A present value's wire form, or {@link REFUSED}. */
-export type ValueRule = (value: unknown) => unknown;
+type ValueRule = (value: unknown) => unknown;
 
 function valueRule(field: FieldSpec): ValueRule {
   switch (field.kind) {
@@ -560,8 +556,8 @@ export function compiledFastCheck(table: FieldTable = FINANCE_FIELDS): FastCheck
 const fastCheck = compiledFastCheck() ?? interpretedFastCheck();
 
 /** See {@link FastCheck.check}. */
-export const checkFast = fastCheck.check;
+const checkFast = fastCheck.check;
 /** See {@link FastCheck.bound}. */
 export const recordJsonBound = fastCheck.bound;
 /** See {@link FastCheck.scan}. */
-export const scanFast = fastCheck.scan;
+const scanFast = fastCheck.scan;

@@ -17,7 +17,7 @@ import {
   requestIdFrom,
   UnexpectedResponseError,
 } from '../errors.js';
-import { answerText, MAX_ERROR_BODY_BYTES, MAX_FINANCE_RESPONSE_BYTES, requestIdOf } from '../http/attempt.js';
+import { answerText, MAX_ERROR_BODY_BYTES, MAX_FINANCE_RESPONSE_BYTES, requestIdOf } from '../http/fetch.js';
 import {
   appResourceUrl,
   type CallSettings,
@@ -385,7 +385,7 @@ type RunOptions = Pick<
  * batch, takes a slot from the rate budget, sends the batch, and settles it in the report; each
  * answer's round trip and each push-back feeds the window.
  */
-export class PublishRun {
+class PublishRun {
   readonly #engine: RunEngine;
   /**
    * When this run met its first 429 since the service last accepted one of its batches: 429
@@ -894,7 +894,7 @@ function isAmbiguousFailure(error: PushError): boolean {
 }
 
 /** How a batch settled: its status, the error that explains it, and the request id of the answer. */
-export interface BatchOutcome {
+interface BatchOutcome {
   status: BatchStatus;
   error?: PushError;
   /** An ambiguous attempt was re-sent and a re-send succeeded (see `BatchReport.storedAtLeastOnce`). */
@@ -916,7 +916,7 @@ export interface BatchOutcome {
  *   aborted before any attempt carried it is not settled at all (below): it was not sent.
  * An `unknown` that only an earlier attempt explains reports that attempt's error.
  */
-export function batchOutcome(result: Exchange): BatchOutcome {
+function batchOutcome(result: Exchange): BatchOutcome {
   if (result.ok) {
     const requestId = requestIdFrom(result.response.headers);
     const ambiguous = result.earlierAmbiguous;
@@ -945,7 +945,7 @@ export function asPushError(error: unknown): PushError {
  * `success: false` means the service refused the batch; a body that says neither (a proxy's page,
  * an empty body) leaves the outcome unknown.
  */
-export async function expectSuccess(response: Response): Promise<void> {
+async function expectSuccess(response: Response): Promise<void> {
   const text = await answerText(response);
   // Depth-bounded: the body may end up in an error that is logged or serialized.
   const parsed = parseJsonBounded(text);

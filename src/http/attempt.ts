@@ -1,39 +1,44 @@
 /**
  * One attempt, from the request a caller built to the answer's body read:
- * - the user's middleware chain, run before credentials are added, so that it never sees the
- *   client secret or a token;
- * - the attempt's timeout, its hook events and its log line (hooks never fail a request, and
- *   their events carry no header value and no body);
- * - the answer's body: a 2xx read under its cap, an error body cut, scrubbed (internal/text.ts)
- *   and mapped to its class (errors.ts).
+ * - the attempt's timeout, its hook events and its log line (sendAttempt);
+ * - the send and its redirects, followed by hand, so that no credential or body leaves its origin
+ *   and every hop meets the address rules (fetch.ts);
+ * - the user's middleware chain, run on the first hop before credentials are added, so that it
+ *   never sees the client secret or a token.
  */
-import {
-  type ApiErrorBody,
-  answeredBy,
-  ConnectionError,
-  type HeadersRecord,
-  PushApiError,
-  PushError,
-  ResponseTooLargeError,
-  requestIdFrom,
-} from '../errors.js';
-import { drops, ignoreRejection } from '../internal/logger.js';
+
+import { ConnectionError, PushError, RedirectError, ResponseTooLargeError, requestIdFrom } from '../errors.js';
+import { drops } from '../internal/logger.js';
 import {
   base64Forms,
-  cutAfterSecrets,
   parseJsonObject,
   scrubAnswerUrlText,
-  scrubJsonValue,
   scrubSecrets,
-  secretInName,
   trimHttpWhitespace,
+  truncateText,
 } from '../internal/text.js';
 import { onAbort } from '../internal/waits.js';
-import { isReservedHeader } from './http-client.js';
-import type { Logger, PushClientHooks } from './public-types.js';
-import { type FetchLike, scrubFailureTexts, sendFollowingRedirects, toTransportError } from './redirects.js';
+import {
+  answerForMiddleware,
+  answerHead,
+  assertSecureUrl,
+  bufferSuccess,
+  closerThanService,
+  decodeText,
+  errorFromResponse,
+  headersToRecord,
+  isReservedHeader,
+  listens,
+  MAX_API_RESPONSE_BYTES,
+  readBounded,
+  redactedUrl,
+  requestIdOf,
+  type SafeHooks,
+  toTransportError,
+} from './fetch.js';
+import type { FetchLike, Logger } from './public-types.js';
 import { statusOf } from './retry.js';
-import type { AnswerHead, BodyControl, RequestBody, RequestSpec } from './types.js';
+import type { BodyControl, RequestBody, RequestSpec } from './types.js';
 
 export interface AttemptOptions {
   fetch: FetchLike;
@@ -119,8 +124,8 @@ function attemptSignal(caller: AbortSignal | undefined, timeoutMs: number): Atte
 }
 
 /**
- * One attempt: the request and its redirects (redirects.ts), then the whole response body, read
- * under its cap (below), all under one per-attempt timeout. Resolves with a 2xx
+ * One attempt: the request and its redirects (below), then the whole response body, read
+ * under its cap (fetch.ts), all under one per-attempt timeout. Resolves with a 2xx
  * response whose body is already in memory; throws a PushError otherwise.
  */
 export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): Promise<Response> {
@@ -220,7 +225,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     settled(response.status, requestIdFrom(buffered.headers), undefined);
     return buffered;
   } catch (caught) {
-    // A failure of fetch itself was scrubbed where it was caught (redirects.ts).
+    // A failure of fetch itself was scrubbed where it was caught (sendFollowingRedirects, below).
     if (answering) scrubFailureTexts(caught, answering, secrets);
     const error = toTransportError(caught, {
       userSignal: options.signal,
@@ -235,6 +240,330 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
     throw error;
   } finally {
     control.release();
+  }
+}
+
+const FOLLOWED_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** Headers that authenticate to the origin that set them: never sent on a hop to another. */
+const ORIGIN_CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'cookie2']);
+
+/**
+ * Sending one attempt and its redirects, followed by hand (`redirect: 'manual'`, which every
+ * runtime implements), so that these rules hold on every hop:
+ * - a POST never follows a redirect: its body was already sent, so the service may have acted on
+ *   it, and re-sending it elsewhere may duplicate it (on the finance POST the batch is `unknown`);
+ * - neither Authorization nor a body ever leaves the original origin;
+ * - every target passes the https guard;
+ * - no hop goes closer to this machine than the service the request belongs to (fetch.ts):
+ *   a remote service cannot send the client to loopback, link-local or private addresses;
+ * - a streamed body is never replayed: a redirect answering it is an error.
+ */
+
+interface HopOptions {
+  fetch: FetchLike;
+  userAgent: string;
+  allowInsecureHttp: boolean;
+  maxRedirects: number;
+  /** `Bearer <token>`; sent only to the origin of `spec.url`. */
+  authorization?: string;
+  signal: AbortSignal;
+  /** Removed from the headers a RedirectError keeps. */
+  secrets: readonly string[];
+  /** Opens the request body afresh (for a 307/308 within the origin). */
+  openBody: () => RequestBody | undefined;
+  onRedirect: (status: number, url: URL) => void;
+  /** Run on the attempt's first request, before credentials are added. @default none */
+  middleware?: readonly Middleware[];
+  /** The attempt number, for middleware. */
+  attempt?: number;
+}
+
+/** Streams need `duplex: 'half'` in Node's fetch; strings, buffers and blobs do not. */
+function needsDuplex(body: RequestBody | undefined): boolean {
+  if (body === undefined || body === null) return false;
+  return !(typeof body === 'string' || body instanceof ArrayBuffer || ArrayBuffer.isView(body) || body instanceof Blob);
+}
+
+/** A body read through a stream: a stream, or a Blob (an upload's is backed by the file's stream). */
+function isStreamed(body: RequestBody | undefined): boolean {
+  return needsDuplex(body) || body instanceof Blob;
+}
+
+let redirectErrorSupported: boolean | undefined;
+
+/**
+ * The redirect mode for a streamed body. Under `'manual'`, undici clones the request before
+ * sending it, which tees the body stream: the unread branch keeps a copy of every byte, and a
+ * 1 GiB upload would sit in memory. `'error'` skips the clone. workerd does not implement
+ * `'error'` (its Request constructor throws), and there `'manual'` is used; a 3xx is refused by
+ * hand either way.
+ */
+function streamedRedirectMode(): RequestRedirect {
+  redirectErrorSupported ??= (() => {
+    try {
+      return new Request('http://localhost/', { redirect: 'error' }).redirect === 'error';
+    } catch {
+      return false;
+    }
+  })();
+  return redirectErrorSupported ? 'error' : 'manual';
+}
+
+/** What fetch throws for a redirect under `redirect: 'error'`: a TypeError caused by "unexpected redirect". */
+function isRefusedRedirect(error: unknown): boolean {
+  const cause = error instanceof TypeError ? error.cause : undefined;
+  return cause instanceof Error && /redirect/i.test(cause.message);
+}
+
+function resolveLocation(location: string | null, base: URL): URL | undefined {
+  if (location === null) return undefined;
+  try {
+    return new URL(location, base);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The target's origin only: a Location may carry credentials, a signature or a token in its query.
+ * The service chose the host too, and may have put a secret it received there.
+ */
+function targetOrigin(location: string | null, base: URL, secrets: readonly string[]): string | undefined {
+  const origin = resolveLocation(location, base)?.origin;
+  // An opaque origin ("null", for a data: or javascript: target) names nothing.
+  return origin === undefined || origin === 'null' ? undefined : scrubAnswerUrlText(origin, secrets);
+}
+
+function redirectError(
+  spec: RequestSpec,
+  response: Response,
+  url: URL,
+  secrets: readonly string[],
+  reason: string,
+): RedirectError {
+  const origin = targetOrigin(response.headers.get('location'), url, secrets);
+  // The service chose the target: a host name may be any length.
+  const target = origin === undefined ? 'no valid location' : truncateText(origin, 200);
+  const headers = headersToRecord(response.headers, secrets);
+  // The full target may carry a signature, a token or credentials: only its origin is kept.
+  delete headers.location;
+  return new RedirectError(
+    response.status,
+    headers,
+    `${spec.operation} answered with a redirect (HTTP ${response.status} to ${target}), ${reason}`,
+    origin,
+  );
+}
+
+/**
+ * The texts of a fetch failure that may quote the host or the address it was sending to. Bun's
+ * fetch errors carry the whole address in `path`, and Deno's cause says `error sending request for
+ * url (<address>)`.
+ */
+const ADDRESS_QUOTING_FIELDS = ['message', 'stack', 'hostname', 'host', 'path', 'url'] as const;
+
+/**
+ * Any http(s) address in a text, with its query when it has one, for a runtime that quotes the
+ * address in another spelling than its `href` (decoded, or escaped otherwise): up to a space, a
+ * quote or a `)`. The query is optional so that every address matches where it starts and the
+ * search goes on after its end: with a required query, each `http://` inside a long run of them
+ * (a path an answer chose) was tried again up to the run's end, quadratic in the text's length.
+ */
+const ANY_ADDRESS = /(\bhttps?:\/\/[^\s?#"'<>)]*)(\?[^\s#"'<>)]*)?/gi;
+
+/** The most errors of one failure scrubbed: its causes and an AggregateError's members. */
+const MAX_SCRUBBED_ERRORS = 20;
+
+/**
+ * Scrubs, in place, a fetch failure and its causes (and an AggregateError's members): Node names
+ * the host it could not resolve (`getaddrinfo ENOTFOUND <host>`) or whose certificate did not
+ * match, and a redirect target's or a signed address's host was chosen by an answer, which may
+ * have written a credential there. Bun and Deno quote the whole address, whose query is a signed
+ * address's signature (a write credential for the file) or what a redirect chose to put there: it
+ * is left out, as hooks and log lines leave it out. Bun quotes it in a failure to read the answer's
+ * body too, so `url` is the address of the hop whose failure this is.
+ */
+export function scrubFailureTexts(error: unknown, url: URL, secrets: readonly string[]): void {
+  const query = url.search === '' ? undefined : url.href;
+  if (secrets.length === 0 && query === undefined) return;
+  // A cycle of causes is scrubbed again, which changes nothing, up to the bound.
+  const errors: unknown[] = [error];
+  for (let index = 0; index < errors.length && index < MAX_SCRUBBED_ERRORS; index++) {
+    const current = errors[index];
+    if (!(current instanceof Error)) continue;
+    const fields = current as unknown as Record<string, unknown>;
+    for (const key of ADDRESS_QUOTING_FIELDS) {
+      const value = fields[key];
+      if (typeof value !== 'string') continue;
+      const withoutQuery =
+        query === undefined
+          ? value
+          : value
+              .replaceAll(query, `${redactedUrl(url)}?[redacted]`)
+              .replace(ANY_ADDRESS, (address: string, head: string, search: string | undefined) =>
+                search ? `${head}?[redacted]` : address,
+              );
+      const scrubbed = secrets.length === 0 ? withoutQuery : scrubAnswerUrlText(withoutQuery, secrets);
+      if (scrubbed === value) continue;
+      try {
+        fields[key] = scrubbed;
+      } catch {
+        // A read-only field stays as it is; the message the caller reads is built from codes only.
+      }
+    }
+    // An AggregateError's members (happy eyeballs, a caller's fetch that tried several routes).
+    const { errors: members } = current as { errors?: unknown };
+    if (Array.isArray(members)) errors.push(...members);
+    errors.push(current.cause);
+  }
+}
+
+/** Why a 3xx is not followed, or undefined when it is. */
+function refusal(spec: RequestSpec, streamed: boolean, response: Response): string | undefined {
+  if (spec.method === 'POST' || spec.retryPolicy === 'non-idempotent') {
+    return spec.retryPolicy === 'non-idempotent'
+      ? 'which a POST never follows: the request was already sent, so whether the service acted on it is unknown'
+      : 'which a POST never follows';
+  }
+  if (streamed) return 'which is not followed for a streamed body';
+  if (!FOLLOWED_STATUSES.has(response.status) || response.headers.get('location') === null) {
+    return 'which cannot be followed';
+  }
+  return undefined;
+}
+
+/**
+ * Sends the request and follows its redirects. Resolves with the first answer that is not a
+ * redirect (2xx or an error status); a 3xx that is not followed becomes a RedirectError, or goes
+ * to `spec.mapError` when the request asked for `redirects: 'none'` and maps errors itself.
+ */
+export async function sendFollowingRedirects(
+  spec: RequestSpec,
+  options: HopOptions,
+): Promise<{ response: Response; url: URL; method: string }> {
+  let url = spec.url;
+  let method: string = spec.method;
+  let headers: Record<string, string> = { ...spec.headers };
+  const service = spec.service ?? spec.url;
+  // The first address may come from an answer too (a signed upload address): it obeys the same rule.
+  const firstProblem = closerThanService(url, service, options.secrets);
+  if (firstProblem !== undefined) {
+    throw new PushError(`${spec.operation} URL ${firstProblem}; it is not used`);
+  }
+  let body = options.openBody();
+  for (let hop = 0; ; hop++) {
+    assertSecureUrl(
+      url,
+      hop === 0 ? `${spec.operation} URL` : 'redirect target',
+      options.allowInsecureHttp,
+      options.secrets,
+    );
+    const sameOrigin = url.origin === spec.url.origin;
+    const sent: Record<string, string> = { 'user-agent': options.userAgent };
+    // Trace context (and its baggage, which may name users or tenants) is for the service alone.
+    const traceHeaders = new Set(sameOrigin ? [] : spec.traceHeaders);
+    for (const [name, value] of Object.entries(headers)) {
+      if (traceHeaders.has(name.toLowerCase())) continue;
+      // Credentials never follow a redirect to another origin, whoever set them: a cookie is one
+      // (a gateway's session, set through `defaultHeaders`), as curl and Go drop it too.
+      if (sameOrigin || !ORIGIN_CREDENTIAL_HEADERS.has(name.toLowerCase())) sent[name] = value;
+    }
+    // Added after middleware (which runs on the first hop only), and only on the request's own origin.
+    const credentials: Credentials = { headers: {}, form: {} };
+    if (sameOrigin) {
+      Object.assign(credentials.headers, spec.credentials?.headers);
+      if (options.authorization) credentials.headers.authorization = options.authorization;
+      Object.assign(credentials.form, spec.credentials?.form);
+    }
+    const middleware = hop === 0 ? (options.middleware ?? []) : [];
+    if (middleware.length === 0) {
+      Object.assign(sent, credentials.headers);
+      if (Object.keys(credentials.form).length > 0)
+        body = withForm(typeof body === 'string' ? body : '', credentials.form);
+    }
+    const streamed = isStreamed(body);
+    const init: RequestInit & { duplex?: 'half' } = {
+      method,
+      headers: sent,
+      body,
+      signal: options.signal,
+      redirect: streamed ? streamedRedirectMode() : 'manual',
+    };
+    if (needsDuplex(body)) init.duplex = 'half';
+    let response: Response;
+    try {
+      response =
+        middleware.length === 0
+          ? await options.fetch(url, init)
+          : await sendThroughMiddleware({
+              fetch: options.fetch,
+              middleware,
+              context: { operation: middlewareOperation(spec.operation), attempt: options.attempt ?? 1 },
+              url,
+              init,
+              credentials,
+              keepUrl: spec.credentials !== undefined,
+              answer: (answer) => answerForMiddleware(answer, spec, options.secrets),
+              ...(spec.answerSecrets !== undefined && {
+                conceal: new ConcealedAnswer(
+                  spec.answerSecrets,
+                  spec.operation,
+                  spec.maxResponseBytes ?? MAX_API_RESPONSE_BYTES,
+                ),
+              }),
+              onHeaders: (chosen) => {
+                // The headers middleware chose go where the request goes; user-agent is set per hop.
+                headers = Object.fromEntries(Object.entries(chosen).filter(([name]) => name !== 'user-agent'));
+              },
+            });
+    } catch (error) {
+      scrubFailureTexts(error, url, options.secrets);
+      if (streamed && isRefusedRedirect(error)) {
+        throw new PushError(`${spec.operation} answered with a redirect, which is not followed for a streamed body`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    if (response.status < 300 || response.status >= 400) return { response, url, method };
+
+    if (spec.redirects === 'none' && spec.mapError) return { response, url, method };
+    const reason = spec.redirects === 'none' ? 'and this request follows none' : refusal(spec, streamed, response);
+    // A redirect's body is never read: nothing in it is used.
+    await response.body?.cancel().catch(() => undefined);
+    const target = reason === undefined ? resolveLocation(response.headers.get('location'), url) : undefined;
+    if (target === undefined) {
+      throw redirectError(spec, response, url, options.secrets, reason ?? 'which cannot be followed');
+    }
+    if (hop >= options.maxRedirects) {
+      throw redirectError(spec, response, url, options.secrets, `after ${hop} redirects already: too many redirects`);
+    }
+    const closer = closerThanService(target, service, options.secrets);
+    if (closer !== undefined) {
+      throw redirectError(spec, response, url, options.secrets, `which is not followed: the target ${closer}`);
+    }
+    options.onRedirect(response.status, url);
+    // Fetch standard: a 303 becomes a GET without a body (a POST never gets here).
+    const becomesGet = response.status === 303 && method !== 'GET';
+    // A body holds what the caller meant for this service; another origin never receives it from us.
+    if (!becomesGet && body !== undefined && target.origin !== spec.url.origin) {
+      throw redirectError(
+        spec,
+        response,
+        url,
+        options.secrets,
+        'and a redirect to another origin is not followed for a request with a body',
+      );
+    }
+    url = target;
+    if (becomesGet) {
+      method = 'GET';
+      body = undefined;
+      headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^content-/i.test(k)));
+    } else {
+      body = options.openBody();
+    }
   }
 }
 
@@ -286,7 +615,7 @@ export interface Credentials {
   form: Record<string, string>;
 }
 
-export interface MiddlewareSend {
+interface MiddlewareSend {
   fetch: FetchLike;
   middleware: readonly Middleware[];
   context: MiddlewareContext;
@@ -532,347 +861,4 @@ export class ConcealedAnswer {
     }
     return new Response(text, answerHead(response, response.headers));
   }
-}
-
-/**
- * Hooks: typed callbacks the client calls as its requests go, for metrics and tracing. Events say
- * what happened (operation, method, address without its query, attempt, status, duration, the
- * server's request id, the retry delay) and never carry a header value or a body, so nothing a
- * hook does can leak a token, a secret or a record.
- */
-
-/** Hooks with every callback present and guarded: a hook can never fail a request. */
-export type SafeHooks = Required<PushClientHooks>;
-
-const noop = () => {};
-
-/** No hooks: what internal parts get when the client was built without any. */
-export const noHooks: SafeHooks = {
-  request: noop,
-  response: noop,
-  retry: noop,
-  tokenRefresh: noop,
-  concurrency: noop,
-};
-
-/** Whether a hook listens: an event nobody hears need not be built. */
-export function listens(hooks: SafeHooks, name: keyof SafeHooks): boolean {
-  return hooks[name] !== noop;
-}
-
-/** Guards each given hook; `warn` hears of one that threw or rejected. */
-export function safeHooks(
-  hooks: PushClientHooks | undefined,
-  warn: (message: string, fields: Record<string, unknown>) => void,
-): SafeHooks {
-  if (!hooks) return noHooks;
-  const guard = <E extends object>(name: keyof PushClientHooks): ((event: E) => void) => {
-    const hook = hooks[name] as ((event: E) => unknown) | undefined;
-    if (typeof hook !== 'function') return noop;
-    const ignored = (error: unknown) =>
-      warn(`push-api-client ${name} hook threw; ignored`, {
-        error: error instanceof Error ? error.message : String(error),
-      });
-    return (event) => {
-      try {
-        // A copy: the client builds later events from this one, and a hook may write to it.
-        ignoreRejection(hook.call(hooks, { ...event }), ignored);
-      } catch (error) {
-        ignored(error);
-      }
-    };
-  };
-  return {
-    request: guard('request'),
-    response: guard('response'),
-    retry: guard('retry'),
-    tokenRefresh: guard('tokenRefresh'),
-    concurrency: guard('concurrency'),
-  };
-}
-
-/** The address as hooks and log lines show it: origin and path, never the query or credentials. */
-export function redactedUrl(url: URL): string {
-  return `${url.origin}${url.pathname}`;
-}
-
-/** The server's request id an error carries, when the service answered. */
-export function requestIdOf(error: unknown): string | undefined {
-  const id = (error as { requestId?: unknown } | null)?.requestId;
-  return typeof id === 'string' ? id : undefined;
-}
-
-/**
- * What the transport does with an answer's body: a 2xx body is read under its cap and handed on;
- * any other body is read under the error cap, scrubbed of secrets and turned into an error. The
- * caps and the capped read itself (`readBounded`) are at the end of this file.
- */
-
-/** Statuses whose response cannot carry a body (Fetch standard "null body status"). */
-const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
-
-/**
- * Response headers as a plain object, each value scrubbed: a service may echo a secret in a header
- * too. A header whose name holds a secret is left out (a name cannot carry the redaction marker).
- */
-export function headersToRecord(headers: Headers, secrets: readonly string[] = []): HeadersRecord {
-  const out: HeadersRecord = {};
-  const holdsSecret = secretInName(secrets);
-  headers.forEach((value, key) => {
-    if (holdsSecret(key)) return;
-    out[key] = scrubSecrets(value, secrets);
-  });
-  return out;
-}
-
-/**
- * The headers with each value scrubbed and each name holding a secret left out, or the same object
- * when no name or value held one (the common case: the copy and its checks cost a success answer
- * more than reading its body).
- */
-function scrubbedHeaders(headers: Headers, secrets: readonly string[]): Headers {
-  let changed = false;
-  const holdsSecret = secretInName(secrets);
-  headers.forEach((value, key) => {
-    changed ||= scrubSecrets(value, secrets) !== value || holdsSecret(key);
-  });
-  return changed ? new Headers(headersToRecord(headers, secrets)) : headers;
-}
-
-/**
- * The text of the success answers read here, scrubbed, by the answer handed on: the SDK's own
- * readers take it from here instead of reading the copy's body again. The copy's body stays
- * unread, so a caller given the response may still read it.
- */
-const answerTexts = new WeakMap<Response, string>();
-
-/** An answer's body as text: the text it was buffered with, or else read. */
-export function answerText(response: Response): Promise<string> {
-  const text = answerTexts.get(response);
-  return text === undefined ? response.text() : Promise.resolve(text);
-}
-
-function parseErrorBody(text: string, secrets: readonly string[]): ApiErrorBody | string | undefined {
-  if (text === '') return undefined;
-  const parsed = parseJsonObject(text);
-  return parsed === undefined ? text : (scrubJsonValue(parsed, secrets) as ApiErrorBody);
-}
-
-/**
- * The status and headers of an answer rebuilt in memory, without its reason phrase: clients are to
- * ignore it (RFC 9112 §4), HTTP/2 has none, and a service may write anything there, a secret it
- * received included. Fetch decodes it as UTF-8, so a Latin-1 phrase arrives as U+FFFD, which no
- * search for the secret matches and which a Response refuses to carry.
- */
-export function answerHead(response: Response, headers: HeadersInit): ResponseInit {
-  return { status: response.status, headers };
-}
-
-/**
- * The credentials a 2xx answer hands out: the values of its JSON body's `fields` (the token
- * endpoint's `access_token`), as issued and as a request will carry them (trimmed).
- */
-function issuedSecrets(text: string, fields: readonly string[]): string[] {
-  const body = parseJsonObject(text);
-  if (body === undefined) return [];
-  const values = new Set<string>();
-  for (const field of fields) {
-    const value = body[field];
-    if (typeof value !== 'string') continue;
-    for (const form of [value, trimHttpWhitespace(value)]) if (form !== '') values.add(form);
-  }
-  return [...values];
-}
-
-/**
- * Reads a 2xx body under `spec.maxResponseBytes` and returns a response that holds it in memory.
- * Past the cap: a ResponseTooLargeError, and the connection is dropped. When the request carried
- * secrets (the bearer token), they are scrubbed from the body too: no answer needs to echo them,
- * and whatever the caller builds from it (an error quoting the body) stays clean. The headers are
- * scrubbed of them as well, and of the credentials the answer itself hands out
- * (`spec.answerSecrets`): the caller needs the new token from the body, and from nowhere else.
- * The response carries no reason phrase (see {@link answerHead}).
- */
-export async function bufferSuccess(
-  response: Response,
-  spec: RequestSpec,
-  secrets: readonly string[],
-): Promise<Response> {
-  const head = (headSecrets: readonly string[]): ResponseInit =>
-    answerHead(response, headSecrets.length === 0 ? response.headers : scrubbedHeaders(response.headers, headSecrets));
-  if (NULL_BODY_STATUSES.has(response.status)) {
-    await response.body?.cancel().catch(() => undefined);
-    return new Response(null, head(secrets));
-  }
-  const limit = spec.maxResponseBytes ?? MAX_API_RESPONSE_BYTES;
-  const { bytes, truncated } = await readBounded(response, limit);
-  if (truncated) {
-    const requestId = requestIdFrom(response.headers, secrets);
-    throw answeredBy(new ResponseTooLargeError(spec.operation, response.status, limit), requestId);
-  }
-  if (secrets.length === 0 && spec.answerSecrets === undefined) return new Response(bytes, head(secrets));
-  const text = decodeText(bytes);
-  const scrubbed = scrubSecrets(text, secrets);
-  const issued = spec.answerSecrets === undefined ? [] : issuedSecrets(scrubbed, spec.answerSecrets);
-  const buffered = new Response(scrubbed === text ? bytes : scrubbed, head([...secrets, ...issued]));
-  answerTexts.set(buffered, scrubbed);
-  return buffered;
-}
-
-/**
- * An answer as middleware sees it: read under the caps the transport reads it under, with every
- * secret the request carried (the client secret's forms, the bearer token) scrubbed from its body
- * and headers, so that a logging middleware never writes down one that a hostile service echoed.
- * A request without secrets (a signed-address PUT) gets its answer read under the caps too: a
- * middleware that logs answers must not read a storage host's endless one into memory.
- */
-export async function answerForMiddleware(
-  response: Response,
-  spec: RequestSpec,
-  secrets: readonly string[],
-): Promise<Response> {
-  if (response.ok) return bufferSuccess(response, spec, secrets);
-  const init = answerHead(response, new Headers(headersToRecord(response.headers, secrets)));
-  if (NULL_BODY_STATUSES.has(response.status)) {
-    await response.body?.cancel().catch(() => undefined);
-    return new Response(null, init);
-  }
-  // Only the start of an error body is ever used (errorFromResponse reads no further).
-  const { bytes, truncated } = await readErrorBody(response, spec);
-  const scrubbed = scrubSecrets(decodeText(bytes), secrets);
-  return new Response(truncated ? cutAfterSecrets(scrubbed, secrets) : scrubbed, init);
-}
-
-/** The answer's status and headers, the headers scrubbed of secrets, for `mapError` (its body was read). */
-function withScrubbedHeaders(response: Response, secrets: readonly string[]): AnswerHead {
-  if (secrets.length === 0) return response;
-  return { status: response.status, headers: new Headers(headersToRecord(response.headers, secrets)) };
-}
-
-/**
- * Turns a non-2xx answer into the error `spec.mapError` builds (by default the PushApiError
- * subclass for its status). The body is read up to {@link MAX_ERROR_BODY_BYTES} only: the status
- * decides what happens next, and the text is detail. Secrets are removed from the raw text, from
- * every parsed field and from the headers before anything reaches the error.
- */
-export async function errorFromResponse(
-  response: Response,
-  spec: RequestSpec,
-  secrets: readonly string[],
-): Promise<PushError> {
-  const { bytes, truncated } = await readErrorBody(response, spec);
-  const scrubbed = scrubSecrets(decodeText(bytes), secrets);
-  // The cap, or the end of a body that stopped coming, may have cut through an echoed secret,
-  // leaving a prefix that no search finds.
-  const text = truncated ? cutAfterSecrets(scrubbed, secrets) : scrubbed;
-  if (spec.mapError) return spec.mapError(withScrubbedHeaders(response, secrets), text);
-  return PushApiError.fromResponse(
-    response.status,
-    parseErrorBody(text, secrets),
-    headersToRecord(response.headers, secrets),
-  );
-}
-
-// Reading response bodies with a cap. A hostile or broken service may answer with gigabytes; the
-// body is read chunk by chunk, and past the cap reading stops and the connection is dropped, so
-// memory stays bounded whatever the answer claims.
-
-/**
- * Token answers: `{access_token, token_type, expires_in, scope}`. A JWT access token is a few KB;
- * 64 KiB leaves room for any real token and nothing more.
- */
-export const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
-
-/**
- * Finance answers: `{"success": true}`, or an error (read under {@link MAX_ERROR_BODY_BYTES}). A
- * publish has many in flight at once, so a success answer padded to the data API's cap would cost
- * megabytes each; 64 KiB leaves room for any field a service may add, and nothing more.
- */
-export const MAX_FINANCE_RESPONSE_BYTES = 64 * 1024;
-
-/**
- * Data API answers (an address map, `client.request`). The largest is an address map: one
- * request asks for at most ~8 KB of `filenames=` pairs, so at most ~680 names, and each gets an
- * address of at most 8 KiB (the request-line limit of common proxies, which a signed address must
- * pass): ~5.5 MiB with the names, rounded up.
- */
-export const MAX_API_RESPONSE_BYTES = 8 * 1024 * 1024;
-
-/**
- * Error answers: only the start is used (a code and a message, an XML `<Code>` and `<Message>`).
- * A longer error body is cut here, not refused: its status still decides what happens next.
- */
-export const MAX_ERROR_BODY_BYTES = 64 * 1024;
-
-/** What a capped read found: the bytes up to the cap, and whether more followed. */
-export interface BoundedBody {
-  bytes: Uint8Array<ArrayBuffer>;
-  truncated: boolean;
-}
-
-/**
- * Reads the start of an error answer's body (up to {@link MAX_ERROR_BODY_BYTES}). The status is
- * the service's verdict and the body only detail, so a body that stops coming (it stalls past the
- * attempt's timeout, or its connection drops) ends the read with what came, counted as cut: a 400
- * stays a refusal and a 503 a pause, never "no answer" (which would leave a finance batch the
- * service refused `unknown`). The caller's abort still ends the request as an abort.
- */
-function readErrorBody(response: Response, spec: RequestSpec): Promise<BoundedBody> {
-  return readBounded(response, MAX_ERROR_BODY_BYTES, () => spec.call?.signal?.aborted !== true);
-}
-
-/**
- * Reads at most `limit` bytes of a response body. Past the limit, the body is cancelled, which
- * makes fetch drop the connection (a half-read HTTP/1.1 response cannot be reused). Errors while
- * reading (a reset, the attempt's timeout) propagate as thrown by the stream, unless
- * `keepPartial` says to end the read there: then what came is returned as a cut body.
- */
-export async function readBounded(
-  response: Response,
-  limit: number,
-  keepPartial?: (error: unknown) => boolean,
-): Promise<BoundedBody> {
-  const body = response.body;
-  if (body === null) return { bytes: new Uint8Array(0), truncated: false };
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  let truncated = false;
-  try {
-    for (;;) {
-      let next: ReadableStreamReadResult<Uint8Array>;
-      try {
-        next = await reader.read();
-      } catch (error) {
-        if (keepPartial?.(error) !== true) throw error;
-        truncated = true;
-        break;
-      }
-      const { done, value } = next;
-      if (done) break;
-      if (length + value.byteLength > limit) {
-        chunks.push(value.subarray(0, limit - length));
-        length = limit;
-        truncated = true;
-        break;
-      }
-      chunks.push(value);
-      length += value.byteLength;
-    }
-  } finally {
-    if (truncated) await reader.cancel().catch(() => undefined);
-    reader.releaseLock();
-  }
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { bytes, truncated };
-}
-
-/** Decodes bytes as UTF-8; a character cut at the cap becomes U+FFFD instead of an exception. */
-export function decodeText(bytes: Uint8Array): string {
-  return new TextDecoder().decode(bytes);
 }

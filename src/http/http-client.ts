@@ -7,23 +7,23 @@
  *   401, refreshed once; what leaves it records whether the body was sent;
  * - the promise every call returns (`ResponsePromise`), with `.withResponse()`.
  */
+
 import type { Context } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../defaults.js';
 import { AbortError, ConfigurationError, MAX_RETRY_AFTER_MS, PushError, requestIdFrom, TokenError } from '../errors.js';
 import { scrubSecrets, secretInName } from '../internal/text.js';
 import { abortErrorFrom, delay, eitherSignal, nextTurn } from '../internal/waits.js';
-import {
-  type AttemptOptions,
-  type Middleware,
-  noHooks,
-  redactedUrl,
-  requestIdOf,
-  type SafeHooks,
-  sendAttempt,
-} from './attempt.js';
-import type { Logger, RequestOptions, ResponseMetadata, RetryBackoff, WithResponse } from './public-types.js';
-import { createFetch, type FetchLike } from './redirects.js';
+import { type AttemptOptions, type Middleware, sendAttempt } from './attempt.js';
+import { createFetch, isReservedHeader, noHooks, redactedUrl, requestIdOf, type SafeHooks } from './fetch.js';
+import type {
+  FetchLike,
+  Logger,
+  RequestOptions,
+  ResponseMetadata,
+  RetryBackoff,
+  WithResponse,
+} from './public-types.js';
 import {
   type BackoffOptions,
   backoffUnder,
@@ -644,30 +644,6 @@ export class ResponsePromise<T, R extends ResponseMetadata | null = ResponseMeta
  * request, and the headers the client adds to every request to the service (`defaultHeaders`).
  */
 
-/**
- * Headers the transport or the credentials own. Setting one would either be ignored by fetch or
- * change what the request means (a second Authorization, a wrong length), so it is refused loudly.
- */
-const RESERVED_HEADERS = new Set([
-  'authorization',
-  'proxy-authorization',
-  'content-length',
-  'host',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-  'te',
-  'trailer',
-  // undici refuses it on every attempt (it does not implement 100-continue).
-  'expect',
-]);
-
-/** Whether the transport or the credentials own this header (any case). */
-export function isReservedHeader(name: string): boolean {
-  return RESERVED_HEADERS.has(name.toLowerCase());
-}
-
 /** RFC 9110 token characters, for header names. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -684,7 +660,7 @@ export function checkHeaders(
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
     if (!HEADER_NAME.test(name)) throw new ConfigurationError(`${option}: "${name}" is not a valid header name`);
-    if (RESERVED_HEADERS.has(lower)) {
+    if (isReservedHeader(lower)) {
       throw new ConfigurationError(
         `${option}: ${name} cannot be set; the client sets it (credentials and body length are never overridden)`,
       );
@@ -756,7 +732,7 @@ export interface CallSettings {
 }
 
 /** The token asked for as an operation started. */
-export interface EarlyBearer {
+interface EarlyBearer {
   /** Its refusal, once refused (a 4xx other than 408 and 429). */
   failure?: unknown;
   /** The operation is over: a token request still on its way that nobody else waits for is aborted. */
@@ -764,13 +740,10 @@ export interface EarlyBearer {
 }
 
 /** What a call's options say for the token request one of its requests may have to make first. */
-export type TokenCallOptions = Pick<
-  RequestOptions,
-  'timeoutMs' | 'maxRetries' | 'headers' | 'backoff' | 'maxRetryAfterMs'
->;
+type TokenCallOptions = Pick<RequestOptions, 'timeoutMs' | 'maxRetries' | 'headers' | 'backoff' | 'maxRetryAfterMs'>;
 
 /** The call's timeout, retries and headers, for the token request it causes (its signal goes with each request). */
-export function tokenOptionsOf(call: CallSettings): TokenCallOptions {
+function tokenOptionsOf(call: CallSettings): TokenCallOptions {
   return {
     headers: call.headers,
     ...(call.timeoutMs !== undefined && { timeoutMs: call.timeoutMs }),
@@ -823,7 +796,7 @@ export function callSettings(options: RequestOptions, defaultHeaders: Readonly<R
 }
 
 /** The per-application resources of the data API (SPEC.md): upload addresses and finance records. */
-export type AppResource = 'upload' | 'finance';
+type AppResource = 'upload' | 'finance';
 
 /**
  * `{base_url}/services/push/v1/customer/apps/{appId}/{resource}`. The app id is one percent-encoded

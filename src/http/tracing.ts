@@ -5,8 +5,7 @@
  */
 import type { Context, Span } from '@opentelemetry/api';
 import { PushError } from '../errors.js';
-import { redactedUrl } from './attempt.js';
-import { isReservedHeader } from './http-client.js';
+import { isReservedHeader, redactedUrl } from './fetch.js';
 import type { OpenTelemetry } from './otel-loader.js';
 import { statusOf } from './retry.js';
 import type { RequestSpec } from './types.js';

@@ -128,7 +128,7 @@ export function cutAfterSecrets(text: string, secrets: readonly (string | undefi
 }
 
 /** What {@link scrubSecretsCounted} did: the scrubbed text, and the steps it took to find the secrets. */
-export interface ScrubResult {
+interface ScrubResult {
   text: string;
   /** Units decoded plus search steps: linear in the text's length for any number of secrets of any length. */
   steps: number;
@@ -171,10 +171,10 @@ export function scrubSecrets(text: string, secrets: readonly (string | undefined
  * one may nest tens of thousands, which JSON.parse accepts but a recursive walk, `JSON.stringify`
  * and `util.inspect` do not (RangeError). Deeper values are replaced by {@link TOO_DEEP}.
  */
-export const MAX_JSON_DEPTH = 32;
+const MAX_JSON_DEPTH = 32;
 
 /** What stands in for a value nested deeper than {@link MAX_JSON_DEPTH}. */
-export const TOO_DEEP = '[nested too deep]';
+const TOO_DEEP = '[nested too deep]';
 
 /**
  * Scrubs every string in a parsed JSON value, keys included, down to {@link MAX_JSON_DEPTH}; deeper
@@ -426,7 +426,7 @@ function searchReading(text: string, decoded: DecodedText, { forward, backward }
 }
 
 /** The ranges to cut, and the steps taken to find them. */
-export interface SecretRanges {
+interface SecretRanges {
   /** Sorted, disjoint `[start, end)` source ranges as a flat list of pairs. */
   ranges: number[];
   /** Units decoded plus search steps: at most a fixed multiple of the text's length per secret. */
@@ -434,7 +434,7 @@ export interface SecretRanges {
 }
 
 /** Finds every secret (of at least {@link MIN_SECRET_LENGTH} characters) in `text`, in any encoding. */
-export function findSecretRanges(text: string, secrets: readonly (string | undefined)[]): SecretRanges {
+function findSecretRanges(text: string, secrets: readonly (string | undefined)[]): SecretRanges {
   const usable = secrets.filter((secret): secret is string => !!secret && secret.length >= MIN_SECRET_LENGTH);
   if (usable.length === 0 || text === '') return { ranges: [], steps: 0 };
   const compiledSecrets = usable.map(compiledSecret).filter((secret) => secret.shortest <= text.length);
@@ -478,7 +478,7 @@ export function findSecretRanges(text: string, secrets: readonly (string | undef
 // the pattern.
 
 /** A pattern ready to be searched for: its units and the KMP failure table. */
-export interface SearchPattern {
+interface SearchPattern {
   readonly units: Uint16Array;
   /** `fail[i]`: the length of the longest proper border of `units[0..i]`. */
   readonly fail: Int32Array;
@@ -585,7 +585,7 @@ function searchSuffixStarts(
  */
 
 /** A text read through every escape it may carry. */
-export interface DecodedText {
+interface DecodedText {
   /** The decoded UTF-16 code units, with `+` and space read as one and the same unit (a space). */
   readonly units: Uint16Array;
   /**
@@ -676,7 +676,7 @@ function percentEscapeAt(text: string, at: number): Escape | undefined {
 }
 
 /** Whether the text holds anything the decoder would change: without it, decoding is the identity. */
-export function hasEscapes(text: string): boolean {
+function hasEscapes(text: string): boolean {
   return text.includes('\\') || text.includes('%') || text.includes('+');
 }
 
@@ -684,7 +684,7 @@ export function hasEscapes(text: string): boolean {
  * Whether the {@link BackslashReading}s may read the text differently: only a backslash that is not
  * the start of `\\uXXXX` is read differently by one of them.
  */
-export function readingsDiffer(text: string): boolean {
+function readingsDiffer(text: string): boolean {
   for (let at = text.indexOf('\\'); at >= 0; at = text.indexOf('\\', at + 1)) {
     const next = text.charCodeAt(at + 1);
     if (next !== 0x75 && next !== 0x55) return true;
@@ -703,13 +703,13 @@ export function readingsDiffer(text: string): boolean {
  * - `unicode`: only `\uXXXX` is an escape, as a person scanning for it reads: `\n` is `\` and `n`.
  * In every reading a run of backslashes counts as one, so that `\\` and `\` compare alike.
  */
-export type BackslashReading = 'json' | 'lone' | 'unicode';
+type BackslashReading = 'json' | 'lone' | 'unicode';
 
 /** Every {@link BackslashReading}. */
-export const BACKSLASH_READINGS: readonly BackslashReading[] = ['json', 'lone', 'unicode'];
+const BACKSLASH_READINGS: readonly BackslashReading[] = ['json', 'lone', 'unicode'];
 
 /** Decodes `text` in one pass; see the module comment for what is read. */
-export function decodeEscapedText(text: string, reading: BackslashReading = 'json'): DecodedText {
+function decodeEscapedText(text: string, reading: BackslashReading = 'json'): DecodedText {
   // Every source character yields at most one unit, except a 4-byte percent escape (12 characters, 2 units).
   const units = new Uint16Array(text.length);
   const starts = new Int32Array(text.length + 1);
@@ -738,7 +738,7 @@ export function decodeEscapedText(text: string, reading: BackslashReading = 'jso
 }
 
 /** Where the source of unit `index` ends (exclusive). */
-export function sourceEnd(decoded: DecodedText, index: number): number {
+function sourceEnd(decoded: DecodedText, index: number): number {
   const start = decoded.starts[index] as number;
   let next = index + 1;
   while ((decoded.starts[next] as number) === start) next++;
@@ -749,7 +749,7 @@ export function sourceEnd(decoded: DecodedText, index: number): number {
  * The UTF-16 units of `text` unescaped, but compared the way {@link decodeEscapedText} compares: `+`
  * read as a space, a run of backslashes as one.
  */
-export function comparableUnits(text: string): Uint16Array {
+function comparableUnits(text: string): Uint16Array {
   const units = new Uint16Array(text.length);
   let length = 0;
   for (let i = 0; i < text.length; i++) {
@@ -761,7 +761,7 @@ export function comparableUnits(text: string): Uint16Array {
 }
 
 /** The UTF-16 units of `text` as they are. */
-export function rawUnits(text: string): Uint16Array {
+function rawUnits(text: string): Uint16Array {
   const units = new Uint16Array(text.length);
   for (let i = 0; i < text.length; i++) units[i] = text.charCodeAt(i);
   return units;
@@ -879,7 +879,7 @@ export function trimTrailingSlashes(text: string): string {
 // reaches the service (the emulator applies the same).
 
 /** Object keys of S3-compatible stores are at most 1024 bytes of UTF-8. */
-export const MAX_FILE_NAME_BYTES = 1024;
+const MAX_FILE_NAME_BYTES = 1024;
 
 // \p{Cc}: C0 controls, DEL and C1 controls. \p{Cs} in a /u regex matches only unpaired surrogates,
 // which URLSearchParams would silently turn into U+FFFD, so the returned key would not match the name.

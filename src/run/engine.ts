@@ -22,7 +22,7 @@ import { abortErrorFrom, WakeList } from '../internal/waits.js';
 export type WorkSource<T> = Iterator<T, void, undefined> | AsyncIterator<T, void, undefined>;
 
 /** The window the engine's loops share: a slot is taken before an item is pulled, and given back once it settled. */
-export interface WorkWindow {
+interface WorkWindow {
   /** The most slots the window may ever have: how many loops run. */
   readonly max: number;
   /** Resolves with a slot; rejects with an AbortError when the signal fires. */
@@ -209,7 +209,7 @@ const NEW_CONNECTION_CLASSES = 16;
 /** Rounds of decisions a no-load minimum is kept for before it is learnt again (a path may get slower for good). */
 const EPOCH_ROUNDS = 100;
 
-export interface ConcurrencyLimiterOptions {
+interface ConcurrencyLimiterOptions {
   /** The most items in hand at once: the `concurrency` option. */
   max: number;
   /** `false`: the window stays at `max`. @default true */
@@ -243,19 +243,19 @@ export interface ConcurrencyLimiterOptions {
  * What a run's window learnt, for the client's next run of the same operation: the window it ended
  * at, and the knee a latency shrink or push-back found (undefined: none was found).
  */
-export interface LearntWindow {
+interface LearntWindow {
   limit: number;
   knee: number | undefined;
 }
 
 /** What a run's own evidence says of its window, for the client to remember (`WindowMemory`, below). */
-export interface WindowOutcome extends LearntWindow {
+interface WindowOutcome extends LearntWindow {
   /** The run met a latency shrink or push-back: its window is the service's word, even if lower. */
   pushedBack: boolean;
 }
 
 /** One answered request, for the window: when its last attempt left, when it was answered, how large it was. */
-export interface RoundTripSample {
+interface RoundTripSample {
   startedAt: number;
   endedAt: number;
   /** The request body's size, so that large uploads are compared with large uploads. */
@@ -631,7 +631,7 @@ function lowerQuartile(samples: readonly RoundSample[]): RoundSample {
 // tolerates the jitter of a real network while a narrow one still reacts to a queue of a few requests.
 
 /** What one round of samples says about the window. */
-export type WindowDecision =
+type WindowDecision =
   | { kind: 'hold' }
   | { kind: 'grow'; limit: number }
   | { kind: 'shrink'; limit: number; queue: number };

@@ -1,6 +1,6 @@
 /** Errors from the storage host behind the signed addresses (an S3/GCS-style XML error body). */
 import { UploadError } from '../errors.js';
-import { requestIdOf } from '../http/attempt.js';
+import { requestIdOf } from '../http/fetch.js';
 import { truncateText } from '../internal/text.js';
 
 /** `<Code>` and `<Message>` of an S3/GCS-style XML error body, when present. */

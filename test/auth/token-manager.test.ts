@@ -1,10 +1,9 @@
-import type { FetchLike } from 'push-api-client';
-import { AbortError, MemoryTokenStore, TokenError, type TokenStore } from 'push-api-client';
+import { AbortError, type FetchLike, MemoryTokenStore, TokenError, type TokenStore } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { REFRESH_ENDS_WITH_ITS_STARTER as NODE_REFRESH_ENDS_WITH_ITS_STARTER } from '../../src/auth/refresh-owner.js';
 import { REFRESH_ENDS_WITH_ITS_STARTER as WEB_REFRESH_ENDS_WITH_ITS_STARTER } from '../../src/auth/refresh-owner.web.js';
-import { bearerSourceOf, sha256Hex, type TokenManagerOptions } from '../../src/auth/token-manager.js';
+import { bearerSourceOf, findNodeCrypto, sha256Hex, type TokenManagerOptions } from '../../src/auth/token-manager.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import { clientFor, emulatorTokenManager } from '../support/clients.js';
 import { capturingFetch, recordingLogger } from '../support/recorders.js';
@@ -285,6 +284,21 @@ describe('TokenManager against the emulator', () => {
       const webHex = sha256Hex(text, null);
       expect(webHex).toBeInstanceOf(Promise);
       expect(await webHex).toBe(sha256Hex(text));
+    }
+  });
+
+  it('hashes with node:crypto only where process.getBuiltinModule gives a working one', () => {
+    expect(findNodeCrypto()?.createHash('sha256').update('x').digest('hex')).toBe(
+      '2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881',
+    );
+    // A bundler's stand-in process, a lookup that throws or finds something else: WebCrypto hashes.
+    const throwing = {
+      getBuiltinModule() {
+        throw new Error('No such built-in module: node:crypto');
+      },
+    };
+    for (const runtime of [null, {}, { getBuiltinModule: 'yes' }, throwing, { getBuiltinModule: () => ({}) }]) {
+      expect(findNodeCrypto(runtime)).toBeUndefined();
     }
   });
 

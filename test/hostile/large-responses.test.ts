@@ -7,7 +7,7 @@ import {
   MAX_ERROR_BODY_BYTES,
   MAX_FINANCE_RESPONSE_BYTES,
   MAX_TOKEN_RESPONSE_BYTES,
-} from '../../src/http/attempt.js';
+} from '../../src/http/fetch.js';
 import { MAX_ERROR_TEXT_LENGTH } from '../../src/internal/text.js';
 import { drainedOrClosed, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 import { financeRecords, SAMPLE_RECORD } from '../support/records.js';

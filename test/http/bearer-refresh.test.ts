@@ -2,7 +2,7 @@ import { setupServer } from 'msw/node';
 import { AuthenticationError, ServerError } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { noHooks } from '../../src/http/attempt.js';
+import { noHooks } from '../../src/http/fetch.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import type { RequestSpec } from '../../src/http/types.js';
 import { emulatorTokenManager } from '../support/clients.js';

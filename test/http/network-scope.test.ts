@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { closerThanService, isLoopbackHostname, isSecureUrl, networkScope } from '../../src/http/redirects.js';
+import { closerThanService, isLoopbackHostname, isSecureUrl, networkScope } from '../../src/http/fetch.js';
 
 const scopeOf = (host: string) => networkScope(new URL(`http://${host}:81/x`));
 

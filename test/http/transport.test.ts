@@ -10,7 +10,7 @@ import {
 } from 'push-api-client';
 import { Agent } from 'undici';
 import { describe, expect, it, vi } from 'vitest';
-import { noHooks } from '../../src/http/attempt.js';
+import { noHooks } from '../../src/http/fetch.js';
 import { FetchHttpClient, type FetchHttpClientOptions } from '../../src/http/http-client.js';
 import type { RequestPacing, RequestSpec } from '../../src/http/types.js';
 import { useLoopbackServers } from '../support/loopback-server.js';

@@ -1,6 +1,6 @@
 import { ConfigurationError } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { assertSecureUrl, isSecureUrl } from '../../src/http/redirects.js';
+import { assertSecureUrl, isSecureUrl } from '../../src/http/fetch.js';
 
 describe('https guard', () => {
   it('accepts https anywhere', () => {

@@ -21,8 +21,8 @@ export const TRIPS = {
 const IMPORT = /^\s*(import|export)\s+(type\s+)?(?:([^'";]*?)\s+from\s+)?['"](\.[^'"]+)['"]/gm;
 const DYNAMIC = /import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
 
-/** The relative modules `file` loads when it runs. */
-function runtimeImports(file: string): string[] {
+/** The relative modules `file` loads when it runs (with `lazy: false`, only those it loads at once). */
+function runtimeImports(file: string, { lazy = true } = {}): string[] {
   const text = readFileSync(file, 'utf8');
   const found: string[] = [];
   for (const [, keyword, typeOnly, clause = '', specifier] of text.matchAll(IMPORT)) {
@@ -37,7 +37,7 @@ function runtimeImports(file: string): string[] {
     if (named && names.length > 0 && names.every((name) => name.startsWith('type '))) continue;
     found.push(specifier);
   }
-  for (const [, specifier] of text.matchAll(DYNAMIC)) if (specifier) found.push(specifier);
+  if (lazy) for (const [, specifier] of text.matchAll(DYNAMIC)) if (specifier) found.push(specifier);
   return found.map((specifier) => path.resolve(path.dirname(file), specifier.replace(/\.js$/, '.ts')));
 }
 
@@ -51,4 +51,28 @@ export function filesCrossed(parts: readonly string[]): string[] {
   };
   for (const part of parts) visit(path.join(ROOT, part));
   return [...seen].map((file) => path.relative(path.join(ROOT, 'src'), file)).sort();
+}
+
+/**
+ * The cycles among the static runtime imports of `files` (paths relative to the repository), each
+ * as the files on it, the first repeated at the end. A layer that imports one above it closes one.
+ */
+export function importCycles(files: readonly string[]): string[][] {
+  const cycles: string[][] = [];
+  const done = new Set<string>();
+  const path_: string[] = [];
+  const visit = (file: string): void => {
+    const at = path_.indexOf(file);
+    if (at >= 0) {
+      cycles.push([...path_.slice(at), file].map((each) => path.relative(ROOT, each)));
+      return;
+    }
+    if (done.has(file) || !existsSync(file)) return;
+    path_.push(file);
+    for (const next of runtimeImports(file, { lazy: false })) visit(next);
+    path_.pop();
+    done.add(file);
+  };
+  for (const file of files) visit(path.join(ROOT, file));
+  return cycles;
 }

@@ -7,7 +7,8 @@ import { Readable } from 'node:stream';
 import { UploadError, type UploadInput } from 'push-api-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_UPLOAD_BYTES } from '../../src/uploads/limits.js';
-import { toUploadSource, type UploadSource } from '../../src/uploads/put-body.js';
+import type { UploadSource } from '../../src/uploads/put-body.js';
+import { toUploadSource } from '../../src/uploads/uploader.js';
 
 let dir: string;
 const content = Buffer.from(Array.from({ length: 700_000 }, (_, i) => (i * 31) % 251));

@@ -1,9 +1,13 @@
 /**
- * The bearer token: client credentials exchanged at the token endpoint (spec, operation 1), the
- * token cached until shortly before `expires_in`, one refresh in flight at a time for every caller
- * (`TokenManager`); the token endpoint's answer checked before it is believed
- * (`parseTokenResponse`); and where tokens are kept between calls and processes (`TokenStore`,
- * under a key that hashes the credential and never contains the secret).
+ * The bearer token. In this order:
+ * - the store key's hash (`sha256Hex`): a key that names the credential and never contains the
+ *   secret, hashed at once where the runtime has `node:crypto`;
+ * - the manager (`TokenManager`): client credentials exchanged at the token endpoint (spec,
+ *   operation 1), the token cached until shortly before `expires_in`, one refresh in flight at a
+ *   time for every caller;
+ * - the token endpoint's answer, checked before it is believed (`parseTokenResponse`), and its
+ *   OAuth errors;
+ * - where tokens are kept between calls and processes (`TokenStore`, `MemoryTokenStore`).
  */
 import { DEFAULTS } from '../defaults.js';
 import {
@@ -47,6 +51,9 @@ import {
 import { abortErrorFrom, nextTurn, raceSignal } from '../internal/waits.js';
 import { REFRESH_ENDS_WITH_ITS_STARTER } from './refresh-owner.js';
 
+// ── The store key's hash ─────────────────────────────────────────────────────────────────────────
+// A token store's key, hashed without waiting for an event-loop turn where the runtime allows.
+
 /** A store key names the credential by a hash of its token URL, client id and scopes, never the secret. */
 const STORE_KEY_PREFIX = 'push-api-client:token:';
 
@@ -81,6 +88,9 @@ export function sha256Hex(material: string, hasher = nodeCrypto ?? null): string
     .digest('SHA-256', new TextEncoder().encode(material))
     .then((digest) => Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join(''));
 }
+
+// ── The manager ──────────────────────────────────────────────────────────────────────────────────
+// Options, the cache per scope set, and the one refresh every caller of a scope set shares.
 
 /**
  * How the client id and secret are sent to the token endpoint: `client_secret_post` in the form
@@ -964,10 +974,9 @@ function normalizeScopes(scopes: readonly string[]): string[] {
   return [...new Set(scopes.map((scope) => scope.trim()).filter((scope) => scope !== ''))].sort();
 }
 
-/**
- * Reading the token endpoint's answers. Messages never quote the response body: a success body
- * holds the token, and an error body may echo what was sent.
- */
+// ── The token endpoint's answer ──────────────────────────────────────────────────────────────────
+// Reading the token endpoint's answers. Messages never quote the response body: a success body
+// holds the token, and an error body may echo what was sent.
 
 /**
  * Maps a non-2xx token response to a TokenError carrying the OAuth `error` code (RFC 6749 §5.2).
@@ -1131,6 +1140,10 @@ function parseTokenResponse(
     scopesLeftOut,
   };
 }
+
+// ── Where tokens are kept ────────────────────────────────────────────────────────────────────────
+// The token a caller gets, the store contract that keeps it between calls and processes, and the
+// default store in memory.
 
 /** An access token as the SDK hands it out. */
 export interface AccessToken {

@@ -1,9 +1,10 @@
 /**
- * The checked records of one publish run: the caller's input read one record at a time
- * (`InputCursor`), each record checked and counted (`BatchSource`), the valid ones handed to the
- * assembler (batcher.ts). The check is here too: a fast check derived from the table of fields
- * (fields.ts) accepts the common case, and zod (schema.ts, loaded on first need) names the field
- * of every other record.
+ * The checked records of one publish run. In this order:
+ * - the batches: each record checked and counted (`BatchSource`), the valid ones handed to the
+ *   assembler (batcher.ts), the caller's input read one record at a time (`InputCursor`);
+ * - the validation step (`checkRecord`, `prevalidate`): the fast check accepts the common case,
+ *   and zod (schema.ts, loaded on first need) names the field of every other record;
+ * - the fast check, derived from the table of fields (fields.ts).
  */
 import type { InvalidRecord, RecordIssue } from '../errors.js';
 import { abortErrorFrom, onAbort } from '../internal/waits.js';
@@ -23,12 +24,11 @@ import type { PendingBatch, ReportBuilder } from './publisher.js';
 import { type FinanceRecordSchema, toRecordIssues } from './schema.js';
 import { loadFinanceRecordSchema } from './schema-loader.js';
 
-/**
- * The batches of one publish run, pulled by the workers one at a time (publisher.ts), so that the input
- * is read no further ahead than the concurrency needs. Each record read is checked (below)
- * and counted: a valid one goes to the assembler, which fills batches; an invalid one goes to the
- * report.
- */
+// ── The batches ──────────────────────────────────────────────────────────────────────────────────
+// The batches of one publish run, pulled by the engine's loops one at a time (publisher.ts), so that
+// the input is read no further ahead than the window needs. Each record read is checked (the
+// validation step, below) and counted: a valid one goes to the assembler, which fills batches; an
+// invalid one goes to the report. The caller's iterator is read through an `InputCursor`.
 
 /** Reasons to stop reading: an abort, an error that every further batch would meet, a callback that threw. */
 type ShouldStop = () => boolean;
@@ -239,15 +239,14 @@ export class InputCursor {
   }
 }
 
-/**
- * The validation step: every record is checked here, and nowhere else. The fast check
- * (below) accepts the common case; every other record goes to zod, so that issues name
- * the field (`amount`) and say what was expected. A check is synchronous unless it needs zod
- * before zod is loaded: then it loads zod (once per process; concurrent checks share the load)
- * and answers when that is done. A valid record never needs zod, so a process that only
- * publishes valid records, from an array or a stream, never loads it (its load is a large share
- * of a short process's start-up, and its heap makes every collection slower).
- */
+// ── The validation step ──────────────────────────────────────────────────────────────────────────
+// Every record is checked here, and nowhere else. The fast check
+// (below) accepts the common case; every other record goes to zod, so that issues name
+// the field (`amount`) and say what was expected. A check is synchronous unless it needs zod
+// before zod is loaded: then it loads zod (once per process; concurrent checks share the load)
+// and answers when that is done. A valid record never needs zod, so a process that only
+// publishes valid records, from an array or a stream, never loads it (its load is a large share
+// of a short process's start-up, and its heap makes every collection slower).
 
 /** A record accepted: its wire form (a new object, never the input) and a bound of its JSON size. */
 interface AcceptedRecord {
@@ -383,26 +382,25 @@ export async function prevalidate(
   return { items, invalid };
 }
 
-/**
- * The common case of the zod schema's `safeParse`, without zod, derived from the same table of
- * fields (fields.ts): the same rules, the same wire output, several times cheaper. It only ever
- * says "valid, here is the wire record" or "ask zod": every record it does not accept goes through
- * zod, which stays the source of truth and of every message. A zod parse costs about as much as
- * sending the record; publishing millions of records would then be limited by validation.
- *
- * Rules, as zod applies them to a strict object of the table's fields (a property test checks
- * that both agree on valid and mutated records): the input is a non-array object; each field is
- * read once with `input[name]`, in the table's order, so inherited ones count; every other key
- * that `for...in` yields is unknown; an optional field that is absent or `undefined` is left out
- * of the wire record; the wire record has the fields in the table's order, so that its JSON is
- * zod's output. The wire record is a new plain object: a getter or a Proxy that answers
- * differently on each read cannot show the check one value and the request another.
- *
- * The check runs once per record, so it is compiled from the table into one function
- * (fast-check-compiler.ts): no loop over the fields, no property written by a computed name, which
- * cost several times the whole check. Where a runtime forbids compiling code from strings (a
- * Worker, `--disallow-code-generation-from-strings`), the same rules run from the table directly.
- */
+// ── The fast check ───────────────────────────────────────────────────────────────────────────────
+// The common case of the zod schema's `safeParse`, without zod, derived from the same table of
+// fields (fields.ts): the same rules, the same wire output, several times cheaper. It only ever
+// says "valid, here is the wire record" or "ask zod": every record it does not accept goes through
+// zod, which stays the source of truth and of every message. A zod parse costs about as much as
+// sending the record; publishing millions of records would then be limited by validation.
+//
+// Rules, as zod applies them to a strict object of the table's fields (a property test checks
+// that both agree on valid and mutated records): the input is a non-array object; each field is
+// read once with `input[name]`, in the table's order, so inherited ones count; every other key
+// that `for...in` yields is unknown; an optional field that is absent or `undefined` is left out
+// of the wire record; the wire record has the fields in the table's order, so that its JSON is
+// zod's output. The wire record is a new plain object: a getter or a Proxy that answers
+// differently on each read cannot show the check one value and the request another.
+//
+// The check runs once per record, so it is compiled from the table into one function
+// (fast-check-compiler.ts): no loop over the fields, no property written by a computed name, which
+// cost several times the whole check. Where a runtime forbids compiling code from strings (a
+// Worker, `--disallow-code-generation-from-strings`), the same rules run from the table directly.
 
 /** A record's check and the bound of its JSON size. */
 export interface FastCheck {

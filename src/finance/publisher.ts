@@ -1,8 +1,9 @@
 /**
- * Publishing finance records (spec, operation 4): `publish()` checks its options and puts the
- * run's parts together (`FinancePublisher`); the run sends each batch as one exchange, paced by the
- * rate budget (`PublishRun`); and each batch's outcome (sent, failed or unknown) goes into the
- * report (`batchOutcome`, `ReportBuilder`).
+ * Publishing finance records (spec, operation 4). In this order:
+ * - `publish()` checks its options and puts the run's parts together (`FinancePublisher`);
+ * - the run sends each batch as one exchange, paced by the rate budget (`PublishRun`);
+ * - each batch's outcome (sent, failed or unknown) goes into the report (`ReportBuilder`,
+ *   `batchOutcome`).
  */
 import type { ClientContext } from '../context.js';
 import { FINANCE_DEFAULTS } from '../defaults.js';
@@ -48,6 +49,9 @@ import type {
   PublishReport,
   SettledBatch,
 } from './types.js';
+
+// ── The publisher ────────────────────────────────────────────────────────────────────────────────
+// `publish()` and `publishBatch()`: options checked, then the run's parts put together.
 
 type Settings = Required<
   Pick<PublishOptions, 'batchSize' | 'maxBatchBytes' | 'concurrency' | 'onInvalid' | 'adaptive'>
@@ -369,6 +373,9 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
 function isIterable(value: unknown): value is Iterable<unknown> {
   return typeof (value as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] === 'function';
 }
+
+// ── The run ──────────────────────────────────────────────────────────────────────────────────────
+// Batches pulled by the engine's loops, each sent as one exchange in its turn of the budget.
 
 const JSON_CONTENT: Readonly<Record<string, string>> = { 'content-type': 'application/json' };
 
@@ -757,10 +764,10 @@ function settledBatch(entry: BatchReport, body: string, indexes: number[]): Sett
   });
 }
 
-/**
- * What happened to each batch and to the run: how an exchange settles a batch (`batchOutcome`:
- * sent, failed or outcome unknown) and the report built from those outcomes (`ReportBuilder`).
- */
+// ── The report ───────────────────────────────────────────────────────────────────────────────────
+// What happened to each batch and to the run: the report built from the batches' outcomes
+// (`ReportBuilder`), and how an exchange settles a batch (`batchOutcome`: sent, failed or outcome
+// unknown).
 
 /** A batch read from the input and not yet settled. */
 export interface PendingBatch {
@@ -913,7 +920,7 @@ interface BatchOutcome {
  *   caller's abort while it was out);
  * - `failed`: the last body never left (the token could not be had, the abort came during a wait
  *   after an earlier attempt, a 401 whose refresh then failed) or the service refused it. A batch
- *   aborted before any attempt carried it is not settled at all (below): it was not sent.
+ *   aborted before any attempt carried it is not settled at all (`PublishRun`, above): it was not sent.
  * An `unknown` that only an earlier attempt explains reports that attempt's error.
  */
 function batchOutcome(result: Exchange): BatchOutcome {

@@ -1,5 +1,5 @@
 /**
- * One attempt, from the request a caller built to the answer's body read:
+ * One attempt, from the request a caller built to the answer's body read. In this order:
  * - the attempt's timeout, its hook events and its log line (sendAttempt);
  * - the send and its redirects, followed by hand, so that no credential or body leaves its origin
  *   and every hop meets the address rules (fetch.ts);
@@ -39,6 +39,9 @@ import {
 import type { FetchLike, Logger } from './public-types.js';
 import { statusOf } from './retry.js';
 import type { BodyControl, RequestBody, RequestSpec } from './types.js';
+
+// ── One attempt ──────────────────────────────────────────────────────────────────────────────────
+// Its timeout, its hook events and its log line, around the send below (`sendAttempt`).
 
 export interface AttemptOptions {
   fetch: FetchLike;
@@ -243,22 +246,21 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
   }
 }
 
+// ── The send and its redirects ───────────────────────────────────────────────────────────────────
+// Redirects are followed by hand (`redirect: 'manual'`, which every runtime implements), so that
+// these rules hold on every hop:
+// - a POST never follows a redirect: its body was already sent, so the service may have acted on
+//   it, and re-sending it elsewhere may duplicate it (on the finance POST the batch is `unknown`);
+// - neither Authorization nor a body ever leaves the original origin;
+// - every target passes the https guard;
+// - no hop goes closer to this machine than the service the request belongs to (fetch.ts):
+//   a remote service cannot send the client to loopback, link-local or private addresses;
+// - a streamed body is never replayed: a redirect answering it is an error.
+
 const FOLLOWED_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /** Headers that authenticate to the origin that set them: never sent on a hop to another. */
 const ORIGIN_CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'cookie2']);
-
-/**
- * Sending one attempt and its redirects, followed by hand (`redirect: 'manual'`, which every
- * runtime implements), so that these rules hold on every hop:
- * - a POST never follows a redirect: its body was already sent, so the service may have acted on
- *   it, and re-sending it elsewhere may duplicate it (on the finance POST the batch is `unknown`);
- * - neither Authorization nor a body ever leaves the original origin;
- * - every target passes the https guard;
- * - no hop goes closer to this machine than the service the request belongs to (fetch.ts):
- *   a remote service cannot send the client to loopback, link-local or private addresses;
- * - a streamed body is never replayed: a redirect answering it is an error.
- */
 
 interface HopOptions {
   fetch: FetchLike;
@@ -567,11 +569,10 @@ export async function sendFollowingRedirects(
   }
 }
 
-/**
- * Client-wide middleware: functions that see each attempt's first request, may replace it, and
- * hand it on. Credentials are added after the last one has run, so no middleware ever sees the
- * client secret or the bearer token; the transport's own rules apply to what comes out.
- */
+// ── The user's middleware ────────────────────────────────────────────────────────────────────────
+// Functions that see each attempt's first request, may replace it, and hand it on. Credentials are
+// added after the last one has run, so no middleware ever sees the client secret or the bearer
+// token; the transport's own rules apply to what comes out.
 
 /** The public name of an operation, as middleware sees it. */
 export type MiddlewareOperation = 'token' | 'uploadUrls' | 'upload' | 'finance' | 'request';

@@ -1,9 +1,10 @@
 /**
- * Where an attempt meets the wire, below the redirect loop:
+ * Where an attempt meets the wire, below the redirect loop. In this order:
  * - where a request may go: https only, except to a loopback host or with `allowInsecureHttp`, and
  *   no hop closer to this machine than the service the request belongs to;
- * - which fetch a call uses, and what its failures mean (a ConnectionError that says whether the
- *   request may have been written, a TimeoutError, an AbortError, a ConfigurationError);
+ * - the headers the transport owns, which fetch a call uses, and what its failures mean (a
+ *   ConnectionError that says whether the request may have been written, a TimeoutError, an
+ *   AbortError, a ConfigurationError);
  * - what hooks are told, and the address they see (never its query);
  * - the answer's body: a 2xx read under its cap, an error body cut, scrubbed (internal/text.ts)
  *   and mapped to its class (errors.ts).
@@ -38,11 +39,10 @@ import { dispatcherFetch } from './dispatcher-fetch.js';
 import type { FetchLike, PushClientHooks } from './public-types.js';
 import type { AnswerHead, RequestSpec } from './types.js';
 
-/**
- * Where a request may go. Two rules, checked on every request and on every hop of a redirect:
- * https only, except to a loopback host or with `allowInsecureHttp` (`assertSecureUrl`); and no
- * hop closer to this machine than the service the request belongs to (`closerThanService`).
- */
+// ── Where a request may go ───────────────────────────────────────────────────────────────────────
+// Two rules, checked on every request and on every hop of a redirect: https only, except to a
+// loopback host or with `allowInsecureHttp` (`assertSecureUrl`); and no hop closer to this machine
+// than the service the request belongs to (`closerThanService`).
 
 /** True when the URL may carry credentials or data: https, or http to a loopback host or when allowed. */
 export function isSecureUrl(url: URL, allowInsecureHttp = false): boolean {
@@ -283,12 +283,11 @@ export function closerThanService(target: URL, service: URL, secrets: readonly s
   return `points into ${where} (${host}) while the service (${service.host}) is not there`;
 }
 
-/**
- * The one place a request meets the runtime: which fetch a call uses, and what its failures mean
- * (a ConnectionError that says whether the request may have been written, a TimeoutError, an
- * AbortError, a ConfigurationError for a request the runtime refuses to build, or the error a
- * body's own source threw).
- */
+// ── The call to fetch ────────────────────────────────────────────────────────────────────────────
+// The one place a request meets the runtime: the headers it may not set, which fetch a call uses,
+// and what its failures mean (a ConnectionError that says whether the request may have been
+// written, a TimeoutError, an AbortError, a ConfigurationError for a request the runtime refuses to
+// build, or the error a body's own source threw).
 
 /**
  * Headers the transport or the credentials own. Setting one would either be ignored by fetch or
@@ -578,12 +577,11 @@ export function toTransportError(
   return new ConnectionError(`${context.operation} request failed: ${detail}`, { requestMaybeSent, cause: error });
 }
 
-/**
- * Hooks: typed callbacks the client calls as its requests go, for metrics and tracing. Events say
- * what happened (operation, method, address without its query, attempt, status, duration, the
- * server's request id, the retry delay) and never carry a header value or a body, so nothing a
- * hook does can leak a token, a secret or a record.
- */
+// ── Hooks made safe ──────────────────────────────────────────────────────────────────────────────
+// Typed callbacks the client calls as its requests go, for metrics and tracing. Events say what
+// happened (operation, method, address without its query, attempt, status, duration, the server's
+// request id, the retry delay) and never carry a header value or a body, so nothing a hook does can
+// leak a token, a secret or a record.
 
 /** Hooks with every callback present and guarded: a hook can never fail a request. */
 export type SafeHooks = Required<PushClientHooks>;
@@ -646,11 +644,10 @@ export function requestIdOf(error: unknown): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-/**
- * What the transport does with an answer's body: a 2xx body is read under its cap and handed on;
- * any other body is read under the error cap, scrubbed of secrets and turned into an error. The
- * caps and the capped read itself (`readBounded`) are at the end of this file.
- */
+// ── The answer's body ────────────────────────────────────────────────────────────────────────────
+// A 2xx body is read under its cap and handed on; any other body is read under the error cap,
+// scrubbed of secrets and turned into an error. The caps and the capped read itself
+// (`readBounded`) close the file.
 
 /** Statuses whose response cannot carry a body (Fetch standard "null body status"). */
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);

@@ -1,11 +1,14 @@
 /**
- * The transport's top layer: what a call is, and the loop that sees it through.
+ * The transport's top layer: what a call is, and the loop that sees it through. In this order:
+ * - the request lifecycle (`FetchHttpClient`): `exchange()` runs one attempt after another
+ *   (attempt.ts) until `nextStep` (retry.ts) says it is done, with the bearer token
+ *   (auth/token-manager.ts) added and, after a 401, refreshed once; what leaves it records whether
+ *   the body was sent;
+ * - what a call returns: the answer's metadata a caller may read, and the promise with
+ *   `.withResponse()` (`ResponsePromise`);
  * - the call's settings as one value (`callSettings`: timeout, retries, headers, signal), checked
- *   before any request, and the address of an app's resource (`appResourceUrl`);
- * - `exchange()`: the request lifecycle, one attempt after another (attempt.ts) until `nextStep`
- *   (retry.ts) says it is done, with the bearer token (auth/token-manager.ts) added and, after a
- *   401, refreshed once; what leaves it records whether the body was sent;
- * - the promise every call returns (`ResponsePromise`), with `.withResponse()`.
+ *   before any request;
+ * - the address of an app's resource (`appResourceUrl`).
  */
 
 import type { Context } from '@opentelemetry/api';
@@ -41,6 +44,9 @@ import {
 } from './retry.js';
 import type { Tracing } from './tracing.js';
 import type { Exchange, HttpClient, RecoveryStep, RequestSpec } from './types.js';
+
+// ── The request lifecycle ────────────────────────────────────────────────────────────────────────
+// `exchange()` and `send()`: attempts, waits and recovery steps until the request is done.
 
 /** Where bearer requests get their token; implemented by TokenManager. */
 export interface BearerTokenSource {
@@ -160,7 +166,7 @@ function asPushError(error: unknown, operation: string): PushError {
  * lifecycle loop   attempt → nextStep (retry.ts): give up | recover | wait (retry, ambiguous, rate-limited)
  *   pacing         the rate budget's turn, given back for a rate limit's wait
  *   auth           bearer token; a 401 refreshes it and re-sends once, inside the attempt
- *   attempt        timeout, redirects, bounded body, error mapping (attempt.ts)
+ *   attempt        timeout, redirects (attempt.ts); bounded body, error mapping (fetch.ts)
  * ```
  *
  * Every wait is announced once, by `#announce`: one log line and one `retry` hook event.
@@ -577,6 +583,9 @@ export class FetchHttpClient implements HttpClient {
   }
 }
 
+// ── What a call returns ──────────────────────────────────────────────────────────────────────────
+// The answer's metadata a caller may read, and the promise that hands it over on `.withResponse()`.
+
 /**
  * What a caller may read of an answer: its status, a copy of its headers, and its request id. A
  * hostile service may echo the client secret in any header: `secrets` are scrubbed from each value,
@@ -639,10 +648,9 @@ export class ResponsePromise<T, R extends ResponseMetadata | null = ResponseMeta
   }
 }
 
-/**
- * Per-call options: what one operation may set over the client's settings, checked before any
- * request, and the headers the client adds to every request to the service (`defaultHeaders`).
- */
+// ── The call's settings ──────────────────────────────────────────────────────────────────────────
+// What one operation may set over the client's settings, checked before any request, and the
+// headers the client adds to every request to the service (`defaultHeaders`).
 
 /** RFC 9110 token characters, for header names. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -794,6 +802,9 @@ export function callSettings(options: RequestOptions, defaultHeaders: Readonly<R
     ...(options.signal !== undefined && { signal: options.signal }),
   };
 }
+
+// ── An app's resource address ────────────────────────────────────────────────────────────────────
+// Where an app's upload addresses and finance records are, with the app id unable to change the path.
 
 /** The per-application resources of the data API (SPEC.md): upload addresses and finance records. */
 type AppResource = 'upload' | 'finance';

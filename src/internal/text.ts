@@ -1,14 +1,18 @@
 /**
- * Text that crosses the boundary: a service's answer and what we say about it.
+ * Text that crosses the boundary: a service's answer and what we say about it. In this order:
  * - secrets kept out of errors: server-supplied text is scrubbed before it goes into an error or a
- *   log, and cut to a bounded length; the search finds a secret in any encoding a JSON service or
- *   a form uses, in linear time, through a one-pass decoder that remembers where each character
- *   came from;
+ *   log, and cut to a bounded length;
+ * - the secret search: a secret found in any encoding a JSON service or a form uses, in linear
+ *   time;
+ * - the one-pass decoder it searches through, which remembers where each character came from;
  * - JSON parsed with a depth bound, so that no hostile nesting overflows a later walk;
  * - UTF-8 byte lengths without Node's Buffer;
  * - names: a URL's text without its trailing slashes, and the rules an upload's file name meets
- *   (shared with the emulator, which applies the same).
+ *   (shared with the CLI, which checks its paths' names before the upload starts).
  */
+
+// ── Secrets kept out of errors ───────────────────────────────────────────────────────────────────
+// Server-supplied text scrubbed of every form of a secret, and cut to a bounded length.
 
 /**
  * The longest text copied from a service's answer into an error message (and into the CLI's
@@ -233,14 +237,13 @@ export function trimHttpWhitespace(text: string): string {
   return start === 0 && end === text.length ? text : text.slice(start, end);
 }
 
-/**
- * Where secrets appear in a text, in any encoding a JSON service or a form uses, one character at
- * a time (`\u0073ecret`, `a\/b`, `a%2Fb`, `a+b`, or any mix). The text is decoded a fixed number
- * of times (once per backslash reading) and each reading is searched without backtracking, so the
- * work is linear in the text's length whatever the secrets are: a regex built from a secret would
- * re-read up to the secret's length at each position, and a long token plus an answer full of its
- * near-copies would block the event loop for seconds.
- */
+// ── The secret search ────────────────────────────────────────────────────────────────────────────
+// Where secrets appear in a text, in any encoding a JSON service or a form uses, one character at
+// a time (`\u0073ecret`, `a\/b`, `a%2Fb`, `a+b`, or any mix). The text is decoded a fixed number
+// of times (once per backslash reading) and each reading is searched without backtracking, so the
+// work is linear in the text's length whatever the secrets are: a regex built from a secret would
+// re-read up to the secret's length at each position, and a long token plus an answer full of its
+// near-copies would block the event loop for seconds.
 
 /** Secrets shorter than this are not searched for: they would match ordinary words. */
 const MIN_SECRET_LENGTH = 4;
@@ -575,14 +578,13 @@ function searchSuffixStarts(
   return steps;
 }
 
-/**
- * Reads a text the way a JSON service or a form would unescape it, in one left-to-right pass:
- * `\uXXXX` (either case of `u` and of the hex digits), the JSON short escapes (`\/`, `\"`, `\\`,
- * `\b`, `\f`, `\n`, `\r`, `\t`), percent-encoded UTF-8 (`%c3%a9`, either case) and `+` for a space.
- * Each decoded UTF-16 unit remembers where its source began, so that a match found in the decoded
- * text can be cut out of the source. Work and memory are linear in the text: no backtracking, no
- * second pass.
- */
+// ── The escape decoder ───────────────────────────────────────────────────────────────────────────
+// Reads a text the way a JSON service or a form would unescape it, in one left-to-right pass:
+// `\uXXXX` (either case of `u` and of the hex digits), the JSON short escapes (`\/`, `\"`, `\\`,
+// `\b`, `\f`, `\n`, `\r`, `\t`), percent-encoded UTF-8 (`%c3%a9`, either case) and `+` for a space.
+// Each decoded UTF-16 unit remembers where its source began, so that a match found in the decoded
+// text can be cut out of the source. Work and memory are linear in the text: no backtracking, no
+// second pass.
 
 /** A text read through every escape it may carry. */
 interface DecodedText {
@@ -767,6 +769,10 @@ function rawUnits(text: string): Uint16Array {
   return units;
 }
 
+// ── Bounded JSON ─────────────────────────────────────────────────────────────────────────────────
+// JSON parsed with values deeper than `MAX_JSON_DEPTH` replaced, so that no hostile nesting
+// overflows a later walk.
+
 /**
  * A parsed JSON value with every value nested deeper than {@link MAX_JSON_DEPTH} replaced by
  * {@link TOO_DEEP}. JSON.parse accepts any depth, but a hostile answer nesting tens of thousands of
@@ -841,8 +847,8 @@ export function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
-/** UTF-8 sizes without Node's Buffer, which workers and edge runtimes do not have. */
-
+// ── UTF-8 sizes ──────────────────────────────────────────────────────────────────────────────────
+// Without Node's Buffer, which workers and edge runtimes do not have.
 const encoder = new TextEncoder();
 /** Larger strings are encoded whole rather than kept in a scratch buffer that size. */
 const MAX_SCRATCH_BYTES = 1024 * 1024;
@@ -864,6 +870,9 @@ export function utf8ByteLength(text: string): number {
   return encoder.encodeInto(text, scratch).written;
 }
 
+// ── Names ────────────────────────────────────────────────────────────────────────────────────────
+// A URL's text without its trailing slashes, and the rules an upload's file name meets.
+
 /**
  * `text` without the trailing `/` characters. Written as a loop because `/\/+$/` is quadratic: the
  * regex engine tries the run of slashes from every position in it, and a URL taken from the
@@ -876,7 +885,7 @@ export function trimTrailingSlashes(text: string): string {
 }
 
 // The rules an upload's file name must meet, checked before any request so that a bad name never
-// reaches the service (the emulator applies the same).
+// reaches the service (the CLI checks its paths' names with them too, to name the path).
 
 /** Object keys of S3-compatible stores are at most 1024 bytes of UTF-8. */
 const MAX_FILE_NAME_BYTES = 1024;

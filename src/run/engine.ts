@@ -1,8 +1,11 @@
 /**
- * How a run goes, for publish and upload alike: N loops over one source with one stop reason
- * (`RunEngine`), how many of them may be in flight, found from round trips and from the
- * service's pushback (`ConcurrencyLimiter`), and where a client's last run left that window
- * (`WindowMemory`).
+ * How a run goes, for publish and upload alike. In this order:
+ * - N loops over one source with one stop reason (`RunEngine`), and the errors that stop a run
+ *   (`stopsTheRun`);
+ * - how many items may be in flight, found from round trips and from the service's pushback
+ *   (`ConcurrencyLimiter`);
+ * - the window's arithmetic, apart from any waiting (`decide`: TCP Vegas);
+ * - where a client's last run left its window (`WindowMemory`).
  */
 import {
   type AbortError,
@@ -17,6 +20,9 @@ import {
 import type { ConcurrencyHookEvent } from '../http/public-types.js';
 import type { PushBack } from '../http/types.js';
 import { abortErrorFrom, WakeList } from '../internal/waits.js';
+
+// ── The run ──────────────────────────────────────────────────────────────────────────────────────
+// N loops over one shared source, one stop reason, and which errors stop the run.
 
 /** What the engine pulls its work from: one iterator shared by every loop. */
 export type WorkSource<T> = Iterator<T, void, undefined> | AsyncIterator<T, void, undefined>;
@@ -171,6 +177,9 @@ export function stopsTheRun(error: PushError): boolean {
     error instanceof ConfigurationError
   );
 }
+
+// ── The in-flight window ─────────────────────────────────────────────────────────────────────────
+// How many items a run has in hand, moved by round trips and by the service's push-back.
 
 /** Where the window starts: small enough to be polite to a service never seen, large enough that the first batches leave at once. */
 export const INITIAL_WINDOW = 8;
@@ -611,7 +620,8 @@ function lowerQuartile(samples: readonly RoundSample[]): RoundSample {
   return sorted[Math.floor((sorted.length - 1) / 4)] as RoundSample;
 }
 
-// The arithmetic of the adaptive window, apart from any waiting: TCP Vegas, applied to requests.
+// ── The window's arithmetic ──────────────────────────────────────────────────────────────────────
+// Apart from any waiting: TCP Vegas, applied to requests.
 //
 // Vegas compares the round-trip time a window of requests takes with the least one seen (the
 // no-load time). When a window of `limit` requests takes `rtt` instead of `minRtt`, about
@@ -685,6 +695,9 @@ function sizeClassOf(bytes: number | undefined): number {
   if (bytes === undefined || !(bytes > 64 * 1024)) return 0;
   return Math.min(8, Math.floor(Math.log(bytes / (64 * 1024)) / Math.log(4)) + 1);
 }
+
+// ── Where the last run left its window ───────────────────────────────────────────────────────────
+// Kept per client for ten minutes, so that its next run starts there.
 
 /**
  * How long a client keeps what a run's window learnt. A service's capacity and the path to it

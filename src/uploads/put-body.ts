@@ -1,13 +1,18 @@
 /**
- * The PUT body of one file: each kind of input (a path, bytes, a Blob, a stream) as one source
- * contract (`toUploadSource`, `UploadSource`), the metered stream its bytes go through
- * (`BodyMeter`), and the shape that makes the runtime send Content-Length (`sizedBody`).
+ * The PUT body of one file. In this order:
+ * - the metered stream its bytes go through (`BodyMeter`, over a `ChunkReader`);
+ * - the source contract every kind of input (a path, bytes, a Blob, a stream) is turned into
+ *   (`UploadSource`, by `toUploadSource` in uploader.ts), and the size one PUT may carry;
+ * - the shape that makes the runtime send Content-Length (`sizedBody`).
  */
 import { AbortError, UploadError } from '../errors.js';
 import type { RequestBody } from '../http/types.js';
 import { raceSignal } from '../internal/waits.js';
 import { MAX_UPLOAD_BYTES } from './limits.js';
 import { asUploadError } from './storage-errors.js';
+
+// ── The metered stream ───────────────────────────────────────────────────────────────────────────
+// One web stream per attempt: read-ahead, bytes counted as the transport takes them, size held.
 
 /** Where the bytes of one attempt come from: the next chunk on each call, `undefined` at the end. */
 export interface ChunkReader {
@@ -148,6 +153,9 @@ export class BodyMeter {
   }
 }
 
+// ── The source contract ──────────────────────────────────────────────────────────────────────────
+// What every kind of upload input becomes, and the size one PUT may carry.
+
 /** One file, ready to be sent: what every kind of upload input becomes (a name, a size, and a way to stream its bytes). */
 export interface UploadSource {
   name: string;
@@ -187,6 +195,7 @@ export function bodyStream(
   return (meter ?? new BodyMeter(name, size)).stream(reader);
 }
 
+// ── The sized PUT body ───────────────────────────────────────────────────────────────────────────
 // The PUT body of one attempt, in the shape that makes the runtime itself send Content-Length:
 // storage hosts refuse a chunked PUT (411/501), and some runtimes drop a Content-Length header
 // set by hand on a stream body (Deno and workerd send it chunked). Whatever the shape, the bytes

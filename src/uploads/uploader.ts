@@ -1,8 +1,15 @@
 /**
  * The two-step upload (spec, operations 2 and 3): ask the data API for signed addresses, then PUT
  * each file's raw bytes to its address, a few at a time, with progress and a per-file report.
- * File names are checked before any request; addresses are asked for in requests as full as one
- * URL allows, ahead of the workers (`AddressBook`), and each address is checked before use.
+ * In this order:
+ * - the uploader (`Uploader`): `getUploadUrls`, and `upload` as a run over the files, with a fresh
+ *   address as a recovery step and the report;
+ * - progress: per-attempt byte counts feeding one monotonic total (`ProgressTracker`);
+ * - the address book: addresses asked for in requests as full as one URL allows, ahead of the
+ *   workers (`AddressBook`);
+ * - the address requests: file names checked before any request, requests split to fit one URL,
+ *   each answer checked address by address;
+ * - the inputs: each `UploadInput` as a name, a size and a way to open its bytes (`toUploadSource`).
  */
 
 import type { ClientContext } from '../context.js';
@@ -60,6 +67,9 @@ import type {
   UploadReport,
   UploadStreamInput,
 } from './types.js';
+
+// ── The uploader ─────────────────────────────────────────────────────────────────────────────────
+// `client.uploads`: the address request alone, and the whole upload as one run over the files.
 
 /**
  * File uploads (spec, operations 2 and 3), reached as `client.uploads`. The bytes go straight to
@@ -542,8 +552,8 @@ function smallFilesAtStart(sources: readonly UploadSource[], bound: number): num
   return count > INITIAL_WINDOW ? count : undefined;
 }
 
-/** Progress of an upload call: per-attempt byte counts (see put-body.ts) feeding one monotonic total. */
-
+// ── Progress ─────────────────────────────────────────────────────────────────────────────────────
+// Per-attempt byte counts (the metered body of put-body.ts) feeding one monotonic total per call.
 /**
  * Totals for one `upload` call. Each file reports the bytes of its current attempt; the tracker
  * keeps the file's high-water mark, so a re-sent attempt does not move the totals backwards and
@@ -599,10 +609,9 @@ class ProgressTracker {
   }
 }
 
-/**
- * Signed addresses for the files of one `upload` call, asked for in batches sized to the work: as
- * many names as fit in one request URL, so that a call whose names all fit makes one request.
- */
+// ── The address book ─────────────────────────────────────────────────────────────────────────────
+// Signed addresses for the files of one `upload` call, asked for in batches sized to the work: as
+// many names as fit in one request URL, so that a call whose names all fit makes one request.
 
 /** Asks the service for the addresses of these names, in one request when they fit in one URL. */
 type AddressFetcher = (names: string[]) => Promise<Record<string, string>>;
@@ -698,10 +707,9 @@ function batchStarts(sources: readonly UploadSource[], room: AddressRequestRoom)
   return starts;
 }
 
-/**
- * The upload-address operation (spec, operation 2): the file names checked before any request,
- * the URLs that ask for their addresses, and the answer checked address by address.
- */
+// ── The address requests ─────────────────────────────────────────────────────────────────────────
+// The upload-address operation (spec, operation 2): the file names checked before any request,
+// the URLs that ask for their addresses, and the answer checked address by address.
 
 /** `{base_url}/services/push/v1/customer/apps/{appId}/upload`; the app id is checked and encoded once, by appResourceUrl (http/http-client.ts). */
 export function uploadUrlsEndpoint(baseUrl: URL, appId: string): URL {
@@ -931,7 +939,9 @@ export function assertValidFileNames(names: readonly string[]): void {
   }
 }
 
-/** Turns each `UploadInput` into an `UploadSource`: a name, a size, and a way to open its bytes. */
+// ── The inputs ───────────────────────────────────────────────────────────────────────────────────
+// Each `UploadInput` turned into an `UploadSource`: a name, a size, and a way to open its bytes.
+
 /**
  * Normalises one input. Paths are checked here (they must be readable regular files), so that
  * problems surface before any request; their bytes are read only when `open` is streamed.

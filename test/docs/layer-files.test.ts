@@ -89,7 +89,7 @@ function trackedFiles(): string[] {
   return execFileSync('git', ['ls-files'], { cwd: REPO_ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
 }
 
-/** A file name as a page or comment writes it (`http/fetch.ts`, `../examples/x.ts`), not a glob or a URL. */
+/** A file name as a page or comment writes it (`http/fetch.ts`, or a path that starts with `../`), not a glob or a URL. */
 const FILE_NAME = /(?<![\w./*-])(?:\.\.\/)*(?:\w[\w.-]*\/)*\w[\w.-]*\.ts(?![\w*])/g;
 
 /** Names that are not files of this tree on purpose. */
@@ -102,7 +102,7 @@ const NOT_FILES = new Set([
 
 /**
  * The names in `text` (of the file `from`) that no tracked file answers to: by its path from `from`'s
- * folder (`../x.ts`), from the root, src/, test/ or bench/, as the end of a path, or as a base name.
+ * folder (a path that starts with `../`), from the root, src/, test/ or bench/, as the end of a path, or as a base name.
  */
 function missingFiles(text: string, files: readonly string[], from = 'README.md'): string[] {
   const names = new Set(files.map((file) => path.posix.basename(file)));

@@ -849,6 +849,7 @@ export function nestsDeeperThan(text: string, max: number): boolean {
 
 // ── UTF-8 sizes ──────────────────────────────────────────────────────────────────────────────────
 // Without Node's Buffer, which workers and edge runtimes do not have.
+
 const encoder = new TextEncoder();
 /** Larger strings are encoded whole rather than kept in a scratch buffer that size. */
 const MAX_SCRATCH_BYTES = 1024 * 1024;

@@ -554,6 +554,7 @@ function smallFilesAtStart(sources: readonly UploadSource[], bound: number): num
 
 // ── Progress ─────────────────────────────────────────────────────────────────────────────────────
 // Per-attempt byte counts (the metered body of put-body.ts) feeding one monotonic total per call.
+
 /**
  * Totals for one `upload` call. Each file reports the bytes of its current attempt; the tracker
  * keeps the file's high-water mark, so a re-sent attempt does not move the totals backwards and

@@ -57,19 +57,26 @@ import { REFRESH_ENDS_WITH_ITS_STARTER } from './refresh-owner.js';
 /** A store key names the credential by a hash of its token URL, client id and scopes, never the secret. */
 const STORE_KEY_PREFIX = 'push-api-client:token:';
 
+/** SHA-256 of "abc", the FIPS 180-2 example: what a `node:crypto` found at run time must answer. */
+const SHA256_OF_ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
+
 /**
  * Node's `node:crypto`, where the runtime has it (Node, Bun, Deno, workerd with nodejs_compat),
  * found through `process.getBuiltinModule` so that no build imports a `node:` module. A runtime
- * whose lookup throws, or a bundler's stand-in `process`, leaves WebCrypto to hash.
+ * whose lookup throws, or a bundler's stand-in `process`, leaves WebCrypto to hash. So does a
+ * stand-in `node:crypto` (polyfills whose createHash throws "not implemented"): the one found must
+ * hash a known input to its known hex here, else every store key would fail or differ from the
+ * keys older versions wrote.
  */
-export function findNodeCrypto(
-  runtime: unknown = (globalThis as { process?: unknown }).process,
-): typeof import('node:crypto') | undefined {
+export function findNodeCrypto(runtime?: unknown): typeof import('node:crypto') | undefined {
   try {
-    const lookup = (runtime as { getBuiltinModule?: unknown } | undefined)?.getBuiltinModule;
+    // Read inside the try: a sandbox's `process` getter may throw.
+    const host = runtime === undefined ? (globalThis as { process?: unknown }).process : runtime;
+    const lookup = (host as { getBuiltinModule?: unknown } | undefined)?.getBuiltinModule;
     if (typeof lookup !== 'function') return undefined;
-    const found = lookup.call(runtime, 'node:crypto') as Partial<typeof import('node:crypto')> | undefined;
-    return typeof found?.createHash === 'function' ? (found as typeof import('node:crypto')) : undefined;
+    const found = lookup.call(host, 'node:crypto') as typeof import('node:crypto') | undefined;
+    if (typeof found?.createHash !== 'function') return undefined;
+    return found.createHash('sha256').update('abc', 'utf8').digest('hex') === SHA256_OF_ABC ? found : undefined;
   } catch {
     return undefined;
   }

@@ -302,6 +302,50 @@ describe('TokenManager against the emulator', () => {
     }
   });
 
+  it('leaves a node:crypto stand-in whose createHash throws or digests to no hex to WebCrypto', async () => {
+    const real = findNodeCrypto();
+    // A polyfill's createHash that is there but not implemented (unenv's stubs throw when called),
+    // and one whose digest is not the hex string asked for: hashing with them would fail every
+    // getToken, or make a key an older version never wrote.
+    const stubs = [
+      {
+        createHash() {
+          throw new Error('[unenv] crypto.createHash is not implemented yet!');
+        },
+      },
+      {
+        createHash: () => ({
+          update(this: unknown) {
+            return this;
+          },
+          digest: () => new Uint8Array(32),
+        }),
+      },
+      { createHash: () => real?.createHash('sha1') },
+    ];
+    for (const stub of stubs) expect(findNodeCrypto({ getBuiltinModule: () => stub })).toBeUndefined();
+    expect(findNodeCrypto({ getBuiltinModule: () => real })).toBe(real);
+  });
+
+  it('loads where reading the global process throws (a sandbox guarding Node APIs)', () => {
+    const own = Object.getOwnPropertyDescriptor(globalThis, 'process');
+    if (own === undefined) throw new Error('this test runs in Node');
+    let found: unknown = 'not called';
+    Object.defineProperty(globalThis, 'process', {
+      configurable: true,
+      get() {
+        throw new Error('process is not available in this sandbox');
+      },
+    });
+    try {
+      // What the module does once as it loads: an exception here would fail its import.
+      found = findNodeCrypto();
+    } finally {
+      Object.defineProperty(globalThis, 'process', own);
+    }
+    expect(found).toBeUndefined();
+  });
+
   it('a signal aborted before the call rejects at once and asks nobody (no refresh is left unawaited)', async () => {
     const mock = createPushApiMock();
     const { tokens } = setup(mock);

@@ -57,16 +57,23 @@ import { REFRESH_ENDS_WITH_ITS_STARTER } from './refresh-owner.js';
 /** A store key names the credential by a hash of its token URL, client id and scopes, never the secret. */
 const STORE_KEY_PREFIX = 'push-api-client:token:';
 
-/** SHA-256 of "abc", the FIPS 180-2 example: what a `node:crypto` found at run time must answer. */
-const SHA256_OF_ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
+/**
+ * What a `node:crypto` found at run time must hash, and the hex WebCrypto gives for its UTF-8 (an
+ * unpaired surrogate as U+FFFD): ASCII, 2-byte and 4-byte characters, so that a stand-in reading
+ * strings as Latin-1 or UTF-16 is caught too, as keys with a non-ASCII client id would differ.
+ */
+const HASH_PROBE = [
+  'abc\u00e9\u{1F642}\uD800',
+  '84c85827b5eac11e56c0c870ca678e74ac06e14b780233a41cc1d8236e854ac7',
+] as const;
 
 /**
  * Node's `node:crypto`, where the runtime has it (Node, Bun, Deno, workerd with nodejs_compat),
  * found through `process.getBuiltinModule` so that no build imports a `node:` module. A runtime
  * whose lookup throws, or a bundler's stand-in `process`, leaves WebCrypto to hash. So does a
  * stand-in `node:crypto` (polyfills whose createHash throws "not implemented"): the one found must
- * hash a known input to its known hex here, else every store key would fail or differ from the
- * keys older versions wrote.
+ * hash {@link HASH_PROBE} to its hex here, else every store key would fail or differ from the keys
+ * older versions wrote.
  */
 export function findNodeCrypto(runtime?: unknown): typeof import('node:crypto') | undefined {
   try {
@@ -76,7 +83,7 @@ export function findNodeCrypto(runtime?: unknown): typeof import('node:crypto') 
     if (typeof lookup !== 'function') return undefined;
     const found = lookup.call(host, 'node:crypto') as typeof import('node:crypto') | undefined;
     if (typeof found?.createHash !== 'function') return undefined;
-    return found.createHash('sha256').update('abc', 'utf8').digest('hex') === SHA256_OF_ABC ? found : undefined;
+    return found.createHash('sha256').update(HASH_PROBE[0], 'utf8').digest('hex') === HASH_PROBE[1] ? found : undefined;
   } catch {
     return undefined;
   }

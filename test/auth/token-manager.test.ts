@@ -322,6 +322,19 @@ describe('TokenManager against the emulator', () => {
         }),
       },
       { createHash: () => real?.createHash('sha1') },
+      // Strings read as Latin-1 whatever the encoding asked: right for ASCII, wrong for a client id like 'clïent'.
+      {
+        createHash: (algorithm: string) => {
+          const hash = real?.createHash(algorithm);
+          return {
+            update(text: string) {
+              hash?.update(text, 'latin1');
+              return this;
+            },
+            digest: (encoding: 'hex') => hash?.digest(encoding),
+          };
+        },
+      },
     ];
     for (const stub of stubs) expect(findNodeCrypto({ getBuiltinModule: () => stub })).toBeUndefined();
     expect(findNodeCrypto({ getBuiltinModule: () => real })).toBe(real);

@@ -96,8 +96,8 @@ const nodeCrypto = findNodeCrypto();
  * a cold process's first token request leaves without waiting for a turn of the event loop;
  * elsewhere WebCrypto gives the same hex a moment later.
  */
-export function sha256Hex(material: string, hasher = nodeCrypto ?? null): string | Promise<string> {
-  if (hasher) return hasher.createHash('sha256').update(material, 'utf8').digest('hex');
+function sha256Hex(material: string): string | Promise<string> {
+  if (nodeCrypto) return nodeCrypto.createHash('sha256').update(material, 'utf8').digest('hex');
   return crypto.subtle
     .digest('SHA-256', new TextEncoder().encode(material))
     .then((digest) => Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join(''));

@@ -1,9 +1,9 @@
 import { AbortError, type FetchLike, MemoryTokenStore, TokenError, type TokenStore } from 'push-api-client';
 import { createPushApiMock } from 'push-api-client/testing/msw';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { REFRESH_ENDS_WITH_ITS_STARTER as NODE_REFRESH_ENDS_WITH_ITS_STARTER } from '../../src/auth/refresh-owner.js';
 import { REFRESH_ENDS_WITH_ITS_STARTER as WEB_REFRESH_ENDS_WITH_ITS_STARTER } from '../../src/auth/refresh-owner.web.js';
-import { bearerSourceOf, findNodeCrypto, sha256Hex, type TokenManagerOptions } from '../../src/auth/token-manager.js';
+import { bearerSourceOf, findNodeCrypto, type TokenManagerOptions } from '../../src/auth/token-manager.js';
 import { FetchHttpClient } from '../../src/http/http-client.js';
 import { clientFor, emulatorTokenManager } from '../support/clients.js';
 import { capturingFetch, recordingLogger } from '../support/recorders.js';
@@ -279,12 +279,57 @@ describe('TokenManager against the emulator', () => {
     const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(material)));
     const hex = Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
     expect(keys).toEqual([`push-api-client:token:${hex}`]);
-    // A runtime without node:crypto hashes with WebCrypto: the same hex, non-ASCII included.
-    for (const text of [material, 'client-é-ü\n√', '']) {
-      const webHex = sha256Hex(text, null);
-      expect(webHex).toBeInstanceOf(Promise);
-      expect(await webHex).toBe(sha256Hex(text));
+  });
+
+  it('gives the same store key when WebCrypto hashes it (no working node:crypto), non-ASCII included', async () => {
+    const credentials = { clientId: 'client-é-ü√', scope: 'https://api.push.test/connector.write' };
+    const webCryptoHex = async (text: string) =>
+      Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))), (byte) =>
+        byte.toString(16).padStart(2, '0'),
+      ).join('');
+    // The SDK loaded afresh where process.getBuiltinModule finds no node:crypto: it hashes with WebCrypto.
+    const original = Object.getOwnPropertyDescriptor(process, 'getBuiltinModule');
+    const lookup = process.getBuiltinModule.bind(process);
+    vi.resetModules();
+    Object.defineProperty(process, 'getBuiltinModule', {
+      configurable: true,
+      writable: true,
+      value: (id: string) => (id === 'node:crypto' || id === 'crypto' ? undefined : lookup(id)),
+    });
+    let sdk: typeof import('../../src/index.js');
+    try {
+      sdk = await import('../../src/index.js');
+    } finally {
+      if (original) Object.defineProperty(process, 'getBuiltinModule', original);
+      vi.resetModules();
     }
+    const mock = createPushApiMock({
+      credentials: [{ clientId: credentials.clientId, clientSecret: 'secret-of-é', scopes: [credentials.scope] }],
+    });
+    const keys: string[] = [];
+    const client = new sdk.PushClient({
+      ...mock.clientOptions(),
+      clientId: credentials.clientId,
+      clientSecret: 'secret-of-é',
+      fetch: mock.fetch,
+      env: {},
+      tokenStore: {
+        get: (key: string) => {
+          keys.push(key);
+          return undefined;
+        },
+        set: () => undefined,
+      },
+    });
+    const digest = vi.spyOn(crypto.subtle, 'digest');
+    try {
+      await client.tokens.getToken();
+      expect(digest).toHaveBeenCalledWith('SHA-256', expect.anything());
+    } finally {
+      digest.mockRestore();
+    }
+    const material = `${mock.authUrl}/oauth2/token\n${credentials.clientId}\n${credentials.scope}`;
+    expect(keys).toEqual([`push-api-client:token:${await webCryptoHex(material)}`]);
   });
 
   it('hashes with node:crypto only where process.getBuiltinModule gives a working one', () => {

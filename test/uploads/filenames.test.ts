@@ -1,7 +1,8 @@
 import { UploadError } from 'push-api-client';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { fileNameProblem } from '../../src/internal/text.js';
-import { assertValidFileNames } from '../../src/uploads/uploader.js';
+import { clientFor } from '../support/clients.js';
 
 describe('file names', () => {
   it.each([
@@ -31,26 +32,62 @@ describe('file names', () => {
   ])('rejects %j', (name, reason) => {
     expect(fileNameProblem(name)).toMatch(reason);
   });
+});
 
-  it('throws an UploadError naming the first bad name', () => {
-    const error = catchError(() => assertValidFileNames(['ok.csv', 'bad/name.csv']));
-    expect(error).toBeInstanceOf(UploadError);
-    expect(error).toMatchObject({ fileName: 'bad/name.csv' });
-    expect((error as Error).message).toContain('bad/name.csv');
+/** A client of an in-process emulator; `requests()` counts what reached it. */
+function emulatedClient() {
+  const mock = createPushApiMock();
+  const client = clientFor({ clientOptions: () => mock.clientOptions(), fetch: mock.fetch });
+  return { mock, client, requests: () => mock.state.requests.length };
+}
+
+describe('file names of one call', () => {
+  it('getUploadUrls and upload throw an UploadError naming the first bad name, before any request', async () => {
+    const { mock, client, requests } = emulatedClient();
+    for (const call of [
+      () => client.uploads.getUploadUrls(mock.appId, ['ok.csv', 'bad/name.csv', 'worse\u0000.csv']),
+      () =>
+        client.uploads.upload(mock.appId, [
+          { name: 'ok.csv', data: 'a' },
+          { name: 'bad/name.csv', data: 'b' },
+          { name: 'worse\u0000.csv', data: 'c' },
+        ]),
+    ]) {
+      const error = await rejection(call());
+      expect(error).toBeInstanceOf(UploadError);
+      expect(error).toMatchObject({ fileName: 'bad/name.csv' });
+      expect(error.message).toBe(
+        'Invalid file name "bad/name.csv": it must not contain a path separator ("/" or "\\").',
+      );
+    }
+    expect(requests()).toBe(0);
   });
 
-  it('rejects the same name twice in one call', () => {
-    const error = catchError(() => assertValidFileNames(['a.csv', 'b.csv', 'a.csv']));
-    expect(error).toBeInstanceOf(UploadError);
-    expect((error as Error).message).toMatch(/Duplicate file name "a.csv"/);
+  it('getUploadUrls and upload reject the same name twice in one call, before any request', async () => {
+    const { mock, client, requests } = emulatedClient();
+    for (const call of [
+      () => client.uploads.getUploadUrls(mock.appId, ['a.csv', 'b.csv', 'a.csv']),
+      () =>
+        client.uploads.upload(mock.appId, [
+          { name: 'a.csv', data: 'a' },
+          { name: 'b.csv', data: 'b' },
+          { name: 'a.csv', data: 'c' },
+        ]),
+    ]) {
+      const error = await rejection(call());
+      expect(error).toBeInstanceOf(UploadError);
+      expect(error).toMatchObject({ fileName: 'a.csv' });
+      expect(error.message).toMatch(/^Duplicate file name "a.csv"/);
+    }
+    expect(requests()).toBe(0);
   });
 });
 
-function catchError(fn: () => void): unknown {
+async function rejection(promise: PromiseLike<unknown>): Promise<Error> {
   try {
-    fn();
+    await promise;
   } catch (error) {
-    return error;
+    return error as Error;
   }
-  throw new Error('expected a throw');
+  throw new Error('expected a rejection');
 }

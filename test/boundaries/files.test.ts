@@ -68,8 +68,9 @@ describe('unicode and URL-special file names', () => {
 });
 
 describe('a file named __proto__ (regression)', () => {
-  // parseUploadUrlMap assigned out[name] = address, which for "__proto__" set the prototype instead
-  // of adding the name, so the PUT went to new URL('') and the file failed with "Invalid URL".
+  // The check of the address answer assigned out[name] = address, which for "__proto__" set the
+  // prototype instead of adding the name, so the PUT went to new URL('') and the file failed with
+  // "Invalid URL".
   it('gets its own address and is uploaded under that name', async () => {
     const { mock } = emulator;
     const client = clientFor(emulator, { maxRetries: 0 });

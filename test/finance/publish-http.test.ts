@@ -10,11 +10,12 @@ import {
   ServerError,
 } from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
+import { createPushApiMock } from 'push-api-client/testing/msw';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { financeUrl } from '../../src/finance/publisher.js';
-import { uploadUrlsEndpoint } from '../../src/uploads/uploader.js';
 import { expectAccounted, financeStatuses } from '../support/accounting.js';
 import { clientFor } from '../support/clients.js';
+import { capturingFetch } from '../support/recorders.js';
 import { financeRecord, financeRecords, toAsync } from '../support/records.js';
 
 let server: RunningEmulator;
@@ -285,21 +286,31 @@ describe('financeUrl', () => {
     );
   });
 
-  it('builds the app path exactly as the upload endpoint does (one shared helper)', () => {
-    const base = new URL('https://gw.test/push?x=1#f');
+  it('builds the app path exactly as the upload-address request does (one shared helper)', async () => {
+    const base = 'https://gw.test/push?x=1#f';
+    const mock = createPushApiMock();
+    const { fetch, seen } = capturingFetch(mock.fetch);
+    const client = clientFor({ clientOptions: () => mock.clientOptions(), fetch }, { baseUrl: base, maxRetries: 0 });
     for (const appId of ['app-1', '../x', 'a/b?c', 'ü id']) {
-      expect(financeUrl(base, appId).href).toBe(uploadUrlsEndpoint(base, appId).href.replace(/\/upload$/, '/finance'));
+      // No service lives at gw.test: the request is seen, then fails; its address is what counts.
+      await expect(client.uploads.getUploadUrls(appId, ['a.csv'])).rejects.toThrow();
+      const sent = new URL(seen.at(-1)?.url ?? '');
+      expect(financeUrl(new URL(base), appId).href).toBe(
+        `${sent.origin}${sent.pathname}`.replace(/\/upload$/, '/finance'),
+      );
     }
+    const sentBefore = seen.length;
     for (const appId of ['', '.', '..', 'lone\ud800']) {
       const financeError = (() => {
         try {
-          financeUrl(base, appId);
+          financeUrl(new URL(base), appId);
         } catch (error) {
           return (error as Error).message;
         }
       })();
-      expect(() => uploadUrlsEndpoint(base, appId)).toThrow(financeError);
+      await expect(client.uploads.getUploadUrls(appId, ['a.csv'])).rejects.toThrow(financeError);
     }
+    expect(seen).toHaveLength(sentBefore);
   });
 });
 

@@ -624,7 +624,7 @@ type AddressFetcher = (names: string[]) => Promise<Record<string, string>>;
  * fresh. The next batch is asked for when the files of this one start running out (as many left
  * as there are workers), so that no worker waits for a round trip.
  */
-export class AddressBook {
+class AddressBook {
   readonly #sources: readonly UploadSource[];
   readonly #fetch: AddressFetcher;
   readonly #workers: number;
@@ -713,7 +713,7 @@ function batchStarts(sources: readonly UploadSource[], room: AddressRequestRoom)
 // the URLs that ask for their addresses, and the answer checked address by address.
 
 /** `{base_url}/services/push/v1/customer/apps/{appId}/upload`; the app id is checked and encoded once, by appResourceUrl (http/http-client.ts). */
-export function uploadUrlsEndpoint(baseUrl: URL, appId: string): URL {
+function uploadUrlsEndpoint(baseUrl: URL, appId: string): URL {
   return appResourceUrl(baseUrl, appId, 'upload');
 }
 
@@ -739,7 +739,7 @@ function isFormSafe(unit: number): boolean {
  * per file): a safe character or a space ("+") is one character; any other is `%XX` per UTF-8 byte,
  * an unpaired surrogate being written as U+FFFD (three bytes).
  */
-export function formEncodedLength(text: string): number {
+function formEncodedLength(text: string): number {
   let length = 0;
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i);
@@ -809,7 +809,7 @@ class AddressRequestRoom {
 }
 
 /** Splits the names over as few request URLs as possible, each under `maxLength` (see {@link AddressRequestRoom}). */
-export function uploadUrlsRequests(
+function uploadUrlsRequests(
   endpoint: URL,
   names: readonly string[],
   type?: UploadFileType,
@@ -867,11 +867,7 @@ function addressProblem(url: URL, rules: AddressRules): string | undefined {
  * passing the https-only rule and the network rule (no loopback or private-network address from a
  * service that is not there itself), because a file must never go to an address we did not ask for.
  */
-export function parseUploadUrlMap(
-  body: unknown,
-  requested: readonly string[],
-  rules: AddressRules,
-): Record<string, string> {
+function parseUploadUrlMap(body: unknown, requested: readonly string[], rules: AddressRules): Record<string, string> {
   const { allowInsecureHttp } = rules;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new PushError('The upload-address response is not a JSON object mapping file names to addresses.');
@@ -924,7 +920,7 @@ export function parseUploadUrlMap(
 }
 
 /** Throws an `UploadError` naming the first invalid or repeated name. */
-export function assertValidFileNames(names: readonly string[]): void {
+function assertValidFileNames(names: readonly string[]): void {
   const seen = new Set<string>();
   for (const name of names) {
     const problem = fileNameProblem(name);

@@ -4,7 +4,7 @@
  */
 import type { FetchLike, UploadStreamInput } from 'push-api-client';
 import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ADDRESS_BATCH_BYTES, MAX_UPLOAD_URLS_URL_LENGTH } from '../../src/uploads/limits.js';
 import { clientFor } from '../support/clients.js';
 import { capturingFetch } from '../support/recorders.js';
@@ -49,7 +49,11 @@ function heldStorage(mock: PushApiMock, answerPut: (name: string) => Promise<voi
   return { fetch, events, addressUrls };
 }
 
-/** Lets an address request already decided reach the fetch: it crosses a few async steps (token, hooks) first. */
+/**
+ * Time for an address request already decided to reach the fetch (it crosses a few async steps
+ * first), before a check that none was made. Only such checks use it: on a slow machine they can
+ * miss a request made too early, never fail a right one.
+ */
 function quiet(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 50));
 }
@@ -175,7 +179,8 @@ describe('address batches of an upload', () => {
     // File 3 is taken: two are left, so the next batch is asked for while both workers are busy.
     release(1);
     await putStarted('file-3.csv');
-    await quiet();
+    // Waited for rather than given a fixed time: on a loaded machine the request may take longer.
+    await vi.waitFor(() => expect(addressRequests()).toBe(2), { timeout: 5_000, interval: 5 });
     expect(events.filter((event) => event.startsWith('address:'))).toEqual([
       'address:file-0.csv,file-1.csv,file-2.csv,file-3.csv,file-4.csv',
       'address:file-5.csv,file-6.csv,file-7.csv,file-8.csv,file-9.csv',

@@ -943,7 +943,7 @@ function assertValidFileNames(names: readonly string[]): void {
  * Normalises one input. Paths are checked here (they must be readable regular files), so that
  * problems surface before any request; their bytes are read only when `open` is streamed.
  */
-export async function toUploadSource(input: UploadInput): Promise<UploadSource> {
+async function toUploadSource(input: UploadInput): Promise<UploadSource> {
   if (typeof input === 'string') return fileUploadSource(input);
   if (input === null || typeof input !== 'object') {
     throw new UploadError(

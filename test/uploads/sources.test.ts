@@ -1,59 +1,119 @@
-import { createHash } from 'node:crypto';
+/**
+ * Every kind of upload input (a path, bytes, a Blob, a string, a stream with its size), through
+ * `client.uploads.upload` against the emulator through msw: what each is named, the bytes the
+ * storage host receives, which can be sent again, and what is refused before any byte is sent.
+ */
 import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, truncate, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { UploadError, type UploadInput } from 'push-api-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_UPLOAD_BYTES } from '../../src/uploads/limits.js';
-import type { UploadSource } from '../../src/uploads/put-body.js';
-import { toUploadSource } from '../../src/uploads/uploader.js';
+import { setupServer } from 'msw/node';
+import type {
+  PushClient,
+  UploadDataInput,
+  UploadInput,
+  UploadProgress,
+  UploadReport,
+  UploadStreamInput,
+} from 'push-api-client';
+import { AbortError, UploadError, UploadStoppedError } from 'push-api-client';
+import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FILE_CHUNK_BYTES, MAX_UPLOAD_BYTES } from '../../src/uploads/limits.js';
+import { clientFor } from '../support/clients.js';
+import { patternBytes, sha256, tempDir } from '../support/files.js';
 
-let dir: string;
-const content = Buffer.from(Array.from({ length: 700_000 }, (_, i) => (i * 31) % 251));
-const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+// requireContentLength: a PUT without Content-Length gets 411, as over real HTTP.
+const mock: PushApiMock = createPushApiMock({ requireContentLength: true });
+const server = setupServer(...mock.handlers);
+const content = patternBytes(700_000);
+let files: Awaited<ReturnType<typeof tempDir>>;
+let client: PushClient;
+/** Every request the client sent, in order. */
+const sent: { method: string; url: URL }[] = [];
+/** Run before a request goes out: what a test does at that moment (rewrite a file, abort the run). */
+let beforeSend: ((request: { method: string; url: URL }) => Promise<void> | void) | undefined;
 
-async function readAll(source: UploadSource): Promise<Buffer> {
-  const chunks: Uint8Array[] = [];
-  const reader = source.open().getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return Buffer.concat(chunks);
-    chunks.push(value);
-  }
+const puts = () => sent.filter((request) => request.method === 'PUT');
+const isAddressRequest = (request: { method: string; url: URL }) =>
+  request.method === 'GET' && request.url.pathname.endsWith('/upload');
+/** What the emulator stored under `name`, checked byte for byte against `expected`. */
+function expectStored(name: string, expected: Uint8Array): void {
+  const stored = mock.state.file(mock.appId, name);
+  expect(stored, `${name} stored`).toBeDefined();
+  expect(stored?.size).toBe(expected.byteLength);
+  expect(stored?.bytes, `${name} bytes kept`).toBeDefined();
+  expect(sha256(stored?.bytes ?? new Uint8Array(0))).toBe(sha256(expected));
 }
+/** The progress events of one run, and the most bytes any of them reported for `file`. */
+function progressOf() {
+  const events: UploadProgress[] = [];
+  return {
+    onProgress: (progress: UploadProgress) => events.push({ ...progress }),
+    maxBytesOf: (file: string) => Math.max(0, ...events.filter((e) => e.file === file).map((e) => e.fileBytes)),
+  };
+}
+const single = (report: UploadReport) => {
+  expect(report.files).toHaveLength(1);
+  return report.files[0];
+};
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'push-uploads-sources-'));
-  await writeFile(path.join(dir, 'data.bin'), content);
-  await writeFile(path.join(dir, 'empty.csv'), '');
+  server.listen({ onUnhandledRequest: 'error' });
+  files = await tempDir();
+  await files.write('data.bin', content);
+  await files.write('empty.csv', '');
+  client = clientFor(mock.clientOptions(), {
+    fetch: async (input, init) => {
+      const request = {
+        method: (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase(),
+        url: new URL(input instanceof Request ? input.url : String(input)),
+      };
+      sent.push(request);
+      await beforeSend?.(request);
+      return globalThis.fetch(input, init);
+    },
+  });
+});
+afterEach(() => {
+  mock.reset();
+  server.resetHandlers();
+  sent.length = 0;
+  beforeSend = undefined;
 });
 afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
+  server.close();
+  await files.cleanup();
 });
 
-describe('upload sources', () => {
-  it('names a bare path by its basename and streams its exact bytes, re-openably', async () => {
-    const source = await toUploadSource(path.join(dir, 'data.bin'));
-    expect(source).toMatchObject({ name: 'data.bin', size: content.length, reopenable: true });
-    expect(sha(await readAll(source))).toBe(sha(content));
-    expect(sha(await readAll(source))).toBe(sha(content));
+describe('upload sources, through upload()', () => {
+  it('names a bare path by its basename and stores its exact bytes, re-opened for a retry', async () => {
+    mock.faults.add({ match: { operation: 'upload' }, status: 503, times: 1 });
+    const report = await client.uploads.upload(mock.appId, [path.join(files.dir, 'data.bin')]);
+    expect(single(report)).toMatchObject({ name: 'data.bin', bytes: content.length, status: 'uploaded', attempts: 2 });
+    // The file was opened again for the second PUT: the stored body is the whole file, not what was left.
+    expect(puts()).toHaveLength(2);
+    expect(mock.state.files(mock.appId).map((file) => file.name)).toEqual(['data.bin']);
+    expectStored('data.bin', content);
   });
 
   it('uses the given name for a path', async () => {
-    expect(await toUploadSource({ name: 'renamed.bin', path: path.join(dir, 'data.bin') })).toMatchObject({
-      name: 'renamed.bin',
-    });
+    const report = await client.uploads.upload(mock.appId, [
+      { name: 'renamed.bin', path: path.join(files.dir, 'data.bin') },
+    ]);
+    expect(single(report)).toMatchObject({ name: 'renamed.bin', status: 'uploaded' });
+    expect(mock.state.files(mock.appId).map((file) => file.name)).toEqual(['renamed.bin']);
+    expectStored('renamed.bin', content);
   });
 
-  it('reads a 0-byte file as an empty body', async () => {
-    const source = await toUploadSource(path.join(dir, 'empty.csv'));
-    expect(source.size).toBe(0);
-    expect((await readAll(source)).length).toBe(0);
+  it('uploads a 0-byte file as an empty body', async () => {
+    const report = await client.uploads.upload(mock.appId, [path.join(files.dir, 'empty.csv')]);
+    expect(single(report)).toMatchObject({ name: 'empty.csv', bytes: 0, status: 'uploaded' });
+    expect(puts()).toHaveLength(1);
+    expectStored('empty.csv', new Uint8Array(0));
   });
 
-  it.each<[string, () => UploadInput, Uint8Array]>([
+  it.each<[string, () => UploadDataInput, Uint8Array]>([
     ['a Buffer', () => ({ name: 'b', data: content }), content],
     [
       'a Uint8Array view',
@@ -61,18 +121,19 @@ describe('upload sources', () => {
       content.subarray(5, 1005),
     ],
     ['a string, as UTF-8', () => ({ name: 's', data: 'Grüße, 世界' }), Buffer.from('Grüße, 世界', 'utf8')],
-    ['a Blob', () => ({ name: 'blob', data: new Blob([content]) }), content],
-  ])('sends %s byte for byte, re-openably', async (_, input, expected) => {
-    const source = await toUploadSource(input());
-    expect(source).toMatchObject({ size: expected.byteLength, reopenable: true });
-    expect(sha(await readAll(source))).toBe(sha(expected));
-    expect(sha(await readAll(source))).toBe(sha(expected));
+    ['a Blob', () => ({ name: 'blob', data: new Blob([new Uint8Array(content)]) }), content],
+  ])('sends %s byte for byte, and again for a retry', async (_, input, expected) => {
+    mock.faults.add({ match: { operation: 'upload' }, status: 503, times: 1 });
+    const report = await client.uploads.upload(mock.appId, [input()]);
+    expect(single(report)).toMatchObject({ bytes: expected.byteLength, status: 'uploaded', attempts: 2 });
+    expect(puts()).toHaveLength(2);
+    expectStored(input().name, expected);
   });
 
-  it.each<[string, () => UploadInput]>([
+  const streams: [string, () => UploadStreamInput][] = [
     [
       'a Node Readable',
-      () => ({ name: 'n', stream: createReadStream(path.join(dir, 'data.bin')), size: content.length }),
+      () => ({ name: 'n', stream: createReadStream(path.join(files.dir, 'data.bin')), size: content.length }),
     ],
     [
       'a web ReadableStream',
@@ -93,45 +154,110 @@ describe('upload sources', () => {
         size: content.length,
       }),
     ],
-  ])('sends %s once, and refuses to re-open it', async (_, input) => {
-    const source = await toUploadSource(input());
-    expect(source).toMatchObject({ size: content.length, reopenable: false });
-    expect(sha(await readAll(source))).toBe(sha(content));
-    expect(() => source.open()).toThrow(/already read/);
+  ];
+
+  it.each(streams)('sends %s with its declared size, byte for byte', async (_, input) => {
+    const report = await client.uploads.upload(mock.appId, [input()]);
+    expect(single(report)).toMatchObject({ bytes: content.length, status: 'uploaded', attempts: 1 });
+    expectStored(input().name, content);
   });
 
-  it('fails the stream of a file that changed size since it was listed, before sending a byte', async () => {
-    const file = path.join(dir, 'changing.bin');
-    await writeFile(file, content);
-    const source = await toUploadSource(file);
-    await writeFile(file, content.subarray(0, 1000));
-    await expect(readAll(source)).rejects.toThrow(/changed size/);
+  it.each(streams)('does not send %s again: a failed PUT is its only attempt', async (_, input) => {
+    mock.faults.add({ match: { operation: 'upload' }, status: 503, times: 1 });
+    const report = await client.uploads.upload(mock.appId, [input()]);
+    expect(single(report)).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(puts()).toHaveLength(1);
+    expect(mock.state.files(mock.appId)).toEqual([]);
   });
 
-  it('fails the stream of a file rewritten at the same size since it was listed, before its last byte', async () => {
-    const file = path.join(dir, 'rewritten.bin');
-    await writeFile(file, content);
-    const source = await toUploadSource(file);
-    // A modification time the listing did not see, at the same size.
-    await utimes(file, new Date(), new Date(Date.now() + 5_000));
-    await expect(readAll(source)).rejects.toThrow(/was modified/);
+  it('fails a file that changed size since it was listed, before sending a byte', async () => {
+    const file = await files.write('changing.bin', content);
+    // Listed by upload() before its address is asked for; shrunk while the address is on its way.
+    beforeSend = async (request) => {
+      if (isAddressRequest(request)) await writeFile(file, content.subarray(0, 1000));
+    };
+    const progress = progressOf();
+    const report = await client.uploads.upload(mock.appId, [file], { onProgress: progress.onProgress });
+    const result = single(report);
+    expect(result).toMatchObject({ name: 'changing.bin', status: 'failed' });
+    expect(result?.error).toBeInstanceOf(UploadError);
+    expect(result?.error?.message).toMatch(/changed size \(from 700000 to 1000 bytes\)/);
+    expect(progress.maxBytesOf('changing.bin')).toBe(0);
+    expect(mock.state.file(mock.appId, 'changing.bin')).toBeUndefined();
   });
 
-  it('refuses a file over 5 GiB before reading it (sparse file)', async () => {
-    const big = path.join(dir, 'big.bin');
-    await writeFile(big, '');
-    await truncate(big, MAX_UPLOAD_BYTES + 1);
-    await expect(toUploadSource(big)).rejects.toThrow(/5 GiB/);
-  });
-
-  it('accepts a declared size of exactly 5 GiB and refuses one byte more', async () => {
-    const stream = () => Readable.from([]);
-    await expect(toUploadSource({ name: 'max', stream: stream(), size: MAX_UPLOAD_BYTES })).resolves.toMatchObject({
-      size: MAX_UPLOAD_BYTES,
+  it('fails a file rewritten at the same size while being sent, before its last byte', async () => {
+    // Three chunks: the file is rewritten once its first chunk went out, and checked before its last.
+    const original = patternBytes(2 * FILE_CHUNK_BYTES + 500_000, 3);
+    const file = await files.write('rewritten.bin', original);
+    const progress = progressOf();
+    let rewrite: Promise<void> | undefined;
+    const report = await client.uploads.upload(mock.appId, [file], {
+      onProgress: (event) => {
+        progress.onProgress(event);
+        // In place, never shorter: only the content and the modification time change.
+        rewrite ??= (async () => {
+          const handle = await open(file, 'r+');
+          try {
+            await handle.write(patternBytes(original.length, 4), 0, original.length, 0);
+            await handle.utimes(new Date(), new Date(Date.now() + 5_000));
+          } finally {
+            await handle.close();
+          }
+        })();
+      },
     });
-    await expect(toUploadSource({ name: 'over', stream: stream(), size: MAX_UPLOAD_BYTES + 1 })).rejects.toThrow(
-      UploadError,
+    await rewrite;
+    const result = single(report);
+    expect(result).toMatchObject({ name: 'rewritten.bin', status: 'failed' });
+    expect(result?.error?.message).toMatch(/was modified while being uploaded/);
+    expect(progress.maxBytesOf('rewritten.bin')).toBeGreaterThan(0);
+    expect(progress.maxBytesOf('rewritten.bin')).toBeLessThan(original.length);
+    expect(mock.state.file(mock.appId, 'rewritten.bin')).toBeUndefined();
+  });
+});
+
+describe('sizes and inputs refused before any request', () => {
+  it('refuses a file over 5 GiB before reading it (sparse file)', async () => {
+    const big = await files.write('big.bin', '');
+    await truncate(big, MAX_UPLOAD_BYTES + 1);
+    const pending = client.uploads.upload(mock.appId, [big]);
+    await expect(pending).rejects.toBeInstanceOf(UploadError);
+    await expect(pending).rejects.toThrow(/5 GiB/);
+    expect(sent).toEqual([]);
+  });
+
+  it('accepts a declared stream size of exactly 5 GiB and refuses one byte more', async () => {
+    const over = client.uploads.upload(mock.appId, [
+      { name: 'over', stream: Readable.from([]), size: MAX_UPLOAD_BYTES + 1 },
+    ]);
+    await expect(over).rejects.toBeInstanceOf(UploadError);
+    await expect(over).rejects.toThrow(/5 GiB/);
+    expect(sent).toEqual([]);
+
+    // Exactly 5 GiB gets its address and its PUT; the run is aborted as the PUT starts, so that no
+    // byte of it needs to exist (the stream never yields one).
+    const abort = new AbortController();
+    beforeSend = (request) => {
+      if (request.method === 'PUT') abort.abort(new Error('enough: the PUT started'));
+    };
+    const never = new Readable({ read() {} });
+    const outcome = await client.uploads
+      .upload(mock.appId, [{ name: 'max', stream: never, size: MAX_UPLOAD_BYTES }], { signal: abort.signal })
+      .then(
+        (report) => report,
+        (error: unknown) => error,
+      );
+    // Past every check: its address was asked for (after a token, the emulator's reset forgot it) and its PUT sent.
+    expect(sent.filter(isAddressRequest).map((request) => request.url.searchParams.getAll('filenames'))).toContainEqual(
+      ['max'],
     );
+    expect(puts().map((request) => path.basename(request.url.pathname))).toEqual(['max']);
+    expect(outcome).toBeInstanceOf(UploadStoppedError);
+    expect((outcome as UploadStoppedError).cause).toBeInstanceOf(AbortError);
+    expect((outcome as UploadStoppedError).report.files).toMatchObject([{ name: 'max', status: 'failed' }]);
+    expect(never.destroyed).toBe(true);
+    expect(mock.state.file(mock.appId, 'max')).toBeUndefined();
   });
 
   it.each<[string, unknown, RegExp]>([
@@ -143,9 +269,10 @@ describe('upload sources', () => {
     ['an object with no content', { name: 'x' }, /one of "path", "data" or "stream"/],
     ['data of the wrong type', { name: 'x', data: 42 }, /expected a string, Uint8Array/],
     ['null', null, /expected a path or an object/],
-  ])('rejects %s with an UploadError', async (_, input, message) => {
-    const promise = toUploadSource(input as UploadInput);
-    await expect(promise).rejects.toBeInstanceOf(UploadError);
-    await expect(promise).rejects.toThrow(message);
+  ])('rejects %s with an UploadError and sends nothing', async (_, input, message) => {
+    const pending = client.uploads.upload(mock.appId, [input as UploadInput]);
+    await expect(pending).rejects.toBeInstanceOf(UploadError);
+    await expect(pending).rejects.toThrow(message);
+    expect(sent).toEqual([]);
   });
 });

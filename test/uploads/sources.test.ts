@@ -3,8 +3,8 @@
  * `client.uploads.upload` against the emulator through msw: what each is named, the bytes the
  * storage host receives, which can be sent again, and what is refused before any byte is sent.
  */
-import { createReadStream } from 'node:fs';
-import { open, truncate, writeFile } from 'node:fs/promises';
+import { closeSync, createReadStream, futimesSync, openSync, writeSync } from 'node:fs';
+import { truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { setupServer } from 'msw/node';
@@ -191,23 +191,24 @@ describe('upload sources, through upload()', () => {
     const original = patternBytes(2 * FILE_CHUNK_BYTES + 500_000, 3);
     const file = await files.write('rewritten.bin', original);
     const progress = progressOf();
-    let rewrite: Promise<void> | undefined;
+    let rewritten = false;
     const report = await client.uploads.upload(mock.appId, [file], {
       onProgress: (event) => {
         progress.onProgress(event);
-        // In place, never shorter: only the content and the modification time change.
-        rewrite ??= (async () => {
-          const handle = await open(file, 'r+');
-          try {
-            await handle.write(patternBytes(original.length, 4), 0, original.length, 0);
-            await handle.utimes(new Date(), new Date(Date.now() + 5_000));
-          } finally {
-            await handle.close();
-          }
-        })();
+        if (rewritten) return;
+        rewritten = true;
+        // Synchronously, so that no later chunk is read before it; in place, never shorter: only the
+        // content and the modification time change.
+        const fd = openSync(file, 'r+');
+        try {
+          writeSync(fd, patternBytes(original.length, 4), 0, original.length, 0);
+          futimesSync(fd, new Date(), new Date(Date.now() + 5_000));
+        } finally {
+          closeSync(fd);
+        }
       },
     });
-    await rewrite;
+    expect(rewritten).toBe(true);
     const result = single(report);
     expect(result).toMatchObject({ name: 'rewritten.bin', status: 'failed' });
     expect(result?.error?.message).toMatch(/was modified while being uploaded/);

@@ -33,6 +33,7 @@ export const ISOLATED = [
   'test/uploads/uploader-stops.test.ts',
   'test/uploads/upload-stop-phases.test.ts',
   'test/uploads/undici-loaded.test.ts',
+  'test/uploads/sources.test.ts',
   'test/cli/checkpoint-first-write.test.ts',
 ];
 

@@ -1068,7 +1068,7 @@ function invalid(reason: string, status: number): TokenError {
  * (1e300 once gave an Invalid Date, and the cache never hit); a longer claim is cut to this, so a
  * token is refreshed at least once a day.
  */
-export const MAX_TOKEN_LIFETIME_SECONDS = 86_400;
+const MAX_TOKEN_LIFETIME_SECONDS = 86_400;
 
 function readExpiresIn(value: unknown): number | undefined {
   if (typeof value === 'number') return value;

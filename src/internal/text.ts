@@ -19,7 +19,7 @@
  * rejects lines): a hostile service may send megabytes of "message". Longer texts are cut and end
  * with `…`.
  */
-export const MAX_ERROR_TEXT_LENGTH = 500;
+const MAX_ERROR_TEXT_LENGTH = 500;
 
 /** Cuts a server-supplied text to {@link MAX_ERROR_TEXT_LENGTH} characters. */
 export function truncateText(text: string, max: number = MAX_ERROR_TEXT_LENGTH): string {

@@ -703,7 +703,7 @@ function sizeClassOf(bytes: number | undefined): number {
  * How long a client keeps what a run's window learnt. A service's capacity and the path to it
  * change over minutes; a run this long after the last one starts as against a service never seen.
  */
-export const WINDOW_MEMORY_MS = 10 * 60_000;
+const WINDOW_MEMORY_MS = 10 * 60_000;
 
 interface Kept extends LearntWindow {
   at: number;

@@ -8,9 +8,11 @@ import {
   MAX_FINANCE_RESPONSE_BYTES,
   MAX_TOKEN_RESPONSE_BYTES,
 } from '../../src/http/fetch.js';
-import { MAX_ERROR_TEXT_LENGTH } from '../../src/internal/text.js';
 import { drainedOrClosed, HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 import { financeRecords, SAMPLE_RECORD } from '../support/records.js';
+
+/** The longest text from an answer that an error message quotes (SECURITY.md). */
+const MAX_ERROR_TEXT_LENGTH = 500;
 
 const start = useHostileService();
 

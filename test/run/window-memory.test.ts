@@ -6,10 +6,13 @@
 
 import type { ConcurrencyHookEvent } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { ConcurrencyLimiter, WINDOW_MEMORY_MS, WindowMemory } from '../../src/run/engine.js';
+import { ConcurrencyLimiter, WindowMemory } from '../../src/run/engine.js';
 import { useHostileService } from '../support/hostile-service.js';
 import { financeRecord } from '../support/records.js';
 import { slowService } from '../support/slow-service.js';
+
+/** How long a client remembers where its last publish left the window: ten minutes. */
+const WINDOW_MEMORY_MS = 10 * 60_000;
 
 const start = useHostileService();
 

@@ -50,3 +50,13 @@ export function financeBodySizes(inner: FetchLike): { fetch: FetchLike; sizes: n
   };
   return { fetch, sizes };
 }
+
+/** The error `promise` rejects with; a promise that resolves fails the test. */
+export async function rejectionOf(promise: PromiseLike<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a rejection');
+}

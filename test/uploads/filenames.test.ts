@@ -3,6 +3,7 @@ import { createPushApiMock } from 'push-api-client/testing/msw';
 import { describe, expect, it } from 'vitest';
 import { fileNameProblem } from '../../src/internal/text.js';
 import { clientFor } from '../support/clients.js';
+import { rejectionOf } from '../support/recorders.js';
 
 describe('file names', () => {
   it.each([
@@ -53,7 +54,7 @@ describe('file names of one call', () => {
           { name: 'worse\u0000.csv', data: 'c' },
         ]),
     ]) {
-      const error = await rejection(call());
+      const error = await rejectionOf(call());
       expect(error).toBeInstanceOf(UploadError);
       expect(error).toMatchObject({ fileName: 'bad/name.csv' });
       expect(error.message).toBe(
@@ -74,7 +75,7 @@ describe('file names of one call', () => {
           { name: 'a.csv', data: 'c' },
         ]),
     ]) {
-      const error = await rejection(call());
+      const error = await rejectionOf(call());
       expect(error).toBeInstanceOf(UploadError);
       expect(error).toMatchObject({ fileName: 'a.csv' });
       expect(error.message).toMatch(/^Duplicate file name "a.csv"/);
@@ -82,12 +83,3 @@ describe('file names of one call', () => {
     expect(requests()).toBe(0);
   });
 });
-
-async function rejection(promise: PromiseLike<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}

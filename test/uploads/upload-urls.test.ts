@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { fileNameProblem } from '../../src/internal/text.js';
 import { MAX_UPLOAD_URLS_URL_LENGTH } from '../../src/uploads/limits.js';
 import { clientFor } from '../support/clients.js';
-import { capturingFetch } from '../support/recorders.js';
+import { capturingFetch, rejectionOf } from '../support/recorders.js';
 
 /** A client of an in-process emulator; `addressRequests()` are the upload-address URLs it sent. */
 function recordedClient(options: PushClientOptions = {}, emulator: EmulatorOptions = {}) {
@@ -24,15 +24,6 @@ function recordedClient(options: PushClientOptions = {}, emulator: EmulatorOptio
   const answerWith = (body: string | Record<string, unknown>) =>
     mock.faults.add({ match: { operation: 'upload-urls' }, status: 200, body });
   return { mock, client, addressRequests, answerWith };
-}
-
-async function rejection(promise: PromiseLike<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('upload-address endpoint', () => {
@@ -164,7 +155,7 @@ describe('upload-address requests', () => {
     // A name is at most 1024 bytes, 3072 characters encoded: only a long base path leaves no room for it.
     const { mock, client, addressRequests } = recordedClient({ baseUrl: `https://api.push.test/${'p'.repeat(5_000)}` });
     const name = 'é'.repeat(512);
-    const error = await rejection(client.uploads.getUploadUrls(mock.appId, ['a.csv', name]));
+    const error = await rejectionOf(client.uploads.getUploadUrls(mock.appId, ['a.csv', name]));
     expect(error).toBeInstanceOf(UploadError);
     expect(error.message).toMatch(/too long to fit in an upload-address request/);
     expect((error as UploadError).fileName).toBe(name);
@@ -194,7 +185,7 @@ describe('upload-address response', () => {
   ])('rejects %s', async (_, body, message) => {
     const { mock, client, answerWith } = recordedClient();
     answerWith(body);
-    const error = await rejection(client.uploads.getUploadUrls(mock.appId, ['a.csv', 'b.csv']));
+    const error = await rejectionOf(client.uploads.getUploadUrls(mock.appId, ['a.csv', 'b.csv']));
     expect(error).toBeInstanceOf(UploadError);
     expect(error.message).toMatch(message);
   });
@@ -205,7 +196,7 @@ describe('upload-address response', () => {
     const body: Record<string, string> = { ...good };
     for (let i = 0; i < 1000; i++) body[`${i}-${'x'.repeat(7_000)}`] = 'https://up.test/x';
     answerWith(JSON.stringify(body));
-    const error = await rejection(client.uploads.getUploadUrls(mock.appId, ['a.csv', 'b.csv']));
+    const error = await rejectionOf(client.uploads.getUploadUrls(mock.appId, ['a.csv', 'b.csv']));
     expect(error).toBeInstanceOf(UploadError);
     expect(error.message).toMatch(/not requested: "0-x+…", "1-x+…", "2-x+…" and 997 more\.$/);
     expect(error.message.length).toBeLessThan(400);
@@ -224,7 +215,7 @@ describe('upload-address response', () => {
   it.each(['null', '[]', '"x"', '1'])('rejects the body %s, which is not an object', async (body) => {
     const { mock, client, answerWith } = recordedClient();
     answerWith(body);
-    const error = await rejection(client.uploads.getUploadUrls(mock.appId, ['a.csv']));
+    const error = await rejectionOf(client.uploads.getUploadUrls(mock.appId, ['a.csv']));
     expect(error).toBeInstanceOf(PushError);
     expect(error.message).toMatch(/not a JSON object mapping file names to addresses/);
   });
@@ -291,7 +282,7 @@ describe('upload-address response', () => {
   it('refuses an address with credentials, without repeating them', async () => {
     const { mock, client, answerWith } = recordedClient();
     answerWith({ a: 'https://user:hunter22@up.test/a' });
-    const error = await rejection(client.uploads.getUploadUrls(mock.appId, ['a']));
+    const error = await rejectionOf(client.uploads.getUploadUrls(mock.appId, ['a']));
     expect(error).toBeInstanceOf(UploadError);
     expect(error.message).toMatch(/credentials/);
     expect(error.message).not.toContain('hunter22');

@@ -212,6 +212,14 @@ export function startBytesFor(timeoutMs: number): number {
  */
 const SLOW_START_RATE_PER_MS = 0.512;
 
+/**
+ * A round whose slowest answer took at most this many times its fastest came back together, as a
+ * long path's does. The rate step above is taken only on such a round: answers that come back one
+ * after another say the service served them in turn, so the long round trip is its own time, not
+ * the path's, and a wider burst would only queue there or, at a rate limit, be refused whole.
+ */
+const ANSWERED_TOGETHER = 1.25;
+
 /** Minimums of answers over new connections are kept apart, under their size class plus this. */
 const NEW_CONNECTION_CLASSES = 16;
 
@@ -497,7 +505,10 @@ export class ConcurrencyLimiter {
     const slowest = Math.max(...this.#round.map((each) => each.rttMs));
     const filled = this.#roundPeak * 2 >= this.#limit;
     const bound = this.#growthBound(slowest);
-    const decision = decide(this.#limit, bound, quartile.ratio, this.#knee, quartile.rttMs);
+    // The rate step is for a long path: only a round answered together takes it.
+    const fastest = Math.min(...this.#round.map((each) => each.rttMs));
+    const together = slowest <= ANSWERED_TOGETHER * Math.max(fastest, 0.1);
+    const decision = decide(this.#limit, bound, quartile.ratio, this.#knee, together ? quartile.rttMs : 0);
     // After a step up in slow start, the first half of the wider window's answers are those that met
     // the shortest queue; growing again on them alone overshoots a service that queues, so a further
     // step waits for a whole window of answers (a shrink does not wait).
@@ -660,8 +671,8 @@ function betaFor(limit: number): number {
  * One decision from a round's ratio of round-trip time to its no-load minimum (≥ 1, the round's lower quartile).
  * Below alpha the window doubles until a first latency shrink or push-back (Vegas's slow start), or
  * goes to the window that keeps the request rate at `SLOW_START_RATE_PER_MS` for the round's
- * round trip `rttMs`, when that is more; then it grows by half up to `knee`, the window that shrink
- * or halving settled on, and by one request per round above it, so that a window that found the
+ * round trip `rttMs` (0 for a round whose answers did not come back together), when that is more;
+ * then it grows by half up to `knee`, the window that shrink or halving settled on, and by one request per round above it, so that a window that found the
  * knee probes past it gently.
  */
 export function decide(limit: number, max: number, ratio: number, knee: number | undefined, rttMs = 0): WindowDecision {

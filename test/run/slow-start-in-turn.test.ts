@@ -1,0 +1,48 @@
+/**
+ * Slow start's step by rate (docs/performance.md) is for a long path, whose round's answers come
+ * back together. Over real HTTP on 127.0.0.1, a service that answers a round one after another
+ * (the first request of each eight in 100 ms, each next one 25 ms later, as a service serving them
+ * in turn does) has round trips as long as a far path's, but the window only doubles on them:
+ * its first answers say nothing of what a wider burst would meet there.
+ */
+
+import type { ConcurrencyHookEvent } from 'push-api-client';
+import { describe, expect, it } from 'vitest';
+import { useHostileService } from '../support/hostile-service.js';
+import { financeRecord } from '../support/records.js';
+
+const start = useHostileService();
+
+async function publishTo(answerMs: (hit: number) => number) {
+  const service = await start((request, res) => {
+    if (request.route !== 'finance') return false;
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
+    }, answerMs(request.hit));
+    return true;
+  });
+  const events: ConcurrencyHookEvent[] = [];
+  const report = await service.client({ hooks: { concurrency: (event) => events.push(event) } }).finance.publish(
+    'app-1',
+    Array.from({ length: 40 }, (_, i) => financeRecord(i, { transactionNumber: `t-${i}` })),
+    { batchSize: 1 },
+  );
+  return { report, events };
+}
+
+describe("slow start's step by rate", () => {
+  it('doubles, and no more, on a round whose answers came back one after another', async () => {
+    const { report, events } = await publishTo((hit) => 100 + 25 * ((hit - 1) % 8));
+    expect(report.recordsSent).toBe(40);
+    // Round trips of 100 to 175 ms would be a step to about 57 (512 requests a second).
+    expect(events[1]).toMatchObject({ reason: 'grow', previous: 8, limit: 16 });
+  }, 30_000);
+
+  it('takes the step on a round whose answers came back together', async () => {
+    const { report, events } = await publishTo(() => 300);
+    expect(report.recordsSent).toBe(40);
+    // 300 ms round trips: past doubling, up to the 40 that the records allow.
+    expect(events[1]?.reason).toBe('grow');
+    expect(events[1]?.limit).toBeGreaterThan(16);
+  }, 30_000);
+});

@@ -672,8 +672,8 @@ function betaFor(limit: number): number {
  * Below alpha the window doubles until a first latency shrink or push-back (Vegas's slow start), or
  * goes to the window that keeps the request rate at `SLOW_START_RATE_PER_MS` for the round's
  * round trip `rttMs` (0 for a round whose answers did not come back together), when that is more;
- * then it grows by half up to `knee`, the window that shrink or halving settled on, and by one request per round above it, so that a window that found the
- * knee probes past it gently.
+ * then it grows by half up to `knee`, the window that shrink or halving settled on, and by one
+ * request per round above it, so that a window that found the knee probes past it gently.
  */
 export function decide(limit: number, max: number, ratio: number, knee: number | undefined, rttMs = 0): WindowDecision {
   const queue = limit * (1 - 1 / Math.max(1, ratio));

@@ -6,10 +6,8 @@
  * its first answers say nothing of what a wider burst would meet there.
  */
 
-import type { ConcurrencyHookEvent } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { useHostileService } from '../support/hostile-service.js';
-import { financeRecord } from '../support/records.js';
+import { publishWatchingWindow, useHostileService } from '../support/hostile-service.js';
 
 const start = useHostileService();
 
@@ -21,13 +19,7 @@ async function publishTo(answerMs: (hit: number) => number) {
     }, answerMs(request.hit));
     return true;
   });
-  const events: ConcurrencyHookEvent[] = [];
-  const report = await service.client({ hooks: { concurrency: (event) => events.push(event) } }).finance.publish(
-    'app-1',
-    Array.from({ length: 40 }, (_, i) => financeRecord(i, { transactionNumber: `t-${i}` })),
-    { batchSize: 1 },
-  );
-  return { report, events };
+  return publishWatchingWindow(service, 40);
 }
 
 describe("slow start's step by rate", () => {

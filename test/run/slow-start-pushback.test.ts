@@ -6,10 +6,8 @@
  * halving), and every batch is still sent, none unknown.
  */
 
-import type { ConcurrencyHookEvent } from 'push-api-client';
 import { describe, expect, it } from 'vitest';
-import { useHostileService } from '../support/hostile-service.js';
-import { financeRecord } from '../support/records.js';
+import { publishWatchingWindow, useHostileService } from '../support/hostile-service.js';
 
 const start = useHostileService();
 
@@ -31,12 +29,7 @@ describe("slow start's step against a service that limits requests at once", () 
       }, 150);
       return true;
     });
-    const events: ConcurrencyHookEvent[] = [];
-    const report = await service.client({ hooks: { concurrency: (event) => events.push(event) } }).finance.publish(
-      'app-1',
-      Array.from({ length: 100 }, (_, i) => financeRecord(i, { transactionNumber: `t-${i}` })),
-      { batchSize: 1 },
-    );
+    const { report, events } = await publishWatchingWindow(service, 100);
     expect({ sent: report.recordsSent, unknown: report.recordsUnknown, failed: report.recordsFailed }).toEqual({
       sent: 100,
       unknown: 0,

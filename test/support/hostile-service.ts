@@ -5,10 +5,11 @@
  */
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { PushClient, PushClientOptions } from 'push-api-client';
+import type { ConcurrencyHookEvent, PublishReport, PushClient, PushClientOptions } from 'push-api-client';
 import type { EmulatorClientOptions } from 'push-api-client/testing';
 import { clientFor } from './clients.js';
 import { useLoopbackServers } from './loopback-server.js';
+import { financeRecord } from './records.js';
 
 /** Credentials with characters that every encoding changes: `/` (JSON `\/`), `+`, space, `&`, `%`, `é`. */
 export const HOSTILE_CLIENT_ID = 'hostile-client';
@@ -125,4 +126,21 @@ export async function drainedOrClosed(res: ServerResponse): Promise<void> {
   const waiters = [once(res, 'drain', { signal: settled.signal }), once(res, 'close', { signal: settled.signal })];
   await Promise.race(waiters).finally(() => settled.abort());
   await Promise.allSettled(waiters);
+}
+
+/**
+ * Publishes `count` records one per batch to the service, with a client that keeps the window's
+ * changes (the `concurrency` hook): what tests of the adaptive window read.
+ */
+export async function publishWatchingWindow(
+  service: HostileService,
+  count: number,
+): Promise<{ report: PublishReport; events: ConcurrencyHookEvent[] }> {
+  const events: ConcurrencyHookEvent[] = [];
+  const report = await service.client({ hooks: { concurrency: (event) => events.push(event) } }).finance.publish(
+    HOSTILE_APP_ID,
+    Array.from({ length: count }, (_, i) => financeRecord(i, { transactionNumber: `t-${i}` })),
+    { batchSize: 1 },
+  );
+  return { report, events };
 }

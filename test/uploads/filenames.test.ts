@@ -39,21 +39,22 @@ describe('file names', () => {
 function emulatedClient() {
   const mock = createPushApiMock();
   const client = clientFor({ clientOptions: () => mock.clientOptions(), fetch: mock.fetch });
-  return { mock, client, requests: () => mock.state.requests.length };
+  // getUploadUrls and upload of the same names, which must refuse them alike.
+  const calls = (names: string[]) => [
+    () => client.uploads.getUploadUrls(mock.appId, names),
+    () =>
+      client.uploads.upload(
+        mock.appId,
+        names.map((name, i) => ({ name, data: String(i) })),
+      ),
+  ];
+  return { mock, client, calls, requests: () => mock.state.requests.length };
 }
 
 describe('file names of one call', () => {
   it('getUploadUrls and upload throw an UploadError naming the first bad name, before any request', async () => {
-    const { mock, client, requests } = emulatedClient();
-    for (const call of [
-      () => client.uploads.getUploadUrls(mock.appId, ['ok.csv', 'bad/name.csv', 'worse\u0000.csv']),
-      () =>
-        client.uploads.upload(mock.appId, [
-          { name: 'ok.csv', data: 'a' },
-          { name: 'bad/name.csv', data: 'b' },
-          { name: 'worse\u0000.csv', data: 'c' },
-        ]),
-    ]) {
+    const { calls, requests } = emulatedClient();
+    for (const call of calls(['ok.csv', 'bad/name.csv', 'worse\u0000.csv'])) {
       const error = await rejectionOf(call());
       expect(error).toBeInstanceOf(UploadError);
       expect(error).toMatchObject({ fileName: 'bad/name.csv' });
@@ -65,16 +66,8 @@ describe('file names of one call', () => {
   });
 
   it('getUploadUrls and upload reject the same name twice in one call, before any request', async () => {
-    const { mock, client, requests } = emulatedClient();
-    for (const call of [
-      () => client.uploads.getUploadUrls(mock.appId, ['a.csv', 'b.csv', 'a.csv']),
-      () =>
-        client.uploads.upload(mock.appId, [
-          { name: 'a.csv', data: 'a' },
-          { name: 'b.csv', data: 'b' },
-          { name: 'a.csv', data: 'c' },
-        ]),
-    ]) {
+    const { calls, requests } = emulatedClient();
+    for (const call of calls(['a.csv', 'b.csv', 'a.csv'])) {
       const error = await rejectionOf(call());
       expect(error).toBeInstanceOf(UploadError);
       expect(error).toMatchObject({ fileName: 'a.csv' });

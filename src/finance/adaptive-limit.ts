@@ -13,9 +13,9 @@ import type { RateBudget } from './rate-budget.js';
  *   In the next period no more requests are put in flight than that budget has left (at least
  *   one). Requests in flight when a budget runs out each earn a 429, so this keeps the 429s of a
  *   period to about one. A period that passes without a 429 forgets the budget;
- * - client-side throttling (`ClientThrottle`, below): once refusals outnumber what the service
- *   accepts, new requests are held back a short while at random, so that processes sharing a
- *   limit without sharing a budget stay polite.
+ * - client-side throttling (`ClientThrottle`, below): once refusals pass about a tenth of what the
+ *   service accepts, new requests are held back a short while at random, so that processes sharing
+ *   a limit without sharing a budget stay polite.
  *
  * With `adaptive: false` there is no pause, budget or throttle: each request waits on its own.
  */
@@ -148,8 +148,9 @@ export class AdaptiveLimit implements RateBudget {
 
   /**
    * The service said "too many requests". The first 429 of an event takes the requests accepted
-   * since the last pause as the budget, and pauses every sender for `retryAfterMs` (the server's
-   * Retry-After, or the client's backoff delay when it sent none) plus jitter.
+   * since the last pause as the budget, and pauses every sender for `retryAfterMs` plus jitter: the
+   * server's Retry-After, or, for a 503 the client sends again, its backoff delay. A 429 without
+   * Retry-After pauses nobody and holds nothing back: the request waits out its own backoff.
    * `willRetry`: the request is re-sent when the pause ends, so it counts against the next period.
    */
   onRateLimited(retryAfterMs: number | undefined, willRetry = false): void {

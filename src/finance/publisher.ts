@@ -13,6 +13,7 @@ import {
   type InvalidRecord,
   PublishStoppedError,
   PushError,
+  RateLimitError,
   type RecordIssue,
   RecordValidationError,
   requestIdFrom,
@@ -31,9 +32,16 @@ import type { WithResponse } from '../http/public-types.js';
 import { classifyFailure, statusOf } from '../http/retry.js';
 import type { Exchange, RequestPacing } from '../http/types.js';
 import { ignoreRejection } from '../internal/logger.js';
-import { parseJsonBounded } from '../internal/text.js';
+import { parseJsonBounded, utf8ByteLength } from '../internal/text.js';
 import { abortErrorFrom, eitherSignal, onAbort } from '../internal/waits.js';
-import { ConcurrencyLimiter, RunEngine, startBytesFor, stopsTheRun, type WorkSource } from '../run/engine.js';
+import {
+  ConcurrencyLimiter,
+  type Departure,
+  RunEngine,
+  startBytesFor,
+  stopsTheRun,
+  type WorkSource,
+} from '../run/engine.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchSource, InputCursor, prevalidate } from './batch-source.js';
 import { BatchAssembler, bodyBytesFor, buildBody, EMPTY_BODY_BYTES, utf8Length } from './batcher.js';
@@ -399,6 +407,11 @@ class PublishRun {
    * patience lasts while the run moves, and runs out for every batch of the run at once.
    */
   #rateLimitedSince: number | undefined;
+  /**
+   * The patience ran out: nothing was accepted for `rateLimitDeadlineMs`. Every further batch would
+   * wait out a `Retry-After` to meet the same 429, so the run stops at the first batch it fails.
+   */
+  #patienceSpent = false;
   readonly #limit: RateBudget;
   readonly #window: ConcurrencyLimiter;
   readonly #ctx: ClientContext;
@@ -468,8 +481,9 @@ class PublishRun {
   async #publishBatch(batch: PendingBatch): Promise<void> {
     const { signal } = this.#options;
     // The first batch's size sets how wide the first, blind round may be; loops holding a slot past
-    // that window wait here, their batch in hand, as they would for a slot.
-    this.#window.fitToSize(batch.body.length);
+    // that window wait here, their batch in hand, as they would for a slot. The body is measured in
+    // the bytes that cross the uplink (up to three per character), only until the first answer.
+    if (this.#window.fitsToSize) this.#window.fitToSize(utf8ByteLength(batch.body));
     try {
       await this.#window.admit(signal);
     } catch {
@@ -589,6 +603,8 @@ class PublishRun {
     let sentAt = 0;
     // Whether any attempt carried the body (the first waits for the token before it is built).
     let carried = false;
+    // The body's first departure, on the wire until the batch settles.
+    let departure: Departure | undefined;
     // Whether the last attempt likely opened a connection of its own (only a first attempt can).
     let newConnection = false;
     let result: Exchange;
@@ -600,7 +616,11 @@ class PublishRun {
         headers: JSON_CONTENT,
         body: () => {
           sentAt = performance.now();
-          newConnection = !carried && this.#window.depart();
+          newConnection = false;
+          if (departure === undefined) {
+            departure = this.#window.depart();
+            newConnection = departure.newConnection;
+          }
           carried = true;
           return body;
         },
@@ -614,7 +634,7 @@ class PublishRun {
         runStopped: this.#stopped.signal,
       });
     } finally {
-      if (carried) this.#window.landed();
+      if (departure) this.#window.landed(departure);
     }
     if (result.ok) {
       this.#window.onRoundTrip({ startedAt: sentAt, endedAt: performance.now(), bytes: body.length, newConnection });
@@ -636,7 +656,10 @@ class PublishRun {
       // after the token request's own retries: every further batch would meet it too. Not an
       // answer whose next attempt the stop cut short (a 401 waiting for its refresh): nothing
       // refused the credentials, and the stop is what ended the run.
-      const doomsTheRun = (!bodySent && !(error instanceof AbortError)) || stopsTheRun(error);
+      const doomsTheRun =
+        (!bodySent && !(error instanceof AbortError)) ||
+        stopsTheRun(error) ||
+        (error instanceof RateLimitError && this.#patienceSpent);
       if (doomsTheRun && !result.nextAttemptCut) this.#engine.stopBy(error);
     }
     return batchOutcome(result);
@@ -704,7 +727,9 @@ class PublishRun {
         // The monotonic clock: a wall clock stepped by NTP mid-run must not end or stretch the patience.
         const now = performance.now();
         this.#rateLimitedSince ??= now;
-        return now + delayMs < this.#rateLimitedSince + deadlineMs;
+        const within = now + delayMs < this.#rateLimitedSince + deadlineMs;
+        if (!within) this.#patienceSpent = true;
+        return within;
       },
     };
   }

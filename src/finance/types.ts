@@ -92,7 +92,8 @@ export interface PublishReport extends PublishProgress {
   /**
    * Set when publishing stopped before the end of the input because of an error every further
    * batch would meet too: a connection that cannot be made (DNS, TLS, nothing listening), a refused
-   * token, a 401, 403 or 404, a configuration error. `publish` then rejects with a
+   * token, a 401, 403 or 404, a configuration error, a 429 once nothing was accepted for
+   * `rateLimitDeadlineMs`. `publish` then rejects with a
    * `PublishStoppedError` whose `report` is this report and whose `cause` is this error, unless your
    * code also threw while the run wound down, or you aborted (the thrown error, then the abort, come
    * first). Records after the stop are counted in `recordsNotRead` (for an iterable that is not an
@@ -180,7 +181,7 @@ export interface PublishOptions extends RequestOptions {
    * stay near their least value, shrink it when they inflate, halve it on a 429 or 503. Without a
    * `rateBudget`, a 429 also pauses every request until the `Retry-After` deadline (with jitter),
    * the run keeps within the budget the last rate-limit period taught, and holds requests back at
-   * random while refusals outnumber what the service accepts (client-side throttling).
+   * random once refusals pass about a tenth of what the service accepts (client-side throttling).
    * `false`: a fixed window of `concurrency`, and each request waits out its own 429.
    * @default true
    */
@@ -197,7 +198,8 @@ export interface PublishOptions extends RequestOptions {
    * A 429 is the service asking for patience: the batch waits for `Retry-After` and goes again
    * without using up a retry, for as long as the run makes progress. It is reported `failed` with
    * the `RateLimitError` only when no batch of the run was accepted for this long, counted from
-   * the run's first 429 since its last accepted batch (one deadline for the whole run).
+   * the run's first 429 since its last accepted batch (one deadline for the whole run); the run
+   * then stops with that error (see `stoppedBy`), and the records not yet sent are not read.
    * @default 300000 (5 minutes)
    */
   rateLimitDeadlineMs?: number | undefined;

@@ -196,8 +196,8 @@ const SLOWEST_UPLINK_BYTES_PER_SECOND = 250_000;
 /**
  * The most request-body bytes a run puts in flight before its first answer (at least one request):
  * what the slowest uplink sized for carries in a quarter of the attempt timeout, so that the first
- * round is answered well within it. At the default 30 s, about 1.9 MB: the usual first round (8
- * batches of small records, 32 small files) is left as it was.
+ * round is answered well within it. At the default 30 s, about 1.9 MB: the usual first round of a
+ * publish (8 batches of small records) is left as it was.
  */
 export function startBytesFor(timeoutMs: number): number {
   return Math.max(1, Math.floor((SLOWEST_UPLINK_BYTES_PER_SECOND * timeoutMs) / 4 / 1000));
@@ -243,7 +243,7 @@ interface ConcurrencyLimiterOptions {
   onChange?: (event: ConcurrencyHookEvent) => void;
   /**
    * The attempt timeout the run's requests are under, when it covers the whole request, its body
-   * included (a publish's batches): the window grows only while the slowest answer of a round,
+   * included (a publish's batches, an upload's PUTs): the window grows only while the slowest answer of a round,
    * scaled by the growth, stays within half of it. @default no such bound
    */
   answerWithinMs?: number;
@@ -269,6 +269,15 @@ interface LearntWindow {
 interface WindowOutcome extends LearntWindow {
   /** The run met a latency shrink or push-back: its window is the service's word, even if lower. */
   pushedBack: boolean;
+}
+
+/** A request on the wire, from `depart` to `landed`. */
+export interface Departure {
+  /** When it left, on the limiter's clock. */
+  readonly at: number;
+  /** It likely opened a connection of its own (see `depart`). */
+  readonly newConnection: boolean;
+  landed: boolean;
 }
 
 /** One answered request, for the window: when its last attempt left, when it was answered, how large it was. */
@@ -335,12 +344,12 @@ export class ConcurrencyLimiter {
    * going out blind, not about the service.
    */
   #beforeFit: number | undefined;
-  /** The window grew at least once: slow start's later steps wait for a whole window of answers. */
-  #steppedUp = false;
   #started = false;
   #resumed = false;
   /** Requests of the run on the wire (`depart` to `landed`), and the most there have been at once. */
   #onWire = 0;
+  /** The requests on the wire, oldest first (landed ones are dropped from the front). */
+  #wire: Departure[] = [];
   #wirePeak = 0;
   /** A round of this run filled its window and was judged, or the service pushed back: the window is this run's finding. */
   #judged = false;
@@ -409,12 +418,17 @@ export class ConcurrencyLimiter {
     }
   }
 
+  /** Whether `fitToSize` would still use an item's size: the run has had no answer yet. */
+  get fitsToSize(): boolean {
+    return this.adaptive && !this.#answered && Number.isFinite(this.#startBytes);
+  }
+
   /**
-   * Fits the window to the size of an item about to be sent, until the run's first answer: no more
-   * than START_BYTES of bodies go out blind (at least one item). Called before `admit`.
+   * Fits the window to the size in bytes of an item about to be sent, until the run's first answer:
+   * no more than `startBytes` of bodies go out blind (at least one item). Called before `admit`.
    */
   fitToSize(bytes: number): void {
-    if (!this.adaptive || this.#answered || !(bytes > 0)) return;
+    if (!this.fitsToSize || !(bytes > 0)) return;
     const fit = Math.max(1, Math.floor(this.#startBytes / bytes));
     if (fit >= this.#limit) return;
     this.#beforeFit = Math.max(this.#beforeFit ?? 0, this.#limit);
@@ -438,22 +452,36 @@ export class ConcurrencyLimiter {
   }
 
   /**
-   * An item's request leaves for the first time; `landed` is called once it settled. True when it
-   * likely opens a connection of its own: more of the run's requests are on the wire than ever
-   * before, and a pool of kept-alive connections holds about one per request a run has had on the
-   * wire at once. Its round trip then carries the connection's handshake (a round trip more, two
-   * with TLS), which says nothing of a queue at the service.
+   * An item's request leaves for the first time; `landed` is called with what this returns once it
+   * settled. `newConnection` when it likely opens a connection of its own: more of the run's
+   * requests are on the wire than ever before, and a pool of kept-alive connections holds about one
+   * per request a run has had on the wire at once. Its round trip then carries the connection's
+   * handshake (a round trip more, two with TLS), which says nothing of a queue at the service.
    */
-  depart(): boolean {
+  depart(): Departure {
     this.#onWire++;
-    if (this.#onWire <= this.#wirePeak) return false;
-    this.#wirePeak = this.#onWire;
-    return true;
+    const newConnection = this.#onWire > this.#wirePeak;
+    if (newConnection) this.#wirePeak = this.#onWire;
+    const departure = { at: this.#now(), newConnection, landed: false };
+    this.#wire.push(departure);
+    return departure;
   }
 
   /** A request that departed settled, whatever its outcome. */
-  landed(): void {
+  landed(departure: Departure): void {
+    if (departure.landed) return;
+    departure.landed = true;
     this.#onWire = Math.max(0, this.#onWire - 1);
+    // Departures are in the order they left: the first one not landed is the oldest on the wire.
+    let landedAhead = 0;
+    while (landedAhead < this.#wire.length && this.#wire[landedAhead]?.landed) landedAhead++;
+    if (landedAhead > 0) this.#wire.splice(0, landedAhead);
+  }
+
+  /** How long the oldest request still on the wire has been out, in ms; 0 when none is. */
+  #oldestOnWireMs(): number {
+    const oldest = this.#wire[0];
+    return oldest === undefined ? 0 : Math.max(0, this.#now() - oldest.at);
   }
 
   /** An admitted item settled. */
@@ -505,22 +533,24 @@ export class ConcurrencyLimiter {
     const slowest = Math.max(...this.#round.map((each) => each.rttMs));
     const filled = this.#roundPeak * 2 >= this.#limit;
     const bound = this.#growthBound(slowest);
-    // The rate step is for a long path: only a round answered together takes it.
+    // The rate step is for a long path: only a round answered together takes it. A request still
+    // on the wire is at least as slow as it has been out: half a round answered at once, the other
+    // half late or never, did not come back together.
     const fastest = Math.min(...this.#round.map((each) => each.rttMs));
-    const together = slowest <= ANSWERED_TOGETHER * Math.max(fastest, 0.1);
+    const latest = Math.max(slowest, this.#oldestOnWireMs());
+    const together = latest <= ANSWERED_TOGETHER * Math.max(fastest, 0.1);
     const decision = decide(this.#limit, bound, quartile.ratio, this.#knee, together ? quartile.rttMs : 0);
-    // After a step up in slow start, the first half of the wider window's answers are those that met
-    // the shortest queue; growing again on them alone overshoots a service that queues, so a further
-    // step waits for a whole window of answers (a shrink does not wait).
-    if (decision.kind === 'grow' && this.#knee === undefined && this.#steppedUp && this.#round.length < this.#limit)
-      return;
+    // Slow start steps only on a whole window of answers (a shrink does not wait). The first half of
+    // a round are the answers that met the shortest queue, after a step as at a service serving the
+    // round in turn, and whether a round came back together is a question about all of it: half a
+    // round answered at once and half never answered is no long path.
+    if (decision.kind === 'grow' && this.#knee === undefined && this.#round.length < this.#limit) return;
     this.#newRound();
     const beforeFit = this.#beforeFit;
     this.#beforeFit = undefined;
     if (filled) this.#judged = true;
     // A window the run does not fill (the input is slower than the network) says nothing about the service.
     if (decision.kind === 'grow' && filled) {
-      this.#steppedUp = true;
       const limit = Math.max(decision.limit, Math.min(beforeFit ?? 0, bound));
       this.#set(limit, 'grow', quartile.rttMs, quartile.minRttMs);
     } else if (decision.kind === 'shrink') {

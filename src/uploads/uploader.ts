@@ -37,7 +37,7 @@ import type { RecoveryStep } from '../http/types.js';
 import { ignoreRejection } from '../internal/logger.js';
 import { fileNameProblem, truncateText } from '../internal/text.js';
 import { abortErrorFrom, eitherSignal, nextTurn, onAbort } from '../internal/waits.js';
-import { ConcurrencyLimiter, INITIAL_WINDOW, RunEngine, stopsTheRun } from '../run/engine.js';
+import { ConcurrencyLimiter, type Departure, INITIAL_WINDOW, RunEngine, stopsTheRun } from '../run/engine.js';
 import { fileUploadSource } from './file-source.js';
 import {
   ADDRESS_BATCH_BYTES,
@@ -341,6 +341,8 @@ export class Uploader {
     let attempts = 0;
     // When the last attempt left: its round trip is what feeds the window.
     let sentAt = 0;
+    // The first attempt's departure, on the wire until the file settles.
+    let departure: Departure | undefined;
     // Whether the last attempt likely opened a connection of its own (only a first attempt can).
     let newConnection = false;
     let meter: BodyMeter | undefined;
@@ -402,7 +404,11 @@ export class Uploader {
         // (put-body.ts); the header by hand too, except where that makes it sent twice.
         headers: putSetsContentLength() ? { 'content-length': String(size) } : {},
         body: ({ touch }) => {
-          newConnection = attempts === 0 && window.depart();
+          newConnection = false;
+          if (departure === undefined) {
+            departure = window.depart();
+            newConnection = departure.newConnection;
+          }
           attempts += 1;
           sentAt = performance.now();
           meter = new BodyMeter(name, size, (bytes) => {
@@ -457,7 +463,7 @@ export class Uploader {
         },
       };
     } finally {
-      if (attempts > 0) window.landed();
+      if (departure) window.landed(departure);
       // A failed attempt may leave its source open (fetch does not always cancel a body it never read).
       await Promise.all(meters.map((each) => each.dispose()));
     }

@@ -95,30 +95,54 @@ describe('publish under a rate limit that never lifts', () => {
     // The backoff and the deadline at a quarter of their defaults: the same count of sends.
     const client = clientFor(server, { maxRetries: 0, backoff: { initialDelayMs: 125, maxDelayMs: 2_000 } });
     server.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 0, times: FOREVER });
-    const report = await client.finance.publish(server.mock.appId, financeRecords(30), {
-      batchSize: 10,
-      concurrency: 3,
-      rateLimitDeadlineMs: 250,
-    });
+    const { error, report } = await rejection(
+      client.finance.publish(server.mock.appId, financeRecords(30), {
+        batchSize: 10,
+        concurrency: 3,
+        rateLimitDeadlineMs: 250,
+      }),
+    );
+    expect(error).toBeInstanceOf(RateLimitError);
     expect(report.recordsFailed).toBe(30);
     expect(report.batches.every((batch) => batch.error instanceof RateLimitError)).toBe(true);
     // Backoff from about 60-125 ms: each of the three batches is sent a few times, not thousands.
     expect(financeStatuses(server.mock).length).toBeLessThanOrEqual(3 * 4);
   });
 
-  it('rateLimitDeadlineMs runs out for the whole run at once, not again for each batch', async () => {
+  it('rateLimitDeadlineMs runs out for the whole run at once: the run stops, and the batches not sent stay unsent', async () => {
     // Retry-After: 1 capped to 400 ms, the deadline scaled with it (1.5 s -> 600 ms).
     const client = clientFor(server, { maxRetries: 0, maxRetryAfterMs: 400 });
     server.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 1, times: FOREVER });
-    const report = await client.finance.publish(server.mock.appId, financeRecords(30), {
-      batchSize: 10,
-      concurrency: 1,
-      rateLimitDeadlineMs: 600,
-    });
-    expect(report.batches.map((batch) => batch.status)).toEqual(['failed', 'failed', 'failed']);
-    // The first batch is sent at 0 and 0.4 s; the deadline, counted from the run's first 429, has
-    // passed when the others meet theirs. Counted per batch, it would be two sends each.
-    expect(financeStatuses(server.mock)).toEqual([429, 429, 429, 429]);
+    const { error, report } = await rejection(
+      client.finance.publish(server.mock.appId, financeRecords(30), {
+        batchSize: 10,
+        concurrency: 1,
+        rateLimitDeadlineMs: 600,
+      }),
+    );
+    expect(error).toBeInstanceOf(RateLimitError);
+    // The first batch is sent at 0 and 0.4 s; its next wait would end past the deadline, counted
+    // from the run's first 429. Each later batch would wait out a Retry-After only to meet the same
+    // 429: the run stops instead, and they are counted as not read (safe to send again).
+    expect(report.batches.map((batch) => batch.status)).toEqual(['failed']);
+    expect(report.recordsNotRead).toBe(20);
+    expectAccounted(report, 30);
+    expect(financeStatuses(server.mock)).toEqual([429, 429]);
+  });
+
+  it('a run of many batches ends soon after the deadline, not one Retry-After per batch later', async () => {
+    const client = clientFor(server, { maxRetries: 0, maxRetryAfterMs: 200 });
+    server.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 1, times: FOREVER });
+    const started = performance.now();
+    const { report } = await rejection(
+      client.finance.publish(server.mock.appId, financeRecords(200), { batchSize: 1, rateLimitDeadlineMs: 500 }),
+    );
+    const elapsedMs = performance.now() - started;
+    expectAccounted(report, 200);
+    expect(report.recordsSent).toBe(0);
+    // About 200 ms per Retry-After: one per remaining batch would be 40 s.
+    expect(elapsedMs).toBeLessThan(5_000);
+    expect(financeStatuses(server.mock).length).toBeLessThan(40);
   });
 });
 

@@ -105,7 +105,13 @@ describe('finance publish over HTTP', () => {
     server.mock.faults.add({ match: { operation: 'finance' }, times: 1, drop: 'after' });
     // ...and the re-send is rate limited, with no patience left (a deadline of 0).
     server.mock.faults.add({ match: { operation: 'finance' }, times: 3, status: 429, retryAfter: 0 });
-    const report = await client.finance.publish(server.mock.appId, financeRecords(10), { rateLimitDeadlineMs: 0 });
+    const stopped = await client.finance
+      .publish(server.mock.appId, financeRecords(10), { rateLimitDeadlineMs: 0 })
+      .catch((error: unknown) => error);
+    // No patience left: the run stops on the 429, as every further batch would meet it.
+    expect(stopped).toBeInstanceOf(PublishStoppedError);
+    expect((stopped as PublishStoppedError).cause).toBeInstanceOf(RateLimitError);
+    const report = (stopped as PublishStoppedError).report;
     expect(financeStatuses(server.mock)).toEqual([0, 429]);
     expect(server.mock.state.recordCount(server.mock.appId)).toBe(10);
     expect(report.batches.map((b) => b.status)).toEqual(['unknown']);
@@ -153,8 +159,14 @@ describe('finance publish over HTTP', () => {
     server.mock.faults.add({ match: { operation: 'finance' }, times: Number.POSITIVE_INFINITY, status: 429 });
     const started = Date.now();
     // Without Retry-After the waits follow the backoff (about 40 ms, then 80 ms): re-sends fit.
-    const report = await client.finance.publish(server.mock.appId, financeRecords(10), { rateLimitDeadlineMs: 300 });
+    const stopped = await client.finance
+      .publish(server.mock.appId, financeRecords(10), { rateLimitDeadlineMs: 300 })
+      .catch((error: unknown) => error);
     expect(Date.now() - started).toBeLessThan(1_500);
+    // The patience ran out: the run stops, with the batch's 429 as the cause.
+    expect(stopped).toBeInstanceOf(PublishStoppedError);
+    expect((stopped as PublishStoppedError).cause).toBeInstanceOf(RateLimitError);
+    const report = (stopped as PublishStoppedError).report;
     expect(report.batches.map((b) => b.status)).toEqual(['failed']);
     expect(report.batches[0]?.error).toBeInstanceOf(RateLimitError);
     expect(financeStatuses(server.mock).length).toBeGreaterThanOrEqual(2);

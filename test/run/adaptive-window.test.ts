@@ -28,7 +28,7 @@ function windowLog() {
 const fast = { backoff: { initialDelayMs: 0, maxDelayMs: 0 }, maxRetryAfterMs: 0, maxRetries: 3 };
 
 describe('the adaptive window over HTTP', () => {
-  it('publish grows past 4 in flight on a service whose latency stays flat', async () => {
+  it('publish grows past 8 in flight on a service whose latency stays flat', async () => {
     const { seen, misbehave } = slowService('finance', () => 20);
     const service = await start(misbehave);
     const { events, hooks } = windowLog();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AbortError } from '../../src/errors.js';
 import type { ConcurrencyHookEvent } from '../../src/http/public-types.js';
-import { ConcurrencyLimiter } from '../../src/run/engine.js';
+import { ConcurrencyLimiter, type Departure } from '../../src/run/engine.js';
 
 function clock(start = 1_000) {
   let now = start;
@@ -182,19 +182,17 @@ describe('ConcurrencyLimiter', () => {
 
   it('counts a request as opening a connection only while more are on the wire than ever before', () => {
     const limiter = new ConcurrencyLimiter({ max: 8, operation: 'finance' });
-    expect([limiter.depart(), limiter.depart()]).toEqual([true, true]);
-    limiter.landed();
+    const departures = [limiter.depart(), limiter.depart()];
+    expect(departures.map((each) => each.newConnection)).toEqual([true, true]);
+    limiter.landed(departures[0] as Departure);
+    // A departure lands once, however often it is reported.
+    limiter.landed(departures[0] as Departure);
     // One connection came free: the next request reuses it, the one after needs a third.
-    expect([limiter.depart(), limiter.depart()]).toEqual([false, true]);
-    limiter.landed();
-    limiter.landed();
-    limiter.landed();
-    expect([limiter.depart(), limiter.depart(), limiter.depart(), limiter.depart()]).toEqual([
-      false,
-      false,
-      false,
-      true,
-    ]);
+    departures.push(limiter.depart(), limiter.depart());
+    expect(departures.slice(2).map((each) => each.newConnection)).toEqual([false, true]);
+    for (const each of departures.slice(1)) limiter.landed(each);
+    const next = [limiter.depart(), limiter.depart(), limiter.depart(), limiter.depart()];
+    expect(next.map((each) => each.newConnection)).toEqual([false, false, false, true]);
   });
 
   it('finds the knee of a queueing service and stays within alpha..beta requests above it', async () => {

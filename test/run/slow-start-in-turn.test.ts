@@ -11,15 +11,18 @@ import { publishWatchingWindow, useHostileService } from '../support/hostile-ser
 
 const start = useHostileService();
 
-async function publishTo(answerMs: (hit: number) => number) {
+/** `answerMs` undefined: that request is never answered. */
+async function publishTo(answerMs: (hit: number) => number | undefined, count = 40, timeoutMs?: number) {
   const service = await start((request, res) => {
     if (request.route !== 'finance') return false;
+    const wait = answerMs(request.hit);
+    if (wait === undefined) return true;
     setTimeout(() => {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
-    }, answerMs(request.hit));
+    }, wait);
     return true;
   });
-  return publishWatchingWindow(service, 40);
+  return publishWatchingWindow(service, count, timeoutMs === undefined ? {} : { timeoutMs });
 }
 
 describe("slow start's step by rate", () => {
@@ -28,6 +31,24 @@ describe("slow start's step by rate", () => {
     expect(report.recordsSent).toBe(40);
     // Round trips of 100 to 175 ms would be a step to about 57 (512 requests a second).
     expect(events[1]).toMatchObject({ reason: 'grow', previous: 8, limit: 16 });
+  }, 30_000);
+
+  it('judges the whole round: half of it answered together and half later only doubles', async () => {
+    // The first four of each eight at 130 ms, the others at 400 ms: the first half alone reads as
+    // a long path (a step to about 66).
+    const { report, events } = await publishTo((hit) => ((hit - 1) % 8 < 4 ? 130 : 400));
+    expect(report.recordsSent).toBe(40);
+    expect(events[1]).toMatchObject({ reason: 'grow', previous: 8, limit: 16 });
+  }, 30_000);
+
+  it('does not grow on half a round when the other half is never answered', async () => {
+    // Only the first four requests are answered (130 ms): the rest of the round, and everything
+    // sent after it, gets no answer within the timeout.
+    const { report, events } = await publishTo((hit) => (hit <= 4 ? 130 : undefined), 16, 1_000);
+    expect(report.recordsSent).toBe(4);
+    expect(report.recordsUnknown).toBe(12);
+    expect(events.some((event) => event.reason === 'grow')).toBe(false);
+    expect(Math.max(...events.map((event) => event.limit))).toBe(8);
   }, 30_000);
 
   it('takes the step on a round whose answers came back together', async () => {

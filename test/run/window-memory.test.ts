@@ -158,10 +158,12 @@ describe('a resumed window', () => {
     const grown = (resume: { limit: number; knee: number | undefined } | undefined) => {
       const window = new ConcurrencyLimiter({ max: 32, operation: 'finance', resume, now: () => now });
       window.start();
-      // A round that fills the window, answered at its least round trip: the window grows.
-      for (let i = 0; i < window.limit; i++) void window.acquire();
+      // A round that fills the window, answered at its least round trip until the window moves:
+      // slow start waits for the whole round, growth past a knee for half of it.
+      const start = window.limit;
+      for (let i = 0; i < start; i++) void window.acquire();
       now = 1;
-      for (let i = 0; i < window.limit / 2; i++) window.onRoundTrip({ startedAt: 1, endedAt: 21 });
+      for (let i = 0; i < start && window.limit === start; i++) window.onRoundTrip({ startedAt: 1, endedAt: 21 });
       return window.limit;
     };
     expect(grown(undefined)).toBe(16);

@@ -129,15 +129,17 @@ export async function drainedOrClosed(res: ServerResponse): Promise<void> {
 }
 
 /**
- * Publishes `count` records one per batch to the service, with a client that keeps the window's
- * changes (the `concurrency` hook): what tests of the adaptive window read.
+ * Publishes `count` records one per batch to the service, with a client (of `options`) that keeps
+ * the window's changes (the `concurrency` hook): what tests of the adaptive window read.
  */
 export async function publishWatchingWindow(
   service: HostileService,
   count: number,
+  options: PushClientOptions = {},
 ): Promise<{ report: PublishReport; events: ConcurrencyHookEvent[] }> {
   const events: ConcurrencyHookEvent[] = [];
-  const report = await service.client({ hooks: { concurrency: (event) => events.push(event) } }).finance.publish(
+  const client = service.client({ ...options, hooks: { concurrency: (event) => events.push(event) } });
+  const report = await client.finance.publish(
     HOSTILE_APP_ID,
     Array.from({ length: count }, (_, i) => financeRecord(i, { transactionNumber: `t-${i}` })),
     { batchSize: 1 },

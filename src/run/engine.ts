@@ -476,6 +476,9 @@ export class ConcurrencyLimiter {
     let landedAhead = 0;
     while (landedAhead < this.#wire.length && this.#wire[landedAhead]?.landed) landedAhead++;
     if (landedAhead > 0) this.#wire.splice(0, landedAhead);
+    // Behind a request that stays out (a long wait for a 429, a stall), the ones landed after it
+    // would pile up for as long as it does: dropped once they outnumber those still out.
+    if (this.#wire.length > 2 * this.#onWire + 64) this.#wire = this.#wire.filter((each) => !each.landed);
   }
 
   /** How long the oldest request still on the wire has been out, in ms; 0 when none is. */

@@ -180,6 +180,40 @@ describe('ConcurrencyLimiter', () => {
     expect(ahead[0]).toMatchObject({ previous: 32, rttMs: 450 });
   });
 
+  it('holds a request still out as a slow answer: no step by rate while it is out, the step once it landed', async () => {
+    const time = clock();
+    const limiter = new ConcurrencyLimiter({ max: 64, operation: 'finance', now: time.now });
+    limiter.start();
+    // One request stays out while a thousand others leave and land behind it.
+    const stuck = limiter.depart();
+    for (let i = 0; i < 1_000; i++) limiter.landed(limiter.depart());
+    time.advance(200);
+    /** A round filling the window, every answer after 300 ms: together, as over a long path. */
+    const roundTogether = async () => {
+      const n = limiter.limit;
+      const departures: Departure[] = [];
+      for (let i = 0; i < n; i++) {
+        await limiter.acquire();
+        departures.push(limiter.depart());
+      }
+      const startedAt = time.now();
+      time.advance(300);
+      for (const departure of departures) {
+        limiter.onRoundTrip({ startedAt, endedAt: time.now() });
+        limiter.landed(departure);
+        limiter.release();
+      }
+      time.advance(1);
+    };
+    // The stuck request has been out 500 ms against answers of 300: the round only doubles.
+    await roundTogether();
+    expect(limiter.limit).toBe(16);
+    limiter.landed(stuck);
+    // Nothing out any more: 300 ms answers together take the step to the bound (512 a second).
+    await roundTogether();
+    expect(limiter.limit).toBe(64);
+  });
+
   it('counts a request as opening a connection only while more are on the wire than ever before', () => {
     const limiter = new ConcurrencyLimiter({ max: 8, operation: 'finance' });
     const departures = [limiter.depart(), limiter.depart()];

@@ -1,3 +1,4 @@
+import { FINANCE_DEFAULTS } from '../defaults.js';
 import {
   AuthenticationError,
   ConnectionError,
@@ -5,6 +6,7 @@ import {
   PermissionDeniedError,
   PushApiError,
   PushError,
+  RateLimitError,
   TokenError,
   UploadError,
 } from '../index.js';
@@ -118,6 +120,11 @@ export function describeStop(error: unknown, endpoints: Endpoints): string {
     // The spec's 404 is an unknown customer or app, but a --base-url that is not the data API's
     // address is answered 404 too: the service's own words tell the two apart.
     return `the data API at ${api} answered 404 for ${app} (${error.message}): check --app, and --base-url if that is not the data API's address`;
+  }
+  if (error instanceof RateLimitError) {
+    // Only a publish's 429 patience running out stops a run on a 429.
+    const minutes = FINANCE_DEFAULTS.rateLimitDeadlineMs / 60_000;
+    return `the data API at ${api} answered 429 (rate limited) and accepted nothing for ${minutes} minutes, the run's patience: the run stopped, and the records not yet sent can be sent later (${error.message})`;
   }
   return error.message;
 }

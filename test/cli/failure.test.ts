@@ -58,6 +58,25 @@ describe('describeStop', () => {
     );
   });
 
+  it("a rate limit that outlasts the run's patience: says so, and that the rest can be sent later", async () => {
+    const fault = mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 0, times: 1 });
+    const error = await clientFor(mock, { maxRetries: 0 })
+      .finance.publish(mock.appId, [financeRecord(), financeRecord(1)], {
+        batchSize: 1,
+        concurrency: 1,
+        rateLimitDeadlineMs: 0,
+      })
+      .catch((caught: unknown) => caught);
+    fault.remove();
+    expect(error).toBeInstanceOf(PublishStoppedError);
+    const line = describeStop((error as PublishStoppedError).cause, endpoints({}));
+    expect(line).toMatch(
+      /^the data API at push\.example answered 429 \(rate limited\) and accepted nothing for 5 minutes/,
+    );
+    expect(line).toContain('can be sent later');
+    expect((error as PublishStoppedError).report.recordsNotRead).toBe(1);
+  });
+
   it('a baseUrl that is not the data API: the 404 says so, where "unknown app" would mislead', async () => {
     const options = { baseUrl: `${ORIGIN}/api` };
     const line = describeStop(await stopOf(options), endpoints(options));

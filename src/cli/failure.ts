@@ -88,8 +88,9 @@ function errorCode(error: unknown): string | undefined {
 /**
  * One line that names the cause of a stop and where it happened, such as
  * `cannot connect to 127.0.0.1:4099 (ECONNREFUSED)`. Errors of this package never hold a secret.
+ * `command`: the run that stopped, since the same error stops each for its own reason.
  */
-export function describeStop(error: unknown, endpoints: Endpoints): string {
+export function describeStop(error: unknown, endpoints: Endpoints, command: 'publish' | 'upload' | 'token'): string {
   if (!(error instanceof PushError)) return error instanceof Error ? error.message : String(error);
   const app = endpoints.appId === undefined ? 'the app' : `app "${endpoints.appId}"`;
   const api = hostOf(endpoints.baseUrl) ?? 'the data API';
@@ -122,7 +123,11 @@ export function describeStop(error: unknown, endpoints: Endpoints): string {
     return `the data API at ${api} answered 404 for ${app} (${error.message}): check --app, and --base-url if that is not the data API's address`;
   }
   if (error instanceof RateLimitError) {
-    // Only a publish's 429 patience running out stops a run on a 429.
+    // A publish stops on a 429 once its patience ran out; an upload when a request for upload
+    // addresses was refused past its retries.
+    if (command === 'upload') {
+      return `the data API at ${api} answered 429 (rate limited) to a request for upload addresses, past its retries: the files not yet uploaded can be uploaded later (${error.message})`;
+    }
     const minutes = FINANCE_DEFAULTS.rateLimitDeadlineMs / 60_000;
     return `the data API at ${api} answered 429 (rate limited) and accepted nothing for ${minutes} minutes, the run's patience: the run stopped, and the records not yet sent can be sent later (${error.message})`;
   }

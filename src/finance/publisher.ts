@@ -408,8 +408,10 @@ class PublishRun {
    */
   #rateLimitedSince: number | undefined;
   /**
-   * The patience ran out: nothing was accepted for `rateLimitDeadlineMs`. Every further batch would
-   * wait out a `Retry-After` to meet the same 429, so the run stops at the first batch it fails.
+   * The patience ran out: nothing was accepted for `rateLimitDeadlineMs`, which has passed. Every
+   * further batch would wait out a `Retry-After` to meet the same 429, so the run stops at the
+   * first batch it fails. A wait that would only end past the deadline fails its own batch, not the
+   * run: the service may recover before the deadline, and other batches may be accepted meanwhile.
    */
   #patienceSpent = false;
   readonly #limit: RateBudget;
@@ -727,9 +729,8 @@ class PublishRun {
         // The monotonic clock: a wall clock stepped by NTP mid-run must not end or stretch the patience.
         const now = performance.now();
         this.#rateLimitedSince ??= now;
-        const within = now + delayMs < this.#rateLimitedSince + deadlineMs;
-        if (!within) this.#patienceSpent = true;
-        return within;
+        if (now >= this.#rateLimitedSince + deadlineMs) this.#patienceSpent = true;
+        return now + delayMs < this.#rateLimitedSince + deadlineMs;
       },
     };
   }

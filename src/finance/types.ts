@@ -198,8 +198,9 @@ export interface PublishOptions extends RequestOptions {
    * A 429 is the service asking for patience: the batch waits for `Retry-After` and goes again
    * without using up a retry, for as long as the run makes progress. It is reported `failed` with
    * the `RateLimitError` only when no batch of the run was accepted for this long, counted from
-   * the run's first 429 since its last accepted batch (one deadline for the whole run); the run
-   * then stops with that error (see `stoppedBy`), and the records not yet sent are not read.
+   * the run's first 429 since its last accepted batch (one deadline for the whole run), or would be
+   * by the end of its next wait. A batch refused once the deadline has passed stops the run with
+   * that error (see `stoppedBy`), and the records not yet sent are not read.
    * @default 300000 (5 minutes)
    */
   rateLimitDeadlineMs?: number | undefined;

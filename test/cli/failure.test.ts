@@ -3,7 +3,7 @@
  * mistakes of a first run: credentials, scope prefix, auth and data addresses, the app id. Errors
  * come from the emulator, in-process, as the SDK raises them.
  */
-import { PublishStoppedError, type PushClientOptions, type PushError } from 'push-api-client';
+import { PublishStoppedError, type PushClientOptions, type PushError, UploadStoppedError } from 'push-api-client';
 import { createPushApiHandler } from 'push-api-client/testing';
 import { describe, expect, it } from 'vitest';
 import { describeStop } from '../../src/cli/failure.js';
@@ -30,7 +30,7 @@ async function stopOf(options: PushClientOptions, appId = mock.appId): Promise<P
 describe('describeStop', () => {
   it('a wrong secret: the token service refused the credentials, check the credential settings', async () => {
     const options = { clientSecret: 'typed-wrong-secret' };
-    const line = describeStop(await stopOf(options), endpoints(options));
+    const line = describeStop(await stopOf(options), endpoints(options), 'publish');
     expect(line).toMatch(/^the token service at push\.example refused the credentials: .*\(invalid_client\)/);
     expect(line).toContain('check clientId and clientSecret (PUSH_CLIENT_ID, PUSH_CLIENT_SECRET)');
     expect(line).not.toContain('typed-wrong-secret');
@@ -38,7 +38,7 @@ describe('describeStop', () => {
 
   it('an authUrl with no token endpoint is not called a refusal of the credentials', async () => {
     const options = { authUrl: ORIGIN };
-    const line = describeStop(await stopOf(options), endpoints(options));
+    const line = describeStop(await stopOf(options), endpoints(options), 'publish');
     expect(line).not.toContain('refused the credentials');
     expect(line).toBe(
       `the token service at push.example answered: Token request failed with HTTP 404: no token endpoint at ${ORIGIN}/oauth2/token; check authUrl (PUSH_AUTH_URL): tokens are requested from {authUrl}/oauth2/token`,
@@ -47,12 +47,12 @@ describe('describeStop', () => {
 
   it('a scope prefix the credential lacks is not called a refusal of the credentials', async () => {
     const options = { scopeBase: 'https://api.other.example' };
-    const line = describeStop(await stopOf(options), endpoints(options));
+    const line = describeStop(await stopOf(options), endpoints(options), 'publish');
     expect(line).toMatch(/^the token service at push\.example answered: .*\(invalid_scope\).*check scopeBase/);
   });
 
   it("an unknown app: the service's words, and what to check", async () => {
-    const line = describeStop(await stopOf({}, 'no-such-app'), endpoints({}, 'no-such-app'));
+    const line = describeStop(await stopOf({}, 'no-such-app'), endpoints({}, 'no-such-app'), 'publish');
     expect(line).toBe(
       `the data API at push.example answered 404 for app "no-such-app" (404 Not Found: unknown app "no-such-app"): check --app, and --base-url if that is not the data API's address`,
     );
@@ -69,7 +69,7 @@ describe('describeStop', () => {
       .catch((caught: unknown) => caught);
     fault.remove();
     expect(error).toBeInstanceOf(PublishStoppedError);
-    const line = describeStop((error as PublishStoppedError).cause, endpoints({}));
+    const line = describeStop((error as PublishStoppedError).cause, endpoints({}), 'publish');
     expect(line).toMatch(
       /^the data API at push\.example answered 429 \(rate limited\) and accepted nothing for 5 minutes/,
     );
@@ -77,9 +77,23 @@ describe('describeStop', () => {
     expect((error as PublishStoppedError).report.recordsNotRead).toBe(1);
   });
 
+  it("an upload stopped by 429s to its address request: not told as a publish's patience", async () => {
+    const fault = mock.faults.add({ match: { operation: 'upload-urls' }, status: 429, retryAfter: 0, times: 10 });
+    const error = await clientFor(mock, { maxRetries: 0 })
+      .uploads.upload(mock.appId, [{ name: 'a.csv', data: 'a,b\n1,2\n' }])
+      .catch((caught: unknown) => caught);
+    fault.remove();
+    expect(error).toBeInstanceOf(UploadStoppedError);
+    const line = describeStop((error as UploadStoppedError).cause, endpoints({}), 'upload');
+    expect(line).toMatch(
+      /^the data API at push\.example answered 429 \(rate limited\) to a request for upload addresses/,
+    );
+    expect(line).not.toContain('minutes');
+  });
+
   it('a baseUrl that is not the data API: the 404 says so, where "unknown app" would mislead', async () => {
     const options = { baseUrl: `${ORIGIN}/api` };
-    const line = describeStop(await stopOf(options), endpoints(options));
+    const line = describeStop(await stopOf(options), endpoints(options), 'publish');
     expect(line).toMatch(
       /^the data API at push\.example answered 404 for app "demo-app" \(404 Not Found: no such path\)/,
     );

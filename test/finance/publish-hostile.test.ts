@@ -95,14 +95,13 @@ describe('publish under a rate limit that never lifts', () => {
     // The backoff and the deadline at a quarter of their defaults: the same count of sends.
     const client = clientFor(server, { maxRetries: 0, backoff: { initialDelayMs: 125, maxDelayMs: 2_000 } });
     server.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 0, times: FOREVER });
-    const { error, report } = await rejection(
-      client.finance.publish(server.mock.appId, financeRecords(30), {
-        batchSize: 10,
-        concurrency: 3,
-        rateLimitDeadlineMs: 250,
-      }),
-    );
-    expect(error).toBeInstanceOf(RateLimitError);
+    // Every batch is in flight at once: each fails when its next wait would cross the deadline, and
+    // the run stops too if one of them meets its 429 after the deadline (timing decides which).
+    const outcome = await client.finance
+      .publish(server.mock.appId, financeRecords(30), { batchSize: 10, concurrency: 3, rateLimitDeadlineMs: 250 })
+      .catch((error: unknown) => error);
+    if (outcome instanceof PublishStoppedError) expect(outcome.cause).toBeInstanceOf(RateLimitError);
+    const report = outcome instanceof PublishStoppedError ? outcome.report : (outcome as PublishReport);
     expect(report.recordsFailed).toBe(30);
     expect(report.batches.every((batch) => batch.error instanceof RateLimitError)).toBe(true);
     // Backoff from about 60-125 ms: each of the three batches is sent a few times, not thousands.
@@ -122,12 +121,28 @@ describe('publish under a rate limit that never lifts', () => {
     );
     expect(error).toBeInstanceOf(RateLimitError);
     // The first batch is sent at 0 and 0.4 s; its next wait would end past the deadline, counted
-    // from the run's first 429. Each later batch would wait out a Retry-After only to meet the same
-    // 429: the run stops instead, and they are counted as not read (safe to send again).
-    expect(report.batches.map((batch) => batch.status)).toEqual(['failed']);
-    expect(report.recordsNotRead).toBe(20);
+    // from the run's first 429, so it fails (the run goes on: the service may recover before the
+    // deadline). The second leaves after the run's pause, past the deadline, and meets a 429 there:
+    // the run stops, and the third is counted as not read (safe to send again).
+    expect(report.batches.map((batch) => batch.status)).toEqual(['failed', 'failed']);
+    expect(report.recordsNotRead).toBe(10);
     expectAccounted(report, 30);
-    expect(financeStatuses(server.mock)).toEqual([429, 429]);
+    expect(financeStatuses(server.mock)).toEqual([429, 429, 429]);
+  });
+
+  it('a deadline shorter than a wait fails that batch only: the run goes on while the deadline has not passed', async () => {
+    // The first request is refused with a wait (800 ms) longer than the whole patience (500 ms):
+    // that batch fails at once, long before the deadline, and the service then accepts the rest.
+    const client = clientFor(server, { maxRetries: 0, maxRetryAfterMs: 800 });
+    server.mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 1, times: 1 });
+    const report = await client.finance.publish(server.mock.appId, financeRecords(5), {
+      batchSize: 1,
+      concurrency: 1,
+      rateLimitDeadlineMs: 500,
+    });
+    expect(report.batches.map((batch) => batch.status)).toEqual(['failed', 'sent', 'sent', 'sent', 'sent']);
+    expect(report.recordsNotRead).toBe(0);
+    expectAccounted(report, 5);
   });
 
   it('a run of many batches ends soon after the deadline, not one Retry-After per batch later', async () => {

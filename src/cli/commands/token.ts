@@ -34,7 +34,7 @@ export function tokenCommand(): Command {
       // A bad setting stays a usage error (exit 2); what the service answered is told as a
       // publish tells it, naming the address and what to check.
       if (error instanceof ConfigurationError || !(error instanceof PushError)) throw error;
-      const cause = describeStop(error, config);
+      const cause = describeStop(error, config, 'token');
       output.error(cause, error);
       output.report({ ok: false, exitCode: ExitCode.Stopped, command: 'token', error: jsonError(error, cause) });
       process.exitCode = ExitCode.Stopped;

@@ -387,7 +387,7 @@ function summarize(
     exitCode = ExitCode.Partial;
     output.error('no records: the input has no rows');
   }
-  const cause = stoppedBy === undefined ? undefined : describeStop(stoppedBy, endpoints);
+  const cause = stoppedBy === undefined ? undefined : describeStop(stoppedBy, endpoints, 'publish');
   if (stoppedBy !== undefined) output.error(cause as string, stoppedBy);
 
   if (flags.rejects === undefined && rejects.firstInvalid.length > 0) showInvalid(output, rejects);

@@ -174,7 +174,7 @@ async function uploadAction(patterns: string[], flags: UploadFlags): Promise<num
   // started: the exit code is 130 whatever moment the signal chose.
   const interrupted = signals.stop.aborted;
   const stopped = stoppedBy !== undefined && !(interrupted && stoppedBy instanceof AbortError);
-  const cause = stopped ? describeStop(stoppedBy, { ...config, appId }) : undefined;
+  const cause = stopped ? describeStop(stoppedBy, { ...config, appId }, 'upload') : undefined;
   if (stopped) output.error(cause as string, stoppedBy);
 
   const rows: [string, string][] = report.files.map((file) => [

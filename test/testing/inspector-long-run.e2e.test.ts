@@ -20,7 +20,8 @@ beforeAll(async () => {
     scope: `${mock.scopeBase}/connector.write`,
   };
   for (let i = 0; i < TOKENS; i++) await mock.handle(tokenRequest(mock, params));
-}, 60_000);
+  // About 8 s alone on an idle two-core machine; beside the rest of the e2e suite it once took over 60.
+}, 180_000);
 afterAll(() => emulator.close());
 
 async function overviewMs(): Promise<number> {

@@ -644,6 +644,7 @@ class PublishRun {
         await expectSuccess(result.response);
         this.#limit.onSuccess();
         this.#rateLimitedSince = undefined;
+        this.#patienceSpent = false;
       } catch (error) {
         result = { ok: false, error: asPushError(error), bodySent: true, earlierAmbiguous: result.earlierAmbiguous };
       }

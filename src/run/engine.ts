@@ -213,10 +213,11 @@ export function startBytesFor(timeoutMs: number): number {
 const SLOW_START_RATE_PER_MS = 0.512;
 
 /**
- * A round whose slowest answer took at most this many times its fastest came back together, as a
- * long path's does. The rate step above is taken only on such a round: answers that come back one
- * after another say the service served them in turn, so the long round trip is its own time, not
- * the path's, and a wider burst would only queue there or, at a rate limit, be refused whole.
+ * A round whose answers from the lower to the upper quartile took at most this many times one
+ * another, none of its requests still out for longer, came back together, as a long path's do. The
+ * rate step above is taken only on such a round: answers that come back one after another say the
+ * service served them in turn, so the long round trip is its own time, not the path's, and a wider
+ * burst would only queue there or, at a rate limit, be refused whole.
  */
 const ANSWERED_TOGETHER = 1.25;
 
@@ -536,12 +537,13 @@ export class ConcurrencyLimiter {
     const slowest = Math.max(...this.#round.map((each) => each.rttMs));
     const filled = this.#roundPeak * 2 >= this.#limit;
     const bound = this.#growthBound(slowest);
-    // The rate step is for a long path: only a round answered together takes it. A request still
-    // on the wire is at least as slow as it has been out: half a round answered at once, the other
-    // half late or never, did not come back together.
-    const fastest = Math.min(...this.#round.map((each) => each.rttMs));
-    const latest = Math.max(slowest, this.#oldestOnWireMs());
-    const together = latest <= ANSWERED_TOGETHER * Math.max(fastest, 0.1);
+    // The rate step is for a long path: only a round answered together takes it. Its answers are
+    // judged from the lower to the upper quartile, so that one answer held up or hurried by a pause
+    // of this machine does not decide; a request still on the wire is at least as slow as it has
+    // been out, so half a round answered at once and the other half late or never is not together.
+    const [early, late] = quartilesOf(this.#round.map((each) => each.rttMs));
+    const latest = Math.max(late, this.#oldestOnWireMs());
+    const together = latest <= ANSWERED_TOGETHER * Math.max(early, 0.1);
     const decision = decide(this.#limit, bound, quartile.ratio, this.#knee, together ? quartile.rttMs : 0);
     // Slow start steps only on a whole window of answers (a shrink does not wait). The first half of
     // a round are the answers that met the shortest queue, after a step as at a service serving the
@@ -659,6 +661,13 @@ interface RoundSample {
 }
 
 /** The answer at the round's lower quartile of inflation (the round is never empty here). */
+/** The lower and upper quartiles of some round trips (at least one). */
+function quartilesOf(rtts: readonly number[]): [number, number] {
+  const sorted = [...rtts].sort((a, b) => a - b);
+  const last = sorted.length - 1;
+  return [sorted[Math.floor(last / 4)] as number, sorted[Math.ceil((3 * last) / 4)] as number];
+}
+
 function lowerQuartile(samples: readonly RoundSample[]): RoundSample {
   const sorted = [...samples].sort((a, b) => a.ratio - b.ratio);
   return sorted[Math.floor((sorted.length - 1) / 4)] as RoundSample;

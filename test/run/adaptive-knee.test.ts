@@ -59,13 +59,12 @@ describe('the adaptive window against a service that queues past its knee', () =
     const firstShrink = events.findIndex((event) => event.reason === 'latency');
     expect(firstShrink).toBeGreaterThan(0);
     expectSettledNearKnee(limits, knee);
-    // The first round's answers slow down with the load, so they do not come back together: slow
-    // start only doubles (no step by rate), once or twice, until the answers say "queue". It never
-    // goes back up to its widest window, and the service never saw more than that at once.
+    // The first round's answers slow down with the load: slow start doubles, or, when they came
+    // close enough to count as together, steps by rate, at most twice in all, until the answers say
+    // "queue". It never goes back up to its widest window, and the service never saw more than that.
     const steps = events.slice(0, firstShrink).filter((event) => event.reason === 'grow');
     expect(steps.length).toBeGreaterThanOrEqual(1);
     expect(steps.length).toBeLessThanOrEqual(2);
-    for (const step of steps) expect(step.limit).toBe(step.previous * 2);
     const widest = steps.at(-1)?.limit ?? 0;
     expect(Math.max(...events.map((event) => event.limit))).toBe(widest);
     expect(Math.max(...events.slice(firstShrink + 1).map((event) => event.limit), 0)).toBeLessThan(widest);

@@ -42,7 +42,6 @@ export const ISOLATED = [
  * enough to slow the answers down: they run after the others, one at a time.
  */
 export const ALONE = [
-  'test/run/adaptive-knee.test.ts',
   'test/bench/delay-proxy.test.ts',
   'test/bench/sink-server.test.ts',
   'test/cli/temp-files.test.ts',

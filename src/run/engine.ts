@@ -345,6 +345,8 @@ export class ConcurrencyLimiter {
    * going out blind, not about the service.
    */
   #beforeFit: number | undefined;
+  /** The window grew at least once: slow start's later steps wait for a whole window of answers. */
+  #steppedUp = false;
   #started = false;
   #resumed = false;
   /** Requests of the run on the wire (`depart` to `landed`), and the most there have been at once. */
@@ -545,17 +547,20 @@ export class ConcurrencyLimiter {
     const latest = Math.max(late, this.#oldestOnWireMs());
     const together = latest <= ANSWERED_TOGETHER * Math.max(early, 0.1);
     const decision = decide(this.#limit, bound, quartile.ratio, this.#knee, together ? quartile.rttMs : 0);
-    // Slow start steps only on a whole window of answers (a shrink does not wait). The first half of
-    // a round are the answers that met the shortest queue, after a step as at a service serving the
-    // round in turn, and whether a round came back together is a question about all of it: half a
-    // round answered at once and half never answered is no long path.
-    if (decision.kind === 'grow' && this.#knee === undefined && this.#round.length < this.#limit) return;
+    // In slow start, a step past doubling, and any step after a step up, wait for a whole window of
+    // answers (a shrink does not wait). The first half of a round are the answers that met the
+    // shortest queue, and whether a round came back together is a question about all of it: half a
+    // round answered at once and half late or never is no long path.
+    const slowStartStep = decision.kind === 'grow' && this.#knee === undefined;
+    const pastDoubling = slowStartStep && decision.limit > 2 * this.#limit;
+    if (slowStartStep && (pastDoubling || this.#steppedUp) && this.#round.length < this.#limit) return;
     this.#newRound();
     const beforeFit = this.#beforeFit;
     this.#beforeFit = undefined;
     if (filled) this.#judged = true;
     // A window the run does not fill (the input is slower than the network) says nothing about the service.
     if (decision.kind === 'grow' && filled) {
+      this.#steppedUp = true;
       const limit = Math.max(decision.limit, Math.min(beforeFit ?? 0, bound));
       this.#set(limit, 'grow', quartile.rttMs, quartile.minRttMs);
     } else if (decision.kind === 'shrink') {

@@ -41,14 +41,13 @@ describe("slow start's step by rate", () => {
     expect(events[1]).toMatchObject({ reason: 'grow', previous: 8, limit: 16 });
   }, 30_000);
 
-  it('does not grow on half a round when the other half is never answered', async () => {
-    // Only the first four requests are answered (130 ms): the rest of the round, and everything
-    // sent after it, gets no answer within the timeout.
-    const { report, events } = await publishTo((hit) => (hit <= 4 ? 130 : undefined), 16, 1_000);
+  it('takes no step past doubling on half a round when the other half is never answered', async () => {
+    // Only the first four requests are answered (130 ms, a step to about 66 were they a whole
+    // round together): the rest of the round, and everything sent after it, gets no answer.
+    const { report, events } = await publishTo((hit) => (hit <= 4 ? 130 : undefined), 16, 5_000);
     expect(report.recordsSent).toBe(4);
     expect(report.recordsUnknown).toBe(12);
-    expect(events.some((event) => event.reason === 'grow')).toBe(false);
-    expect(Math.max(...events.map((event) => event.limit))).toBe(8);
+    expect(Math.max(...events.map((event) => event.limit))).toBeLessThanOrEqual(16);
   }, 30_000);
 
   it('takes the step on a round whose answers came back together', async () => {

@@ -7,10 +7,14 @@ import {
   PushApiError,
   PushError,
   RateLimitError,
+  ServerError,
   TokenError,
   UploadError,
 } from '../index.js';
 import { UsageError } from './exit-codes.js';
+
+/** The patience of a publish run the CLI starts, which sets no deadline of its own. */
+const PATIENCE_MINUTES = FINANCE_DEFAULTS.rateLimitDeadlineMs / 60_000;
 
 /** The `error` member of every `--json` report of a run that did not complete. */
 export interface JsonError {
@@ -128,8 +132,11 @@ export function describeStop(error: unknown, endpoints: Endpoints, command: 'pub
     if (command === 'upload') {
       return `the data API at ${api} answered 429 (rate limited) to a request for upload addresses, past its retries: the files not yet uploaded can be uploaded later (${error.message})`;
     }
-    const minutes = FINANCE_DEFAULTS.rateLimitDeadlineMs / 60_000;
-    return `the data API at ${api} answered 429 (rate limited) and accepted nothing for ${minutes} minutes, the run's patience: the run stopped, and the records not yet sent can be sent later (${error.message})`;
+    return `the data API at ${api} answered 429 (rate limited) and accepted nothing for ${PATIENCE_MINUTES} minutes, the run's patience: the run stopped, and the records not yet sent can be sent later (${error.message})`;
+  }
+  if (error instanceof ServerError && error.status === 503 && command === 'publish') {
+    // A publish stops on a 503 past its retries once nothing was accepted for its patience: an outage.
+    return `the data API at ${api} answered 503 (unavailable) and accepted nothing for ${PATIENCE_MINUTES} minutes, the run's patience: the run stopped, and the records not yet sent can be sent later (${error.message})`;
   }
   return error.message;
 }

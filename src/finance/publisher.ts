@@ -13,7 +13,6 @@ import {
   type InvalidRecord,
   PublishStoppedError,
   PushError,
-  RateLimitError,
   type RecordIssue,
   RecordValidationError,
   requestIdFrom,
@@ -29,7 +28,7 @@ import {
   responseMetadataOf,
 } from '../http/http-client.js';
 import type { WithResponse } from '../http/public-types.js';
-import { classifyFailure, statusOf } from '../http/retry.js';
+import { classifyFailure, isBackPressure, statusOf } from '../http/retry.js';
 import type { Exchange, RequestPacing } from '../http/types.js';
 import { ignoreRejection } from '../internal/logger.js';
 import { parseJsonBounded, utf8ByteLength } from '../internal/text.js';
@@ -403,17 +402,14 @@ type RunOptions = Pick<
 class PublishRun {
   readonly #engine: RunEngine;
   /**
-   * When this run met its first 429 since the service last accepted one of its batches: 429
-   * patience lasts while the run moves, and runs out for every batch of the run at once.
+   * When the service first pushed back (a 429, or a 503: unavailable) since it last accepted one of
+   * this run's batches. The run's patience lasts `rateLimitDeadlineMs` from there, for every batch
+   * of the run at once; once it has run out, every further batch would wait out a `Retry-After` to
+   * meet the same 429 or 503, so the run stops at the first batch that fails with one. A wait that
+   * would only end past the deadline fails its own batch, not the run: the service may recover
+   * before the deadline, and other batches may be accepted meanwhile.
    */
-  #rateLimitedSince: number | undefined;
-  /**
-   * The patience ran out: nothing was accepted for `rateLimitDeadlineMs`, which has passed. Every
-   * further batch would wait out a `Retry-After` to meet the same 429, so the run stops at the
-   * first batch it fails. A wait that would only end past the deadline fails its own batch, not the
-   * run: the service may recover before the deadline, and other batches may be accepted meanwhile.
-   */
-  #patienceSpent = false;
+  #pushedBackSince: number | undefined;
   readonly #limit: RateBudget;
   readonly #window: ConcurrencyLimiter;
   readonly #ctx: ClientContext;
@@ -626,7 +622,12 @@ class PublishRun {
           carried = true;
           return body;
         },
-        onBackPressure: ({ reason, retryAfterMs }) => this.#window.onBackPressure(reason, retryAfterMs, sentAt),
+        onBackPressure: ({ reason, retryAfterMs }) => {
+          // A 503's retries are bounded by `maxRetries`, each batch on its own: without the run's
+          // patience, a service down for hours would meet every batch of the input in turn.
+          if (reason === 'unavailable') this.#patienceSince();
+          this.#window.onBackPressure(reason, retryAfterMs, sentAt);
+        },
         auth: 'bearer',
         ...(bearer !== undefined && { bearer }),
         retryPolicy: 'non-idempotent',
@@ -643,8 +644,7 @@ class PublishRun {
       try {
         await expectSuccess(result.response);
         this.#limit.onSuccess();
-        this.#rateLimitedSince = undefined;
-        this.#patienceSpent = false;
+        this.#pushedBackSince = undefined;
       } catch (error) {
         result = { ok: false, error: asPushError(error), bodySent: true, earlierAmbiguous: result.earlierAmbiguous };
       }
@@ -662,7 +662,7 @@ class PublishRun {
       const doomsTheRun =
         (!bodySent && !(error instanceof AbortError)) ||
         stopsTheRun(error) ||
-        (error instanceof RateLimitError && this.#patienceSpent);
+        (isBackPressure(error) && this.#patienceRunOut());
       if (doomsTheRun && !result.nextAttemptCut) this.#engine.stopBy(error);
     }
     return batchOutcome(result);
@@ -725,15 +725,31 @@ class PublishRun {
       },
       rateLimited: (retryAfterMs, willRetry) => this.#limit.onRateLimited(retryAfterMs, willRetry || undefined),
       withinDeadline: (delayMs) => {
-        // Patience lasts while the run's 429s began (or it last got a batch accepted) within the deadline.
-        const deadlineMs = this.#options.rateLimitDeadlineMs ?? FINANCE_DEFAULTS.rateLimitDeadlineMs;
-        // The monotonic clock: a wall clock stepped by NTP mid-run must not end or stretch the patience.
-        const now = performance.now();
-        this.#rateLimitedSince ??= now;
-        if (now >= this.#rateLimitedSince + deadlineMs) this.#patienceSpent = true;
-        return now + delayMs < this.#rateLimitedSince + deadlineMs;
+        const since = this.#patienceSince();
+        return performance.now() + delayMs < since + this.#patienceDeadlineMs();
       },
     };
+  }
+
+  /**
+   * When the run's patience began, starting it now if the service had not pushed back since it
+   * last accepted a batch. The monotonic clock: a wall clock stepped by NTP mid-run must not end or
+   * stretch the patience.
+   */
+  #patienceSince(): number {
+    this.#pushedBackSince ??= performance.now();
+    return this.#pushedBackSince;
+  }
+
+  /** Nothing was accepted for the whole deadline while the service pushed back. */
+  #patienceRunOut(): boolean {
+    return (
+      this.#pushedBackSince !== undefined && performance.now() >= this.#pushedBackSince + this.#patienceDeadlineMs()
+    );
+  }
+
+  #patienceDeadlineMs(): number {
+    return this.#options.rateLimitDeadlineMs ?? FINANCE_DEFAULTS.rateLimitDeadlineMs;
   }
 
   async #settle(batch: PendingBatch, outcome: BatchOutcome): Promise<void> {

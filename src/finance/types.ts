@@ -92,8 +92,8 @@ export interface PublishReport extends PublishProgress {
   /**
    * Set when publishing stopped before the end of the input because of an error every further
    * batch would meet too: a connection that cannot be made (DNS, TLS, nothing listening), a refused
-   * token, a 401, 403 or 404, a configuration error, a 429 once nothing was accepted for
-   * `rateLimitDeadlineMs`. `publish` then rejects with a
+   * token, a 401, 403 or 404, a configuration error, a 429 or a 503 (after its retries) once
+   * nothing was accepted for `rateLimitDeadlineMs`. `publish` then rejects with a
    * `PublishStoppedError` whose `report` is this report and whose `cause` is this error, unless your
    * code also threw while the run wound down, or you aborted (the thrown error, then the abort, come
    * first). Records after the stop are counted in `recordsNotRead` (for an iterable that is not an
@@ -200,7 +200,10 @@ export interface PublishOptions extends RequestOptions {
    * the `RateLimitError` only when no batch of the run was accepted for this long, counted from
    * the run's first 429 since its last accepted batch (one deadline for the whole run), or would be
    * by the end of its next wait. A batch refused once the deadline has passed stops the run with
-   * that error (see `stoppedBy`), and the records not yet sent are not read.
+   * that error (see `stoppedBy`), and the records not yet sent are not read. A 503 (unavailable)
+   * shares the deadline: it uses up the batch's retries and fails it, the count starts at the first
+   * 429 or 503 since a batch was accepted, and a batch failing with a 503 once the deadline has
+   * passed stops the run too, so that an outage is not met by every batch in turn.
    * @default 300000 (5 minutes)
    */
   rateLimitDeadlineMs?: number | undefined;

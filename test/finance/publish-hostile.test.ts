@@ -5,7 +5,14 @@
  */
 
 import type { PublishReport, RateBudget } from 'push-api-client';
-import { AbortError, ConnectionError, PublishStoppedError, PushError, RateLimitError } from 'push-api-client';
+import {
+  AbortError,
+  ConnectionError,
+  PublishStoppedError,
+  PushError,
+  RateLimitError,
+  ServerError,
+} from 'push-api-client';
 import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectAccounted, financeStatuses } from '../support/accounting.js';
@@ -158,6 +165,86 @@ describe('publish under a rate limit that never lifts', () => {
     // About 200 ms per Retry-After: one per remaining batch would be 40 s.
     expect(elapsedMs).toBeLessThan(5_000);
     expect(financeStatuses(server.mock).length).toBeLessThan(40);
+  });
+});
+
+describe('publish against a service that is unavailable (503)', () => {
+  /** A fetch that holds each finance request back `ms` before sending it: a run of a known least length. */
+  const slowFinance =
+    (ms: number): typeof fetch =>
+    async (input, init) => {
+      if (String(input instanceof Request ? input.url : input).includes('/finance')) {
+        await new Promise((resolve) => setTimeout(resolve, ms));
+      }
+      return fetch(input, init);
+    };
+
+  it('an outage longer than rateLimitDeadlineMs stops the run: the batches not sent stay unsent', async () => {
+    // Each batch gives up after its own retries; without the run's patience, every one of the 200
+    // batches would be tried in turn against a service that is down (400 requests).
+    const client = clientFor(server, { maxRetries: 1, backoff: { initialDelayMs: 20, maxDelayMs: 20 } });
+    server.mock.faults.add({ match: { operation: 'finance' }, status: 503, times: FOREVER });
+    const started = performance.now();
+    const { error, report } = await rejection(
+      client.finance.publish(server.mock.appId, financeRecords(200), {
+        batchSize: 1,
+        concurrency: 2,
+        adaptive: false,
+        rateLimitDeadlineMs: 300,
+      }),
+    );
+    expect(error).toBeInstanceOf(ServerError);
+    expect((error as ServerError).status).toBe(503);
+    expect(report.stoppedBy).toBe(error);
+    expectAccounted(report, 200);
+    expect(report.recordsSent + report.recordsUnknown).toBe(0);
+    // Every batch tried was refused (nothing stored): failed, safe to send again; the rest unread.
+    expect(report.batches.every((batch) => batch.status === 'failed')).toBe(true);
+    expect(report.recordsNotRead).toBeGreaterThan(100);
+    expect(financeStatuses(server.mock).length).toBeLessThan(200);
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  it('an outage shorter than the deadline fails the batches it met, and the run goes on', async () => {
+    const client = clientFor(server, { maxRetries: 0 });
+    server.mock.faults.add({ match: { operation: 'finance' }, status: 503, times: 3 });
+    const report = await client.finance.publish(server.mock.appId, financeRecords(10), {
+      batchSize: 1,
+      concurrency: 1,
+      adaptive: false,
+    });
+    expect(report.batches.map((batch) => batch.status)).toEqual([...Array(3).fill('failed'), ...Array(7).fill('sent')]);
+    expect(report.stoppedBy).toBeUndefined();
+    expectAccounted(report, 10);
+  });
+
+  it('an overloaded service that still accepts batches is not an outage: each accepted batch renews the patience', async () => {
+    // Every other request is refused and its batch fails (no retries), for a run several times the
+    // deadline long (60 requests held 20 ms each, one at a time): an accepted batch between any
+    // two refusals, so the run never goes a deadline without one.
+    let refuse = false;
+    server.mock.faults.add({
+      match: { operation: 'finance' },
+      status: 503,
+      probability: 0.5,
+      random: () => {
+        refuse = !refuse;
+        return refuse ? 0 : 1;
+      },
+    });
+    const client = clientFor(server, { maxRetries: 0, fetch: slowFinance(20) });
+    const started = performance.now();
+    const report = await client.finance.publish(server.mock.appId, financeRecords(60), {
+      batchSize: 1,
+      concurrency: 1,
+      adaptive: false,
+      rateLimitDeadlineMs: 400,
+    });
+    expect(performance.now() - started).toBeGreaterThan(3 * 400);
+    expect(report.stoppedBy).toBeUndefined();
+    expect(report.recordsFailed).toBe(30);
+    expect(report.recordsSent).toBe(30);
+    expectAccounted(report, 60);
   });
 });
 

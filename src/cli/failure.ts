@@ -13,7 +13,7 @@ import {
 } from '../index.js';
 import { UsageError } from './exit-codes.js';
 
-/** The patience of a publish run the CLI starts, which sets no deadline of its own. */
+/** The patience of a publish or upload run the CLI starts, which sets no deadline of its own. */
 const PATIENCE_MINUTES = FINANCE_DEFAULTS.rateLimitDeadlineMs / 60_000;
 
 /** The `error` member of every `--json` report of a run that did not complete. */
@@ -133,6 +133,11 @@ export function describeStop(error: unknown, endpoints: Endpoints, command: 'pub
       return `the data API at ${api} answered 429 (rate limited) to a request for upload addresses, past its retries: the files not yet uploaded can be uploaded later (${error.message})`;
     }
     return `the data API at ${api} answered 429 (rate limited) and accepted nothing for ${PATIENCE_MINUTES} minutes, the run's patience: the run stopped, and the records not yet sent can be sent later (${error.message})`;
+  }
+  if (error instanceof UploadError && (error.status === 429 || error.status === 503) && command === 'upload') {
+    // An upload stops on a storage host's 429 or 503 past its retries once no file was stored for its patience.
+    const answer = error.status === 429 ? '429 (rate limited)' : '503 (unavailable)';
+    return `the storage host answered ${answer} and stored no file for ${PATIENCE_MINUTES} minutes, the run's patience: the run stopped, and the files not yet uploaded can be uploaded later (${error.message})`;
   }
   if (error instanceof ServerError && error.status === 503 && command === 'publish') {
     // A publish stops on a 503 past its retries once nothing was accepted for its patience: an outage.

@@ -41,6 +41,7 @@ import {
   stopsTheRun,
   type WorkSource,
 } from '../run/engine.js';
+import { checkPatienceOption, PushBackPatience } from '../run/patience.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchSource, InputCursor, prevalidate } from './batch-source.js';
 import { BatchAssembler, bodyBytesFor, buildBody, EMPTY_BODY_BYTES, utf8Length } from './batcher.js';
@@ -366,10 +367,7 @@ function resolvePublishOptions(options: PublishOptions): Settings {
   if (options.adaptive !== undefined && typeof options.adaptive !== 'boolean') {
     throw new ConfigurationError('adaptive must be true or false');
   }
-  const deadline = options.rateLimitDeadlineMs;
-  if (deadline !== undefined && !(typeof deadline === 'number' && deadline >= 0 && !Number.isNaN(deadline))) {
-    throw new ConfigurationError('rateLimitDeadlineMs must be a number ≥ 0 (milliseconds)');
-  }
+  checkPatienceOption(options.rateLimitDeadlineMs);
   return settings;
 }
 
@@ -402,14 +400,11 @@ type RunOptions = Pick<
 class PublishRun {
   readonly #engine: RunEngine;
   /**
-   * When the service first pushed back (a 429, or a 503: unavailable) since it last accepted one of
-   * this run's batches. The run's patience lasts `rateLimitDeadlineMs` from there, for every batch
-   * of the run at once; once it has run out, every further batch would wait out a `Retry-After` to
-   * meet the same 429 or 503, so the run stops at the first batch that fails with one. A wait that
-   * would only end past the deadline fails its own batch, not the run: the service may recover
+   * How long the run goes on while the service pushes back (429, 503) and accepts nothing. A wait
+   * that would only end past the deadline fails its own batch, not the run: the service may recover
    * before the deadline, and other batches may be accepted meanwhile.
    */
-  #pushedBackSince: number | undefined;
+  readonly #patience: PushBackPatience;
   readonly #limit: RateBudget;
   readonly #window: ConcurrencyLimiter;
   readonly #ctx: ClientContext;
@@ -438,6 +433,7 @@ class PublishRun {
     this.#options = options;
     this.#call = call;
     this.#window = window;
+    this.#patience = new PushBackPatience(options.rateLimitDeadlineMs ?? FINANCE_DEFAULTS.rateLimitDeadlineMs);
     this.#engine = new RunEngine(
       options.signal,
       (error) => report.stop(error),
@@ -625,7 +621,7 @@ class PublishRun {
         onBackPressure: ({ reason, retryAfterMs }) => {
           // A 503's retries are bounded by `maxRetries`, each batch on its own: without the run's
           // patience, a service down for hours would meet every batch of the input in turn.
-          if (reason === 'unavailable') this.#patienceSince();
+          if (reason === 'unavailable') this.#patience.pushedBack();
           this.#window.onBackPressure(reason, retryAfterMs, sentAt);
         },
         auth: 'bearer',
@@ -644,7 +640,7 @@ class PublishRun {
       try {
         await expectSuccess(result.response);
         this.#limit.onSuccess();
-        this.#pushedBackSince = undefined;
+        this.#patience.accepted();
       } catch (error) {
         result = { ok: false, error: asPushError(error), bodySent: true, earlierAmbiguous: result.earlierAmbiguous };
       }
@@ -662,7 +658,7 @@ class PublishRun {
       const doomsTheRun =
         (!bodySent && !(error instanceof AbortError)) ||
         stopsTheRun(error) ||
-        (isBackPressure(error) && this.#patienceRunOut());
+        (isBackPressure(error) && this.#patience.runOut);
       if (doomsTheRun && !result.nextAttemptCut) this.#engine.stopBy(error);
     }
     return batchOutcome(result);
@@ -724,32 +720,8 @@ class PublishRun {
         this.#limit.release();
       },
       rateLimited: (retryAfterMs, willRetry) => this.#limit.onRateLimited(retryAfterMs, willRetry || undefined),
-      withinDeadline: (delayMs) => {
-        const since = this.#patienceSince();
-        return performance.now() + delayMs < since + this.#patienceDeadlineMs();
-      },
+      withinDeadline: (delayMs) => this.#patience.allowsWait(delayMs),
     };
-  }
-
-  /**
-   * When the run's patience began, starting it now if the service had not pushed back since it
-   * last accepted a batch. The monotonic clock: a wall clock stepped by NTP mid-run must not end or
-   * stretch the patience.
-   */
-  #patienceSince(): number {
-    this.#pushedBackSince ??= performance.now();
-    return this.#pushedBackSince;
-  }
-
-  /** Nothing was accepted for the whole deadline while the service pushed back. */
-  #patienceRunOut(): boolean {
-    return (
-      this.#pushedBackSince !== undefined && performance.now() >= this.#pushedBackSince + this.#patienceDeadlineMs()
-    );
-  }
-
-  #patienceDeadlineMs(): number {
-    return this.#options.rateLimitDeadlineMs ?? FINANCE_DEFAULTS.rateLimitDeadlineMs;
   }
 
   async #settle(batch: PendingBatch, outcome: BatchOutcome): Promise<void> {

@@ -104,6 +104,13 @@ export function isBackPressure(error: unknown): boolean {
   return error instanceof RateLimitError || (error instanceof ServerError && error.status === 503);
 }
 
+/** A 429 or 503 by status rather than class: a storage host's is an `UploadError`, and pushes back all the same. */
+export function isPushBack(error: unknown): error is PushError {
+  if (!(error instanceof PushError)) return false;
+  const status = statusOf(error);
+  return status === 429 || status === 503;
+}
+
 /**
  * What a failed attempt tells a run's window: a 429 or 503, by status rather than class (a storage
  * host's is an `UploadError`, and pushes back all the same), or no answer within the timeout.

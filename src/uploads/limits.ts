@@ -24,6 +24,12 @@ export const MAX_PUT_RESPONSE_BYTES = 64 * 1024;
 /** The most PUTs in flight at once: the bound of the adaptive window, high enough not to be the limit on an ordinary link. */
 export const DEFAULT_UPLOAD_CONCURRENCY = 64;
 
+/**
+ * How long an upload run goes on while the storage host or the service pushes back (429, 503) and
+ * no file is uploaded: 5 minutes, a publish's `rateLimitDeadlineMs` too.
+ */
+export const DEFAULT_UPLOAD_RATE_LIMIT_DEADLINE_MS = 300_000;
+
 /** Slice size used when streaming in-memory data, so progress advances in steps rather than all at once. */
 export const MEMORY_CHUNK_BYTES = 64 * 1024;
 

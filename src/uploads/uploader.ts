@@ -33,15 +33,18 @@ import {
   responseMetadataOf,
 } from '../http/http-client.js';
 import type { Logger, ResponseMetadata, WithResponse } from '../http/public-types.js';
+import { isPushBack } from '../http/retry.js';
 import type { RecoveryStep } from '../http/types.js';
 import { ignoreRejection } from '../internal/logger.js';
 import { fileNameProblem, truncateText } from '../internal/text.js';
 import { abortErrorFrom, eitherSignal, nextTurn, onAbort } from '../internal/waits.js';
 import { ConcurrencyLimiter, type Departure, INITIAL_WINDOW, RunEngine, stopsTheRun } from '../run/engine.js';
+import { checkPatienceOption, PushBackPatience } from '../run/patience.js';
 import { fileUploadSource } from './file-source.js';
 import {
   ADDRESS_BATCH_BYTES,
   DEFAULT_UPLOAD_CONCURRENCY,
+  DEFAULT_UPLOAD_RATE_LIMIT_DEADLINE_MS,
   MAX_PUT_RESPONSE_BYTES,
   MAX_UPLOAD_URLS_URL_LENGTH,
   MEMORY_CHUNK_BYTES,
@@ -212,6 +215,7 @@ export class Uploader {
     if (options.adaptive !== undefined && typeof options.adaptive !== 'boolean') {
       throw new ConfigurationError('adaptive must be true or false');
     }
+    checkPatienceOption(options.rateLimitDeadlineMs);
     const endpoint = uploadUrlsEndpoint(this.#ctx.baseUrl, appId);
     const call = callSettings(options, this.#ctx.defaultHeaders); // bad per-call options fail before any file is opened
     if (!Array.isArray(files)) throw new ConfigurationError('files must be an array of upload inputs');
@@ -263,6 +267,7 @@ export class Uploader {
     // A file waiting to be sent again (a backoff, a Retry-After, a fresh address) when the run
     // stops gives up with its last answer: nothing is sent after the stop, and no wait holds it.
     const runStopped = new AbortController();
+    const patience = new PushBackPatience(options.rateLimitDeadlineMs ?? DEFAULT_UPLOAD_RATE_LIMIT_DEADLINE_MS);
     const engine = new RunEngine(signal, undefined, () => {
       runStopped.abort();
       addressesWanted.abort();
@@ -290,6 +295,7 @@ export class Uploader {
         const outcome = await this.#uploadOne(appId, source, address, tracker, putCall, window, {
           stopped: runStopped.signal,
           addressOptions,
+          patience,
         });
         // The run stopped while the file's empty source was being read: it was not sent, so it did not start.
         if (!outcome) return;
@@ -335,7 +341,7 @@ export class Uploader {
     tracker: ProgressTracker,
     call: CallSettings,
     window: ConcurrencyLimiter,
-    run: { stopped: AbortSignal; addressOptions: GetUploadUrlsOptions },
+    run: { stopped: AbortSignal; addressOptions: GetUploadUrlsOptions; patience: PushBackPatience },
   ): Promise<{ result: UploadFileResult; stopsTheRun?: PushError } | undefined> {
     const { name, size } = source;
     let attempts = 0;
@@ -427,7 +433,10 @@ export class Uploader {
         ...(source.reopenable && { recover: [resign] }),
         runStopped: run.stopped,
         call,
-        onBackPressure: ({ reason, retryAfterMs }) => window.onBackPressure(reason, retryAfterMs, sentAt),
+        onBackPressure: ({ reason, retryAfterMs }) => {
+          if (reason !== 'timed-out') run.patience.pushedBack();
+          window.onBackPressure(reason, retryAfterMs, sentAt);
+        },
         mapError: (response, bodyText): UploadError =>
           toUploadError(name, response.status, bodyText, {
             retryAfterMs: parseRetryAfterHeader(response.headers.get('retry-after')),
@@ -437,7 +446,10 @@ export class Uploader {
       if (!result.ok) {
         const { error } = result;
         if (error instanceof AbortError) return failed(asUploadError(name, error));
-        return stopping(failed(meter?.sourceError ?? asUploadError(name, error)), error);
+        const outcome = failed(meter?.sourceError ?? asUploadError(name, error));
+        // Past the run's patience, a file refused with a 429 or 503 says the host is still down.
+        if (isPushBack(error) && run.patience.runOut) return { ...outcome, stopsTheRun: error };
+        return stopping(outcome, error);
       }
       // The storage host may answer before the source's last check fails (a file that changed
       // while being read): what it stored is not the file, so the file is not uploaded.
@@ -450,6 +462,7 @@ export class Uploader {
         return failed(new UploadError(name, message, { status, ...(requestId !== undefined && { requestId }) }));
       }
       window.onRoundTrip({ startedAt: sentAt, endedAt: performance.now(), bytes: size, newConnection });
+      run.patience.accepted();
       tracker.complete(name, size);
       const etag = result.response.headers.get('etag');
       return {

@@ -110,6 +110,30 @@ describe('describeStop', () => {
     expect(line).not.toContain('minutes');
   });
 
+  it('an upload stopped by a storage host that is down: says so, and that the rest can be uploaded later', async () => {
+    const fault = mock.faults.add({ match: { operation: 'upload' }, status: 503, times: 1 });
+    const error = await clientFor(mock, { maxRetries: 0 })
+      .uploads.upload(
+        mock.appId,
+        [
+          { name: 'a.csv', data: 'a\n' },
+          { name: 'b.csv', data: 'b\n' },
+        ],
+        {
+          concurrency: 1,
+          adaptive: false,
+          rateLimitDeadlineMs: 0,
+        },
+      )
+      .catch((caught: unknown) => caught);
+    fault.remove();
+    expect(error).toBeInstanceOf(UploadStoppedError);
+    const line = describeStop((error as UploadStoppedError).cause, endpoints({}), 'upload');
+    expect(line).toMatch(/^the storage host answered 503 \(unavailable\) and stored no file for 5 minutes/);
+    expect(line).toContain('can be uploaded later');
+    expect((error as UploadStoppedError).report.filesNotStarted).toBe(1);
+  });
+
   it('a baseUrl that is not the data API: the 404 says so, where "unknown app" would mislead', async () => {
     const options = { baseUrl: `${ORIGIN}/api` };
     const line = describeStop(await stopOf(options), endpoints(options), 'publish');

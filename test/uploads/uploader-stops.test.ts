@@ -1,7 +1,7 @@
 /** upload(): per-file settling, addresses asked in batches, and a run stopped by an error rejects with its report. */
 import { setupServer } from 'msw/node';
 import type { UploadFileResult } from 'push-api-client';
-import { AbortError, NotFoundError, PushError, TokenError, UploadStoppedError } from 'push-api-client';
+import { AbortError, NotFoundError, PushError, TokenError, UploadError, UploadStoppedError } from 'push-api-client';
 import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientFor } from '../support/clients.js';
@@ -143,5 +143,80 @@ describe('stopSignal ends an upload in order', () => {
     stop.abort();
     const report = await running;
     expect(report).toMatchObject({ filesUploaded: 0, filesFailed: 2, filesNotStarted: 0 });
+  });
+});
+
+describe("an upload's patience with a storage host that is down", () => {
+  const putsAnswered = (status: number) =>
+    mock.state.requests.filter((request) => request.operation === 'upload' && request.status === status).length;
+
+  it('an outage longer than rateLimitDeadlineMs stops the run: the files not started stay not-started', async () => {
+    // Each file gives up after its own retries; without the run's patience every one of the 200
+    // files would be tried in turn against a host that is down (400 PUTs).
+    mock.faults.add({ match: { operation: 'upload' }, status: 503, times: Number.POSITIVE_INFINITY });
+    const client = clientFor(mock.clientOptions(), { maxRetries: 1, backoff: { initialDelayMs: 20, maxDelayMs: 20 } });
+    const error = await rejection(
+      client.uploads.upload(mock.appId, files(200), { concurrency: 2, adaptive: false, rateLimitDeadlineMs: 300 }),
+    );
+    expect(error.cause).toBeInstanceOf(UploadError);
+    expect((error.cause as UploadError).status).toBe(503);
+    expect(error.report.stoppedBy).toBe(error.cause);
+    expect(error.report.filesUploaded).toBe(0);
+    expect(error.report.filesFailed).toBeGreaterThan(0);
+    expect(error.report.filesNotStarted).toBeGreaterThan(100);
+    expect(error.report.filesFailed + error.report.filesNotStarted).toBe(200);
+    expect(putsAnswered(503)).toBeLessThan(200);
+  });
+
+  it('an outage shorter than the deadline fails the files it met, and the run goes on', async () => {
+    mock.faults.add({ match: { operation: 'upload' }, status: 503, times: 3 });
+    const report = await clientFor(mock.clientOptions(), { maxRetries: 0 }).uploads.upload(mock.appId, files(10), {
+      concurrency: 1,
+      adaptive: false,
+    });
+    expect(report).toMatchObject({ filesUploaded: 7, filesFailed: 3, filesNotStarted: 0 });
+    expect(report.stoppedBy).toBeUndefined();
+  });
+
+  it('a host that refuses some PUTs but still stores files is not down: each file stored renews the patience', async () => {
+    // Every other PUT is refused (429) and its file fails (no retries), for a run several times the
+    // deadline long (60 PUTs held 20 ms each, one at a time): a file stored between any two refusals.
+    let refuse = false;
+    mock.faults.add({
+      match: { operation: 'upload' },
+      status: 429,
+      probability: 0.5,
+      random: () => {
+        refuse = !refuse;
+        return refuse ? 0 : 1;
+      },
+    });
+    const slowPuts: typeof fetch = async (input, init) => {
+      if ((init?.method ?? (input instanceof Request ? input.method : 'GET')) === 'PUT') {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return fetch(input, init);
+    };
+    const client = clientFor(mock.clientOptions(), { maxRetries: 0, fetch: slowPuts });
+    const started = performance.now();
+    const report = await client.uploads.upload(mock.appId, files(60), {
+      concurrency: 1,
+      adaptive: false,
+      rateLimitDeadlineMs: 400,
+    });
+    expect(performance.now() - started).toBeGreaterThan(3 * 400);
+    expect(report.stoppedBy).toBeUndefined();
+    expect(report).toMatchObject({ filesUploaded: 30, filesFailed: 30, filesNotStarted: 0 });
+  });
+
+  it('refuses a rateLimitDeadlineMs that is not a number of milliseconds before any request', async () => {
+    const upload = (rateLimitDeadlineMs: unknown) =>
+      clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(1), {
+        rateLimitDeadlineMs: rateLimitDeadlineMs as number,
+      });
+    for (const bad of [-1, Number.NaN, '300']) {
+      await expect(upload(bad)).rejects.toThrow(/rateLimitDeadlineMs must be a number ≥ 0/);
+    }
+    expect(mock.state.requests).toHaveLength(0);
   });
 });

@@ -484,9 +484,11 @@ class PublishRun {
       this.dropUnsent(batch); // aborted while waiting: the batch was never sent
       return;
     }
+    this.#patience.itemStarted();
     try {
       await this.#sendAndSettle(batch);
     } finally {
+      this.#patience.itemSettled();
       this.#window.dismiss();
     }
   }

@@ -203,7 +203,8 @@ export interface PublishOptions extends RequestOptions {
    * that error (see `stoppedBy`), and the records not yet sent are not read. A 503 (unavailable)
    * shares the deadline: it uses up the batch's retries and fails it, the count starts at the first
    * 429 or 503 since a batch was accepted, and a batch failing with a 503 once the deadline has
-   * passed stops the run too, so that an outage is not met by every batch in turn.
+   * passed stops the run too, so that an outage holds the run for the deadline and at most one
+   * batch's retries more, not for every batch in turn.
    * @default 300000 (5 minutes)
    */
   rateLimitDeadlineMs?: number | undefined;

@@ -279,8 +279,9 @@ export class FetchHttpClient implements HttpClient {
         );
       }
       if (step.kind === 'give-up') return failed(error);
-      // The run stopped: nothing of it is sent again, and the last answer is this request's outcome.
-      if (spec.runStopped?.aborted) return failed(error);
+      // The run stopped: nothing of it is sent again, and the last answer is this request's outcome,
+      // though not a verdict on the next request (a re-send would have had its say).
+      if (spec.runStopped?.aborted) return failed(error, true);
       if (step.kind === 'recover') {
         state.recovered.add(step.step);
         let replacement: Awaited<ReturnType<RecoveryStep['next']>>;
@@ -321,7 +322,7 @@ export class FetchHttpClient implements HttpClient {
             path: spec.url.pathname,
             attempt,
           });
-          return failed(error);
+          return failed(error, true);
         }
       } catch (waitError) {
         // Nothing was in flight during the wait: the abort ends a request whose last attempt the

@@ -20,6 +20,10 @@ export class PushBackPatience {
   readonly #deadlineMs: number;
   /** When the service first pushed back since it last accepted an item; undefined while it accepts. */
   #since: number | undefined;
+  /** Items of the run being sent (a request on the wire, or waiting to be sent again). */
+  #inFlight = 0;
+  /** Since when no item of the run was being sent (it waited for its input, say). */
+  #quietSince: number | undefined;
 
   constructor(deadlineMs: number) {
     this.#deadlineMs = deadlineMs;
@@ -28,6 +32,22 @@ export class PushBackPatience {
   /** The service pushed back: the patience begins now, unless it already had. */
   pushedBack(): void {
     this.#since ??= performance.now();
+  }
+
+  /**
+   * An item starts being sent. After the run sent nothing for longer than the deadline (its input
+   * was slow to come), the patience is forgotten: nothing says the service refused all that time.
+   */
+  itemStarted(): void {
+    if (this.#inFlight++ === 0 && this.#quietSince !== undefined) {
+      if (performance.now() - this.#quietSince > this.#deadlineMs) this.#since = undefined;
+      this.#quietSince = undefined;
+    }
+  }
+
+  /** An item settled (or was given up): with none left being sent, the run is quiet from now. */
+  itemSettled(): void {
+    if (--this.#inFlight === 0) this.#quietSince = performance.now();
   }
 
   /** The service accepted an item: the run moves, and its next push-back starts a new patience. */

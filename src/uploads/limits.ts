@@ -25,8 +25,8 @@ export const MAX_PUT_RESPONSE_BYTES = 64 * 1024;
 export const DEFAULT_UPLOAD_CONCURRENCY = 64;
 
 /**
- * How long an upload run goes on while the storage host or the service pushes back (429, 503) and
- * no file is uploaded: 5 minutes, a publish's `rateLimitDeadlineMs` too.
+ * How long an upload run goes on while the storage host pushes back (429, 503) and no file is
+ * uploaded: 5 minutes, a publish's `rateLimitDeadlineMs` too.
  */
 export const DEFAULT_UPLOAD_RATE_LIMIT_DEADLINE_MS = 300_000;
 

@@ -100,12 +100,13 @@ export interface UploadOptions extends RequestOptions {
    */
   stopSignal?: AbortSignal | undefined;
   /**
-   * The run's patience with a storage host (or service) that pushes back and uploads nothing. A
-   * file answered 429 or 503 is re-sent up to `maxRetries` times after `Retry-After`, and then
-   * `failed`; the others go on. Counted from the first 429 or 503 since a file was last uploaded,
-   * once this long has passed, the first file that fails with one stops the run (`stoppedBy`, and
-   * `upload` rejects with `UploadStoppedError`, the files not yet started `not-started`): an outage
-   * is met for this long, not by every file in turn with its retries and their waits.
+   * The run's patience with a storage host that pushes back and stores nothing. A file whose PUT is
+   * answered 429 or 503 is re-sent up to `maxRetries` times after `Retry-After` (a stream input
+   * once only), and then `failed`; the others go on. Counted from the first 429 or 503 since a file
+   * was last uploaded, once this long has passed, the first file that fails with one stops the run
+   * (`stoppedBy`, and `upload` rejects with `UploadStoppedError`, the files not yet started
+   * `not-started`): an outage holds the run this long and at most one file's retries more, not
+   * every file in turn with its retries and their waits.
    * @default 300000 (5 minutes)
    */
   rateLimitDeadlineMs?: number | undefined;

@@ -292,11 +292,12 @@ export class Uploader {
         // The run stopped (or was aborted) while this file waited for its address: it does not start,
         // as publish does not send a batch it read before the stop.
         if (engine.shouldStop()) return;
+        patience.itemStarted();
         const outcome = await this.#uploadOne(appId, source, address, tracker, putCall, window, {
           stopped: runStopped.signal,
           addressOptions,
           patience,
-        });
+        }).finally(() => patience.itemSettled());
         // The run stopped while the file's empty source was being read: it was not sent, so it did not start.
         if (!outcome) return;
         results[index] = outcome.result;
@@ -447,8 +448,12 @@ export class Uploader {
         const { error } = result;
         if (error instanceof AbortError) return failed(asUploadError(name, error));
         const outcome = failed(meter?.sourceError ?? asUploadError(name, error));
-        // Past the run's patience, a file refused with a 429 or 503 says the host is still down.
-        if (isPushBack(error) && run.patience.runOut) return { ...outcome, stopsTheRun: error };
+        // The run stopped before this file's next attempt: its last answer says nothing of the others'.
+        if (result.nextAttemptCut) return outcome;
+        // Past the run's patience, a file the storage host refused with a 429 or 503 says it is still down.
+        if (error instanceof UploadError && isPushBack(error) && run.patience.runOut) {
+          return { ...outcome, stopsTheRun: error };
+        }
         return stopping(outcome, error);
       }
       // The storage host may answer before the source's last check fails (a file that changed

@@ -218,6 +218,30 @@ describe('publish against a service that is unavailable (503)', () => {
     expectAccounted(report, 10);
   });
 
+  it('two outages apart, with the input idle between them, are not one: the patience begins afresh', async () => {
+    // One batch fails with a 503 (no retries), the input then gives nothing for longer than the
+    // deadline, and the next batch meets a 503 too: nothing was sent in between, so nothing says
+    // the service refused all that time.
+    server.mock.faults.add({ match: { operation: 'finance' }, status: 503, times: 1 });
+    async function* slowFeed() {
+      const [first, ...rest] = financeRecords(10);
+      if (first) yield first;
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      server.mock.faults.add({ match: { operation: 'finance' }, status: 503, times: 1 });
+      yield* rest;
+    }
+    const client = clientFor(server, { maxRetries: 0 });
+    const report = await client.finance.publish(server.mock.appId, slowFeed(), {
+      batchSize: 1,
+      concurrency: 1,
+      rateLimitDeadlineMs: 300,
+    });
+    expect(report.stoppedBy).toBeUndefined();
+    expect(report.recordsFailed).toBe(2);
+    expect(report.recordsSent).toBe(8);
+    expectAccounted(report, 10);
+  });
+
   it('an overloaded service that still accepts batches is not an outage: each accepted batch renews the patience', async () => {
     // Every other request is refused and its batch fails (no retries), for a run several times the
     // deadline long (60 requests held 20 ms each, one at a time): an accepted batch between any

@@ -182,6 +182,48 @@ describe('stopSignal ends a run in order', () => {
     }
   });
 
+  it("a stop during a 503's wait is the caller's, even once the run's patience has run out", async () => {
+    // With no patience (0), a batch failing with a 503 would stop the run; one whose re-send the
+    // stop cut short says nothing of the service: the cause stays the stop, and nothing is stoppedBy.
+    const refusing = refuseWithLongRetryAfter();
+    try {
+      const stop = new AbortController();
+      const running = clientFor(server).finance.publish(server.mock.appId, toAsync(financeRecords(100)), {
+        batchSize: 10,
+        concurrency: 2,
+        rateLimitDeadlineMs: 0,
+        stopSignal: stop.signal,
+      });
+      await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBeGreaterThan(0);
+      stop.abort();
+      const { cause, report } = await rejection(running);
+      expect(cause).toBeInstanceOf(AbortError);
+      expect(report.stoppedBy).toBeUndefined();
+      expect(report.recordsFailed).toBeGreaterThan(0);
+    } finally {
+      server.mock.faults.clear();
+    }
+  });
+
+  it('resolves when the whole input had been read, even once the patience has run out', async () => {
+    const refusing = refuseWithLongRetryAfter();
+    try {
+      const stop = new AbortController();
+      const running = clientFor(server).finance.publish(server.mock.appId, financeRecords(20), {
+        batchSize: 10,
+        rateLimitDeadlineMs: 0,
+        stopSignal: stop.signal,
+      });
+      await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(2);
+      stop.abort();
+      const report = await running;
+      expect(report.stoppedBy).toBeUndefined();
+      expect(report.recordsFailed).toBe(20);
+    } finally {
+      server.mock.faults.clear();
+    }
+  });
+
   it('resolves with the report when the whole input had been read', async () => {
     const refusing = refuseWithLongRetryAfter();
     try {

@@ -146,6 +146,43 @@ describe('stopSignal ends an upload in order', () => {
   });
 });
 
+describe('stopSignal once the patience has run out', () => {
+  // With no patience (0), a file failing with a 503 would stop the run; one whose re-send the stop
+  // cut short says nothing of the host: the cause stays the stop, and nothing is stoppedBy.
+  it("a stop during a 503's wait is the caller's: files not started make it reject with the AbortError", async () => {
+    const refusing = mock.faults.add({ match: { operation: 'upload' }, status: 503, retryAfter: 30, times: Infinity });
+    const stop = new AbortController();
+    const running = clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(3), {
+      concurrency: 1,
+      adaptive: false,
+      rateLimitDeadlineMs: 0,
+      stopSignal: stop.signal,
+    });
+    await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(1);
+    stop.abort();
+    const error = await rejection(running);
+    expect(error.cause).toBeInstanceOf(AbortError);
+    expect(error.report.stoppedBy).toBeUndefined();
+    expect(error.report).toMatchObject({ filesUploaded: 0, filesFailed: 1, filesNotStarted: 2 });
+  });
+
+  it('resolves when every file had started', async () => {
+    const refusing = mock.faults.add({ match: { operation: 'upload' }, status: 503, retryAfter: 30, times: Infinity });
+    const stop = new AbortController();
+    const running = clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(2), {
+      concurrency: 2,
+      adaptive: false,
+      rateLimitDeadlineMs: 0,
+      stopSignal: stop.signal,
+    });
+    await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(2);
+    stop.abort();
+    const report = await running;
+    expect(report.stoppedBy).toBeUndefined();
+    expect(report).toMatchObject({ filesUploaded: 0, filesFailed: 2, filesNotStarted: 0 });
+  });
+});
+
 describe("an upload's patience with a storage host that is down", () => {
   const putsAnswered = (status: number) =>
     mock.state.requests.filter((request) => request.operation === 'upload' && request.status === status).length;

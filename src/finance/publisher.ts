@@ -35,13 +35,14 @@ import { parseJsonBounded, utf8ByteLength } from '../internal/text.js';
 import { abortErrorFrom, eitherSignal, onAbort } from '../internal/waits.js';
 import {
   ConcurrencyLimiter,
+  checkPatienceOption,
   type Departure,
+  PushBackPatience,
   RunEngine,
   startBytesFor,
   stopsTheRun,
   type WorkSource,
 } from '../run/engine.js';
-import { checkPatienceOption, PushBackPatience } from '../run/patience.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchSource, InputCursor, prevalidate } from './batch-source.js';
 import { BatchAssembler, bodyBytesFor, buildBody, EMPTY_BODY_BYTES, utf8Length } from './batcher.js';

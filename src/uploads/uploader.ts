@@ -38,8 +38,15 @@ import type { RecoveryStep } from '../http/types.js';
 import { ignoreRejection } from '../internal/logger.js';
 import { fileNameProblem, truncateText } from '../internal/text.js';
 import { abortErrorFrom, eitherSignal, nextTurn, onAbort } from '../internal/waits.js';
-import { ConcurrencyLimiter, type Departure, INITIAL_WINDOW, RunEngine, stopsTheRun } from '../run/engine.js';
-import { checkPatienceOption, PushBackPatience } from '../run/patience.js';
+import {
+  ConcurrencyLimiter,
+  checkPatienceOption,
+  type Departure,
+  INITIAL_WINDOW,
+  PushBackPatience,
+  RunEngine,
+  stopsTheRun,
+} from '../run/engine.js';
 import { fileUploadSource } from './file-source.js';
 import {
   ADDRESS_BATCH_BYTES,

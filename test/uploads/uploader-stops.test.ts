@@ -246,6 +246,29 @@ describe("an upload's patience with a storage host that is down", () => {
     expect(report).toMatchObject({ filesUploaded: 30, filesFailed: 30, filesNotStarted: 0 });
   });
 
+  it("a refused re-sign past the deadline fails its file only: the service's answer is not the storage host's", async () => {
+    // Two PUTs refused (503) start the patience; the third file's PUT then meets an expired
+    // signature after the deadline, and its fresh address is refused with the data API's 503.
+    mock.faults.add({ match: { operation: 'upload' }, status: 503, times: 2 });
+    const expired =
+      '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>';
+    let settled = 0;
+    const report = await clientFor(mock.clientOptions(), { maxRetries: 0 }).uploads.upload(mock.appId, files(4), {
+      concurrency: 1,
+      adaptive: false,
+      rateLimitDeadlineMs: 50,
+      onFileSettled: () => {
+        settled += 1;
+        if (settled !== 2) return;
+        mock.faults.add({ match: { operation: 'upload' }, status: 403, body: expired, delayMs: 100 });
+        mock.faults.add({ match: { operation: 'upload-urls' }, status: 503, times: Number.POSITIVE_INFINITY });
+      },
+    });
+    expect(report.stoppedBy).toBeUndefined();
+    expect(report.files.map((file) => file.status)).toEqual(['failed', 'failed', 'failed', 'uploaded']);
+    expect(report.files[2]?.error?.status).toBe(503);
+  });
+
   it('refuses a rateLimitDeadlineMs that is not a number of milliseconds before any request', async () => {
     const upload = (rateLimitDeadlineMs: unknown) =>
       clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(1), {

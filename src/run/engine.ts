@@ -182,15 +182,6 @@ export function stopsTheRun(error: PushError): boolean {
 // ── The patience ────────────────────────────────────────────────────────────────────────────────
 // A run's stop of its own: an outage met for a deadline, not by every item in turn.
 
-/**
- * A run's patience with a service that pushes back (a 429, or a 503: unavailable) and accepts
- * nothing. Each request's retries are bounded on their own, but a run goes on to its next batch or
- * file: without a bound of the run's own, a service down for hours would meet every item of the
- * input in turn, each with its retries and their `Retry-After` waits. The patience begins at the
- * first push-back since the service last accepted an item, lasts `deadlineMs` for every item of
- * the run at once, and begins again with the next accepted one. Measured on the monotonic clock:
- * a wall clock stepped by NTP mid-run must not end or stretch it.
- */
 /** Refuses a `rateLimitDeadlineMs` option that is not a number of milliseconds ≥ 0 (Infinity: no deadline). */
 export function checkPatienceOption(deadlineMs: unknown): void {
   if (deadlineMs !== undefined && !(typeof deadlineMs === 'number' && deadlineMs >= 0 && !Number.isNaN(deadlineMs))) {
@@ -198,6 +189,16 @@ export function checkPatienceOption(deadlineMs: unknown): void {
   }
 }
 
+/**
+ * A run's patience with a service that pushes back (a 429, or a 503: unavailable) and accepts
+ * nothing. Each request's retries are bounded on their own, but a run goes on to its next batch or
+ * file: without a bound of the run's own, a service down for hours would meet every item of the
+ * input in turn, each with its retries and their `Retry-After` waits. The patience begins at the
+ * first push-back since the service last accepted an item, lasts `deadlineMs` for every item of
+ * the run at once, and begins again with the next accepted one, or after the run sent nothing for
+ * longer than the deadline. Measured on the monotonic clock: a wall clock stepped by NTP mid-run
+ * must not end or stretch it.
+ */
 export class PushBackPatience {
   readonly #deadlineMs: number;
   /** When the service first pushed back since it last accepted an item; undefined while it accepts. */

@@ -42,6 +42,10 @@ export const ISOLATED = [
  * enough to slow the answers down: they run after the others, one at a time.
  */
 export const ALONE = [
+  // Judges where the window settles against a service whose answers slow with its load: beside
+  // other test files on two cores, their load read as queueing too and held the window under the
+  // knee (once in two CI runs on Node 22 with three workers).
+  'test/run/adaptive-knee.test.ts',
   'test/bench/delay-proxy.test.ts',
   'test/bench/sink-server.test.ts',
   'test/cli/temp-files.test.ts',

@@ -280,8 +280,8 @@ export class FetchHttpClient implements HttpClient {
       }
       if (step.kind === 'give-up') return failed(error);
       // The run stopped: nothing of it is sent again, and the last answer is this request's outcome,
-      // though not a verdict on the next request (a re-send would have had its say).
-      if (spec.runStopped?.aborted) return failed(error, true);
+      // though not a verdict on the next request when a re-send would have had its say.
+      if (spec.runStopped?.aborted) return failed(error, step.kind === 'wait' || undefined);
       if (step.kind === 'recover') {
         state.recovered.add(step.step);
         let replacement: Awaited<ReturnType<RecoveryStep['next']>>;

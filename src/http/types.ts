@@ -187,9 +187,10 @@ export type Exchange =
       notStarted?: true;
       /**
        * The run stopped (`runStopped`) before the attempt this answer called for was made: a token
-       * refresh after a 401, a re-send waiting for its token, its backoff or `Retry-After`, or a
-       * recovery step. The answer stands as this request's outcome, but says nothing of what the
-       * next request would meet.
+       * refresh after a 401, or a re-send waiting for its token, its backoff or `Retry-After`. The
+       * answer stands as this request's outcome, but says nothing of what the next request would
+       * meet. (A recovery step the stop gave up, such as a fresh upload address, is not marked: its
+       * refusal, an expired signature, stops no run either way.)
        */
       nextAttemptCut?: true;
     };

@@ -58,43 +58,31 @@ describe('describeStop', () => {
     );
   });
 
-  it("a rate limit that outlasts the run's patience: says so, and that the rest can be sent later", async () => {
-    const fault = mock.faults.add({ match: { operation: 'finance' }, status: 429, retryAfter: 0, times: 1 });
-    const error = await clientFor(mock, { maxRetries: 0 })
-      .finance.publish(mock.appId, [financeRecord(), financeRecord(1)], {
-        batchSize: 1,
-        concurrency: 1,
-        rateLimitDeadlineMs: 0,
-      })
-      .catch((caught: unknown) => caught);
-    fault.remove();
-    expect(error).toBeInstanceOf(PublishStoppedError);
-    const line = describeStop((error as PublishStoppedError).cause, endpoints({}), 'publish');
-    expect(line).toMatch(
-      /^the data API at push\.example answered 429 \(rate limited\) and accepted nothing for 5 minutes/,
-    );
-    expect(line).toContain('can be sent later');
-    expect((error as PublishStoppedError).report.recordsNotRead).toBe(1);
-  });
-
-  it("an outage (503) that outlasts the run's patience: says so, and that the rest can be sent later", async () => {
-    const fault = mock.faults.add({ match: { operation: 'finance' }, status: 503, times: 1 });
-    const error = await clientFor(mock, { maxRetries: 0 })
-      .finance.publish(mock.appId, [financeRecord(), financeRecord(1)], {
-        batchSize: 1,
-        concurrency: 1,
-        rateLimitDeadlineMs: 0,
-      })
-      .catch((caught: unknown) => caught);
-    fault.remove();
-    expect(error).toBeInstanceOf(PublishStoppedError);
-    const line = describeStop((error as PublishStoppedError).cause, endpoints({}), 'publish');
-    expect(line).toMatch(
-      /^the data API at push\.example answered 503 \(unavailable\) and accepted nothing for 5 minutes/,
-    );
-    expect(line).toContain('can be sent later');
-    expect((error as PublishStoppedError).report.recordsNotRead).toBe(1);
-  });
+  for (const [status, answer, what] of [
+    [429, 'rate limited', 'a rate limit'],
+    [503, 'unavailable', 'an outage (503)'],
+  ] as const) {
+    it(`${what} that outlasts the run's patience: says so, and that the rest can be sent later`, async () => {
+      const fault = mock.faults.add({ match: { operation: 'finance' }, status, retryAfter: 0, times: 1 });
+      const error = await clientFor(mock, { maxRetries: 0 })
+        .finance.publish(mock.appId, [financeRecord(), financeRecord(1)], {
+          batchSize: 1,
+          concurrency: 1,
+          rateLimitDeadlineMs: 0,
+        })
+        .catch((caught: unknown) => caught);
+      fault.remove();
+      expect(error).toBeInstanceOf(PublishStoppedError);
+      const line = describeStop((error as PublishStoppedError).cause, endpoints({}), 'publish');
+      expect(line).toMatch(
+        new RegExp(
+          `^the data API at push\\.example answered ${status} \\(${answer}\\) and accepted nothing for 5 minutes`,
+        ),
+      );
+      expect(line).toContain('can be sent later');
+      expect((error as PublishStoppedError).report.recordsNotRead).toBe(1);
+    });
+  }
 
   it("an upload stopped by 429s to its address request: not told as a publish's patience", async () => {
     const fault = mock.faults.add({ match: { operation: 'upload-urls' }, status: 429, retryAfter: 0, times: 10 });

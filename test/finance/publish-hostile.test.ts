@@ -17,6 +17,7 @@ import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectAccounted, financeStatuses } from '../support/accounting.js';
 import { clientFor } from '../support/clients.js';
+import { everyOther, heldBack } from '../support/fault-patterns.js';
 import { financeRecords } from '../support/records.js';
 
 let server: RunningEmulator;
@@ -169,16 +170,6 @@ describe('publish under a rate limit that never lifts', () => {
 });
 
 describe('publish against a service that is unavailable (503)', () => {
-  /** A fetch that holds each finance request back `ms` before sending it: a run of a known least length. */
-  const slowFinance =
-    (ms: number): typeof fetch =>
-    async (input, init) => {
-      if (String(input instanceof Request ? input.url : input).includes('/finance')) {
-        await new Promise((resolve) => setTimeout(resolve, ms));
-      }
-      return fetch(input, init);
-    };
-
   it('an outage longer than rateLimitDeadlineMs stops the run: the batches not sent stay unsent', async () => {
     // Each batch gives up after its own retries; without the run's patience, every one of the 200
     // batches would be tried in turn against a service that is down (400 requests).
@@ -246,17 +237,8 @@ describe('publish against a service that is unavailable (503)', () => {
     // Every other request is refused and its batch fails (no retries), for a run several times the
     // deadline long (60 requests held 20 ms each, one at a time): an accepted batch between any
     // two refusals, so the run never goes a deadline without one.
-    let refuse = false;
-    server.mock.faults.add({
-      match: { operation: 'finance' },
-      status: 503,
-      probability: 0.5,
-      random: () => {
-        refuse = !refuse;
-        return refuse ? 0 : 1;
-      },
-    });
-    const client = clientFor(server, { maxRetries: 0, fetch: slowFinance(20) });
+    server.mock.faults.add({ match: { operation: 'finance' }, status: 503, probability: 0.5, random: everyOther() });
+    const client = clientFor(server, { maxRetries: 0, fetch: heldBack(20, (url) => url.includes('/finance')) });
     const started = performance.now();
     const report = await client.finance.publish(server.mock.appId, financeRecords(60), {
       batchSize: 1,

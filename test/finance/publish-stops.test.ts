@@ -123,35 +123,44 @@ describe('stopSignal ends a run in order', () => {
     return server.mock.faults.add({ match: { operation: 'finance' }, status: 503, retryAfter: 30, times: Infinity });
   }
 
-  it('a batch waiting out a Retry-After gives up at once as failed, and records left unread make it reject', async () => {
-    const refusing = refuseWithLongRetryAfter();
-    try {
-      const client = clientFor(server);
-      const stop = new AbortController();
-      const requestsBefore = financeRequests();
-      const started = performance.now();
-      const running = client.finance.publish(server.mock.appId, toAsync(financeRecords(100)), {
-        batchSize: 10,
-        concurrency: 2,
-        stopSignal: stop.signal,
-      });
-      await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBeGreaterThan(0);
-      stop.abort();
-      const { cause, report } = await rejection(running);
-      // Well before the 30 s the service asked for.
-      expect(performance.now() - started).toBeLessThan(3_000);
-      expect(cause).toBeInstanceOf(AbortError);
-      // Each batch sent was answered 503 (nothing stored): failed, so sending it again duplicates nothing.
-      expect(report.recordsFailed).toBeGreaterThan(0);
-      expect(report.recordsSent + report.recordsUnknown).toBe(0);
-      // None was sent again after the stop.
-      expect(financeRequests() - requestsBefore).toBe(refusing.hits);
-      // Reading stopped: the rest of the input was never read, and is in no count.
-      expect(report.recordsFailed + report.recordsNotRead).toBeLessThan(100);
-    } finally {
-      server.mock.faults.clear();
-    }
-  });
+  // With no patience (0), a batch failing with a 503 would stop the run; one whose re-send the stop
+  // cut short says nothing of the service, so the stop stays the caller's either way.
+  for (const [patience, rateLimitDeadlineMs] of [
+    ['', undefined],
+    [', even with no patience left', 0],
+  ] as const) {
+    it(`a batch waiting out a Retry-After gives up at once as failed, and records left unread make it reject${patience}`, async () => {
+      const refusing = refuseWithLongRetryAfter();
+      try {
+        const client = clientFor(server);
+        const stop = new AbortController();
+        const requestsBefore = financeRequests();
+        const started = performance.now();
+        const running = client.finance.publish(server.mock.appId, toAsync(financeRecords(100)), {
+          batchSize: 10,
+          concurrency: 2,
+          rateLimitDeadlineMs,
+          stopSignal: stop.signal,
+        });
+        await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBeGreaterThan(0);
+        stop.abort();
+        const { cause, report } = await rejection(running);
+        // Well before the 30 s the service asked for.
+        expect(performance.now() - started).toBeLessThan(3_000);
+        expect(cause).toBeInstanceOf(AbortError);
+        expect(report.stoppedBy).toBeUndefined();
+        // Each batch sent was answered 503 (nothing stored): failed, so sending it again duplicates nothing.
+        expect(report.recordsFailed).toBeGreaterThan(0);
+        expect(report.recordsSent + report.recordsUnknown).toBe(0);
+        // None was sent again after the stop.
+        expect(financeRequests() - requestsBefore).toBe(refusing.hits);
+        // Reading stopped: the rest of the input was never read, and is in no count.
+        expect(report.recordsFailed + report.recordsNotRead).toBeLessThan(100);
+      } finally {
+        server.mock.faults.clear();
+      }
+    });
+  }
 
   it('a batch refused with a 401 while its refresh is on its way gives up as failed, and the stop, not the 401, is the cause', async () => {
     const client = clientFor(server);
@@ -182,64 +191,29 @@ describe('stopSignal ends a run in order', () => {
     }
   });
 
-  it("a stop during a 503's wait is the caller's, even once the run's patience has run out", async () => {
-    // With no patience (0), a batch failing with a 503 would stop the run; one whose re-send the
-    // stop cut short says nothing of the service: the cause stays the stop, and nothing is stoppedBy.
-    const refusing = refuseWithLongRetryAfter();
-    try {
-      const stop = new AbortController();
-      const running = clientFor(server).finance.publish(server.mock.appId, toAsync(financeRecords(100)), {
-        batchSize: 10,
-        concurrency: 2,
-        rateLimitDeadlineMs: 0,
-        stopSignal: stop.signal,
-      });
-      await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBeGreaterThan(0);
-      stop.abort();
-      const { cause, report } = await rejection(running);
-      expect(cause).toBeInstanceOf(AbortError);
-      expect(report.stoppedBy).toBeUndefined();
-      expect(report.recordsFailed).toBeGreaterThan(0);
-    } finally {
-      server.mock.faults.clear();
-    }
-  });
-
-  it('resolves when the whole input had been read, even once the patience has run out', async () => {
-    const refusing = refuseWithLongRetryAfter();
-    try {
-      const stop = new AbortController();
-      const running = clientFor(server).finance.publish(server.mock.appId, financeRecords(20), {
-        batchSize: 10,
-        rateLimitDeadlineMs: 0,
-        stopSignal: stop.signal,
-      });
-      await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(2);
-      stop.abort();
-      const report = await running;
-      expect(report.stoppedBy).toBeUndefined();
-      expect(report.recordsFailed).toBe(20);
-    } finally {
-      server.mock.faults.clear();
-    }
-  });
-
-  it('resolves with the report when the whole input had been read', async () => {
-    const refusing = refuseWithLongRetryAfter();
-    try {
-      const client = clientFor(server);
-      const stop = new AbortController();
-      const running = client.finance.publish(server.mock.appId, financeRecords(20), {
-        batchSize: 10,
-        stopSignal: stop.signal,
-      });
-      await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(2);
-      stop.abort();
-      const report = await running;
-      expect(report.recordsFailed).toBe(20);
-      expectAccounted(report, 20);
-    } finally {
-      server.mock.faults.clear();
-    }
-  });
+  for (const [patience, rateLimitDeadlineMs] of [
+    ['', undefined],
+    [', even with no patience left', 0],
+  ] as const) {
+    it(`resolves with the report when the whole input had been read${patience}`, async () => {
+      const refusing = refuseWithLongRetryAfter();
+      try {
+        const client = clientFor(server);
+        const stop = new AbortController();
+        const running = client.finance.publish(server.mock.appId, financeRecords(20), {
+          batchSize: 10,
+          rateLimitDeadlineMs,
+          stopSignal: stop.signal,
+        });
+        await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(2);
+        stop.abort();
+        const report = await running;
+        expect(report.stoppedBy).toBeUndefined();
+        expect(report.recordsFailed).toBe(20);
+        expectAccounted(report, 20);
+      } finally {
+        server.mock.faults.clear();
+      }
+    });
+  }
 });

@@ -5,6 +5,7 @@ import { AbortError, NotFoundError, PushError, TokenError, UploadError, UploadSt
 import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientFor } from '../support/clients.js';
+import { everyOther, heldBack } from '../support/fault-patterns.js';
 
 const mock: PushApiMock = createPushApiMock();
 const server = setupServer(...mock.handlers);
@@ -112,75 +113,64 @@ describe('upload outcome contract', () => {
 });
 
 describe('stopSignal ends an upload in order', () => {
-  it('a file waiting out a Retry-After gives up at once as failed, and files not started make it reject', async () => {
-    const refusing = mock.faults.add({ match: { operation: 'upload' }, status: 503, retryAfter: 30, times: Infinity });
-    const stop = new AbortController();
-    const started = performance.now();
-    const running = clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(3), {
-      concurrency: 1,
-      adaptive: false,
-      stopSignal: stop.signal,
-    });
-    await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(1);
-    stop.abort();
-    const error = await rejection(running);
-    // Well before the 30 s the storage host asked for, and with no second PUT.
-    expect(performance.now() - started).toBeLessThan(3_000);
-    expect(refusing.hits).toBe(1);
-    expect(error.cause).toBeInstanceOf(AbortError);
-    expect(error.report).toMatchObject({ filesUploaded: 0, filesFailed: 1, filesNotStarted: 2 });
-  });
-
-  it('resolves with the report when every file had started', async () => {
-    const refusing = mock.faults.add({ match: { operation: 'upload' }, status: 503, retryAfter: 30, times: Infinity });
-    const stop = new AbortController();
-    const running = clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(2), {
-      concurrency: 2,
-      adaptive: false,
-      stopSignal: stop.signal,
-    });
-    await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(2);
-    stop.abort();
-    const report = await running;
-    expect(report).toMatchObject({ filesUploaded: 0, filesFailed: 2, filesNotStarted: 0 });
-  });
-});
-
-describe('stopSignal once the patience has run out', () => {
   // With no patience (0), a file failing with a 503 would stop the run; one whose re-send the stop
-  // cut short says nothing of the host: the cause stays the stop, and nothing is stoppedBy.
-  it("a stop during a 503's wait is the caller's: files not started make it reject with the AbortError", async () => {
-    const refusing = mock.faults.add({ match: { operation: 'upload' }, status: 503, retryAfter: 30, times: Infinity });
-    const stop = new AbortController();
-    const running = clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(3), {
-      concurrency: 1,
-      adaptive: false,
-      rateLimitDeadlineMs: 0,
-      stopSignal: stop.signal,
+  // cut short says nothing of the host, so the stop stays the caller's either way.
+  for (const [patience, rateLimitDeadlineMs] of [
+    ['', undefined],
+    [', even with no patience left', 0],
+  ] as const) {
+    it(`a file waiting out a Retry-After gives up at once as failed, and files not started make it reject${patience}`, async () => {
+      const refusing = mock.faults.add({
+        match: { operation: 'upload' },
+        status: 503,
+        retryAfter: 30,
+        times: Infinity,
+      });
+      const stop = new AbortController();
+      const started = performance.now();
+      const running = clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(3), {
+        concurrency: 1,
+        adaptive: false,
+        rateLimitDeadlineMs,
+        stopSignal: stop.signal,
+      });
+      await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(1);
+      stop.abort();
+      const error = await rejection(running);
+      // Well before the 30 s the storage host asked for, and with no second PUT.
+      expect(performance.now() - started).toBeLessThan(3_000);
+      expect(refusing.hits).toBe(1);
+      expect(error.cause).toBeInstanceOf(AbortError);
+      expect(error.report.stoppedBy).toBeUndefined();
+      expect(error.report).toMatchObject({ filesUploaded: 0, filesFailed: 1, filesNotStarted: 2 });
     });
-    await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(1);
-    stop.abort();
-    const error = await rejection(running);
-    expect(error.cause).toBeInstanceOf(AbortError);
-    expect(error.report.stoppedBy).toBeUndefined();
-    expect(error.report).toMatchObject({ filesUploaded: 0, filesFailed: 1, filesNotStarted: 2 });
-  });
+  }
 
-  it('resolves when every file had started', async () => {
-    const refusing = mock.faults.add({ match: { operation: 'upload' }, status: 503, retryAfter: 30, times: Infinity });
-    const stop = new AbortController();
-    const running = clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(2), {
-      concurrency: 2,
-      adaptive: false,
-      rateLimitDeadlineMs: 0,
-      stopSignal: stop.signal,
+  for (const [patience, rateLimitDeadlineMs] of [
+    ['', undefined],
+    [', even with no patience left', 0],
+  ] as const) {
+    it(`resolves with the report when every file had started${patience}`, async () => {
+      const refusing = mock.faults.add({
+        match: { operation: 'upload' },
+        status: 503,
+        retryAfter: 30,
+        times: Infinity,
+      });
+      const stop = new AbortController();
+      const running = clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(2), {
+        concurrency: 2,
+        adaptive: false,
+        rateLimitDeadlineMs,
+        stopSignal: stop.signal,
+      });
+      await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(2);
+      stop.abort();
+      const report = await running;
+      expect(report.stoppedBy).toBeUndefined();
+      expect(report).toMatchObject({ filesUploaded: 0, filesFailed: 2, filesNotStarted: 0 });
     });
-    await expect.poll(() => refusing.hits, { timeout: 2_000, interval: 5 }).toBe(2);
-    stop.abort();
-    const report = await running;
-    expect(report.stoppedBy).toBeUndefined();
-    expect(report).toMatchObject({ filesUploaded: 0, filesFailed: 2, filesNotStarted: 0 });
-  });
+  }
 });
 
 describe("an upload's patience with a storage host that is down", () => {
@@ -218,22 +208,8 @@ describe("an upload's patience with a storage host that is down", () => {
   it('a host that refuses some PUTs but still stores files is not down: each file stored renews the patience', async () => {
     // Every other PUT is refused (429) and its file fails (no retries), for a run several times the
     // deadline long (60 PUTs held 20 ms each, one at a time): a file stored between any two refusals.
-    let refuse = false;
-    mock.faults.add({
-      match: { operation: 'upload' },
-      status: 429,
-      probability: 0.5,
-      random: () => {
-        refuse = !refuse;
-        return refuse ? 0 : 1;
-      },
-    });
-    const slowPuts: typeof fetch = async (input, init) => {
-      if ((init?.method ?? (input instanceof Request ? input.method : 'GET')) === 'PUT') {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      return fetch(input, init);
-    };
+    mock.faults.add({ match: { operation: 'upload' }, status: 429, probability: 0.5, random: everyOther() });
+    const slowPuts = heldBack(20, (_url, method) => method === 'PUT');
     const client = clientFor(mock.clientOptions(), { maxRetries: 0, fetch: slowPuts });
     const started = performance.now();
     const report = await client.uploads.upload(mock.appId, files(60), {

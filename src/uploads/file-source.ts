@@ -53,6 +53,50 @@ interface ListedFile {
  */
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
+// ── Reads, a few at a time ───────────────────────────────────────────────────────────────────────
+
+/**
+ * Node reads files on libuv's thread pool, 4 threads unless the process raised UV_THREADPOOL_SIZE.
+ * A read handed to it past that only queues there, holding the chunk buffer it was given.
+ */
+const DISK_READS_AT_ONCE = 4;
+
+/**
+ * Admits a few file reads at a time, process-wide, first come first served. An upload run starts
+ * dozens of PUTs at once, and each body's first pull reads a chunk: sent to the thread pool
+ * together, those reads waited there 30–50 ms, each with its 1 MiB buffer already allocated, long
+ * enough for V8 to move the buffers to the old generation and collect them only in full
+ * collections. Waiting here instead, a read takes its buffer when a thread can serve it (the
+ * measurements are in bench/README.md). Bun and Deno read on pools of their own; a few reads at a
+ * time keep the disk just as busy there.
+ */
+export class ReadSlots {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  /** Runs `read` once a slot is free, and frees the slot when it settles. */
+  async run<T>(read: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free--;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    try {
+      return await read();
+    } finally {
+      // The slot passes straight to the next waiter, so a newcomer cannot take it in between.
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free++;
+    }
+  }
+}
+
+const diskReads = new ReadSlots(DISK_READS_AT_ONCE);
+
+// ── The file reader ──────────────────────────────────────────────────────────────────────────────
+
 /**
  * Reads a file in chunks on demand (backpressure kept), so memory stays flat for any size.
  * Not `fs.openAsBlob`: Deno's reads the whole file into memory, and Bun reads it natively, past
@@ -78,6 +122,7 @@ function fileReader(name: string, filePath: string, listed: ListedFile): ChunkRe
       `File ${JSON.stringify(filePath)} ${what} while being uploaded as ${JSON.stringify(name)}; it was not uploaded.`,
     );
   const resized = (now: number) => changed(`changed size (from ${size} to ${now} bytes)`);
+  const cancelled = () => new UploadError(name, `The upload of ${JSON.stringify(name)} was cancelled.`);
   /** The open file's stats, once they show it is the file that was listed. */
   const statSameFile = async (file: FileHandle) => {
     const stats = await file.stat();
@@ -101,7 +146,7 @@ function fileReader(name: string, filePath: string, listed: ListedFile): ChunkRe
     // Cancelled while opening: nobody else will close it.
     if (closed) {
       await opened.close();
-      throw new UploadError(name, `The upload of ${JSON.stringify(name)} was cancelled.`);
+      throw cancelled();
     }
     handle = opened;
     if (size > FILE_CHUNK_BYTES) await assertUnchanged(opened);
@@ -116,6 +161,8 @@ function fileReader(name: string, filePath: string, listed: ListedFile): ChunkRe
           { cause: error },
         );
   const readChunk = async (): Promise<Uint8Array | undefined> => {
+    // Released while waiting for its turn (the attempt was cancelled): nothing to open or read.
+    if (closed) throw cancelled();
     const file = handle ?? (await openChecked());
     const length = Math.min(FILE_CHUNK_BYTES, size - position);
     if (length === 0) {
@@ -139,7 +186,7 @@ function fileReader(name: string, filePath: string, listed: ListedFile): ChunkRe
     return bytesRead === length ? buffer : buffer.subarray(0, bytesRead);
   };
   return {
-    read: () => readChunk().catch((error: unknown) => Promise.reject(unreadable(error))),
+    read: () => diskReads.run(readChunk).catch((error: unknown) => Promise.reject(unreadable(error))),
     atEnd: () => position === size,
     close,
   };

@@ -1,10 +1,11 @@
 /**
  * Every kind of upload input (a path, bytes, a Blob, a string, a stream with its size), through
  * `client.uploads.upload` against the emulator through msw: what each is named, the bytes the
- * storage host receives, which can be sent again, and what is refused before any byte is sent.
+ * storage host receives, which can be sent again, what is refused before any byte is sent, and
+ * how many reads from disk run at once.
  */
 import { closeSync, createReadStream, futimesSync, openSync, writeSync } from 'node:fs';
-import { truncate, writeFile } from 'node:fs/promises';
+import { open, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { setupServer } from 'msw/node';
@@ -215,6 +216,46 @@ describe('upload sources, through upload()', () => {
     expect(progress.maxBytesOf('rewritten.bin')).toBeGreaterThan(0);
     expect(progress.maxBytesOf('rewritten.bin')).toBeLessThan(original.length);
     expect(mock.state.file(mock.appId, 'rewritten.bin')).toBeUndefined();
+  });
+
+  it('read at most 4 chunks at once, however many files are in flight, and store every byte', async () => {
+    // Two chunks, and a bit for all but the first, so that every file reads more than once.
+    const contents = Array.from({ length: 24 }, (_, index) =>
+      patternBytes(2 * FILE_CHUNK_BYTES + 1000 * index, index + 1),
+    );
+    const paths = await Promise.all(contents.map((bytes, index) => files.write(`file-${index}.bin`, bytes)));
+
+    // Node's FileHandle, whose reads every path upload goes through: counted, not changed.
+    const probe = await open(paths[0] as string);
+    const fileHandle = Object.getPrototypeOf(probe) as { read: (...args: unknown[]) => Promise<unknown> };
+    await probe.close();
+    const originalRead = fileHandle.read;
+    let reading = 0;
+    let mostAtOnce = 0;
+    let reads = 0;
+    fileHandle.read = async function (this: unknown, ...args: unknown[]) {
+      reads++;
+      mostAtOnce = Math.max(mostAtOnce, ++reading);
+      try {
+        return await originalRead.apply(this, args);
+      } finally {
+        reading--;
+      }
+    };
+    try {
+      const report = await client.uploads.upload(mock.appId, paths, { concurrency: 24, adaptive: false });
+      expect(report.filesUploaded).toBe(24);
+    } finally {
+      fileHandle.read = originalRead;
+    }
+    const chunks = contents.reduce((sum, bytes) => sum + Math.ceil(bytes.byteLength / FILE_CHUNK_BYTES), 0);
+    expect(reads).toBe(chunks);
+    expect(mostAtOnce).toBeLessThanOrEqual(4);
+    // A few at a time, not one at a time.
+    expect(mostAtOnce).toBeGreaterThan(1);
+    contents.forEach((bytes, index) => {
+      expectStored(`file-${index}.bin`, bytes);
+    });
   });
 });
 

@@ -56,19 +56,20 @@ const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 // ── Reads, a few at a time ───────────────────────────────────────────────────────────────────────
 
 /**
- * Node reads files on libuv's thread pool, 4 threads unless the process raised UV_THREADPOOL_SIZE.
- * A read handed to it past that only queues there, holding the chunk buffer it was given.
+ * Node reads files on libuv's thread pool, 4 threads unless the process raised UV_THREADPOOL_SIZE,
+ * shared with zlib, crypto and DNS lookups. Twice that many reads keep every thread busy with one
+ * more queued behind it, and leave uploads a share of the pool when other work fills it too.
  */
-const DISK_READS_AT_ONCE = 4;
+export const DISK_READS_AT_ONCE = 8;
 
 /**
- * Admits a few file reads at a time, process-wide, first come first served. An upload run starts
- * dozens of PUTs at once, and each body's first pull reads a chunk: sent to the thread pool
- * together, those reads waited there 30–50 ms, each with its 1 MiB buffer already allocated, long
- * enough for V8 to move the buffers to the old generation and collect them only in full
- * collections. Waiting here instead, a read takes its buffer when a thread can serve it (the
- * measurements are in bench/README.md). Bun and Deno read on pools of their own; a few reads at a
- * time keep the disk just as busy there.
+ * Admits a few file reads at a time, first come first served: one instance per loaded copy of the
+ * package (per thread, then). An upload run starts dozens of PUTs at once, and each body's first
+ * pull reads a chunk: sent to the thread pool together, those reads waited there 30–50 ms, each
+ * with its 1 MiB buffer already allocated, long enough for V8 to move the buffers to the old
+ * generation and collect them only in full collections. Waiting here instead, a read takes its
+ * buffer when it is about to be served (the measurements are in bench/README.md). Bun and Deno read
+ * on pools of their own; a few reads at a time keep the disk just as busy there.
  */
 export class ReadSlots {
   #free: number;

@@ -20,6 +20,7 @@ import type {
 import { AbortError, UploadError, UploadStoppedError } from 'push-api-client';
 import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DISK_READS_AT_ONCE } from '../../src/uploads/file-source.js';
 import { FILE_CHUNK_BYTES, MAX_UPLOAD_BYTES } from '../../src/uploads/limits.js';
 import { clientFor } from '../support/clients.js';
 import { patternBytes, sha256, tempDir } from '../support/files.js';
@@ -218,7 +219,7 @@ describe('upload sources, through upload()', () => {
     expect(mock.state.file(mock.appId, 'rewritten.bin')).toBeUndefined();
   });
 
-  it('read at most 4 chunks at once, however many files are in flight, and store every byte', async () => {
+  it('reads a few chunks at once, however many files are in flight, and stores every byte', async () => {
     // Two chunks, and a bit for all but the first, so that every file reads more than once.
     const contents = Array.from({ length: 24 }, (_, index) =>
       patternBytes(2 * FILE_CHUNK_BYTES + 1000 * index, index + 1),
@@ -250,7 +251,7 @@ describe('upload sources, through upload()', () => {
     }
     const chunks = contents.reduce((sum, bytes) => sum + Math.ceil(bytes.byteLength / FILE_CHUNK_BYTES), 0);
     expect(reads).toBe(chunks);
-    expect(mostAtOnce).toBeLessThanOrEqual(4);
+    expect(mostAtOnce).toBeLessThanOrEqual(DISK_READS_AT_ONCE);
     // A few at a time, not one at a time.
     expect(mostAtOnce).toBeGreaterThan(1);
     contents.forEach((bytes, index) => {

@@ -14,6 +14,7 @@ import { type RunningEmulator, startEmulator } from 'push-api-client/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccounted } from '../support/accounting.js';
 import { clientFor } from '../support/clients.js';
+import { PATIENCE_CASES } from '../support/fault-patterns.js';
 import { closedPort } from '../support/loopback-server.js';
 import { financeRecords, toAsync } from '../support/records.js';
 
@@ -125,10 +126,7 @@ describe('stopSignal ends a run in order', () => {
 
   // With no patience (0), a batch failing with a 503 would stop the run; one whose re-send the stop
   // cut short says nothing of the service, so the stop stays the caller's either way.
-  for (const [patience, rateLimitDeadlineMs] of [
-    ['', undefined],
-    [', even with no patience left', 0],
-  ] as const) {
+  for (const [patience, rateLimitDeadlineMs] of PATIENCE_CASES) {
     it(`a batch waiting out a Retry-After gives up at once as failed, and records left unread make it reject${patience}`, async () => {
       const refusing = refuseWithLongRetryAfter();
       try {
@@ -191,10 +189,7 @@ describe('stopSignal ends a run in order', () => {
     }
   });
 
-  for (const [patience, rateLimitDeadlineMs] of [
-    ['', undefined],
-    [', even with no patience left', 0],
-  ] as const) {
+  for (const [patience, rateLimitDeadlineMs] of PATIENCE_CASES) {
     it(`resolves with the report when the whole input had been read${patience}`, async () => {
       const refusing = refuseWithLongRetryAfter();
       try {

@@ -1,6 +1,15 @@
 /** Fault shapes the patience tests share: a service that refuses every other request, and one that answers slowly. */
 
 /**
+ * The stopSignal cases, each run with the default patience and with none left: with none (0), a
+ * failure with a 503 would stop the run itself, so these show that a stop stays the caller's.
+ */
+export const PATIENCE_CASES = [
+  ['', undefined],
+  [', even with no patience left', 0],
+] as const;
+
+/**
  * A fault rule's `random` (with `probability: 0.5`) that strikes every other matching request,
  * starting with the first: refused, accepted, refused, … whatever the timing.
  */

@@ -5,7 +5,7 @@ import { AbortError, NotFoundError, PushError, TokenError, UploadError, UploadSt
 import { createPushApiMock, type PushApiMock } from 'push-api-client/testing/msw';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientFor } from '../support/clients.js';
-import { everyOther, heldBack } from '../support/fault-patterns.js';
+import { everyOther, heldBack, PATIENCE_CASES } from '../support/fault-patterns.js';
 
 const mock: PushApiMock = createPushApiMock();
 const server = setupServer(...mock.handlers);
@@ -113,19 +113,15 @@ describe('upload outcome contract', () => {
 });
 
 describe('stopSignal ends an upload in order', () => {
+  function refuseWithLongRetryAfter() {
+    return mock.faults.add({ match: { operation: 'upload' }, status: 503, retryAfter: 30, times: Infinity });
+  }
+
   // With no patience (0), a file failing with a 503 would stop the run; one whose re-send the stop
   // cut short says nothing of the host, so the stop stays the caller's either way.
-  for (const [patience, rateLimitDeadlineMs] of [
-    ['', undefined],
-    [', even with no patience left', 0],
-  ] as const) {
+  for (const [patience, rateLimitDeadlineMs] of PATIENCE_CASES) {
     it(`a file waiting out a Retry-After gives up at once as failed, and files not started make it reject${patience}`, async () => {
-      const refusing = mock.faults.add({
-        match: { operation: 'upload' },
-        status: 503,
-        retryAfter: 30,
-        times: Infinity,
-      });
+      const refusing = refuseWithLongRetryAfter();
       const stop = new AbortController();
       const started = performance.now();
       const running = clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(3), {
@@ -146,17 +142,9 @@ describe('stopSignal ends an upload in order', () => {
     });
   }
 
-  for (const [patience, rateLimitDeadlineMs] of [
-    ['', undefined],
-    [', even with no patience left', 0],
-  ] as const) {
+  for (const [patience, rateLimitDeadlineMs] of PATIENCE_CASES) {
     it(`resolves with the report when every file had started${patience}`, async () => {
-      const refusing = mock.faults.add({
-        match: { operation: 'upload' },
-        status: 503,
-        retryAfter: 30,
-        times: Infinity,
-      });
+      const refusing = refuseWithLongRetryAfter();
       const stop = new AbortController();
       const running = clientFor(mock.clientOptions()).uploads.upload(mock.appId, files(2), {
         concurrency: 2,

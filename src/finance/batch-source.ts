@@ -8,7 +8,7 @@
  */
 import type { InvalidRecord, RecordIssue } from '../errors.js';
 import { abortErrorFrom, onAbort } from '../internal/waits.js';
-import { type BatchAssembler, batchItem, bodyBytesFor, type FittingItem, fittingByBound, sizeUp } from './batcher.js';
+import { type BatchAssembler, bodyBytesFor, type FittingSize, fitsByBound, sizeUp } from './batcher.js';
 import { compileFastCheck } from './fast-check-compiler.js';
 import {
   dateMs,
@@ -41,7 +41,7 @@ interface BatchSourceOptions {
 }
 
 export class BatchSource {
-  readonly #assembler: BatchAssembler;
+  readonly #assembler: BatchAssembler<FinanceRecord>;
   readonly #report: ReportBuilder;
   readonly #options: BatchSourceOptions;
   /** The input index of the next record read. */
@@ -51,7 +51,7 @@ export class BatchSource {
   /** Set when the input was read to its end, rather than reading being stopped. */
   readToEnd = false;
 
-  constructor(assembler: BatchAssembler, report: ReportBuilder, options: BatchSourceOptions) {
+  constructor(assembler: BatchAssembler<FinanceRecord>, report: ReportBuilder, options: BatchSourceOptions) {
     this.#assembler = assembler;
     this.#report = report;
     this.#options = options;
@@ -70,6 +70,7 @@ export class BatchSource {
     // An array is read by index: its iterator's result objects cost more than checking a record
     // while the JIT has not compiled the loop yet, which is most of a short process's publish.
     const array = input.array;
+    const { maxBatchBytes } = this.#options;
     for (let i = 0; ; i++) {
       let value: unknown;
       if (array) {
@@ -82,9 +83,20 @@ export class BatchSource {
         if (next.done) break;
         value = next.value;
       }
-      let prepared = prepareRecord(value, this.#nextRecord, this.#options.maxBatchBytes);
-      if (prepared instanceof Promise) prepared = await prepared;
-      const batch = this.#take(prepared);
+      // The common case inline: a record the fast check accepts, far from any size limit, goes
+      // into its batch with nothing built for it but its wire record.
+      const record = checkFast(value);
+      let batch: PendingBatch | undefined;
+      if (record !== undefined) {
+        const bound = recordJsonBound(record);
+        const size = fitsByBound(bound, maxBatchBytes);
+        batch =
+          size !== undefined ? this.#add(record, size, undefined) : this.#take(sized(record, bound, maxBatchBytes));
+      } else {
+        let prepared = prepareUncertain(value, maxBatchBytes);
+        if (prepared instanceof Promise) prepared = await prepared;
+        batch = this.#take(prepared);
+      }
       if (batch) yield batch;
       if (this.firstInvalid || shouldStop()) return;
     }
@@ -94,11 +106,11 @@ export class BatchSource {
   }
 
   /** Sends what `prevalidate` kept, letting go of each record as it is handed to a batch. */
-  *fromPrepared(items: (Item | undefined)[], shouldStop: ShouldStop): Generator<PendingBatch, void, undefined> {
+  *fromPrepared(items: (SizedRecord | undefined)[], shouldStop: ShouldStop): Generator<PendingBatch, void, undefined> {
     for (let i = 0; i < items.length; i++) {
-      const item = items[i] as Item;
+      const item = items[i] as SizedRecord;
       items[i] = undefined;
-      const batch = this.#take({ ok: true, item });
+      const batch = this.#add(item.record, item.size, item.json);
       if (batch) yield batch;
       if (shouldStop()) return;
     }
@@ -109,12 +121,19 @@ export class BatchSource {
 
   /** Counts one record read: into a batch (the batch it completed, if any), or into the report as invalid. */
   #take(prepared: PreparedRecord): PendingBatch | undefined {
+    if (prepared.ok) return this.#add(prepared.record, prepared.size, prepared.json);
     const index = this.#nextRecord++;
     this.#report.read();
-    if (prepared.ok) return this.#assembler.add(prepared.item);
     const entry = this.#report.addInvalid(index, prepared.issues);
     if (this.#options.stopAtInvalid) this.firstInvalid ??= entry;
     return undefined;
+  }
+
+  /** Counts one valid record read, into a batch: the batch it completed, if any. */
+  #add(record: FinanceRecord, size: FittingSize, json: string | undefined): PendingBatch | undefined {
+    const index = this.#nextRecord++;
+    this.#report.read();
+    return this.#assembler.add(index, record, size, json);
   }
 }
 
@@ -263,11 +282,18 @@ interface RefusedRecord {
 
 export type RecordVerdict = AcceptedRecord | RefusedRecord;
 
-/** A record checked and made ready for a batch: an item that fits in a request alone, or why it cannot be sent. */
-type PreparedRecord = { ok: true; item: Item } | RefusedRecord;
+/**
+ * A checked record on its way into a batch, known to fit in a request alone: its wire form, its
+ * size (see `FittingSize`), and its JSON when it had to be serialized to be measured.
+ */
+export interface SizedRecord {
+  record: FinanceRecord;
+  size: FittingSize;
+  json: string | undefined;
+}
 
-/** A checked record on its way into a batch, known to fit in a request alone. */
-export type Item = FittingItem<FinanceRecord>;
+/** A record checked and made ready for a batch, or why it cannot be sent. */
+type PreparedRecord = ({ ok: true } & SizedRecord) | RefusedRecord;
 
 let schema: FinanceRecordSchema | undefined;
 let loading: Promise<FinanceRecordSchema> | undefined;
@@ -309,30 +335,29 @@ export function checkRecord(input: unknown): RecordVerdict | Promise<RecordVerdi
   return loadSchema().then((loaded) => byZod(loaded, input));
 }
 
-/** Refuses a record that no request can carry, even alone: reported invalid, never dropped. */
-function sized(verdict: RecordVerdict, index: number, maxBatchBytes: number): PreparedRecord {
-  if (!verdict.ok) return verdict;
-  const fit = sizeUp(batchItem(index, verdict.record, verdict.bound), maxBatchBytes);
-  if (fit.fits) return { ok: true, item: fit.item };
+/** Sizes up a valid record; refuses one that no request can carry, even alone: reported invalid, never dropped. */
+function sized(record: FinanceRecord, bound: number, maxBatchBytes: number): PreparedRecord {
+  const fit = sizeUp(record, bound, maxBatchBytes);
+  if (fit.fits) return { ok: true, record, size: fit.size, json: fit.json };
   const message = `record is ${fit.bytes} bytes as JSON; a request body holding it alone would exceed maxBatchBytes (${maxBatchBytes})`;
   return { ok: false, issues: [{ path: '', message }] };
 }
 
-/**
- * Checks record `index` and sizes it up for a batch. Synchronous, unless zod must be loaded first.
- * Most records are accepted by the fast check and far from any size limit: nothing is built for
- * them but the wire record and its batch item (this runs once per record).
- */
-function prepareRecord(input: unknown, index: number, maxBatchBytes: number): PreparedRecord | Promise<PreparedRecord> {
+function sizedVerdict(verdict: RecordVerdict, maxBatchBytes: number): PreparedRecord {
+  return verdict.ok ? sized(verdict.record, verdict.bound, maxBatchBytes) : verdict;
+}
+
+/** Checks a record the fast check did not accept, with zod, and sizes it up. Synchronous, unless zod must be loaded first. */
+function prepareUncertain(input: unknown, maxBatchBytes: number): PreparedRecord | Promise<PreparedRecord> {
+  if (schema !== undefined) return sizedVerdict(byZod(schema, input), maxBatchBytes);
+  return loadSchema().then((loaded) => sizedVerdict(byZod(loaded, input), maxBatchBytes));
+}
+
+/** Checks a record and sizes it up for a batch. Synchronous, unless zod must be loaded first. */
+function prepareRecord(input: unknown, maxBatchBytes: number): PreparedRecord | Promise<PreparedRecord> {
   const fast = checkFast(input);
-  if (fast !== undefined) {
-    const bound = recordJsonBound(fast);
-    const item = fittingByBound(index, fast, bound, maxBatchBytes);
-    if (item) return { ok: true, item };
-    return sized({ ok: true, record: fast, bound }, index, maxBatchBytes);
-  }
-  if (schema !== undefined) return sized(byZod(schema, input), index, maxBatchBytes);
-  return loadSchema().then((loaded) => sized(byZod(loaded, input), index, maxBatchBytes));
+  if (fast !== undefined) return sized(fast, recordJsonBound(fast), maxBatchBytes);
+  return prepareUncertain(input, maxBatchBytes);
 }
 
 /**
@@ -345,14 +370,14 @@ export async function prevalidate(
   records: Iterable<unknown>,
   maxBatchBytes: number,
   keepItems: boolean,
-): Promise<{ items: Item[]; invalid: InvalidRecord[] }> {
-  const items: Item[] = [];
+): Promise<{ items: SizedRecord[]; invalid: InvalidRecord[] }> {
+  const items: SizedRecord[] = [];
   const invalid: InvalidRecord[] = [];
   // Most records fit with room to spare: the bound is enough, and nothing need be kept for them.
   const surelyFits = maxBatchBytes - bodyBytesFor(1, 0);
   const note = (prepared: PreparedRecord, index: number): void => {
     if (!prepared.ok) invalid.push({ index, issues: prepared.issues });
-    else if (keepItems) items.push(prepared.item);
+    else if (keepItems) items.push(prepared);
   };
   /** Judges one record; a promise only while zod loads. */
   const judge = (input: unknown, index: number): Promise<void> | undefined => {
@@ -360,7 +385,7 @@ export async function prevalidate(
       const bound = scanFast(input);
       if (bound !== undefined && bound <= surelyFits) return undefined;
     }
-    const prepared = prepareRecord(input, index, maxBatchBytes);
+    const prepared = prepareRecord(input, maxBatchBytes);
     if (prepared instanceof Promise) return prepared.then((settled) => note(settled, index));
     note(prepared, index);
     return undefined;

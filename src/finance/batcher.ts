@@ -1,5 +1,5 @@
 /**
- * Chunking of serialized records into request bodies, by count and by bytes. Pure: no I/O and no
+ * Chunking of checked records into request bodies, by count and by bytes. Pure: no I/O and no
  * validation. `BatchBuilder` is what `publish` fills (through `BatchAssembler`, below); the
  * chunking property test drives it through `publish` itself and measures the bodies as sent.
  *
@@ -8,34 +8,19 @@
  * body is one `JSON.stringify`, as a hand-written script would do. Only near the limit is each
  * record serialized and measured in UTF-8 bytes, so that the body as sent stays within it; such a
  * body is joined from the per-record strings, never stringified twice.
+ *
+ * A batch holds its records, and their input indexes when someone asked for them, in plain arrays:
+ * no object per record beside the record itself. Publishing allocates little else per record, so
+ * an object each (and the array of them) was a fifth of what a publish allocated, and the young
+ * collections it caused copied the bodies in flight each time.
  */
 import { utf8ByteLength } from '../internal/text.js';
-import type { Item } from './batch-source.js';
 import type { PendingBatch } from './publisher.js';
 
 const BODY_PREFIX = '{"records":[';
 const BODY_SUFFIX = ']}';
 /** Bytes of `{"records":[]}`: the body of an empty batch. */
 export const EMPTY_BODY_BYTES = BODY_PREFIX.length + BODY_SUFFIX.length;
-
-/**
- * One record on its way into a batch. Serializing and measuring every record costs as much as
- * sending it (per-record strings held until their batch settles also triple the garbage), so a
- * record carries a cheap upper bound of its JSON size, and is serialized only when that bound
- * comes near a limit.
- */
-export interface BatchItem<TRecord = unknown> {
-  /** Input index. */
-  index: number;
-  /** Wire form. */
-  record: TRecord;
-  /** At least the UTF-8 size of the record's JSON. */
-  bound: number;
-  /** The record's JSON, once serialized (see {@link utf8Length}). */
-  json?: string;
-  /** The exact UTF-8 length of `json`, once measured. */
-  bytes?: number;
-}
 
 export interface BatchLimits {
   /** Most records in one request (the spec allows 1000). */
@@ -47,153 +32,174 @@ export interface BatchLimits {
 declare const fitsAloneBrand: unique symbol;
 
 /**
- * A batch item known to fit in a request body on its own. Only `sizeUp` and `fittingByBound`
- * make one, and a builder takes nothing else, so an item too large to be sent can never reach a
- * batch: the caller gets it back from `sizeUp` instead, and must report it.
+ * At least the UTF-8 size of a record's JSON, known to leave room for the record in a request body
+ * on its own. Only `fitsByBound` and `sizeUp` make one, and a builder takes a record with nothing
+ * else, so a record too large to be sent can never reach a batch: the caller gets its exact size
+ * from `sizeUp` instead, and must report it.
  */
-export type FittingItem<TRecord = unknown> = BatchItem<TRecord> & { readonly [fitsAloneBrand]: true };
-
-/** What `sizeUp` says: the item, branded as fitting; or its exact size, too large for any request. */
-export type Sized<TRecord> = { fits: true; item: FittingItem<TRecord> } | { fits: false; bytes: number };
+export type FittingSize = number & { readonly [fitsAloneBrand]: true };
 
 /**
- * - `added`: the item is in the batch;
- * - `full`: the batch cannot take it; send the batch and add the item to a new one.
+ * What `sizeUp` says: the record fits, by its bound or by its exact size (then `json` is its JSON,
+ * serialized once, and `size` that text's UTF-8 bytes); or it is too large for any request.
+ */
+export type Sized = { fits: true; size: FittingSize; json: string | undefined } | { fits: false; bytes: number };
+
+/**
+ * - `added`: the record is in the batch;
+ * - `full`: the batch cannot take it; send the batch and add the record to a new one.
  */
 export type AddResult = 'added' | 'full';
 
-/** A batch item whose size bound the caller knows (see `recordJsonBound`, batch-source.ts). */
-export function batchItem<TRecord>(index: number, record: TRecord, bound: number): BatchItem<TRecord> {
-  return { index, record, bound, json: undefined, bytes: undefined };
+/** Body size of a batch whose records together hold `recordBytes` bytes of JSON. */
+export function bodyBytesFor(count: number, recordBytes: number): number {
+  return EMPTY_BODY_BYTES + recordBytes + Math.max(0, count - 1);
 }
 
 /**
- * A batch item serialized at once; its bound is 3 bytes per UTF-16 code unit, the most UTF-8
- * takes (a surrogate pair, 2 units, is 4 bytes).
+ * The common case of `sizeUp`, with nothing built: the bound as a fitting size when it alone shows
+ * that the record fits in a request body, else undefined (ask `sizeUp`).
  */
-export function serializeRecord<TRecord>(index: number, record: TRecord): BatchItem<TRecord> {
+export function fitsByBound(bound: number, maxBatchBytes: number): FittingSize | undefined {
+  return bodyBytesFor(1, bound) <= maxBatchBytes ? (bound as FittingSize) : undefined;
+}
+
+/** Whether a record fits in a request body alone: by its size bound, or else serialized and measured exactly. */
+export function sizeUp(record: unknown, bound: number, maxBatchBytes: number): Sized {
+  const byBound = fitsByBound(bound, maxBatchBytes);
+  if (byBound !== undefined) return { fits: true, size: byBound, json: undefined };
   const json = JSON.stringify(record);
-  return { index, record, bound: json.length * 3, json, bytes: undefined };
+  const bytes = utf8ByteLength(json);
+  if (bodyBytesFor(1, bytes) > maxBatchBytes) return { fits: false, bytes };
+  return { fits: true, size: bytes as FittingSize, json };
 }
 
-/** The exact UTF-8 length of an item's JSON, serialized and measured once. */
-export function utf8Length(item: BatchItem): number {
-  if (item.bytes === undefined) {
-    item.json ??= JSON.stringify(item.record);
-    item.bytes = utf8ByteLength(item.json);
-  }
-  return item.bytes;
+/** One batch, handed over by `BatchBuilder.take`. */
+export interface TakenBatch<TRecord> {
+  records: TRecord[];
+  /** Each record's JSON where it was serialized to be measured (near a limit); undefined when none was. */
+  jsons: (string | undefined)[] | undefined;
+  /** Input index of the first and of the last record. */
+  firstIndex: number;
+  lastIndex: number;
+  /** Input index of each record, when the builder keeps them; else empty. */
+  indexes: number[];
 }
 
-/** At least the UTF-8 length of an item's JSON: exact once measured. */
-function utf8UpperBound(item: BatchItem): number {
-  return item.bytes ?? item.bound;
-}
-
-/** Body size of a batch whose items together hold `itemBytes` bytes of JSON. */
-export function bodyBytesFor(count: number, itemBytes: number): number {
-  return EMPTY_BODY_BYTES + itemBytes + Math.max(0, count - 1);
-}
-
-/** Whether one item alone fits in a request body: by its bound, or else measured exactly. */
-export function sizeUp<TRecord>(item: BatchItem<TRecord>, maxBatchBytes: number): Sized<TRecord> {
-  if (bodyBytesFor(1, utf8UpperBound(item)) <= maxBatchBytes || bodyBytesFor(1, utf8Length(item)) <= maxBatchBytes) {
-    return { fits: true, item: item as FittingItem<TRecord> };
-  }
-  return { fits: false, bytes: utf8Length(item) };
-}
-
-/**
- * The common case of `sizeUp`, with nothing built but the item: a fitting item when the record's
- * size bound alone shows that it fits in a request body, else undefined (ask `sizeUp`).
- */
-export function fittingByBound<TRecord>(
-  index: number,
-  record: TRecord,
-  bound: number,
-  maxBatchBytes: number,
-): FittingItem<TRecord> | undefined {
-  if (bodyBytesFor(1, bound) > maxBatchBytes) return undefined;
-  return batchItem(index, record, bound) as FittingItem<TRecord>;
-}
-
-/** The exact request body for a batch: one `JSON.stringify`, unless its records were serialized already. */
-export function buildBody(items: readonly BatchItem[]): string {
-  if (!items.some((item) => item.json !== undefined)) {
-    return JSON.stringify({ records: items.map((item) => item.record) });
-  }
+/** The exact request body for a batch: one `JSON.stringify`, unless some of its records were serialized already. */
+export function buildBody<TRecord>(records: readonly TRecord[], jsons?: readonly (string | undefined)[]): string {
+  if (jsons === undefined) return JSON.stringify({ records });
   let body = BODY_PREFIX;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as BatchItem;
+  for (let i = 0; i < records.length; i++) {
     if (i > 0) body += ',';
-    body += item.json ?? JSON.stringify(item.record);
+    body += jsons[i] ?? JSON.stringify(records[i]);
   }
   return body + BODY_SUFFIX;
 }
 
 /** One batch being filled. `tryAdd` reports instead of throwing, so callers decide what a full batch means. */
 export class BatchBuilder<TRecord> {
-  #items: FittingItem<TRecord>[] = [];
-  /** At least the UTF-8 bytes of the items' JSON; exact once `#exact` is set. */
-  #itemBytes = 0;
-  /** Every item is measured, so `#itemBytes` is exact. */
-  #exact = true;
-
   readonly #limits: BatchLimits;
+  readonly #keepIndexes: boolean;
+  #records: TRecord[] = [];
+  #indexes: number[] = [];
+  /** Made on the first record serialized (near a limit): most batches never need it. */
+  #jsons: (string | undefined)[] | undefined;
+  #firstIndex = -1;
+  #lastIndex = -1;
+  /** The records before this one are measured: their JSON is in `#jsons` and its exact bytes in `#measuredBytes`. */
+  #measured = 0;
+  #measuredBytes = 0;
+  /** At least the UTF-8 bytes of the records from `#measured` on. */
+  #boundBytes = 0;
 
-  constructor(limits: BatchLimits) {
+  /** `keepIndexes`: hand over each record's input index with the batch (`TakenBatch.indexes`). */
+  constructor(limits: BatchLimits, keepIndexes = false) {
     this.#limits = limits;
+    this.#keepIndexes = keepIndexes;
   }
 
   get count(): number {
-    return this.#items.length;
+    return this.#records.length;
   }
 
   /** UTF-8 size of the body this batch would be sent as. */
   get bodyBytes(): number {
     this.#measure();
-    return bodyBytesFor(this.#items.length, this.#itemBytes);
+    return bodyBytesFor(this.#records.length, this.#measuredBytes);
   }
 
-  /** Adds the item, or says `full`; an empty batch always takes a fitting item. */
-  tryAdd(item: FittingItem<TRecord>): AddResult {
+  /**
+   * Adds record `index` of the input, or says `full`; an empty batch always takes a record. `json`:
+   * the record's JSON when `sizeUp` serialized it, `size` then being its exact UTF-8 bytes.
+   */
+  tryAdd(index: number, record: TRecord, size: FittingSize, json?: string): AddResult {
     const { batchSize, maxBatchBytes } = this.#limits;
-    const count = this.#items.length;
+    const count = this.#records.length;
     if (count >= batchSize) return 'full';
-    const upper = utf8UpperBound(item);
-    if (bodyBytesFor(count + 1, this.#itemBytes + upper) <= maxBatchBytes) {
-      this.#push(item, upper);
+    if (bodyBytesFor(count + 1, this.#measuredBytes + this.#boundBytes + size) <= maxBatchBytes) {
+      this.#boundBytes += size;
+      this.#push(index, record, json);
       return 'added';
     }
-    // Near the limit by the bound: count exactly (once per item) before calling the batch full.
+    // Near the limit by the bounds: count exactly (each record once) before calling the batch full.
     this.#measure();
-    const bytes = utf8Length(item);
-    if (bodyBytesFor(count + 1, this.#itemBytes + bytes) > maxBatchBytes) return 'full';
-    this.#push(item, bytes);
+    const text = json ?? JSON.stringify(record);
+    const bytes = json === undefined ? utf8ByteLength(text) : size;
+    if (bodyBytesFor(count + 1, this.#measuredBytes + bytes) > maxBatchBytes) return 'full';
+    this.#push(index, record, text);
+    this.#measured++;
+    this.#measuredBytes += bytes;
     return 'added';
   }
 
-  /** Hands over the items and starts an empty batch. */
-  take(): FittingItem<TRecord>[] {
-    const items = this.#items;
-    this.#items = [];
-    this.#itemBytes = 0;
-    this.#exact = true;
-    return items;
+  /** Hands over the batch and starts an empty one. */
+  take(): TakenBatch<TRecord> {
+    const taken: TakenBatch<TRecord> = {
+      records: this.#records,
+      jsons: this.#jsons,
+      firstIndex: this.#firstIndex,
+      lastIndex: this.#lastIndex,
+      indexes: this.#keepIndexes ? this.#indexes : [],
+    };
+    this.#records = [];
+    if (this.#keepIndexes) this.#indexes = [];
+    this.#jsons = undefined;
+    this.#firstIndex = -1;
+    this.#lastIndex = -1;
+    this.#measured = 0;
+    this.#measuredBytes = 0;
+    this.#boundBytes = 0;
+    return taken;
   }
 
-  #push(item: FittingItem<TRecord>, bytes: number): void {
-    this.#items.push(item);
-    this.#itemBytes += bytes;
-    if (item.bytes === undefined) this.#exact = false;
+  #push(index: number, record: TRecord, json: string | undefined): void {
+    const count = this.#records.length;
+    this.#records.push(record);
+    if (json !== undefined) this.#jsonsMade()[count] = json;
+    if (count === 0) this.#firstIndex = index;
+    this.#lastIndex = index;
+    if (this.#keepIndexes) this.#indexes.push(index);
   }
 
   #measure(): void {
-    if (this.#exact) return;
-    let total = 0;
-    for (const item of this.#items) total += utf8Length(item);
-    this.#itemBytes = total;
-    this.#exact = true;
+    const records = this.#records;
+    if (this.#measured === records.length) return;
+    const jsons = this.#jsonsMade();
+    let bytes = this.#measuredBytes;
+    for (let i = this.#measured; i < records.length; i++) {
+      const json = jsons[i] ?? JSON.stringify(records[i]);
+      jsons[i] = json;
+      bytes += utf8ByteLength(json);
+    }
+    this.#measuredBytes = bytes;
+    this.#measured = records.length;
+    this.#boundBytes = 0;
+  }
+
+  #jsonsMade(): (string | undefined)[] {
+    this.#jsons ??= [];
+    return this.#jsons;
   }
 }
 
@@ -212,28 +218,28 @@ export interface AssemblerOptions {
  * is the wire record made by the check, never the input object itself, so nothing the caller's
  * code does after the check (a getter, a Proxy, a later change to the object) reaches the body.
  */
-export class BatchAssembler {
-  readonly #builder: BatchBuilder<Item['record']>;
-  readonly #limits: BatchLimits;
-  readonly #options: AssemblerOptions;
+export class BatchAssembler<TRecord = unknown> {
+  readonly #builder: BatchBuilder<TRecord>;
+  readonly #batchSize: number;
   #nextBatch = 0;
 
   constructor(limits: BatchLimits, options: AssemblerOptions) {
-    this.#builder = new BatchBuilder(limits);
-    this.#limits = limits;
-    this.#options = options;
+    this.#builder = new BatchBuilder(limits, options.keepIndexes);
+    this.#batchSize = limits.batchSize;
   }
 
-  /** Adds one checked record: the batch it completed, if any. */
-  add(item: Item): PendingBatch | undefined {
-    const result = this.#builder.tryAdd(item);
+  /** Adds record `index` of the input, checked and sized up: the batch it completed, if any. */
+  add(index: number, record: TRecord, size: FittingSize, json?: string): PendingBatch | undefined {
+    const result = this.#builder.tryAdd(index, record, size, json);
     switch (result) {
       case 'added':
-        return this.#builder.count >= this.#limits.batchSize ? this.#take() : undefined;
+        return this.#builder.count >= this.#batchSize ? this.#take() : undefined;
       case 'full': {
         const full = this.#take();
-        // An empty batch always takes an item that fits alone; anything else would lose it.
-        if (this.#builder.tryAdd(item) !== 'added') throw new Error('push-api-client: an empty batch refused a record');
+        // An empty batch always takes a record that fits alone; anything else would lose it.
+        if (this.#builder.tryAdd(index, record, size, json) !== 'added') {
+          throw new Error('push-api-client: an empty batch refused a record');
+        }
         return full;
       }
       default:
@@ -247,14 +253,14 @@ export class BatchAssembler {
   }
 
   #take(): PendingBatch {
-    const items = this.#builder.take();
+    const batch = this.#builder.take();
     return {
       index: this.#nextBatch++,
-      firstRecord: items[0]?.index ?? -1,
-      lastRecord: items[items.length - 1]?.index ?? -1,
-      recordCount: items.length,
-      body: buildBody(items),
-      indexes: this.#options.keepIndexes ? items.map((item) => item.index) : [],
+      firstRecord: batch.firstIndex,
+      lastRecord: batch.lastIndex,
+      recordCount: batch.records.length,
+      body: buildBody(batch.records, batch.jsons),
+      indexes: batch.indexes,
     };
   }
 }

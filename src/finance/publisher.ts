@@ -45,7 +45,7 @@ import {
 } from '../run/engine.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { BatchSource, InputCursor, prevalidate } from './batch-source.js';
-import { BatchAssembler, bodyBytesFor, buildBody, EMPTY_BODY_BYTES, utf8Length } from './batcher.js';
+import { BatchAssembler, buildBody, EMPTY_BODY_BYTES } from './batcher.js';
 import { GuardedBudget } from './guarded-budget.js';
 import type { RateBudget } from './rate-budget.js';
 import type { FinanceRecord, FinanceRecordInput } from './schema.js';
@@ -181,7 +181,7 @@ export class FinancePublisher {
     });
     const run = new PublishRun(this.#ctx, url, report, limit, window, options, call);
     const limits = { batchSize: settings.batchSize, maxBatchBytes: settings.maxBatchBytes };
-    const assembler = new BatchAssembler(limits, {
+    const assembler = new BatchAssembler<FinanceRecord>(limits, {
       keepIndexes: options.onBatchSettled !== undefined || options.onBatchSending !== undefined,
     });
     const batches = new BatchSource(assembler, report, {
@@ -306,16 +306,13 @@ export class FinancePublisher {
     checkMaxBatchBytes(maxBatchBytes);
     const checked = await prevalidate(records, maxBatchBytes, true);
     if (checked.invalid.length > 0) throw new RecordValidationError(checked.invalid);
-    const bodyBytes = bodyBytesFor(
-      checked.items.length,
-      checked.items.reduce((sum, item) => sum + utf8Length(item), 0),
-    );
+    const body = buildBody(checked.items.map((item) => item.record));
+    const bodyBytes = utf8ByteLength(body);
     if (bodyBytes > maxBatchBytes) {
       throw new ConfigurationError(
         `publishBatch body would be ${bodyBytes} bytes, above maxBatchBytes (${maxBatchBytes}); send fewer records per call, or use publish(), which splits by bytes`,
       );
     }
-    const body = buildBody(checked.items);
     const response = await this.#ctx.http.send({
       operation: 'finance',
       method: 'POST',

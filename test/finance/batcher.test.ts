@@ -1,84 +1,123 @@
 import { describe, expect, it } from 'vitest';
 import {
   BatchBuilder,
-  type BatchItem,
   buildBody,
   EMPTY_BODY_BYTES,
-  type FittingItem,
-  serializeRecord,
+  type FittingSize,
+  fitsByBound,
   sizeUp,
-  utf8Length,
 } from '../../src/finance/batcher.js';
 
 const bytesOf = (text: string) => Buffer.byteLength(text, 'utf8');
 
-/** The item, through the one door a builder accepts: sized up against `maxBatchBytes`. */
-function fitting<T>(item: BatchItem<T>, maxBatchBytes: number): FittingItem<T> {
-  const sized = sizeUp(item, maxBatchBytes);
-  if (!sized.fits) throw new Error(`test item of ${sized.bytes} bytes does not fit in ${maxBatchBytes}`);
-  return sized.item;
+/** A record's size, through the one door a builder accepts: sized up against `maxBatchBytes`. */
+function fitting(record: unknown, maxBatchBytes: number): { size: FittingSize; json: string | undefined } {
+  const sized = sizeUp(record, JSON.stringify(record).length * 3, maxBatchBytes);
+  if (!sized.fits) throw new Error(`test record of ${sized.bytes} bytes does not fit in ${maxBatchBytes}`);
+  return sized;
 }
 
-describe('serializeRecord', () => {
-  it('measures multi-byte characters as UTF-8 bytes, as they are sent', () => {
-    const item = serializeRecord(0, { vendor: 'Café 東京 🚀' });
-    expect(utf8Length(item)).toBe(bytesOf(item.json ?? ''));
-    expect(utf8Length(item)).toBeGreaterThan(item.json?.length ?? 0);
-  });
-});
-
 describe('sizeUp', () => {
-  const item = serializeRecord(0, { v: 'x'.repeat(20) }); // 28 bytes of JSON
+  const record = { v: 'x'.repeat(20) }; // 28 bytes of JSON
+  const bytes = 28;
 
-  it('says how large a record is that cannot be sent even alone, and hands out no item for it', () => {
-    const sized = sizeUp(item, EMPTY_BODY_BYTES + utf8Length(item) - 1);
-    expect(sized).toEqual({ fits: false, bytes: 28 });
+  it('says how large a record is that cannot be sent even alone', () => {
+    expect(sizeUp(record, 1000, EMPTY_BODY_BYTES + bytes - 1)).toEqual({ fits: false, bytes });
   });
 
-  it('hands out the item itself when it fits exactly', () => {
-    expect(sizeUp(item, EMPTY_BODY_BYTES + utf8Length(item))).toEqual({ fits: true, item });
+  it('takes a record that fits exactly, measured, with the JSON it measured', () => {
+    expect(sizeUp(record, 1000, EMPTY_BODY_BYTES + bytes)).toEqual({
+      fits: true,
+      size: bytes,
+      json: JSON.stringify(record),
+    });
+  });
+
+  it('measures multi-byte characters as UTF-8 bytes, as they are sent', () => {
+    const wide = { vendor: 'Café 東京 🚀' };
+    const json = JSON.stringify(wide);
+    const sized = sizeUp(wide, 10_000, EMPTY_BODY_BYTES + bytesOf(json));
+    expect(sized).toEqual({ fits: true, size: bytesOf(json), json });
+    expect(bytesOf(json)).toBeGreaterThan(json.length);
+  });
+
+  it('serializes nothing when the bound alone shows the record fits', () => {
+    expect(sizeUp(record, 100, EMPTY_BODY_BYTES + 100)).toEqual({ fits: true, size: 100, json: undefined });
+    expect(fitsByBound(100, EMPTY_BODY_BYTES + 99)).toBeUndefined();
   });
 
   it('is the only way into a batch (checked by the type checker)', () => {
     const builder = new BatchBuilder<{ v: string }>({ batchSize: 10, maxBatchBytes: 1000 });
-    // @ts-expect-error an item that was not sized up could be too large for any request
-    const unsized = () => builder.tryAdd(item);
+    // @ts-expect-error a size that was not sized up could be too large for any request
+    const unsized = () => builder.tryAdd(0, record, 28);
     expect(typeof unsized).toBe('function');
-    expect(builder.tryAdd(fitting(item, 1000))).toBe('added');
+    expect(builder.tryAdd(0, record, fitting(record, 1000).size)).toBe('added');
   });
 });
 
 describe('BatchBuilder.tryAdd', () => {
-  const item = serializeRecord(0, { v: 'x'.repeat(20) }); // 28 bytes of JSON
-  const itemBytes = utf8Length(item);
+  const record = { v: 'x'.repeat(20) }; // 28 bytes of JSON
+  const recordBytes = 28;
 
   it('takes a record that makes the body exactly maxBatchBytes, and refuses one byte less', () => {
-    const exact = EMPTY_BODY_BYTES + itemBytes * 2 + 1;
+    const exact = EMPTY_BODY_BYTES + recordBytes * 2 + 1;
     const fits = new BatchBuilder<{ v: string }>({ batchSize: 10, maxBatchBytes: exact });
-    const one = fitting(item, exact);
-    expect([fits.tryAdd(one), fits.tryAdd(one)]).toEqual(['added', 'added']);
+    const { size } = fitting(record, exact);
+    expect([fits.tryAdd(0, record, size), fits.tryAdd(1, record, size)]).toEqual(['added', 'added']);
     expect(fits.bodyBytes).toBe(exact);
-    expect(bytesOf(buildBody(fits.take()))).toBe(exact);
+    const taken = fits.take();
+    expect(bytesOf(buildBody(taken.records, taken.jsons))).toBe(exact);
     const short = new BatchBuilder<{ v: string }>({ batchSize: 10, maxBatchBytes: exact - 1 });
-    const other = fitting(item, exact - 1);
-    expect([short.tryAdd(other), short.tryAdd(other)]).toEqual(['added', 'full']);
+    const other = fitting(record, exact - 1).size;
+    expect([short.tryAdd(0, record, other), short.tryAdd(1, record, other)]).toEqual(['added', 'full']);
   });
 
   it('says full at batchSize records', () => {
     const builder = new BatchBuilder<{ v: string }>({ batchSize: 2, maxBatchBytes: 10_000 });
-    const one = fitting(item, 10_000);
-    expect([builder.tryAdd(one), builder.tryAdd(one), builder.tryAdd(one)]).toEqual(['added', 'added', 'full']);
+    const { size } = fitting(record, 10_000);
+    const added = [0, 1, 2].map((index) => builder.tryAdd(index, record, size));
+    expect(added).toEqual(['added', 'added', 'full']);
   });
 
   it('measures UTF-8 exactly near the limit, and not at all far from it', () => {
+    const wide = { v: '東'.repeat(20) }; // 28 code units, 68 bytes
     const exact = EMPTY_BODY_BYTES + 68 * 2 + 1; // under 3 bytes per code unit, above the true size
-    const wide = () => fitting(serializeRecord(0, { v: '東'.repeat(20) }), exact); // 28 code units, 68 bytes
-    const near = new BatchBuilder<{ v: string }>({ batchSize: 10, maxBatchBytes: exact });
-    expect([near.tryAdd(wide()), near.tryAdd(wide()), near.tryAdd(wide())]).toEqual(['added', 'added', 'full']);
+    const near = new BatchBuilder<typeof wide>({ batchSize: 10, maxBatchBytes: exact });
+    const bound = fitsByBound(84, exact);
+    if (bound === undefined) throw new Error('a bound of 84 should fit alone');
+    expect([0, 1, 2].map((index) => near.tryAdd(index, wide, bound))).toEqual(['added', 'added', 'full']);
     expect(near.bodyBytes).toBe(exact);
-    const far = new BatchBuilder<{ v: string }>({ batchSize: 10, maxBatchBytes: 1_000_000 });
-    const first = fitting({ index: 0, record: { v: '東'.repeat(20) }, bound: 200 }, 1_000_000);
-    far.tryAdd(first);
-    expect(first.bytes).toBeUndefined();
+    expect(near.take().jsons).toEqual([JSON.stringify(wide), JSON.stringify(wide)]);
+    const far = new BatchBuilder<typeof wide>({ batchSize: 10, maxBatchBytes: 1_000_000 });
+    far.tryAdd(0, wide, fitting(wide, 1_000_000).size);
+    expect(far.take().jsons).toBeUndefined();
+  });
+
+  it('hands over the input indexes it was asked to keep, and the first and last either way', () => {
+    const kept = new BatchBuilder<{ v: string }>({ batchSize: 10, maxBatchBytes: 10_000 }, true);
+    const dropped = new BatchBuilder<{ v: string }>({ batchSize: 10, maxBatchBytes: 10_000 });
+    const { size } = fitting(record, 10_000);
+    for (const index of [3, 5, 9]) {
+      kept.tryAdd(index, record, size);
+      dropped.tryAdd(index, record, size);
+    }
+    expect(kept.take()).toMatchObject({ firstIndex: 3, lastIndex: 9, indexes: [3, 5, 9] });
+    expect(dropped.take()).toMatchObject({ firstIndex: 3, lastIndex: 9, indexes: [] });
+    expect(kept.take()).toMatchObject({ records: [], firstIndex: -1, lastIndex: -1, indexes: [] });
+  });
+
+  it('joins a body from the records it serialized and stringifies the others, byte for byte as JSON.stringify', () => {
+    const records = [{ v: 'a"\\' }, { v: '\u2028 東 🚀' }, { v: 'plain' }, { v: '\ud800' }];
+    const max = EMPTY_BODY_BYTES + 60;
+    const builder = new BatchBuilder<{ v: string }>({ batchSize: 10, maxBatchBytes: 10_000 });
+    records.forEach((one, index) => {
+      // A bound of 1000 is within 10,000 but not within `max`: the even records are serialized to be measured.
+      const sized = sizeUp(one, 1000, index % 2 === 0 ? max : 10_000);
+      if (!sized.fits) throw new Error('every record here fits alone');
+      builder.tryAdd(index, one, sized.size, sized.json);
+    });
+    const taken = builder.take();
+    expect(taken.jsons?.filter((json) => json !== undefined)).toHaveLength(2);
+    expect(buildBody(taken.records, taken.jsons)).toBe(JSON.stringify({ records }));
   });
 });

@@ -31,6 +31,42 @@ function inlineRefusal(field: FieldSpec, v: string, rule: string): string | unde
   }
 }
 
+/**
+ * Most optional fields for which the wire record is built by one object literal per combination of
+ * present fields (2 to the power of this many literals); above it, the optional fields are assigned
+ * one by one.
+ */
+const MOST_OPTIONAL_FOR_LITERALS = 4;
+
+/**
+ * The code that returns the wire record from variables `w0`, `w1`, … (undefined for an optional
+ * field that is absent), its keys in the table's order. One object literal per combination of the
+ * optional fields present: a literal's object holds all its properties in itself, where properties
+ * added after the literal go to a separate array, allocated per record, that the collector then
+ * copies too.
+ */
+function buildWireRecord(fields: [string, FieldSpec][], literal: string[], assignments: string[]): string {
+  const optional = fields.flatMap(([, field], i) => (field.required ? [] : [i]));
+  if (optional.length > MOST_OPTIONAL_FOR_LITERALS) {
+    return `const out = { ${literal.join(', ')} };
+    ${assignments.join('\n    ')}
+    return out;`;
+  }
+  const mask = optional.map((i, bit) => `(w${i} === undefined ? 0 : ${1 << bit})`).join(' | ') || '0';
+  const cases: string[] = [];
+  for (let present = 0; present < 1 << optional.length; present++) {
+    const keys = fields.flatMap(([name], i) => {
+      const bit = optional.indexOf(i);
+      return bit === -1 || present & (1 << bit) ? [`${JSON.stringify(name)}: w${i}`] : [];
+    });
+    cases.push(`case ${present}: return { ${keys.join(', ')} };`);
+  }
+  return `switch (${mask}) {
+      ${cases.join('\n      ')}
+    }
+    return undefined;`;
+}
+
 /** The rules compiled into one function each, or undefined where the runtime forbids it. */
 export function compileFastCheck(table: FieldTable, kit: RuleKit): FastCheck | undefined {
   const { refused, valueRule, sendsText, keyBytes, numberBytes } = kit;
@@ -85,6 +121,7 @@ export function compileFastCheck(table: FieldTable, kit: RuleKit): FastCheck | u
     }
   }
   const cases = fields.map(([name]) => `case ${JSON.stringify(name)}:`).join(' ');
+  const build = buildWireRecord(fields, literal, assignments);
   // The checks, written twice: `check` builds the wire record, `scan` only adds up its bound.
   const checked = `if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined;
     for (const key in input) {
@@ -96,9 +133,7 @@ export function compileFastCheck(table: FieldTable, kit: RuleKit): FastCheck | u
 return {
   check(input) {
     ${checked}
-    const out = { ${literal.join(', ')} };
-    ${assignments.join('\n    ')}
-    return out;
+    ${build}
   },
   scan(input) {
     ${checked}

@@ -474,9 +474,8 @@ class PublishRun {
     const { signal } = this.#options;
     // The first batch's size sets how wide the first, blind round may be; loops holding a slot past
     // that window wait here, their batch in hand, as they would for a slot. The body is measured in
-    // the bytes that cross the uplink (up to three per character), only until the first answer, and
-    // only when it could narrow the window: counting them encodes the whole body.
-    if (this.#window.fitsSize(batch.body.length * 3)) this.#window.fitToSize(utf8ByteLength(batch.body));
+    // the bytes that cross the uplink (up to three per character), only until the first answer.
+    if (this.#window.fitsToSize) this.#window.fitToSize(utf8ByteLength(batch.body));
     try {
       await this.#window.admit(signal);
     } catch {

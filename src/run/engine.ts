@@ -502,15 +502,6 @@ export class ConcurrencyLimiter {
   }
 
   /**
-   * Whether `fitToSize` would narrow the window for an item of at most `mostBytes` bytes: when it
-   * would not, the item's exact size need not be measured (a body's UTF-8 bytes cost an encoding
-   * of the whole body to count).
-   */
-  fitsSize(mostBytes: number): boolean {
-    return this.fitsToSize && Math.max(1, Math.floor(this.#startBytes / mostBytes)) < this.#limit;
-  }
-
-  /**
    * Fits the window to the size in bytes of an item about to be sent, until the run's first answer:
    * no more than `startBytes` of bodies go out blind (at least one item). Called before `admit`.
    */

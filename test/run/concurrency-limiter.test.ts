@@ -116,13 +116,9 @@ describe('ConcurrencyLimiter', () => {
       now: time.now,
     });
     limiter.start();
-    // Bodies of up to 30 kB leave the window of 60 as it is (63 fit): nothing to measure for them.
-    expect([limiter.fitsSize(30_000), limiter.fitsSize(170_000)]).toEqual([false, true]);
     limiter.fitToSize(170_000);
     expect(limiter.limit).toBe(11);
     expect(await drive(limiter, time, () => 100, 2)).toEqual([11, 60]);
-    // Answered: sizes no longer matter.
-    expect(limiter.fitsSize(1_900_000)).toBe(false);
     // Then one request per round past the knee, as the last publish left it.
     expect(events.map((event) => [event.reason, event.limit])).toEqual([
       ['start', 60],

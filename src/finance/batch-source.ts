@@ -343,6 +343,7 @@ function sized(record: FinanceRecord, bound: number, maxBatchBytes: number): Pre
   return { ok: false, issues: [{ path: '', message }] };
 }
 
+/** A verdict made ready for a batch: a valid record sized up, a refusal as it is. */
 function sizedVerdict(verdict: RecordVerdict, maxBatchBytes: number): PreparedRecord {
   return verdict.ok ? sized(verdict.record, verdict.bound, maxBatchBytes) : verdict;
 }

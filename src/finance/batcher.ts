@@ -11,8 +11,7 @@
  *
  * A batch holds its records, and their input indexes when someone asked for them, in plain arrays:
  * no object per record beside the record itself. Publishing allocates little else per record, so
- * an object each (and the array of them) was a fifth of what a publish allocated, and the young
- * collections it caused copied the bodies in flight each time.
+ * an object each (and the array of them) was a fifth of what a publish allocated.
  */
 import { utf8ByteLength } from '../internal/text.js';
 import type { PendingBatch } from './publisher.js';

@@ -24,6 +24,7 @@ export const ISOLATED = [
   'test/client/retry-timing.test.ts',
   'test/client/with-options.test.ts',
   'test/http/bearer-refresh.test.ts',
+  'test/http/post-replay-copy.test.ts',
   'test/testing/content-length-msw.test.ts',
   'test/testing/msw-user-suite.test.ts',
   'test/testing/msw-http-parity.test.ts',

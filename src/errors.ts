@@ -231,6 +231,11 @@ export class ServerError extends PushApiError {
  * sent, so on the finance POST the batch's outcome is unknown), a redirect that would carry a body
  * to another origin, or too many hops. `targetOrigin` names where it pointed, without path, query
  * or credentials (the `location` header is left out of `headers` for the same reason).
+ *
+ * `status` is 0, and `targetOrigin` undefined, when the runtime refused the redirect before it
+ * could be read: a POST to an address whose earlier answers came without a redirect is sent
+ * without a copy of its body to replay, and fetch then reports a redirect without its status
+ * (as fetch's opaque redirects show status 0). The next POST to that address reports it in full.
  */
 export class RedirectError extends PushApiError {
   override name = 'RedirectError';

@@ -3,6 +3,8 @@
  * - the attempt's timeout, its hook events and its log line (sendAttempt);
  * - the send and its redirects, followed by hand, so that no credential or body leaves its origin
  *   and every hop meets the address rules (fetch.ts);
+ * - which POSTs go without fetch's copy of their body: those to an address that has answered
+ *   one without a redirect;
  * - the user's middleware chain, run on the first hop before credentials are added, so that it
  *   never sees the client secret or a token.
  */
@@ -62,6 +64,8 @@ export interface AttemptOptions {
   signal?: AbortSignal;
   /** The client's middleware, run on the attempt's first request. @default none */
   middleware?: readonly Middleware[];
+  /** The client's addresses known to answer a POST without a redirect (DirectAnswers, below). @default none */
+  directAnswers?: DirectAnswers;
 }
 
 /** The attempt's signal, with the timeout that aborts it. */
@@ -215,6 +219,7 @@ export async function sendAttempt(spec: RequestSpec, options: AttemptOptions): P
       onRedirect: (status) => log(method, { status, redirect: true }),
       attempt: options.attempt,
       ...(options.middleware !== undefined && { middleware: options.middleware }),
+      ...(options.directAnswers !== undefined && { directAnswers: options.directAnswers }),
     });
     ({ method } = sent);
     const { response } = sent;
@@ -279,6 +284,8 @@ interface HopOptions {
   middleware?: readonly Middleware[];
   /** The attempt number, for middleware. */
   attempt?: number;
+  /** Addresses known to answer a POST without a redirect: those are sent without a replay copy. */
+  directAnswers?: DirectAnswers;
 }
 
 /** Streams need `duplex: 'half'` in Node's fetch; strings, buffers and blobs do not. */
@@ -295,13 +302,13 @@ function isStreamed(body: RequestBody | undefined): boolean {
 let redirectErrorSupported: boolean | undefined;
 
 /**
- * The redirect mode for a streamed body. Under `'manual'`, undici clones the request before
- * sending it, which tees the body stream: the unread branch keeps a copy of every byte, and a
- * 1 GiB upload would sit in memory. `'error'` skips the clone. workerd does not implement
- * `'error'` (its Request constructor throws), and there `'manual'` is used; a 3xx is refused by
- * hand either way.
+ * Whether this runtime's fetch implements `redirect: 'error'`. Under `'manual'`, undici clones the
+ * request before sending it, which tees the body stream: the unread branch keeps a copy of every
+ * byte (a 1 GiB upload would sit in memory), and copying it costs CPU. `'error'` skips the clone.
+ * workerd does not implement `'error'` (its Request constructor throws), and there `'manual'` is
+ * used; a 3xx is refused by hand either way.
  */
-function streamedRedirectMode(): RequestRedirect {
+function canRefuseRedirects(): boolean {
   redirectErrorSupported ??= (() => {
     try {
       return new Request('http://localhost/', { redirect: 'error' }).redirect === 'error';
@@ -309,13 +316,81 @@ function streamedRedirectMode(): RequestRedirect {
       return false;
     }
   })();
-  return redirectErrorSupported ? 'error' : 'manual';
+  return redirectErrorSupported;
 }
 
-/** What fetch throws for a redirect under `redirect: 'error'`: a TypeError caused by "unexpected redirect". */
+/**
+ * What fetch throws for a redirect under `redirect: 'error'`: a TypeError caused by "unexpected
+ * redirect" (Node's undici: an Error as the cause; msw's interceptor: a string).
+ */
 function isRefusedRedirect(error: unknown): boolean {
-  const cause = error instanceof TypeError ? error.cause : undefined;
-  return cause instanceof Error && /redirect/i.test(cause.message);
+  if (!(error instanceof TypeError)) return false;
+  const { cause } = error;
+  const text = cause instanceof Error ? cause.message : typeof cause === 'string' ? cause : error.message;
+  return /redirect/i.test(text);
+}
+
+// ── POSTs without a replay copy ──────────────────────────────────────────────────────────────────
+// Under `redirect: 'manual'` (or `'follow'`), fetch keeps a copy of the request body from which a
+// 307 or 308 could be replayed: undici tees the body stream and copies every chunk into the second
+// branch. A POST is never replayed (`refusal` refuses every redirect of one), so that copy is pure
+// cost: a tenth of a publish's CPU on loopback, and one body of memory per request in flight.
+// `redirect: 'error'` skips it, but fetch then turns a redirect into a network error without its
+// status or target, which are what explains a wrong `baseUrl`. So the first POST to an address is
+// sent under `'manual'`, and a redirect there is reported in full; once an answer from that address
+// came without a redirect, later POSTs to it skip the copy; a redirect refused among them takes the
+// address off the list, so that the next one is reported in full again.
+
+/** Enough for every address one client posts to (the token endpoint, one finance URL per app). */
+const MOST_ADDRESSES = 64;
+
+/** The addresses whose answers to a request that follows no redirect (a POST) came without one. */
+export class DirectAnswers {
+  readonly #addresses = new Set<string>();
+
+  /** The address as remembered: origin and path, without the query. */
+  static key(url: URL): string {
+    return url.origin + url.pathname;
+  }
+
+  has(url: URL): boolean {
+    return this.#addresses.has(DirectAnswers.key(url));
+  }
+
+  add(url: URL): void {
+    const key = DirectAnswers.key(url);
+    if (this.#addresses.has(key)) return;
+    // The oldest address is forgotten first: its next POST is sent with the copy again, which only costs time.
+    if (this.#addresses.size >= MOST_ADDRESSES) {
+      const oldest = this.#addresses.values().next().value;
+      if (oldest !== undefined) this.#addresses.delete(oldest);
+    }
+    this.#addresses.add(key);
+  }
+
+  delete(url: URL): void {
+    this.#addresses.delete(DirectAnswers.key(url));
+  }
+}
+
+/** A request every redirect of which `refusal` refuses, whatever its status: a POST, or one never re-sent. */
+function followsNoRedirect(spec: RequestSpec): boolean {
+  return spec.redirects !== 'none' && (spec.method === 'POST' || spec.retryPolicy === 'non-idempotent');
+}
+
+/**
+ * A redirect that fetch refused under `redirect: 'error'` for a request sent without a replay copy
+ * (DirectAnswers): its status and target were not exposed, as fetch's opaque redirects show
+ * status 0. The request was sent, so it is classified as any refused redirect of a POST.
+ */
+function refusedRedirectError(spec: RequestSpec): RedirectError {
+  return new RedirectError(
+    0,
+    {},
+    `${spec.operation} answered with a redirect, which a POST never follows: the request was already sent, so whether the service acted on it is unknown. ` +
+      'Its status and target were not read (earlier answers from this address came without a redirect, so the request kept no copy to replay); the next request to it reports them',
+    undefined,
+  );
 }
 
 function resolveLocation(location: string | null, base: URL): URL | undefined {
@@ -485,12 +560,20 @@ export async function sendFollowingRedirects(
         body = withForm(typeof body === 'string' ? body : '', credentials.form);
     }
     const streamed = isStreamed(body);
+    // Without a replay copy of its body when the address is known to answer directly (DirectAnswers).
+    const direct =
+      !streamed &&
+      hop === 0 &&
+      body !== undefined &&
+      followsNoRedirect(spec) &&
+      options.directAnswers?.has(url) === true &&
+      canRefuseRedirects();
     const init: RequestInit & { duplex?: 'half' } = {
       method,
       headers: sent,
       body,
       signal: options.signal,
-      redirect: streamed ? streamedRedirectMode() : 'manual',
+      redirect: (streamed || direct) && canRefuseRedirects() ? 'error' : 'manual',
     };
     if (needsDuplex(body)) init.duplex = 'half';
     let response: Response;
@@ -521,6 +604,10 @@ export async function sendFollowingRedirects(
             });
     } catch (error) {
       scrubFailureTexts(error, url, options.secrets);
+      if (direct && isRefusedRedirect(error)) {
+        options.directAnswers?.delete(url);
+        throw refusedRedirectError(spec);
+      }
       if (streamed && isRefusedRedirect(error)) {
         throw new PushError(`${spec.operation} answered with a redirect, which is not followed for a streamed body`, {
           cause: error,
@@ -528,7 +615,10 @@ export async function sendFollowingRedirects(
       }
       throw error;
     }
-    if (response.status < 300 || response.status >= 400) return { response, url, method };
+    if (response.status < 300 || response.status >= 400) {
+      if (hop === 0 && !direct && body !== undefined && followsNoRedirect(spec)) options.directAnswers?.add(url);
+      return { response, url, method };
+    }
 
     if (spec.redirects === 'none' && spec.mapError) return { response, url, method };
     const reason = spec.redirects === 'none' ? 'and this request follows none' : refusal(spec, streamed, response);

@@ -17,7 +17,7 @@ import { DEFAULTS } from '../defaults.js';
 import { AbortError, ConfigurationError, MAX_RETRY_AFTER_MS, PushError, requestIdFrom, TokenError } from '../errors.js';
 import { scrubSecrets, secretInName } from '../internal/text.js';
 import { abortErrorFrom, delay, eitherSignal, nextTurn } from '../internal/waits.js';
-import { type AttemptOptions, type Middleware, sendAttempt } from './attempt.js';
+import { type AttemptOptions, DirectAnswers, type Middleware, sendAttempt } from './attempt.js';
 import { createFetch, isReservedHeader, noHooks, redactedUrl, requestIdOf, type SafeHooks } from './fetch.js';
 import type {
   FetchLike,
@@ -179,6 +179,8 @@ export class FetchHttpClient implements HttpClient {
   readonly #hooks: SafeHooks;
   /** Numbers the logical requests, so that hooks can tell their attempts apart. */
   #calls = 0;
+  /** Where a POST may go without a replay copy of its body (attempt.ts). */
+  readonly #directAnswers = new DirectAnswers();
 
   constructor(options: FetchHttpClientOptions) {
     this.#fetch = createFetch({ fetch: options.fetch, dispatcher: options.dispatcher });
@@ -422,6 +424,7 @@ export class FetchHttpClient implements HttpClient {
       attempt,
       ...(call.signal !== undefined && { signal: call.signal }),
       ...(this.#options.middleware !== undefined && { middleware: this.#options.middleware }),
+      directAnswers: this.#directAnswers,
     };
     const factory = spec.body;
     const tracked: RequestSpec =

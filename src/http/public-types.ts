@@ -93,7 +93,10 @@ export type RequestHookEvent = HookRequestInfo;
 
 /** An attempt ended: answered (any status), or failed without an answer. */
 export interface ResponseHookEvent extends HookRequestInfo {
-  /** HTTP status of the answer; undefined when none came (connection failed, timeout, abort). */
+  /**
+   * HTTP status of the answer; undefined when none came (connection failed, timeout, abort); 0 for a
+   * redirect that fetch refused before its status was read (see `RedirectError`).
+   */
   status: number | undefined;
   /** From the start of the attempt to the end of its response body, in milliseconds. */
   durationMs: number;

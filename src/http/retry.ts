@@ -4,6 +4,7 @@ import {
   ConnectionError,
   PushError,
   RateLimitError,
+  RedirectError,
   ResponseTooLargeError,
   ServerError,
   TimeoutError,
@@ -52,6 +53,8 @@ export function classifyFailure(error: unknown, policy: RetryPolicy): FailureCla
     return policy === 'idempotent' ? 'retry' : 'ambiguous';
   }
   if (error instanceof ResponseTooLargeError) return policy === 'non-idempotent' ? 'ambiguous' : 'fatal';
+  // A redirect answered a request that was sent, whether its status was read or not (status 0).
+  if (error instanceof RedirectError) return policy === 'non-idempotent' ? 'ambiguous' : 'fatal';
   const status = statusOf(error);
   if (status === undefined) return 'fatal';
   if (status >= 300 && status < 400) return policy === 'non-idempotent' ? 'ambiguous' : 'fatal';

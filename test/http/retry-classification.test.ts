@@ -4,6 +4,7 @@ import {
   ConfigurationError,
   ConnectionError,
   PushApiError,
+  RedirectError,
   TimeoutError,
   TokenError,
 } from 'push-api-client';
@@ -54,6 +55,15 @@ describe('retry classification (ARCHITECTURE.md retry table)', () => {
   it.each([500, 502, 504])('the finance POST treats HTTP %i as ambiguous', (status) => {
     expect(classifyFailure(api(status), 'non-idempotent')).toBe('ambiguous');
   });
+
+  it.each([303, 307, 0])(
+    'a redirect that was not followed (status %i; 0 when fetch refused it unread) is ambiguous for the finance POST, fatal otherwise',
+    (status) => {
+      const redirect = new RedirectError(status, {}, 'not followed', undefined);
+      expect(classifyFailure(redirect, 'non-idempotent')).toBe('ambiguous');
+      expect(classifyFailure(redirect, 'idempotent')).toBe('fatal');
+    },
+  );
 
   it('the finance POST retries a connection that failed before the request was written', () => {
     expect(classifyFailure(refused, 'non-idempotent')).toBe('retry');

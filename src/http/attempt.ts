@@ -320,11 +320,13 @@ function canRefuseRedirects(): boolean {
 }
 
 /**
- * What fetch throws for a redirect under `redirect: 'error'`: a TypeError caused by "unexpected
- * redirect" (Node's undici: an Error as the cause; msw's interceptor: a string).
+ * What fetch throws for a redirect under `redirect: 'error'`, asked for only when no redirect would
+ * be followed: Node's undici, a TypeError caused by an Error "unexpected redirect"; msw's
+ * interceptor, the same with a string as the cause; Bun and Deno, a TypeError that says so itself;
+ * node-fetch, a FetchError (not a TypeError) that says so too.
  */
 function isRefusedRedirect(error: unknown): boolean {
-  if (!(error instanceof TypeError)) return false;
+  if (!(error instanceof Error)) return false;
   const { cause } = error;
   const text = cause instanceof Error ? cause.message : typeof cause === 'string' ? cause : error.message;
   return /redirect/i.test(text);

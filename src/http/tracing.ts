@@ -97,7 +97,9 @@ export class Tracing {
       if (typeof result.status === 'number') span.setAttribute('http.response.status_code', result.status);
       return result;
     } catch (error) {
-      const status = error instanceof PushError ? statusOf(error) : undefined;
+      // Status 0: a redirect that fetch refused before its status was read (a RedirectError).
+      const read = error instanceof PushError ? statusOf(error) : undefined;
+      const status = read === 0 ? undefined : read;
       if (status !== undefined) span.setAttribute('http.response.status_code', status);
       span.setAttribute('error.type', status !== undefined ? String(status) : errorType(error));
       span.setStatus({ code: SpanStatusCode.ERROR });

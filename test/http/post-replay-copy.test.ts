@@ -140,8 +140,8 @@ describe('a POST without a replay copy of its body', () => {
     }
   });
 
-  // What Bun 1 and Deno 2 throw for a redirect under `redirect: 'error'` (taken from the runtimes;
-  // test/net/bun-deno.e2e.test.ts runs the real ones): a TypeError with no cause.
+  // What Bun 1, Deno 2 and node-fetch 3 throw for a redirect under `redirect: 'error'` (taken from
+  // each): an error with no cause that says so in its message.
   it.each([
     [
       'Bun',
@@ -151,6 +151,14 @@ describe('a POST without a replay copy of its body', () => {
         ),
     ],
     ['Deno', () => new TypeError("Fetch failed: Encountered redirect while redirect mode is set to 'error'")],
+    [
+      'node-fetch',
+      (url: string) =>
+        Object.assign(new Error(`uri requested responds with a redirect, redirect mode is set to error: ${url}`), {
+          name: 'FetchError',
+          type: 'no-redirect',
+        }),
+    ],
   ])(
     '%s reports a refused redirect in its own shape: the same RedirectError, with no address in it',
     async (_runtime, refusal) => {

@@ -232,18 +232,21 @@ export class ServerError extends PushApiError {
  * to another origin, or too many hops. `targetOrigin` names where it pointed, without path, query
  * or credentials (the `location` header is left out of `headers` for the same reason).
  *
- * `status` is 0, and `targetOrigin` undefined, when the runtime refused the redirect before it
- * could be read: a POST to an address whose earlier answers came without a redirect is sent
+ * `status` is 0 (`code` `redirect`), and `targetOrigin` undefined, when the runtime refused the
+ * redirect before it could be read: a POST to an address whose earlier answers came without a redirect is sent
  * without a copy of its body to replay, and fetch then reports a redirect without its status
  * (as fetch's opaque redirects show status 0). The next POST to that address reports it in full.
  */
 export class RedirectError extends PushApiError {
   override name = 'RedirectError';
+  /** The status as a string, or `redirect` when the status was not read (status 0). */
+  override readonly code: string;
   /** The origin of the `Location` target (`https://host:port`), or undefined when there was none or it was invalid. */
   readonly targetOrigin: string | undefined;
 
   constructor(status: number, headers: HeadersRecord, message: string, targetOrigin: string | undefined) {
     super(status, undefined, headers, message);
+    this.code = status === 0 ? 'redirect' : String(status);
     this.targetOrigin = targetOrigin;
   }
 }

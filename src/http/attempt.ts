@@ -336,12 +336,12 @@ function isRefusedRedirect(error: unknown): boolean {
 // Under `redirect: 'manual'` (or `'follow'`), fetch keeps a copy of the request body from which a
 // 307 or 308 could be replayed: undici tees the body stream and copies every chunk into the second
 // branch. A POST is never replayed (`refusal` refuses every redirect of one), so that copy is pure
-// cost: a tenth of a publish's CPU on loopback, and one body of memory per request in flight.
-// `redirect: 'error'` skips it, but fetch then turns a redirect into a network error without its
-// status or target, which are what explains a wrong `baseUrl`. So the first POST to an address is
-// sent under `'manual'`, and a redirect there is reported in full; once an answer from that address
-// came without a redirect, later POSTs to it skip the copy; a redirect refused among them takes the
-// address off the list, so that the next one is reported in full again.
+// cost: CPU to copy each body (bench/README.md has the measurements), and one body of memory per
+// request in flight. `redirect: 'error'` skips it, but fetch then turns a redirect into a network
+// error without its status or target, which are what explains a wrong `baseUrl`. So the first POST
+// to an address is sent under `'manual'`, and a redirect there is reported in full; once an answer
+// from that address came without a redirect, later POSTs to it skip the copy; a redirect refused
+// among them takes the address off the list, so that the next one is reported in full again.
 
 /** Enough for every address one client posts to (the token endpoint, one finance URL per app). */
 const MOST_ADDRESSES = 64;

@@ -103,11 +103,13 @@ describe('a POST without a replay copy of its body', () => {
     const refused = await http.send(request(`${origin}/a`, 'POST')).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(RedirectError);
     expect((refused as RedirectError).status).toBe(0);
+    expect((refused as RedirectError).code).toBe('redirect');
     expect((refused as RedirectError).targetOrigin).toBeUndefined();
     expect((refused as Error).message).toMatch(/answered with a redirect, which a POST never follows.*unknown/);
     const full = await http.send(request(`${origin}/a`, 'POST')).catch((error: unknown) => error);
     expect(full).toBeInstanceOf(RedirectError);
     expect((full as RedirectError).status).toBe(307);
+    expect((full as RedirectError).code).toBe('307');
     expect((full as RedirectError).targetOrigin).toBe(origin);
     expect((full as Error).message).not.toContain('sig=secret');
     // Nothing was followed or re-sent.

@@ -233,9 +233,10 @@ export class ServerError extends PushApiError {
  * or credentials (the `location` header is left out of `headers` for the same reason).
  *
  * `status` is 0 (`code` `redirect`), and `targetOrigin` undefined, when the runtime refused the
- * redirect before it could be read: a POST to an address whose earlier answers came without a redirect is sent
- * without a copy of its body to replay, and fetch then reports a redirect without its status
- * (as fetch's opaque redirects show status 0). The next POST to that address reports it in full.
+ * redirect before it could be read: a POST to an address whose earlier answers came without a
+ * redirect is sent without a copy of its body to replay, and fetch then reports a redirect without
+ * its status (as fetch's opaque redirects show status 0). Later POSTs to that address keep the
+ * copy, and report a redirect in full.
  */
 export class RedirectError extends PushApiError {
   override name = 'RedirectError';

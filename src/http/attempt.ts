@@ -320,17 +320,37 @@ function canRefuseRedirects(): boolean {
 }
 
 /**
- * What fetch throws for a redirect under `redirect: 'error'`, asked for only when no redirect would
- * be followed: Node's undici, a TypeError caused by an Error "unexpected redirect"; msw's
- * interceptor, the same with a string as the cause; Bun and Deno, a TypeError that says so itself;
- * node-fetch, a FetchError (not a TypeError) that says so too.
+ * What fetch throws for a redirect under `redirect: 'error'`, in each runtime's exact words, so that
+ * no other failure passes for one (a DNS failure for a host named `redirect-…`, a fetch that does
+ * not know the mode): Node's undici, a TypeError caused by an Error "unexpected redirect"; msw's
+ * interceptor, the same with the text itself as the cause; Bun, a TypeError "UnexpectedRedirect
+ * fetching …"; Deno, a TypeError "… redirect mode is set to 'error'"; node-fetch, a FetchError of
+ * type `no-redirect`.
  */
 function isRefusedRedirect(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  const { cause } = error;
-  const text = cause instanceof Error ? cause.message : typeof cause === 'string' ? cause : error.message;
-  return /redirect/i.test(text);
+  const { cause } = error as { cause?: unknown };
+  if (error instanceof TypeError) {
+    if (cause instanceof Error ? cause.message === UNDICI_REFUSAL : cause === UNDICI_REFUSAL) return true;
+    return (
+      cause === undefined &&
+      (error.message.startsWith('UnexpectedRedirect fetching') || error.message.endsWith(DENO_REFUSAL))
+    );
+  }
+  return error.name === 'FetchError' && (error as { type?: unknown }).type === 'no-redirect';
 }
+
+/**
+ * undici's failure when it sends a request again itself (after a 421) under `redirect: 'error'`:
+ * the body's stream, read by the first send, has no bytes left for the length it announces.
+ */
+function resentWithoutCopy(error: unknown): boolean {
+  const cause = error instanceof TypeError ? (error as { cause?: unknown }).cause : undefined;
+  return (cause as { code?: unknown } | undefined)?.code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH';
+}
+
+const UNDICI_REFUSAL = 'unexpected redirect';
+const DENO_REFUSAL = "redirect mode is set to 'error'";
 
 // ── POSTs without a replay copy ──────────────────────────────────────────────────────────────────
 // Under `redirect: 'manual'` (or `'follow'`), fetch keeps a copy of the request body from which a
@@ -340,15 +360,22 @@ function isRefusedRedirect(error: unknown): boolean {
 // request in flight. `redirect: 'error'` skips it, but fetch then turns a redirect into a network
 // error without its status or target, which are what explains a wrong `baseUrl`. So the first POST
 // to an address is sent under `'manual'`, and a redirect there is reported in full; once an answer
-// from that address came without a redirect, later POSTs to it skip the copy; a redirect refused
-// among them takes the address off the list, so that the next one is reported in full again.
+// from that address came without a redirect, later POSTs to it skip the copy; once it redirects
+// one, it keeps the copy for good. Only the runtime's own fetch is used so (http-client.ts).
 
 /** Enough for every address one client posts to (the token endpoint, one finance URL per app). */
 const MOST_ADDRESSES = 64;
 
-/** The addresses whose answers to a request that follows no redirect (a POST) came without one. */
+/**
+ * The addresses whose answers to a request that follows no redirect (a POST) came without one, and
+ * those that keep the copy for good: an address that redirected a POST, whether the redirect was
+ * read or refused unread, so that each redirect after it is reported in full (those sent before it
+ * was seen may still come back unread), and one whose 421 made fetch re-send a request it had no
+ * copy of.
+ */
 export class DirectAnswers {
-  readonly #addresses = new Set<string>();
+  readonly #direct = new Set<string>();
+  readonly #keepsCopy = new Set<string>();
 
   /** The address as remembered: origin and path, without the query. */
   static key(url: URL): string {
@@ -356,23 +383,31 @@ export class DirectAnswers {
   }
 
   has(url: URL): boolean {
-    return this.#addresses.has(DirectAnswers.key(url));
+    return this.#direct.has(DirectAnswers.key(url));
   }
 
-  add(url: URL): void {
+  /** An answer without a redirect came from the address. */
+  answered(url: URL): void {
     const key = DirectAnswers.key(url);
-    if (this.#addresses.has(key)) return;
-    // The oldest address is forgotten first: its next POST is sent with the copy again, which only costs time.
-    if (this.#addresses.size >= MOST_ADDRESSES) {
-      const oldest = this.#addresses.values().next().value;
-      if (oldest !== undefined) this.#addresses.delete(oldest);
-    }
-    this.#addresses.add(key);
+    if (!this.#keepsCopy.has(key)) remember(this.#direct, key);
   }
 
-  delete(url: URL): void {
-    this.#addresses.delete(DirectAnswers.key(url));
+  /** Requests to the address keep the copy from now on. */
+  keepCopy(url: URL): void {
+    const key = DirectAnswers.key(url);
+    this.#direct.delete(key);
+    remember(this.#keepsCopy, key);
   }
+}
+
+/** Adds to a bounded set; the oldest entry goes first (for `#direct`, that only costs time). */
+function remember(set: Set<string>, key: string): void {
+  if (set.has(key)) return;
+  if (set.size >= MOST_ADDRESSES) {
+    const oldest = set.values().next().value;
+    if (oldest !== undefined) set.delete(oldest);
+  }
+  set.add(key);
 }
 
 /** A request every redirect of which `refusal` refuses, whatever its status: a POST, or one never re-sent. */
@@ -389,8 +424,8 @@ function refusedRedirectError(spec: RequestSpec): RedirectError {
   return new RedirectError(
     0,
     {},
-    `${spec.operation} answered with a redirect, which a POST never follows: the request was already sent, so whether the service acted on it is unknown. ` +
-      'Its status and target were not read (earlier answers from this address came without a redirect, so the request kept no copy to replay); the next request to it reports them',
+    `${spec.operation} answered with a redirect, which a ${spec.method} never follows: the request was already sent, so whether the service acted on it is unknown. ` +
+      'Its status and target were not read: earlier answers from this address came without a redirect, so the request kept no copy to replay. Requests to it from now on keep that copy, and report a redirect in full',
     undefined,
   );
 }
@@ -575,7 +610,7 @@ export async function sendFollowingRedirects(
       headers: sent,
       body,
       signal: options.signal,
-      redirect: (streamed || direct) && canRefuseRedirects() ? 'error' : 'manual',
+      redirect: direct || (streamed && canRefuseRedirects()) ? 'error' : 'manual',
     };
     if (needsDuplex(body)) init.duplex = 'half';
     let response: Response;
@@ -607,8 +642,17 @@ export async function sendFollowingRedirects(
     } catch (error) {
       scrubFailureTexts(error, url, options.secrets);
       if (direct && isRefusedRedirect(error)) {
-        options.directAnswers?.delete(url);
+        options.directAnswers?.keepCopy(url);
         throw refusedRedirectError(spec);
+      }
+      if (direct && resentWithoutCopy(error)) {
+        // The service answered 421 (Misdirected Request: not processed), and fetch sent the request
+        // again on a new connection, as the Fetch standard asks, but had no copy of the body left
+        // to send. Done here with the copy, as fetch does it under 'manual'.
+        options.directAnswers?.keepCopy(url);
+        body = options.openBody();
+        hop -= 1;
+        continue;
       }
       if (streamed && isRefusedRedirect(error)) {
         throw new PushError(`${spec.operation} answered with a redirect, which is not followed for a streamed body`, {
@@ -617,10 +661,21 @@ export async function sendFollowingRedirects(
       }
       throw error;
     }
+    // A fetch that followed the redirect all the same (it ignores the mode): the body went on to
+    // the target; the batch's outcome is unknown, as for any redirect of a POST.
+    if (direct && response.redirected) {
+      options.directAnswers?.keepCopy(url);
+      await response.body?.cancel().catch(() => undefined);
+      throw refusedRedirectError(spec);
+    }
     if (response.status < 300 || response.status >= 400) {
-      if (hop === 0 && !direct && body !== undefined && followsNoRedirect(spec)) options.directAnswers?.add(url);
+      // A 421 is no sign of a direct address: fetch sends its request again by itself (above).
+      if (hop === 0 && body !== undefined && followsNoRedirect(spec) && response.status !== 421) {
+        options.directAnswers?.answered(url);
+      }
       return { response, url, method };
     }
+    if (hop === 0 && followsNoRedirect(spec)) options.directAnswers?.keepCopy(url);
 
     if (spec.redirects === 'none' && spec.mapError) return { response, url, method };
     const reason = spec.redirects === 'none' ? 'and this request follows none' : refusal(spec, streamed, response);

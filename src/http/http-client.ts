@@ -179,11 +179,16 @@ export class FetchHttpClient implements HttpClient {
   readonly #hooks: SafeHooks;
   /** Numbers the logical requests, so that hooks can tell their attempts apart. */
   #calls = 0;
-  /** Where a POST may go without a replay copy of its body (attempt.ts). */
-  readonly #directAnswers = new DirectAnswers();
+  /**
+   * Where a POST may go without a replay copy of its body (attempt.ts): only through the runtime's
+   * own fetch (or undici's, for a dispatcher). A fetch the caller passes may not know
+   * `redirect: 'error'`, or may follow a redirect whatever the mode, so it always gets `'manual'`.
+   */
+  readonly #directAnswers: DirectAnswers | undefined;
 
   constructor(options: FetchHttpClientOptions) {
     this.#fetch = createFetch({ fetch: options.fetch, dispatcher: options.dispatcher });
+    this.#directAnswers = options.fetch === undefined ? new DirectAnswers() : undefined;
     this.#options = options;
     this.#backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     this.#timing = {
@@ -424,7 +429,7 @@ export class FetchHttpClient implements HttpClient {
       attempt,
       ...(call.signal !== undefined && { signal: call.signal }),
       ...(this.#options.middleware !== undefined && { middleware: this.#options.middleware }),
-      directAnswers: this.#directAnswers,
+      ...(this.#directAnswers !== undefined && { directAnswers: this.#directAnswers }),
     };
     const factory = spec.body;
     const tracked: RequestSpec =

@@ -1,10 +1,14 @@
+import { trace } from '@opentelemetry/api';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { HttpResponse, http as mswHttp } from 'msw';
 import { setupServer } from 'msw/node';
 import type { PublishReport } from 'push-api-client';
-import { RedirectError } from 'push-api-client';
-import { describe, expect, it } from 'vitest';
-import { FetchHttpClient } from '../../src/http/http-client.js';
+import { ConnectionError, RedirectError } from 'push-api-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FetchHttpClient, type FetchHttpClientOptions } from '../../src/http/http-client.js';
+import { loadOpenTelemetry } from '../../src/http/otel-loader.js';
 import type { FetchLike } from '../../src/http/public-types.js';
+import { Tracing } from '../../src/http/tracing.js';
 import type { RequestSpec } from '../../src/http/types.js';
 import { HOSTILE_APP_ID, useHostileService } from '../support/hostile-service.js';
 import { useLoopbackServers } from '../support/loopback-server.js';
@@ -13,27 +17,40 @@ import { SAMPLE_RECORD } from '../support/records.js';
 // A POST is never replayed, so once an address has answered one without a redirect, later POSTs
 // to it are sent with `redirect: 'error'`, which spares fetch its copy of the body. These tests
 // hold the two sides of that: which requests skip the copy, and that a redirect refused among
-// them is still a RedirectError that leaves the batch `unknown` and is never re-sent.
+// them is still a RedirectError that leaves the batch `unknown` and is never re-sent, while no
+// other failure passes for one. Only the runtime's own fetch gets the mode, so these tests watch
+// the global fetch (this file runs isolated).
 
 const serve = useLoopbackServers();
 const startHostile = useHostileService();
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const runtimeFetch = globalThis.fetch;
 
-/** A client whose fetch notes the redirect mode of every request it sends. */
-function recordingClient(fetchImpl: FetchLike = fetch) {
+afterEach(() => {
+  globalThis.fetch = runtimeFetch;
+});
+
+/**
+ * A client on the global fetch, which this replaces with one that notes the redirect mode of every
+ * request and hands it to `inner` (by default the runtime's fetch, read at call time).
+ */
+function watchedClient(
+  inner: FetchLike = (input, init) => runtimeFetch(input, init),
+  options: Partial<FetchHttpClientOptions> = {},
+) {
   const modes: string[] = [];
-  const recording: FetchLike = (input, init) => {
+  globalThis.fetch = ((input: string | URL | Request, init?: RequestInit) => {
     modes.push(`${init?.method} ${new URL(String(input)).pathname} ${init?.redirect}`);
-    return fetchImpl(input, init);
-  };
+    return inner(input, init);
+  }) as typeof fetch;
   const http = new FetchHttpClient({
-    fetch: recording,
     timeoutMs: 2_000,
     maxRetries: 0,
     retryAmbiguous: false,
     allowInsecureHttp: false,
     userAgent: 'test',
     logger: silent,
+    ...options,
   });
   return { http, modes };
 }
@@ -50,10 +67,32 @@ function request(url: string, method: 'GET' | 'POST' | 'PUT', extra: Partial<Req
   };
 }
 
+/** A loopback service that answers `plan[i]` to its i-th request (then the last entry): a status, 3xx to /moved. */
+async function planned(plan: number[]) {
+  const seen: string[] = [];
+  const origin = await serve((req, res) => {
+    req.resume();
+    seen.push(`${req.method} ${req.url}`);
+    const status = plan[Math.min(seen.length, plan.length) - 1] ?? 200;
+    if (status >= 300 && status < 400) res.writeHead(status, { location: '/moved?sig=secret' }).end();
+    else res.writeHead(status).end('{}');
+  });
+  return { origin, seen };
+}
+
+const settle = (http: FetchHttpClient, spec: RequestSpec) =>
+  http.send(spec).then(
+    async (response) => {
+      await response.text();
+      return 'ok' as const;
+    },
+    (error: unknown) => error,
+  );
+
 describe('a POST without a replay copy of its body', () => {
   it('is sent once the same address has answered a POST without a redirect; GET and PUT never are', async () => {
-    const origin = await serve((_req, res) => res.end('{}'));
-    const { http, modes } = recordingClient();
+    const { origin } = await planned([200]);
+    const { http, modes } = watchedClient();
     for (const spec of [
       request(`${origin}/a`, 'POST'),
       request(`${origin}/a`, 'POST'),
@@ -63,7 +102,7 @@ describe('a POST without a replay copy of its body', () => {
       request(`${origin}/a`, 'PUT'),
       request(`${origin}/a`, 'PUT'),
     ]) {
-      await (await http.send(spec)).text();
+      expect(await settle(http, spec)).toBe('ok');
     }
     expect(modes).toEqual([
       'POST /a manual',
@@ -78,43 +117,68 @@ describe('a POST without a replay copy of its body', () => {
     ]);
   });
 
-  it('an error answer counts as an answer without a redirect; a POST that follows none by its own rule keeps the copy', async () => {
-    const origin = await serve((req, res) => res.writeHead(req.url === '/token' ? 200 : 500).end('{}'));
-    const { http, modes } = recordingClient();
-    for (let i = 0; i < 2; i++) await http.send(request(`${origin}/a`, 'POST')).catch(() => undefined);
-    // The token request maps every non-2xx answer itself (`redirects: 'none'`): it needs the 3xx.
+  it('never for a fetch the caller passes, nor for a request that maps its own errors (the token request)', async () => {
+    const { origin } = await planned([200]);
+    const passed: string[] = [];
+    const custom = new FetchHttpClient({
+      fetch: (input, init) => {
+        passed.push(String(init?.redirect));
+        return runtimeFetch(input, init);
+      },
+      timeoutMs: 2_000,
+      maxRetries: 0,
+      retryAmbiguous: false,
+      allowInsecureHttp: false,
+      userAgent: 'test',
+      logger: silent,
+    });
+    for (let i = 0; i < 3; i++) expect(await settle(custom, request(`${origin}/a`, 'POST'))).toBe('ok');
+    expect(passed).toEqual(['manual', 'manual', 'manual']);
+    const { http, modes } = watchedClient();
     const token = request(`${origin}/token`, 'POST', {
       redirects: 'none',
-      mapError: () => new RedirectError(0, {}, 'x', undefined),
+      mapError: () => new RedirectError(302, {}, 'mapped', undefined),
     });
-    for (let i = 0; i < 2; i++) await (await http.send(token)).text();
-    expect(modes).toEqual(['POST /a manual', 'POST /a error', 'POST /token manual', 'POST /token manual']);
+    for (let i = 0; i < 2; i++) expect(await settle(http, token)).toBe('ok');
+    expect(modes).toEqual(['POST /token manual', 'POST /token manual']);
   });
 
-  it('a redirect refused for it is a RedirectError with status 0, sent once; the next POST reports the redirect in full', async () => {
-    const seen: string[] = [];
-    const origin = await serve((req, res) => {
-      seen.push(`${req.method} ${req.url}`);
-      if (seen.length === 1) res.end('{}');
-      else res.writeHead(307, { location: '/moved?sig=secret' }).end();
-    });
-    const { http, modes } = recordingClient();
-    await (await http.send(request(`${origin}/a`, 'POST'))).text();
-    const refused = await http.send(request(`${origin}/a`, 'POST')).catch((error: unknown) => error);
+  it('an error answer counts as an answer without a redirect', async () => {
+    const { origin } = await planned([500]);
+    const { http, modes } = watchedClient();
+    for (let i = 0; i < 2; i++) await settle(http, request(`${origin}/a`, 'POST'));
+    expect(modes).toEqual(['POST /a manual', 'POST /a error']);
+  });
+
+  it('a redirect refused for it is a RedirectError with status 0, sent once; the address then keeps the copy for good', async () => {
+    const { origin, seen } = await planned([200, 307, 200, 307]);
+    const { http, modes } = watchedClient();
+    expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+    const refused = await settle(http, request(`${origin}/a`, 'POST'));
     expect(refused).toBeInstanceOf(RedirectError);
     expect((refused as RedirectError).status).toBe(0);
     expect((refused as RedirectError).code).toBe('redirect');
     expect((refused as RedirectError).targetOrigin).toBeUndefined();
     expect((refused as Error).message).toMatch(/answered with a redirect, which a POST never follows.*unknown/);
-    const full = await http.send(request(`${origin}/a`, 'POST')).catch((error: unknown) => error);
+    // A direct answer in between does not bring the address back: the next redirect is read.
+    expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+    const full = await settle(http, request(`${origin}/a`, 'POST'));
     expect(full).toBeInstanceOf(RedirectError);
     expect((full as RedirectError).status).toBe(307);
     expect((full as RedirectError).code).toBe('307');
     expect((full as RedirectError).targetOrigin).toBe(origin);
     expect((full as Error).message).not.toContain('sig=secret');
     // Nothing was followed or re-sent.
-    expect(seen).toEqual(['POST /a', 'POST /a', 'POST /a']);
-    expect(modes).toEqual(['POST /a manual', 'POST /a error', 'POST /a manual']);
+    expect(seen).toEqual(['POST /a', 'POST /a', 'POST /a', 'POST /a']);
+    expect(modes).toEqual(['POST /a manual', 'POST /a error', 'POST /a manual', 'POST /a manual']);
+  });
+
+  it('an address that redirected a POST it could read never goes without the copy', async () => {
+    const { origin } = await planned([308, 200]);
+    const { http, modes } = watchedClient();
+    expect(await settle(http, request(`${origin}/a`, 'POST'))).toBeInstanceOf(RedirectError);
+    for (let i = 0; i < 2; i++) expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+    expect(modes).toEqual(['POST /a manual', 'POST /a manual', 'POST /a manual']);
   });
 
   it('through msw, whose fetch reports a refused redirect in its own shape, it is the same RedirectError', async () => {
@@ -130,20 +194,21 @@ describe('a POST without a replay copy of its body', () => {
     );
     server.listen({ onUnhandledRequest: 'error' });
     try {
-      // msw replaces the global fetch: read it at call time.
-      const { http } = recordingClient((input, init) => fetch(input, init));
-      await (await http.send(request(`${origin}/a`, 'POST'))).text();
-      const refused = await http.send(request(`${origin}/a`, 'POST')).catch((error: unknown) => error);
+      const mswFetch = globalThis.fetch;
+      const { http, modes } = watchedClient((input, init) => mswFetch(input, init));
+      expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+      const refused = await settle(http, request(`${origin}/a`, 'POST'));
       expect(refused).toBeInstanceOf(RedirectError);
       expect((refused as RedirectError).status).toBe(0);
+      expect(modes).toEqual(['POST /msw-only/a manual', 'POST /msw-only/a error']);
       expect(hits).toBe(2);
     } finally {
+      globalThis.fetch = runtimeFetch;
       server.close();
     }
   });
 
-  // What Bun 1, Deno 2 and node-fetch 3 throw for a redirect under `redirect: 'error'` (taken from
-  // each): an error with no cause that says so in its message.
+  // What Bun 1, Deno 2 and node-fetch 3 throw for a redirect under `redirect: 'error'`, in their words.
   it.each([
     [
       'Bun',
@@ -164,28 +229,107 @@ describe('a POST without a replay copy of its body', () => {
   ])(
     '%s reports a refused redirect in its own shape: the same RedirectError, with no address in it',
     async (_runtime, refusal) => {
-      let hits = 0;
-      const origin = await serve((req, res) => {
-        req.resume();
-        hits += 1;
-        if (hits === 1) res.end('{}');
-        else res.writeHead(307, { location: '/moved' }).end();
-      });
-      const runtimeFetch: FetchLike = async (input, init) => {
-        const response = await fetch(input, { ...init, redirect: 'manual' });
+      const { origin, seen } = await planned([200, 307]);
+      const { http, modes } = watchedClient(async (input, init) => {
+        const response = await runtimeFetch(input, { ...init, redirect: 'manual' });
         if (init?.redirect === 'error' && response.status >= 300 && response.status < 400) throw refusal(String(input));
         return response;
-      };
-      const { http, modes } = recordingClient(runtimeFetch);
-      await (await http.send(request(`${origin}/a`, 'POST'))).text();
-      const refused = await http.send(request(`${origin}/a`, 'POST')).catch((error: unknown) => error);
+      });
+      expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+      const refused = await settle(http, request(`${origin}/a`, 'POST'));
       expect(modes).toEqual(['POST /a manual', 'POST /a error']);
       expect(refused).toBeInstanceOf(RedirectError);
       expect((refused as RedirectError).status).toBe(0);
       expect((refused as Error).message).not.toContain(origin);
-      expect(hits).toBe(2);
+      expect(seen).toHaveLength(2);
     },
   );
+
+  it('no other failure passes for a refused redirect: a host named redirect-… that does not resolve, a fetch that refuses the mode', async () => {
+    const { origin } = await planned([200]);
+    const dnsFailure = () =>
+      new TypeError('fetch failed', {
+        cause: Object.assign(new Error('getaddrinfo ENOTFOUND redirect-gw.test'), { code: 'ENOTFOUND' }),
+      });
+    const { http } = watchedClient(async (input, init) => {
+      if (init?.redirect === 'error') throw dnsFailure();
+      return runtimeFetch(input, init);
+    });
+    expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+    const failed = await settle(http, request(`${origin}/a`, 'POST'));
+    expect(failed).toBeInstanceOf(ConnectionError);
+    expect((failed as ConnectionError).requestMaybeSent).toBe(false);
+    // A fetch that does not know the mode (workerd's words): not a redirect either.
+    const { http: other } = watchedClient(async (input, init) => {
+      if (init?.redirect === 'error') {
+        throw new TypeError(
+          'Invalid redirect value, must be one of "follow" or "manual" ("error" won\'t be implemented).',
+        );
+      }
+      return runtimeFetch(input, init);
+    });
+    expect(await settle(other, request(`${origin}/b`, 'POST'))).toBe('ok');
+    expect(await settle(other, request(`${origin}/b`, 'POST'))).not.toBeInstanceOf(RedirectError);
+  });
+
+  it('a fetch that follows the redirect whatever the mode: a RedirectError, and the address keeps the copy from then on', async () => {
+    const { origin } = await planned([200]);
+    const { http, modes } = watchedClient(async (input, init) => {
+      const response = await runtimeFetch(input, init);
+      if (init?.redirect === 'error') Object.defineProperty(response, 'redirected', { value: true });
+      return response;
+    });
+    expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+    const followed = await settle(http, request(`${origin}/a`, 'POST'));
+    expect(followed).toBeInstanceOf(RedirectError);
+    expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+    expect(modes).toEqual(['POST /a manual', 'POST /a error', 'POST /a manual']);
+  });
+
+  it.each([
+    [[200, 421, 200], 'ok'],
+    // Under 'manual', fetch itself sends a request answered 421 once more: the fourth answer decides.
+    [[200, 421, 421, 421], 421],
+  ])(
+    'a 421 answer, which fetch sends again by itself on a new connection: sent again with the copy (%j)',
+    async (plan, outcome) => {
+      // Bodies received, by status answered. The re-send inside fetch without a copy carries no
+      // body (undici sends it empty, or fails before sending), which the service refuses.
+      const whole: number[] = [];
+      const origin = await serve((_req, res, body) => {
+        if (body === '') return void res.writeHead(400, { 'content-type': 'application/json' }).end('{}');
+        const status = plan[whole.length] ?? 200;
+        whole.push(status);
+        res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+      });
+      const { http, modes } = watchedClient();
+      expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+      const result = await settle(http, request(`${origin}/a`, 'POST'));
+      if (outcome === 'ok') expect(result).toBe('ok');
+      else expect((result as { status?: number }).status).toBe(outcome);
+      expect(whole).toEqual(plan);
+      // The address keeps the copy from then on.
+      expect(modes).toEqual(['POST /a manual', 'POST /a error', 'POST /a manual']);
+      expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+      expect(modes.at(-1)).toBe('POST /a manual');
+    },
+  );
+
+  it('on a trace, an attempt whose redirect was refused unread has no status code, and RedirectError as its error type', async () => {
+    const exporter = new InMemorySpanExporter();
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+    try {
+      const { origin } = await planned([200, 307]);
+      const { http } = watchedClient(undefined, { tracing: new Tracing(loadOpenTelemetry()) });
+      expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+      expect(await settle(http, request(`${origin}/a`, 'POST'))).toBeInstanceOf(RedirectError);
+      const attempts = exporter.getFinishedSpans().filter((span) => span.name === 'POST');
+      expect(attempts.map((span) => span.attributes['http.response.status_code'])).toEqual([200, undefined]);
+      expect(attempts[1]?.attributes['error.type']).toBe('RedirectError');
+    } finally {
+      trace.disable();
+    }
+  });
 
   it('in a publish, a batch whose refused redirect had no status is `unknown`, never re-sent', async () => {
     const service = await startHostile(({ route, hit }, res) => {

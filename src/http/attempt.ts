@@ -340,15 +340,6 @@ function isRefusedRedirect(error: unknown): boolean {
   return error.name === 'FetchError' && (error as { type?: unknown }).type === 'no-redirect';
 }
 
-/**
- * undici's failure when it sends a request again itself (after a 421) under `redirect: 'error'`:
- * the body's stream, read by the first send, has no bytes left for the length it announces.
- */
-function resentWithoutCopy(error: unknown): boolean {
-  const cause = error instanceof TypeError ? (error as { cause?: unknown }).cause : undefined;
-  return (cause as { code?: unknown } | undefined)?.code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH';
-}
-
 const UNDICI_REFUSAL = 'unexpected redirect';
 const DENO_REFUSAL = "redirect mode is set to 'error'";
 
@@ -370,8 +361,7 @@ const MOST_ADDRESSES = 64;
  * The addresses whose answers to a request that follows no redirect (a POST) came without one, and
  * those that keep the copy for good: an address that redirected a POST, whether the redirect was
  * read or refused unread, so that each redirect after it is reported in full (those sent before it
- * was seen may still come back unread), and one whose 421 made fetch re-send a request it had no
- * copy of.
+ * was seen may still come back unread), and one where a send without the copy failed.
  */
 export class DirectAnswers {
   readonly #direct = new Set<string>();
@@ -645,15 +635,11 @@ export async function sendFollowingRedirects(
         options.directAnswers?.keepCopy(url);
         throw refusedRedirectError(spec);
       }
-      if (direct && resentWithoutCopy(error)) {
-        // The service answered 421 (Misdirected Request: not processed), and fetch sent the request
-        // again on a new connection, as the Fetch standard asks, but had no copy of the body left
-        // to send. Done here with the copy, as fetch does it under 'manual'.
-        options.directAnswers?.keepCopy(url);
-        body = options.openBody();
-        hop -= 1;
-        continue;
-      }
+      // A send without the copy that failed: after a 421, fetch sends a request again by itself
+      // (the Fetch standard asks it to), and under 'error' has no body left to send. Such a failure
+      // looks like others that may come after the service stored the body (a reset), so it is not
+      // sent again here: it stays ambiguous, and the address keeps the copy from now on.
+      if (direct) options.directAnswers?.keepCopy(url);
       if (streamed && isRefusedRedirect(error)) {
         throw new PushError(`${spec.operation} answered with a redirect, which is not followed for a streamed body`, {
           cause: error,
@@ -669,7 +655,8 @@ export async function sendFollowingRedirects(
       throw refusedRedirectError(spec);
     }
     if (response.status < 300 || response.status >= 400) {
-      // A 421 is no sign of a direct address: fetch sends its request again by itself (above).
+      // A 421 is no sign of a direct address: fetch sends its request again by itself, which under
+      // 'error' it cannot do (above).
       if (hop === 0 && body !== undefined && followsNoRedirect(spec) && response.status !== 421) {
         options.directAnswers?.answered(url);
       }

@@ -38,9 +38,16 @@ function viewAll(error: unknown): void {
 /**
  * An error built from an answer is judged by that answer: never a ConnectionError (the service did
  * answer; a crash while reading the answer used to surface as one), and its status is the answer's.
+ * One exception, documented in docs/outcomes.md: a 421 answering a POST sent without fetch's copy
+ * of its body, which fetch meets by sending the request again with no body left; the client never
+ * sees the 421, and the failure stays ambiguous (a lost connection that may follow a stored body).
  */
 function judgedByStatus(error: unknown, answer: HostileAnswer): void {
   expect(error).toBeInstanceOf(PushError);
+  if (answer.status === 421 && error instanceof ConnectionError && error.requestMaybeSent) {
+    expect(inspect(error)).toContain('UND_ERR_REQ_CONTENT_LENGTH_MISMATCH');
+    return;
+  }
   expect(error, inspect(error)).not.toBeInstanceOf(ConnectionError);
   const status = (error as { status?: unknown }).status;
   if (typeof status === 'number') expect(status).toBe(answer.status);

@@ -286,34 +286,29 @@ describe('a POST without a replay copy of its body', () => {
     expect(modes).toEqual(['POST /a manual', 'POST /a error', 'POST /a manual']);
   });
 
-  it.each([
-    [[200, 421, 200], 'ok'],
-    // Under 'manual', fetch itself sends a request answered 421 once more: the fourth answer decides.
-    [[200, 421, 421, 421], 421],
-  ])(
-    'a 421 answer, which fetch sends again by itself on a new connection: sent again with the copy (%j)',
-    async (plan, outcome) => {
-      // Bodies received, by status answered. The re-send inside fetch without a copy carries no
-      // body (undici sends it empty, or fails before sending), which the service refuses.
-      const whole: number[] = [];
-      const origin = await serve((_req, res, body) => {
-        if (body === '') return void res.writeHead(400, { 'content-type': 'application/json' }).end('{}');
-        const status = plan[whole.length] ?? 200;
-        whole.push(status);
-        res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
-      });
-      const { http, modes } = watchedClient();
-      expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
-      const result = await settle(http, request(`${origin}/a`, 'POST'));
-      if (outcome === 'ok') expect(result).toBe('ok');
-      else expect((result as { status?: number }).status).toBe(outcome);
-      expect(whole).toEqual(plan);
-      // The address keeps the copy from then on.
-      expect(modes).toEqual(['POST /a manual', 'POST /a error', 'POST /a manual']);
-      expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
-      expect(modes.at(-1)).toBe('POST /a manual');
-    },
-  );
+  it('a 421 answer, which fetch meets by sending again with no body left: ambiguous, never sent twice; then the copy', async () => {
+    // Bodies received, by status answered. Fetch's own re-send without a copy carries no body
+    // (undici sends it empty, or fails before sending), which the service refuses.
+    const whole: number[] = [];
+    const plan = [200, 421, 421, 200];
+    const origin = await serve((_req, res, body) => {
+      if (body === '') return void res.writeHead(400, { 'content-type': 'application/json' }).end('{}');
+      const status = plan[whole.length] ?? 200;
+      whole.push(status);
+      res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+    });
+    const { http, modes } = watchedClient();
+    expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+    // The failed re-send looks like a connection lost after the body may have been stored: it is
+    // not sent again by the client (for a batch: `unknown`).
+    const lost = await settle(http, request(`${origin}/a`, 'POST'));
+    expect(lost).toBeInstanceOf(ConnectionError);
+    expect((lost as ConnectionError).requestMaybeSent).toBe(true);
+    // With the copy again, fetch sends a 421's request again itself, and the next answer decides.
+    expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+    expect(whole).toEqual([200, 421, 421, 200]);
+    expect(modes).toEqual(['POST /a manual', 'POST /a error', 'POST /a manual']);
+  });
 
   it('on a trace, an attempt whose redirect was refused unread has no status code, and RedirectError as its error type', async () => {
     const exporter = new InMemorySpanExporter();

@@ -340,6 +340,12 @@ function isRefusedRedirect(error: unknown): boolean {
   return error.name === 'FetchError' && (error as { type?: unknown }).type === 'no-redirect';
 }
 
+/** undici's failure when a request is sent again with its body's stream already read. */
+function withoutBodyLeft(error: unknown): boolean {
+  const cause = error instanceof Error ? (error as { cause?: unknown }).cause : undefined;
+  return (cause as { code?: unknown } | undefined)?.code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH';
+}
+
 const UNDICI_REFUSAL = 'unexpected redirect';
 const DENO_REFUSAL = "redirect mode is set to 'error'";
 
@@ -361,7 +367,7 @@ const MOST_ADDRESSES = 64;
  * The addresses whose answers to a request that follows no redirect (a POST) came without one, and
  * those that keep the copy for good: an address that redirected a POST, whether the redirect was
  * read or refused unread, so that each redirect after it is reported in full (those sent before it
- * was seen may still come back unread), and one where a send without the copy failed.
+ * was seen may still come back unread), and one whose 421 fetch could not send again without it.
  */
 export class DirectAnswers {
   readonly #direct = new Set<string>();
@@ -635,11 +641,11 @@ export async function sendFollowingRedirects(
         options.directAnswers?.keepCopy(url);
         throw refusedRedirectError(spec);
       }
-      // A send without the copy that failed: after a 421, fetch sends a request again by itself
-      // (the Fetch standard asks it to), and under 'error' has no body left to send. Such a failure
-      // looks like others that may come after the service stored the body (a reset), so it is not
-      // sent again here: it stays ambiguous, and the address keeps the copy from now on.
-      if (direct) options.directAnswers?.keepCopy(url);
+      // After a 421, fetch sends a request again by itself (the Fetch standard asks it to), and
+      // without the copy has no body left: undici fails on the length. That failure also follows a
+      // reset after the service may have stored the body, so it is not sent again here: it stays
+      // ambiguous, and the address keeps the copy from now on. Other failures change nothing.
+      if (direct && withoutBodyLeft(error)) options.directAnswers?.keepCopy(url);
       if (streamed && isRefusedRedirect(error)) {
         throw new PushError(`${spec.operation} answered with a redirect, which is not followed for a streamed body`, {
           cause: error,

@@ -310,6 +310,20 @@ describe('a POST without a replay copy of its body', () => {
     expect(modes).toEqual(['POST /a manual', 'POST /a error', 'POST /a manual']);
   });
 
+  it('a connection lost on a send without the copy leaves the address as it was', async () => {
+    let hits = 0;
+    const origin = await serve((req, res) => {
+      hits += 1;
+      if (hits === 2) req.socket.destroy();
+      else res.end('{}');
+    });
+    const { http, modes } = watchedClient();
+    expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+    expect(await settle(http, request(`${origin}/a`, 'POST'))).toBeInstanceOf(ConnectionError);
+    expect(await settle(http, request(`${origin}/a`, 'POST'))).toBe('ok');
+    expect(modes).toEqual(['POST /a manual', 'POST /a error', 'POST /a error']);
+  });
+
   it('on a trace, an attempt whose redirect was refused unread has no status code, and RedirectError as its error type', async () => {
     const exporter = new InMemorySpanExporter();
     trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));

@@ -25,6 +25,15 @@ const serve = useLoopbackServers();
 const startHostile = useHostileService();
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const runtimeFetch = globalThis.fetch;
+/** No retries, so that each test sees the one send it makes. */
+const CLIENT_OPTIONS: FetchHttpClientOptions = {
+  timeoutMs: 2_000,
+  maxRetries: 0,
+  retryAmbiguous: false,
+  allowInsecureHttp: false,
+  userAgent: 'test',
+  logger: silent,
+};
 
 afterEach(() => {
   globalThis.fetch = runtimeFetch;
@@ -43,15 +52,7 @@ function watchedClient(
     modes.push(`${init?.method} ${new URL(String(input)).pathname} ${init?.redirect}`);
     return inner(input, init);
   }) as typeof fetch;
-  const http = new FetchHttpClient({
-    timeoutMs: 2_000,
-    maxRetries: 0,
-    retryAmbiguous: false,
-    allowInsecureHttp: false,
-    userAgent: 'test',
-    logger: silent,
-    ...options,
-  });
+  const http = new FetchHttpClient({ ...CLIENT_OPTIONS, ...options });
   return { http, modes };
 }
 
@@ -125,12 +126,7 @@ describe('a POST without a replay copy of its body', () => {
         passed.push(String(init?.redirect));
         return runtimeFetch(input, init);
       },
-      timeoutMs: 2_000,
-      maxRetries: 0,
-      retryAmbiguous: false,
-      allowInsecureHttp: false,
-      userAgent: 'test',
-      logger: silent,
+      ...CLIENT_OPTIONS,
     });
     for (let i = 0; i < 3; i++) expect(await settle(custom, request(`${origin}/a`, 'POST'))).toBe('ok');
     expect(passed).toEqual(['manual', 'manual', 'manual']);
